@@ -1,0 +1,302 @@
+// The actor runtime. An actor is addressed by (tenant, kind, key); it is activated on its first
+// message with state loaded from the store, handles one message at a time, and is passivated when
+// idle. A handler changes memory state and queues writes in `ctx.batch`; the runtime commits each
+// message's batch (lmdb-js folds every commit of one event turn into a single LMDB transaction) and
+// releases the reply only after that commit and every earlier one of the same actor have landed:
+// the output gate, so no caller ever sees state that a crash could take back.
+//
+// A handler that throws may have half-changed the state, so the runtime drops that state and
+// activates again from the store once the actor's earlier writes have committed: the state is then
+// exactly what was committed before the failed message.
+import type { Bus } from '../bus/bus.js';
+import { systemClock, type Clock } from '../clock.js';
+import { AppError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { silentLogger } from '../log.js';
+import { WriteBatch, type Store } from '../store/store.js';
+
+export interface ActivationContext {
+  readonly tenant: string;
+  readonly key: string;
+  readonly store: Store;
+  readonly clock: Clock;
+}
+
+export interface ActorContext extends ActivationContext {
+  /** Writes of the current message; committed before its reply is released. */
+  readonly batch: WriteBatch;
+  /** Publishes on the bus after this message's writes commit (never for a failed message). */
+  publish(subject: string, event: unknown): void;
+  /** Asks another actor of the same tenant. Never ask in a cycle: both mailboxes would wait. */
+  ask<R = unknown>(kind: string, key: string, msg: unknown): Promise<R>;
+}
+
+export interface ActorKind<S = unknown, M = unknown, R = unknown> {
+  readonly kind: string;
+  activate(ctx: ActivationContext): S | Promise<S>;
+  receive(state: S, msg: M, ctx: ActorContext): R | Promise<R>;
+  /** Called when the actor is passivated, with its last state. */
+  passivate?(state: S, ctx: ActivationContext): void;
+  /** Overrides the runtime's idle time before passivation. */
+  readonly idleMs?: number;
+}
+
+interface Envelope {
+  msg: unknown;
+  resolve(value: unknown): void;
+  reject(err: unknown): void;
+}
+
+export interface RuntimeOptions {
+  store: Store;
+  bus?: Bus;
+  clock?: Clock;
+  logger?: Logger;
+  idleMs?: number;
+}
+
+const YIELD_EVERY = 256;
+
+function isThenable(v: unknown): v is PromiseLike<unknown> {
+  return v !== null && typeof v === 'object' && typeof (v as { then?: unknown }).then === 'function';
+}
+
+class ActorCell {
+  state: unknown;
+  activated = false;
+  running = false;
+  readonly mailbox: Envelope[] = [];
+  /** Settles when every commit queued so far has settled; replies wait on it. */
+  lastCommit: Promise<unknown> = Promise.resolve();
+  pendingCommits = 0;
+  idleTimer: NodeJS.Timeout | undefined;
+  processed = 0;
+
+  constructor(
+    readonly runtime: ActorRuntime,
+    readonly def: ActorKind,
+    readonly tenant: string,
+    readonly key: string,
+    readonly id: string,
+  ) {}
+}
+
+export class ActorRuntime {
+  private readonly kinds = new Map<string, ActorKind>();
+  private readonly cells = new Map<string, ActorCell>();
+  private readonly store: Store;
+  private readonly bus?: Bus;
+  private readonly clock: Clock;
+  private readonly log: Logger;
+  private readonly idleMs: number;
+  private closing = false;
+  /** Activations, passivations and handler failures, for /metrics and tests. */
+  readonly counters = { activations: 0, passivations: 0, failures: 0, messages: 0 };
+
+  constructor(opts: RuntimeOptions) {
+    this.store = opts.store;
+    this.bus = opts.bus;
+    this.clock = opts.clock ?? systemClock;
+    this.log = opts.logger ?? silentLogger;
+    this.idleMs = opts.idleMs ?? 300_000;
+  }
+
+  register(def: ActorKind<any, any, any>): void {
+    if (this.kinds.has(def.kind)) throw new Error(`actor kind ${def.kind} is already registered`);
+    this.kinds.set(def.kind, def as ActorKind);
+  }
+
+  /** Sends `msg` to the actor and resolves with its reply, released after the reply's writes commit. */
+  ask<R = unknown>(tenant: string, kind: string, key: string, msg: unknown): Promise<R> {
+    if (this.closing) return Promise.reject(new AppError('ERR_UNAVAILABLE', ['the server is shutting down']));
+    const id = `${tenant}\u0000${kind}\u0000${key}`;
+    let cell = this.cells.get(id);
+    if (!cell) {
+      const def = this.kinds.get(kind);
+      if (!def) return Promise.reject(new Error(`unknown actor kind ${kind}`));
+      cell = new ActorCell(this, def, tenant, key, id);
+      this.cells.set(id, cell);
+    }
+    const c = cell;
+    return new Promise<R>((resolve, reject) => {
+      c.mailbox.push({ msg, resolve: resolve as (v: unknown) => void, reject });
+      if (c.idleTimer) {
+        clearTimeout(c.idleTimer);
+        c.idleTimer = undefined;
+      }
+      if (!c.running) void this.run(c);
+    });
+  }
+
+  /** Live actors and the total of messages waiting in their mailboxes. */
+  stats(): { live: number; mailboxDepth: number; byKind: Record<string, number> } {
+    let mailboxDepth = 0;
+    const byKind: Record<string, number> = {};
+    for (const c of this.cells.values()) {
+      mailboxDepth += c.mailbox.length;
+      byKind[c.def.kind] = (byKind[c.def.kind] ?? 0) + 1;
+    }
+    return { live: this.cells.size, mailboxDepth, byKind };
+  }
+
+  isLive(tenant: string, kind: string, key: string): boolean {
+    return this.cells.has(`${tenant}\u0000${kind}\u0000${key}`);
+  }
+
+  /** Passivates every idle actor now (tests and shutdown). */
+  passivateIdle(): number {
+    let n = 0;
+    for (const c of [...this.cells.values()]) if (this.tryPassivate(c)) n++;
+    return n;
+  }
+
+  /** Refuses new messages, lets every mailbox drain and every commit land. */
+  async close(): Promise<void> {
+    this.closing = true;
+    for (;;) {
+      const busy = [...this.cells.values()].filter((c) => c.running || c.mailbox.length || c.pendingCommits);
+      if (busy.length === 0) break;
+      await Promise.allSettled(busy.map((c) => c.lastCommit));
+      await new Promise((r) => setImmediate(r));
+    }
+    for (const c of [...this.cells.values()]) this.tryPassivate(c);
+  }
+
+  private activation(cell: ActorCell): ActivationContext {
+    return { tenant: cell.tenant, key: cell.key, store: this.store, clock: this.clock };
+  }
+
+  private async run(cell: ActorCell): Promise<void> {
+    cell.running = true;
+    try {
+      let sinceYield = 0;
+      while (cell.mailbox.length > 0) {
+        if (!cell.activated) {
+          // Load only after this actor's in-flight writes have landed, so the state includes them.
+          await cell.lastCommit.then(noop, noop);
+          cell.lastCommit = Promise.resolve();
+          try {
+            const s = cell.def.activate(this.activation(cell));
+            cell.state = isThenable(s) ? await s : s;
+            cell.activated = true;
+            this.counters.activations++;
+          } catch (err) {
+            // Nothing can be served without state: fail what is waiting, try again on the next ask.
+            this.log.error({ err, actor: cell.def.kind, tenant: cell.tenant, key: cell.key }, 'actor activation failed');
+            for (const env of cell.mailbox.splice(0)) env.reject(err);
+            break;
+          }
+        }
+        const env = cell.mailbox.shift()!;
+        await this.deliver(cell, env);
+        if (++sinceYield >= YIELD_EVERY) {
+          sinceYield = 0;
+          await new Promise((r) => setImmediate(r));
+        }
+      }
+    } finally {
+      cell.running = false;
+    }
+    if (cell.mailbox.length > 0) return void this.run(cell);
+    this.scheduleIdle(cell);
+  }
+
+  private async deliver(cell: ActorCell, env: Envelope): Promise<void> {
+    const batch = new WriteBatch();
+    let events: Array<[string, unknown]> | undefined;
+    const ctx: ActorContext = {
+      tenant: cell.tenant,
+      key: cell.key,
+      store: this.store,
+      clock: this.clock,
+      batch,
+      publish: (subject, event) => {
+        (events ??= []).push([subject, event]);
+      },
+      ask: (kind, key, msg) => this.ask(cell.tenant, kind, key, msg),
+    };
+    this.counters.messages++;
+    cell.processed++;
+    let result: unknown;
+    try {
+      result = cell.def.receive(cell.state, env.msg, ctx);
+      if (isThenable(result)) result = await result;
+    } catch (err) {
+      this.counters.failures++;
+      if (!(err instanceof AppError)) {
+        this.log.error({ err, actor: cell.def.kind, tenant: cell.tenant, key: cell.key }, 'actor handler threw');
+      }
+      // Reply only after earlier writes land (the caller may retry at once), then rebuild state.
+      await cell.lastCommit.then(noop, noop);
+      env.reject(err);
+      cell.activated = false;
+      cell.state = undefined;
+      return;
+    }
+    const previous = cell.lastCommit;
+    if (batch.size === 0) {
+      // Nothing to write, but the reply may reflect writes still in flight: wait for them.
+      if (cell.pendingCommits === 0) this.release(env, result, events);
+      else previous.then(() => this.release(env, result, events), (err) => env.reject(err));
+      return;
+    }
+    cell.pendingCommits++;
+    const committed = this.store.commit(batch);
+    cell.lastCommit = committed.then(
+      () => previous,
+      (err) => {
+        throw err;
+      },
+    );
+    cell.lastCommit.catch(noop);
+    committed.then(
+      () => {
+        cell.pendingCommits--;
+        previous.then(() => this.release(env, result, events), (err) => env.reject(err));
+      },
+      (err) => {
+        cell.pendingCommits--;
+        this.counters.failures++;
+        if (!(err instanceof AppError)) {
+          this.log.error({ err, actor: cell.def.kind, tenant: cell.tenant, key: cell.key }, 'actor commit failed');
+        }
+        env.reject(err);
+        // Memory holds a change the store refused: rebuild from what was committed.
+        cell.activated = false;
+        cell.state = undefined;
+      },
+    );
+  }
+
+  private release(env: Envelope, result: unknown, events: Array<[string, unknown]> | undefined): void {
+    if (events && this.bus) for (const [subject, event] of events) this.bus.publish(subject, event);
+    env.resolve(result);
+  }
+
+  private scheduleIdle(cell: ActorCell): void {
+    if (cell.idleTimer || this.cells.get(cell.id) !== cell) return;
+    const ms = cell.def.idleMs ?? this.idleMs;
+    cell.idleTimer = setTimeout(() => {
+      cell.idleTimer = undefined;
+      this.tryPassivate(cell);
+    }, ms);
+    cell.idleTimer.unref();
+  }
+
+  private tryPassivate(cell: ActorCell): boolean {
+    if (cell.running || cell.mailbox.length > 0 || cell.pendingCommits > 0) return false;
+    if (cell.idleTimer) clearTimeout(cell.idleTimer);
+    this.cells.delete(cell.id);
+    if (cell.activated) {
+      this.counters.passivations++;
+      try {
+        cell.def.passivate?.(cell.state, this.activation(cell));
+      } catch (err) {
+        this.log.warn({ err, actor: cell.def.kind }, 'actor passivate hook threw');
+      }
+    }
+    return true;
+  }
+}
+
+function noop(): void {}

@@ -1,0 +1,111 @@
+// Configuration: config/default.json, validated against config/schema.json, with environment
+// overrides on top. An invalid value stops start-up with a message that names it.
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Ajv } from 'ajv';
+import defaults from '../config/default.json' with { type: 'json' };
+import schema from '../config/schema.json' with { type: 'json' };
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  jwtSecret: string | null;
+  natsUrl: string | null;
+  nodeId: string | null;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  http: { maxBodyBytes: number; corsOrigins: string[]; shutdownGraceMs: number };
+  store: { mapSizeGiB: number; defaultPageSize: number; maxPageSize: number };
+  actors: { idleMs: number; askTimeoutMs: number };
+  auth: { accessTokenTtlSeconds: number; refreshTokenTtlSeconds: number; tokenCacheSize: number };
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+type Parse = (raw: string) => unknown;
+const int: Parse = (raw) => (/^-?\d+$/.test(raw) ? Number(raw) : raw);
+const text: Parse = (raw) => raw;
+const list: Parse = (raw) => raw.split(',').map((s) => s.trim()).filter(Boolean);
+
+/** Environment variable → config path and how to read it. */
+const ENV: ReadonlyArray<[string, string[], Parse]> = [
+  ['PORT', ['port'], int],
+  ['HOST', ['host'], text],
+  ['DATA_DIR', ['dataDir'], text],
+  ['JWT_SECRET', ['jwtSecret'], text],
+  ['NATS_URL', ['natsUrl'], text],
+  ['NODE_ID', ['nodeId'], text],
+  ['LOG_LEVEL', ['logLevel'], text],
+  ['MAX_BODY_BYTES', ['http', 'maxBodyBytes'], int],
+  ['CORS_ORIGINS', ['http', 'corsOrigins'], list],
+  ['ACTOR_IDLE_MS', ['actors', 'idleMs'], int],
+];
+
+const validate = new Ajv({ allErrors: true, strict: false }).compile(schema);
+
+function deepMerge<T>(base: T, over: unknown): T {
+  if (over === undefined) return base;
+  if (typeof base !== 'object' || base === null || Array.isArray(base)) return over as T;
+  if (typeof over !== 'object' || over === null || Array.isArray(over)) return over as T;
+  const out: Record<string, unknown> = { ...(base as Record<string, unknown>) };
+  for (const [k, v] of Object.entries(over)) out[k] = deepMerge(out[k], v);
+  return out as T;
+}
+
+/**
+ * Builds the configuration: defaults, then `overrides` (tests and embedders), then the
+ * environment. Throws ConfigError naming every invalid value.
+ */
+export function loadConfig(
+  overrides: Record<string, unknown> = {},
+  env: NodeJS.ProcessEnv = process.env,
+): Config {
+  const cfg = deepMerge(structuredClone(defaults) as unknown as Config, overrides) as unknown as Record<
+    string,
+    unknown
+  >;
+  const fromEnv = new Map<string, string>();
+  for (const [name, path, parse] of ENV) {
+    const raw = env[name];
+    if (raw === undefined || raw === '') continue;
+    let node = cfg;
+    for (const key of path.slice(0, -1)) node = node[key] as Record<string, unknown>;
+    node[path[path.length - 1]] = parse(raw);
+    fromEnv.set('/' + path.join('/'), name);
+  }
+  if (!validate(cfg)) {
+    const problems = (validate.errors ?? []).map((e) => {
+      const at = e.instancePath || '/';
+      const source = fromEnv.get(at);
+      return `${source ? `${source} (config ${at})` : `config ${at}`} ${e.message ?? 'is invalid'}`;
+    });
+    throw new ConfigError(`invalid configuration: ${[...new Set(problems)].join('; ')}`);
+  }
+  const out = cfg as unknown as Config;
+  out.dataDir = resolve(out.dataDir);
+  if (!out.nodeId) out.nodeId = `${hostname().replace(/[^A-Za-z0-9_-]/g, '-').slice(0, 40)}-${process.pid}`;
+  return out;
+}
+
+/**
+ * The JWT secret: the configured one, else one generated on first start and kept under the data
+ * directory so tokens survive restarts. `warn` is told when the generated one is used.
+ */
+export function resolveJwtSecret(cfg: Config, warn: (msg: string) => void): string {
+  if (cfg.jwtSecret) return cfg.jwtSecret;
+  mkdirSync(cfg.dataDir, { recursive: true });
+  const file = join(cfg.dataDir, 'jwt-secret');
+  let secret: string;
+  try {
+    secret = readFileSync(file, 'utf8').trim();
+  } catch {
+    secret = randomBytes(48).toString('base64url');
+    writeFileSync(file, secret + '\n', { mode: 0o600, flag: 'wx' });
+  }
+  warn(`JWT_SECRET is not set: using the secret generated in ${file}; set JWT_SECRET in production`);
+  return secret;
+}

@@ -1,0 +1,288 @@
+// The Store on LMDB: one environment per node, values in msgpack (msgpackr, lmdb's default
+// encoding), keys as ordered-binary tuples that start with the tenant, so a tenant's datatype is
+// one contiguous range and no read can cross into another tenant's keys.
+//
+//   records  [tenant, datatype, sk]                → StoredRecord
+//   index    [tenant, datatype, path, value, sk]   → 1   (declared paths only)
+//   logs     [tenant, log, seq]                    → entry
+//   kv       [tenant, ns, key]                     → value
+//   orgs     orgId                                 → Org
+//   meta     ['index', datatype, path]             → { builtAt }
+import { mkdirSync } from 'node:fs';
+import { open, type Database, type Key, type RootDatabase } from 'lmdb';
+import { AppError } from '../errors.js';
+import { getPath, runQuery, compileFilter, type FindOptions, type Filter, type PageLimits } from './query.js';
+import type { StoredRecord } from './record.js';
+import type { LogEntry, Org, Store, WriteBatch } from './store.js';
+
+/** Sorts after every id, key and sequence we write (ids are hex, keys are short strings). */
+const HIGH = '\uffff';
+
+export interface LmdbStoreOptions {
+  path: string;
+  mapSizeGiB?: number;
+  limits?: PageLimits;
+}
+
+type IndexValue = string | number;
+
+function indexValues(v: unknown): IndexValue[] {
+  if (typeof v === 'string' || typeof v === 'number') return Number.isNaN(v) ? [] : [v];
+  if (typeof v === 'boolean') return [v ? '\u0001true' : '\u0001false'];
+  if (Array.isArray(v)) return v.flatMap((x) => (Array.isArray(x) ? [] : indexValues(x)));
+  return [];
+}
+
+/** An equality the index can answer: `{path: v}`, `{path: {$eq: v}}` or `{path: {$in: [...]}}`. */
+function equalityValues(cond: unknown): IndexValue[] | undefined {
+  if (typeof cond === 'string' || typeof cond === 'number' || typeof cond === 'boolean') return indexValues(cond);
+  if (cond && typeof cond === 'object' && !Array.isArray(cond)) {
+    const keys = Object.keys(cond);
+    if (keys.length !== 1) return undefined;
+    const c = cond as Record<string, unknown>;
+    if (keys[0] === '$eq') return equalityValues(c.$eq);
+    if (keys[0] === '$in' && Array.isArray(c.$in)) {
+      const out: IndexValue[] = [];
+      for (const x of c.$in) {
+        const vs = equalityValues(x);
+        if (!vs) return undefined;
+        out.push(...vs);
+      }
+      return out;
+    }
+  }
+  return undefined;
+}
+
+export class LmdbStore implements Store {
+  private readonly root: RootDatabase;
+  private readonly records: Database<StoredRecord, Key>;
+  private readonly index: Database<number, Key>;
+  private readonly logs: Database<unknown, Key>;
+  private readonly kv: Database<unknown, Key>;
+  private readonly orgs: Database<Org, Key>;
+  private readonly meta: Database<unknown, Key>;
+  private readonly indexes = new Map<string, string[]>();
+  private readonly limits: PageLimits;
+  private closed = false;
+
+  constructor(opts: LmdbStoreOptions) {
+    mkdirSync(opts.path, { recursive: true });
+    this.root = open({
+      path: opts.path,
+      maxDbs: 16,
+      mapSize: Math.floor((opts.mapSizeGiB ?? 64) * 1024 ** 3),
+      compression: false,
+    });
+    this.records = this.root.openDB({ name: 'records' });
+    this.index = this.root.openDB({ name: 'index' });
+    this.logs = this.root.openDB({ name: 'logs' });
+    this.kv = this.root.openDB({ name: 'kv' });
+    this.orgs = this.root.openDB({ name: 'orgs' });
+    this.meta = this.root.openDB({ name: 'meta' });
+    this.limits = opts.limits ?? { defaultPageSize: 20, maxPageSize: 200 };
+    for (const { key } of this.meta.getRange({ start: ['index'], end: ['index', HIGH] })) {
+      const [, datatype, path] = key as [string, string, string];
+      this.addIndexPath(datatype, path);
+    }
+  }
+
+  private addIndexPath(datatype: string, path: string): void {
+    const list = this.indexes.get(datatype) ?? [];
+    if (!list.includes(path)) list.push(path);
+    this.indexes.set(datatype, list);
+  }
+
+  indexedPaths(datatype: string): readonly string[] {
+    return this.indexes.get(datatype) ?? [];
+  }
+
+  async declareIndex(datatype: string, path: string): Promise<void> {
+    if (this.indexedPaths(datatype).includes(path)) return;
+    // Build over every tenant's records of this datatype in one transaction, then mark it built.
+    await this.root.transaction(() => {
+      for (const { key, value } of this.records.getRange({})) {
+        const [tenant, dt, sk] = key as [string, string, string];
+        if (dt !== datatype) continue;
+        for (const v of indexValues(getPath(value, path))) this.index.put([tenant, datatype, path, v, sk], 1);
+      }
+      this.meta.put(['index', datatype, path], { builtAt: new Date().toISOString() });
+    });
+    this.addIndexPath(datatype, path);
+  }
+
+  getRecord(tenant: string, datatype: string, sk: string): StoredRecord | undefined {
+    return this.records.get([tenant, datatype, sk]);
+  }
+
+  /** Candidate records: an index range when the filter has an equality on an indexed path. */
+  private *candidates(tenant: string, datatype: string, filter?: Filter): Iterable<StoredRecord> {
+    if (filter) {
+      for (const path of this.indexedPaths(datatype)) {
+        if (!(path in filter)) continue;
+        const values = equalityValues(filter[path]);
+        if (!values) continue;
+        const seen = new Set<string>();
+        const sks: string[] = [];
+        for (const v of values) {
+          for (const key of this.index.getKeys({
+            start: [tenant, datatype, path, v],
+            end: [tenant, datatype, path, v, HIGH],
+          })) {
+            const sk = (key as IndexValue[])[4] as string;
+            if (!seen.has(sk)) {
+              seen.add(sk);
+              sks.push(sk);
+            }
+          }
+        }
+        sks.sort();
+        for (const sk of sks) {
+          const r = this.records.get([tenant, datatype, sk]);
+          if (r) yield r;
+        }
+        return;
+      }
+    }
+    for (const { value } of this.records.getRange({ start: [tenant, datatype], end: [tenant, datatype, HIGH] })) {
+      yield value;
+    }
+  }
+
+  find(tenant: string, datatype: string, filter?: Filter, opts: FindOptions = {}) {
+    return runQuery(this.candidates(tenant, datatype, filter), filter, opts, this.limits);
+  }
+
+  scan(tenant: string, datatype: string, filter?: Filter): StoredRecord[] {
+    const q = filter && Object.keys(filter).length ? compileFilter(filter) : undefined;
+    const out: StoredRecord[] = [];
+    for (const r of this.candidates(tenant, datatype, filter)) if (!q || q.test(r)) out.push(r);
+    return out;
+  }
+
+  count(tenant: string, datatype: string, filter?: Filter): number {
+    if (!filter || Object.keys(filter).length === 0) {
+      return this.records.getKeysCount({ start: [tenant, datatype], end: [tenant, datatype, HIGH] });
+    }
+    return this.scan(tenant, datatype, filter).length;
+  }
+
+  readLog<T>(tenant: string, log: string, fromSeq = 0, limit?: number): LogEntry<T>[] {
+    const out: LogEntry<T>[] = [];
+    for (const { key, value } of this.logs.getRange({
+      start: [tenant, log, fromSeq],
+      end: [tenant, log, Number.MAX_SAFE_INTEGER],
+      limit,
+    })) {
+      out.push({ seq: (key as [string, string, number])[2], entry: value as T });
+    }
+    return out;
+  }
+
+  lastLogSeq(tenant: string, log: string): number {
+    for (const key of this.logs.getKeys({
+      start: [tenant, log, Number.MAX_SAFE_INTEGER],
+      end: [tenant, log, 0],
+      reverse: true,
+      limit: 1,
+    })) {
+      return (key as [string, string, number])[2];
+    }
+    return 0;
+  }
+
+  getKv<T>(tenant: string, ns: string, key: string): T | undefined {
+    return this.kv.get([tenant, ns, key]) as T | undefined;
+  }
+
+  listKv<T>(tenant: string, ns: string): Array<{ key: string; value: T }> {
+    const out: Array<{ key: string; value: T }> = [];
+    for (const { key, value } of this.kv.getRange({ start: [tenant, ns], end: [tenant, ns, HIGH] })) {
+      out.push({ key: (key as string[])[2], value: value as T });
+    }
+    return out;
+  }
+
+  getOrg(orgId: string): Org | undefined {
+    return this.orgs.get(orgId);
+  }
+
+  listOrgs(): Org[] {
+    return [...this.orgs.getRange({}).map(({ value }) => value)];
+  }
+
+  async commit(batch: WriteBatch): Promise<void> {
+    if (this.closed) throw new AppError('ERR_UNAVAILABLE', ['the store is closed']);
+    if (batch.size === 0) return;
+    const conflict = await this.root.transaction(() => {
+      // Check every condition first so a conflicting batch writes nothing.
+      for (const o of batch.ops) {
+        if (o.op === 'putRecord' && o.ifVersion !== undefined) {
+          const r = o.record;
+          const stored = this.records.get([r.pk, r.datatype, r.sk])?.version ?? 0;
+          if (stored !== o.ifVersion) return [`${r.datatype} ${r.sk}`, o.ifVersion, stored];
+        } else if (o.op === 'deleteRecord' && o.ifVersion !== undefined) {
+          const stored = this.records.get([o.tenant, o.datatype, o.sk])?.version ?? 0;
+          if (stored !== o.ifVersion) return [`${o.datatype} ${o.sk}`, o.ifVersion, stored];
+        }
+      }
+      for (const o of batch.ops) {
+        switch (o.op) {
+          case 'putRecord': {
+            const r = o.record;
+            this.reindex(r.pk, r.datatype, r.sk, this.records.get([r.pk, r.datatype, r.sk]), r);
+            this.records.put([r.pk, r.datatype, r.sk], r);
+            break;
+          }
+          case 'deleteRecord': {
+            const old = this.records.get([o.tenant, o.datatype, o.sk]);
+            if (old) this.reindex(o.tenant, o.datatype, o.sk, old, undefined);
+            this.records.remove([o.tenant, o.datatype, o.sk]);
+            break;
+          }
+          case 'append':
+            this.logs.put([o.tenant, o.log, o.seq], o.entry);
+            break;
+          case 'putKv':
+            this.kv.put([o.tenant, o.ns, o.key], o.value);
+            break;
+          case 'deleteKv':
+            this.kv.remove([o.tenant, o.ns, o.key]);
+            break;
+          case 'putOrg':
+            this.orgs.put(o.org.orgId, o.org);
+            break;
+        }
+      }
+      return null;
+    });
+    if (conflict) throw new AppError('ERR_VERSION_CONFLICT', conflict);
+  }
+
+  private reindex(
+    tenant: string,
+    datatype: string,
+    sk: string,
+    before: StoredRecord | undefined,
+    after: StoredRecord | undefined,
+  ): void {
+    for (const path of this.indexedPaths(datatype)) {
+      const oldV = before ? indexValues(getPath(before, path)) : [];
+      const newV = after ? indexValues(getPath(after, path)) : [];
+      for (const v of oldV) if (!newV.includes(v)) this.index.remove([tenant, datatype, path, v, sk]);
+      for (const v of newV) if (!oldV.includes(v)) this.index.put([tenant, datatype, path, v, sk], 1);
+    }
+  }
+
+  sizeBytes(): number {
+    const s = this.root.getStats() as { pageSize?: number; lastPageNumber?: number };
+    return (s.pageSize ?? 4096) * ((s.lastPageNumber ?? 0) + 1);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.root.flushed;
+    await this.root.close();
+  }
+}

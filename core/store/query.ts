@@ -1,0 +1,136 @@
+// Filtering, sorting and paging of records: the MongoDB filter language through mingo, a stable
+// sort that compares numbers (and numeric strings, when every value is one) as numbers, and the
+// spec's list envelope. Pure functions: the store feeds them an index-narrowed candidate set.
+import { Query } from 'mingo';
+import { appError } from '../errors.js';
+import type { ListResult, StoredRecord } from './record.js';
+
+export type SortOrder = 'asc' | 'desc';
+
+export interface FindOptions {
+  /** 1-based page. */
+  page?: number;
+  pageSize?: number;
+  /** Field path, e.g. `data.price` or `createdate`. */
+  sort?: string;
+  sortType?: SortOrder;
+  /** Driver-style alternatives used by /dynamic-query. */
+  skip?: number;
+  limit?: number;
+}
+
+export interface PageLimits {
+  defaultPageSize: number;
+  maxPageSize: number;
+}
+
+export type Filter = Record<string, unknown>;
+
+const compiled = new Map<string, Query>();
+
+/** Compiles (and caches) a filter; an unknown operator is a 400 naming it. */
+export function compileFilter(filter: Filter): Query {
+  const key = JSON.stringify(filter);
+  let q = compiled.get(key);
+  if (q) return q;
+  try {
+    q = new Query(filter);
+  } catch (err) {
+    throw appError('ERR_VALIDATION', `query is not a valid filter: ${(err as Error).message}`);
+  }
+  if (compiled.size > 1000) compiled.clear();
+  compiled.set(key, q);
+  return q;
+}
+
+export function getPath(obj: unknown, path: string): unknown {
+  let cur: unknown = obj;
+  for (const part of path.split('.')) {
+    if (cur === null || typeof cur !== 'object') return undefined;
+    cur = (cur as Record<string, unknown>)[part];
+  }
+  return cur;
+}
+
+const NUMERIC = /^\s*-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/;
+
+function typeRank(v: unknown): number {
+  if (v === undefined || v === null) return 0;
+  if (typeof v === 'number') return 1;
+  if (typeof v === 'string') return 2;
+  if (typeof v === 'boolean') return 4;
+  return 3;
+}
+
+/**
+ * Sorts in place by `path`, stable (ties broken by sk). Missing values sort first ascending.
+ * Numeric strings sort numerically when every present value is numeric (spec: money and quantity
+ * fields arrive as numbers or numeric strings).
+ */
+export function sortRecords(records: StoredRecord[], path: string, order: SortOrder = 'asc'): void {
+  const values = new Map<StoredRecord, unknown>();
+  let allNumeric = true;
+  for (const r of records) {
+    const v = getPath(r, path);
+    values.set(r, v);
+    if (v === undefined || v === null) continue;
+    if (typeof v === 'number') continue;
+    if (typeof v === 'string' && NUMERIC.test(v)) continue;
+    allNumeric = false;
+  }
+  const key = (r: StoredRecord): unknown => {
+    const v = values.get(r);
+    if (allNumeric && typeof v === 'string') return Number(v);
+    return v;
+  };
+  const dir = order === 'desc' ? -1 : 1;
+  records.sort((a, b) => {
+    const va = key(a);
+    const vb = key(b);
+    const ra = typeRank(va);
+    const rb = typeRank(vb);
+    let c = 0;
+    if (ra !== rb) c = ra - rb;
+    else if (ra === 1) c = (va as number) - (vb as number);
+    else if (ra === 2) c = (va as string) < (vb as string) ? -1 : (va as string) > (vb as string) ? 1 : 0;
+    else if (ra === 4) c = Number(va) - Number(vb);
+    else if (ra === 3) c = JSON.stringify(va).localeCompare(JSON.stringify(vb));
+    if (c !== 0) return c * dir;
+    return a.sk < b.sk ? -1 : a.sk > b.sk ? 1 : 0;
+  });
+}
+
+export function resolvePaging(
+  opts: FindOptions,
+  limits: PageLimits,
+): { page: number; pageSize: number; offset: number } {
+  if (opts.limit !== undefined || opts.skip !== undefined) {
+    const pageSize = clampSize(opts.limit ?? limits.defaultPageSize, limits);
+    const offset = Math.max(0, Math.floor(opts.skip ?? 0));
+    return { page: Math.floor(offset / pageSize) + 1, pageSize, offset };
+  }
+  const pageSize = clampSize(opts.pageSize ?? limits.defaultPageSize, limits);
+  const page = Math.max(1, Math.floor(opts.page ?? 1));
+  return { page, pageSize, offset: (page - 1) * pageSize };
+}
+
+function clampSize(n: number, limits: PageLimits): number {
+  if (!Number.isFinite(n) || n < 1) return limits.defaultPageSize;
+  return Math.min(Math.floor(n), limits.maxPageSize);
+}
+
+/** Filters, sorts and pages a candidate set into the list envelope. */
+export function runQuery(
+  candidates: Iterable<StoredRecord>,
+  filter: Filter | undefined,
+  opts: FindOptions,
+  limits: PageLimits,
+): ListResult {
+  const q = filter && Object.keys(filter).length > 0 ? compileFilter(filter) : undefined;
+  const matched: StoredRecord[] = [];
+  for (const r of candidates) if (!q || q.test(r)) matched.push(r);
+  if (opts.sort) sortRecords(matched, opts.sort, opts.sortType);
+  const { page, pageSize, offset } = resolvePaging(opts, limits);
+  const data = matched.slice(offset, offset + pageSize);
+  return { data, total: matched.length, hasNext: offset + data.length < matched.length, page, pageSize };
+}

@@ -1,0 +1,90 @@
+// What actors and routes know of storage: this interface, never LMDB itself.
+import type { FindOptions, Filter } from './query.js';
+import type { ListResult, StoredRecord } from './record.js';
+
+export interface Org {
+  orgId: string;
+  displayName: string;
+  plan?: string;
+  createdate: string;
+  [field: string]: unknown;
+}
+
+export type WriteOp =
+  | { op: 'putRecord'; record: StoredRecord; ifVersion?: number }
+  | { op: 'deleteRecord'; tenant: string; datatype: string; sk: string; ifVersion?: number }
+  | { op: 'append'; tenant: string; log: string; seq: number; entry: unknown }
+  | { op: 'putKv'; tenant: string; ns: string; key: string; value: unknown }
+  | { op: 'deleteKv'; tenant: string; ns: string; key: string }
+  | { op: 'putOrg'; org: Org };
+
+/**
+ * A set of writes committed atomically: all of them or none. `ifVersion` on a record write is the
+ * version the writer read (0: the record must not exist yet); a mismatch fails the whole batch with
+ * ERR_VERSION_CONFLICT (409) and writes nothing.
+ */
+export class WriteBatch {
+  readonly ops: WriteOp[] = [];
+
+  get size(): number {
+    return this.ops.length;
+  }
+  putRecord(record: StoredRecord, ifVersion?: number): this {
+    this.ops.push({ op: 'putRecord', record, ifVersion });
+    return this;
+  }
+  deleteRecord(tenant: string, datatype: string, sk: string, ifVersion?: number): this {
+    this.ops.push({ op: 'deleteRecord', tenant, datatype, sk, ifVersion });
+    return this;
+  }
+  /** Appends to an ordered log (scan log, chat messages). The writer owns the sequence. */
+  append(tenant: string, log: string, seq: number, entry: unknown): this {
+    this.ops.push({ op: 'append', tenant, log, seq, entry });
+    return this;
+  }
+  putKv(tenant: string, ns: string, key: string, value: unknown): this {
+    this.ops.push({ op: 'putKv', tenant, ns, key, value });
+    return this;
+  }
+  deleteKv(tenant: string, ns: string, key: string): this {
+    this.ops.push({ op: 'deleteKv', tenant, ns, key });
+    return this;
+  }
+  putOrg(org: Org): this {
+    this.ops.push({ op: 'putOrg', org });
+    return this;
+  }
+}
+
+export interface LogEntry<T = unknown> {
+  seq: number;
+  entry: T;
+}
+
+export interface Store {
+  /** Declares a secondary index on a field path of a datatype (all tenants), built if new. */
+  declareIndex(datatype: string, path: string): Promise<void>;
+  indexedPaths(datatype: string): readonly string[];
+
+  getRecord(tenant: string, datatype: string, sk: string): StoredRecord | undefined;
+  /** Filter (MongoDB language), sort and page one datatype of one tenant. */
+  find(tenant: string, datatype: string, filter?: Filter, opts?: FindOptions): ListResult;
+  /** Every record of a datatype matching `filter`, unpaged, in id order (for actor activation). */
+  scan(tenant: string, datatype: string, filter?: Filter): StoredRecord[];
+  count(tenant: string, datatype: string, filter?: Filter): number;
+
+  readLog<T = unknown>(tenant: string, log: string, fromSeq?: number, limit?: number): LogEntry<T>[];
+  lastLogSeq(tenant: string, log: string): number;
+
+  getKv<T = unknown>(tenant: string, ns: string, key: string): T | undefined;
+  listKv<T = unknown>(tenant: string, ns: string): Array<{ key: string; value: T }>;
+
+  getOrg(orgId: string): Org | undefined;
+  listOrgs(): Org[];
+
+  /** Commits the batch atomically; resolves after the commit is durable against a process crash. */
+  commit(batch: WriteBatch): Promise<void>;
+  /** Bytes used by the data file (for /metrics). */
+  sizeBytes(): number;
+  close(): Promise<void>;
+}

@@ -1,0 +1,105 @@
+// Composition: one node of the service. Opens the store, the bus and the actor runtime, registers
+// every module's actors, indexes and routes, and serves them on the uWS edge. Tests start it on
+// port 0 with a temp data directory; edge/main.ts starts it from the environment.
+import { ActorRuntime } from '../core/actor/runtime.js';
+import { TokenService } from '../core/auth/tokens.js';
+import type { Bus } from '../core/bus/bus.js';
+import { createBus } from '../core/bus/index.js';
+import { systemClock, type Clock } from '../core/clock.js';
+import { loadConfig, resolveJwtSecret, type Config } from '../core/config.js';
+import { createLogger, type Logger } from '../core/log.js';
+import { LmdbStore } from '../core/store/lmdb-store.js';
+import type { AppDeps, CredentialResolver, Module } from './deps.js';
+import { HttpEdge } from './http-server.js';
+import { HttpMetrics } from './metrics.js';
+import { modules as defaultModules } from './modules.js';
+import { buildOpenApi } from './openapi.js';
+import type { RouteDef } from './route.js';
+import { systemRoutes } from './routes/system.js';
+
+export interface StartOptions {
+  /** Config overrides applied over config/default.json (the environment still wins). */
+  config?: Record<string, unknown>;
+  env?: NodeJS.ProcessEnv;
+  logger?: Logger;
+  clock?: Clock;
+  /** Defaults to every module of edge/modules.ts; tests may add their own. */
+  modules?: Module[];
+  bus?: Bus;
+}
+
+export interface RunningApp {
+  readonly deps: AppDeps;
+  readonly config: Config;
+  readonly port: number;
+  /** `http://127.0.0.1:<port>` */
+  readonly url: string;
+  readonly edge: HttpEdge;
+  close(): Promise<void>;
+}
+
+export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
+  const config = loadConfig(opts.config, opts.env ?? process.env);
+  const logger = opts.logger ?? createLogger(config.logLevel);
+  const clock = opts.clock ?? systemClock;
+  const secret = resolveJwtSecret(config, (m) => logger.warn(m));
+  const store = new LmdbStore({ path: config.dataDir, mapSizeGiB: config.store.mapSizeGiB, limits: config.store });
+  const bus = opts.bus ?? (await createBus({ natsUrl: config.natsUrl ?? undefined, logger }));
+  const runtime = new ActorRuntime({ store, bus, clock, logger, idleMs: config.actors.idleMs });
+  const tokens = new TokenService(secret, {
+    accessTtlSeconds: config.auth.accessTokenTtlSeconds,
+    refreshTtlSeconds: config.auth.refreshTokenTtlSeconds,
+    cacheSize: config.auth.tokenCacheSize,
+    clock,
+  });
+  const routes: RouteDef[] = [];
+  const credentials: CredentialResolver[] = [];
+  const deps: AppDeps = { config, store, runtime, bus, tokens, clock, logger, credentials, routes };
+  const mods = opts.modules ?? defaultModules;
+
+  for (const m of mods) for (const a of m.actors ?? []) runtime.register(a);
+  for (const m of mods) for (const [datatype, path] of m.indexes ?? []) await store.declareIndex(datatype, path);
+
+  let ready = false;
+  const metrics = new HttpMetrics(runtime, store);
+  let openapi: unknown;
+  routes.push(
+    ...systemRoutes({
+      ready: () => ready,
+      metrics: async () => ({ contentType: metrics.registry.contentType, body: await metrics.registry.metrics() }),
+      openapi: () =>
+        (openapi ??= buildOpenApi(routes, {
+          title: 'Business Platform API',
+          version: '0.1.0',
+          description: 'Multi-tenant business platform API: generated from the live route table.',
+        })),
+    }),
+  );
+  for (const m of mods) if (m.routes) routes.push(...m.routes(deps));
+
+  const edge = new HttpEdge({ deps, routes, metrics, logger });
+  for (const m of mods) await m.start?.(deps);
+  const port = await edge.listen(config.host, config.port);
+  ready = true;
+  logger.info({ port, host: config.host, dataDir: config.dataDir, nodeId: config.nodeId, routes: routes.length }, 'listening');
+
+  let closing: Promise<void> | undefined;
+  return {
+    deps,
+    config,
+    port,
+    url: `http://127.0.0.1:${port}`,
+    edge,
+    close: () =>
+      (closing ??= (async () => {
+        ready = false;
+        await edge.close(config.http.shutdownGraceMs);
+        for (const m of [...mods].reverse()) await m.stop?.(deps);
+        await runtime.close();
+        await bus.close();
+        await store.close();
+        logger.info('stopped');
+        logger.flush?.();
+      })()),
+  };
+}

@@ -1,0 +1,43 @@
+// What route handlers and modules are given: the node's parts, by interface.
+import type { ActorKind, ActorRuntime } from '../core/actor/runtime.js';
+import type { Principal, TokenService } from '../core/auth/tokens.js';
+import type { Bus } from '../core/bus/bus.js';
+import type { Clock } from '../core/clock.js';
+import type { Config } from '../core/config.js';
+import type { Logger } from '../core/log.js';
+import type { Store } from '../core/store/store.js';
+import type { RouteDef } from './route.js';
+
+/**
+ * Turns request credentials into a principal. Returns undefined when the request carries none of
+ * the credentials it understands; throws a 401 AppError when it carries them but they are bad.
+ */
+export type CredentialResolver = (
+  headers: Readonly<Record<string, string>>,
+  tenant: string | undefined,
+) => Principal | undefined;
+
+export interface AppDeps {
+  readonly config: Config;
+  readonly store: Store;
+  readonly runtime: ActorRuntime;
+  readonly bus: Bus;
+  readonly tokens: TokenService;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** Tried in order after the bearer token; modules add theirs (API keys, ...). */
+  readonly credentials: CredentialResolver[];
+  /** Routes registered so far (the reference and OpenAPI read it). */
+  readonly routes: readonly RouteDef[];
+}
+
+/** A feature area: its actors, indexes, routes and background work. */
+export interface Module {
+  readonly name: string;
+  readonly actors?: ActorKind<any, any, any>[];
+  /** Secondary indexes its queries rely on: [datatype, field path]. */
+  readonly indexes?: ReadonlyArray<readonly [string, string]>;
+  routes?(deps: AppDeps): RouteDef[];
+  start?(deps: AppDeps): void | Promise<void>;
+  stop?(deps: AppDeps): void | Promise<void>;
+}

@@ -1,0 +1,416 @@
+// The HTTP edge on uWebSockets.js. Every route of the table becomes one uWS route; a request is
+// read synchronously (headers, url, query, parameters: uWS frees `req` at the first await), its
+// body collected chunk by chunk (copied: uWS reuses the buffer), then validated, authenticated and
+// handed to the route's handler. Writes after an await happen inside `res.cork`, and nothing is
+// written to a response the client has aborted.
+import { randomBytes } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import uWS from 'uWebSockets.js';
+import type { Principal } from '../core/auth/tokens.js';
+import { AppError, toEnvelope } from '../core/errors.js';
+import type { Logger } from '../core/log.js';
+import { compileRoute, type CompiledRoute } from './compile.js';
+import type { AppDeps } from './deps.js';
+import type { HttpMetrics } from './metrics.js';
+import { paramNames, type Method, type RequestContext, type RouteDef } from './route.js';
+
+export type HttpResponse = uWS.HttpResponse;
+export type HttpRequest = uWS.HttpRequest;
+export type TemplatedApp = uWS.TemplatedApp;
+
+const ORGID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+const JSON_TYPE = 'application/json';
+
+const statusLines = new Map<number, string>();
+function statusLine(code: number): string {
+  let s = statusLines.get(code);
+  if (!s) {
+    s = `${code} ${STATUS_CODES[code] ?? 'Unknown'}`;
+    statusLines.set(code, s);
+  }
+  return s;
+}
+
+/** State of one exchange that outlives the synchronous part of the uWS callback. */
+interface Exchange {
+  aborted: boolean;
+  done: boolean;
+  requestId: string;
+  origin: string | undefined;
+  started: number;
+}
+
+export interface EdgeOptions {
+  deps: AppDeps;
+  routes: RouteDef[];
+  metrics?: HttpMetrics;
+  logger: Logger;
+}
+
+function newRequestId(): string {
+  return randomBytes(8).toString('hex');
+}
+
+function parseQuery(q: string): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  if (!q) return out;
+  for (const [k, v] of new URLSearchParams(q)) {
+    const prev = out[k];
+    if (prev === undefined) out[k] = v;
+    else if (Array.isArray(prev)) prev.push(v);
+    else out[k] = [prev, v];
+  }
+  return out;
+}
+
+export class HttpEdge {
+  readonly app: TemplatedApp;
+  private listenSocket: uWS.us_listen_socket | null = null;
+  private inflight = 0;
+  private accepting = true;
+  private readonly corsAny: boolean;
+  private readonly corsOrigins: Set<string>;
+  private readonly deps: AppDeps;
+  private readonly log: Logger;
+  private readonly metrics?: HttpMetrics;
+  private readonly maxBody: number;
+
+  constructor(opts: EdgeOptions) {
+    this.deps = opts.deps;
+    this.log = opts.logger;
+    this.metrics = opts.metrics;
+    this.maxBody = opts.deps.config.http.maxBodyBytes;
+    const origins = opts.deps.config.http.corsOrigins;
+    this.corsAny = origins.includes('*');
+    this.corsOrigins = new Set(origins);
+    this.app = uWS.App();
+    const seen = new Set<string>();
+    for (const def of opts.routes) {
+      const key = `${def.method} ${def.path}`;
+      if (seen.has(key)) throw new Error(`route registered twice: ${key}`);
+      seen.add(key);
+      this.register(def);
+    }
+    this.app.options('/*', (res, req) => this.preflight(res, req));
+    this.app.any('/*', (res, req) => {
+      const ex = this.begin(res, req);
+      this.fail(res, ex, new AppError('ERR_ROUTE_NOT_FOUND', [req.getCaseSensitiveMethod(), req.getUrl()]), '404');
+    });
+  }
+
+  private begin(res: HttpResponse, req: HttpRequest): Exchange {
+    const ex: Exchange = {
+      aborted: false,
+      done: false,
+      requestId: req.getHeader('x-request-id') || newRequestId(),
+      origin: req.getHeader('origin') || undefined,
+      started: performance.now(),
+    };
+    this.inflight++;
+    res.onAborted(() => {
+      ex.aborted = true;
+      this.finish(ex);
+    });
+    return ex;
+  }
+
+  private finish(ex: Exchange): void {
+    if (ex.done) return;
+    ex.done = true;
+    this.inflight--;
+  }
+
+  private corsHeaders(res: HttpResponse, origin: string | undefined): void {
+    if (!origin) return;
+    if (this.corsAny) res.writeHeader('access-control-allow-origin', '*');
+    else if (this.corsOrigins.has(origin)) {
+      res.writeHeader('access-control-allow-origin', origin);
+      res.writeHeader('vary', 'Origin');
+    } else return;
+    res.writeHeader('access-control-expose-headers', 'x-request-id, retry-after');
+  }
+
+  private preflight(res: HttpResponse, req: HttpRequest): void {
+    const ex = this.begin(res, req);
+    const reqHeaders = req.getHeader('access-control-request-headers');
+    res.cork(() => {
+      res.writeStatus(statusLine(204));
+      this.corsHeaders(res, ex.origin);
+      if (ex.origin && (this.corsAny || this.corsOrigins.has(ex.origin))) {
+        res.writeHeader('access-control-allow-methods', 'GET, POST, PUT, PATCH, DELETE, OPTIONS');
+        res.writeHeader(
+          'access-control-allow-headers',
+          reqHeaders || 'authorization, content-type, orgid, x-api-key, x-client-authorization, x-request-id',
+        );
+        res.writeHeader('access-control-max-age', '600');
+      }
+      res.writeHeader('x-request-id', ex.requestId);
+      res.endWithoutBody();
+    });
+    this.finish(ex);
+  }
+
+  private send(
+    res: HttpResponse,
+    ex: Exchange,
+    status: number,
+    body: string | Buffer,
+    type: string,
+    headers: Record<string, string> | undefined,
+    close = false,
+  ): void {
+    if (ex.aborted || ex.done) return;
+    res.cork(() => {
+      res.writeStatus(statusLine(status));
+      res.writeHeader('content-type', type);
+      res.writeHeader('x-request-id', ex.requestId);
+      this.corsHeaders(res, ex.origin);
+      if (headers) for (const k in headers) res.writeHeader(k, headers[k]);
+      res.end(body, close);
+    });
+    this.finish(ex);
+  }
+
+  private fail(res: HttpResponse, ex: Exchange, err: unknown, routeLabel: string, method = '', close = false): number {
+    const env = toEnvelope(err);
+    if (env.statusCode >= 500) {
+      this.log.error({ err, reqId: ex.requestId }, 'request failed');
+    }
+    const headers = err instanceof AppError ? err.headers : undefined;
+    this.send(res, ex, env.statusCode, JSON.stringify(env), JSON_TYPE, headers, close);
+    this.observe(ex, method, routeLabel, env.statusCode);
+    return env.statusCode;
+  }
+
+  private observe(ex: Exchange, method: string, route: string, status: number): void {
+    const ms = performance.now() - ex.started;
+    this.metrics?.observe(method, route, status, ms / 1000);
+    if (this.log.isLevelEnabled('info')) {
+      this.log.info({ reqId: ex.requestId, method, route, status, ms: Math.round(ms * 100) / 100 }, 'request');
+    }
+  }
+
+  private register(def: RouteDef): void {
+    const compiled = compileRoute(def);
+    const names = paramNames(def.path);
+    const hasBody = def.method !== 'GET' && def.method !== 'DELETE';
+    const maxBody = def.maxBodyBytes ?? this.maxBody;
+    const handler = (res: HttpResponse, req: HttpRequest) => {
+      const ex = this.begin(res, req);
+      if (!this.accepting) {
+        return void this.fail(res, ex, new AppError('ERR_UNAVAILABLE', ['the server is shutting down']), def.path, def.method, true);
+      }
+      // Everything from `req` is read now: it is invalid after this callback returns.
+      const headers: Record<string, string> = {};
+      req.forEach((k, v) => {
+        headers[k] = v;
+      });
+      const url = req.getUrl();
+      const rawQuery = req.getQuery() ?? '';
+      const params: Record<string, string> = {};
+      for (let i = 0; i < names.length; i++) params[names[i]] = req.getParameter(i) ?? '';
+      const ip = Buffer.from(res.getRemoteAddressAsText()).toString();
+      if (!hasBody) {
+        void this.handle(res, ex, def, compiled, headers, url, rawQuery, params, ip, undefined);
+        return;
+      }
+      const declared = Number(headers['content-length'] ?? '0');
+      if (declared > maxBody) {
+        return void this.fail(res, ex, new AppError('ERR_PAYLOAD_TOO_LARGE', [maxBody]), def.path, def.method, true);
+      }
+      let chunks: Buffer[] | undefined = [];
+      let size = 0;
+      res.onData((chunk, isLast) => {
+        if (!chunks) return;
+        size += chunk.byteLength;
+        if (size > maxBody) {
+          chunks = undefined;
+          this.fail(res, ex, new AppError('ERR_PAYLOAD_TOO_LARGE', [maxBody]), def.path, def.method, true);
+          return;
+        }
+        if (chunk.byteLength > 0) chunks.push(Buffer.from(new Uint8Array(chunk)));
+        if (isLast) {
+          const raw = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
+          chunks = undefined;
+          void this.handle(res, ex, def, compiled, headers, url, rawQuery, params, ip, raw);
+        }
+      });
+    };
+    switch (def.method) {
+      case 'GET':
+        this.app.get(def.path, handler);
+        break;
+      case 'POST':
+        this.app.post(def.path, handler);
+        break;
+      case 'PUT':
+        this.app.put(def.path, handler);
+        break;
+      case 'PATCH':
+        this.app.patch(def.path, handler);
+        break;
+      case 'DELETE':
+        this.app.del(def.path, handler);
+        break;
+    }
+  }
+
+  private resolveTenant(def: RouteDef, headers: Record<string, string>): string {
+    const mode = def.tenant ?? 'required';
+    const orgid = headers['orgid'];
+    if (mode === 'none') return '';
+    if (!orgid) {
+      if (mode === 'optional') return '';
+      throw new AppError('ERR_ORGID_MISSING');
+    }
+    if (!ORGID.test(orgid) || !this.deps.store.getOrg(orgid)) {
+      throw new AppError('ERR_ORGID_INVALID', [orgid.length > 64 ? orgid.slice(0, 64) + '…' : orgid]);
+    }
+    return orgid;
+  }
+
+  private authenticate(def: RouteDef, headers: Record<string, string>, tenant: string): Principal | undefined {
+    let principal: Principal | undefined;
+    try {
+      const authz = headers['authorization'];
+      if (authz) {
+        const m = /^Bearer\s+(\S+)\s*$/i.exec(authz);
+        if (!m) throw new AppError('ERR_UNAUTHENTICATED', ['the Authorization header must be "Bearer <token>"']);
+        principal = this.deps.tokens.verifyAccess(m[1]);
+      }
+      for (const resolve of this.deps.credentials) {
+        if (principal) break;
+        principal = resolve(headers, tenant || undefined);
+      }
+    } catch (err) {
+      // A public route still answers a caller whose token is bad; it just does so anonymously.
+      if (def.auth === 'none') return undefined;
+      throw err;
+    }
+    if (def.auth === 'none') {
+      return principal && (!tenant || principal.org === tenant) ? principal : undefined;
+    }
+    if (!principal) throw new AppError('ERR_UNAUTHENTICATED', ['send a bearer token in the Authorization header']);
+    if (tenant && principal.org !== tenant) throw new AppError('ERR_WRONG_ORG', [tenant]);
+    if (def.auth === 'staff' && !(principal.kind === 'staff' && principal.roles.includes('User'))) {
+      throw new AppError('ERR_FORBIDDEN', ['this route needs a staff token']);
+    }
+    if (def.auth === 'customer' && principal.kind === 'app' && !principal.actingFor) {
+      throw new AppError('ERR_FORBIDDEN', ['an application token alone does not act for a customer']);
+    }
+    if (def.roles && def.roles.length > 0 && !def.roles.some((r) => principal!.roles.includes(r))) {
+      throw new AppError('ERR_ROLE_REQUIRED', [def.roles.join(', ')]);
+    }
+    return principal;
+  }
+
+  private async handle(
+    res: HttpResponse,
+    ex: Exchange,
+    def: RouteDef,
+    compiled: CompiledRoute,
+    headers: Record<string, string>,
+    url: string,
+    rawQuery: string,
+    rawParams: Record<string, string>,
+    ip: string,
+    raw: Buffer | undefined,
+  ): Promise<void> {
+    try {
+      const tenant = this.resolveTenant(def, headers);
+      const principal = this.authenticate(def, headers, tenant);
+      for (const k in rawParams) rawParams[k] = decodeParam(rawParams[k]);
+      const params = compiled.params ? compiled.params(rawParams) : rawParams;
+      const query = parseQuery(rawQuery);
+      if (compiled.query) compiled.query(query);
+      let body: unknown;
+      if (raw && raw.length > 0) {
+        const type = (headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+        const accepts = def.consumes ?? [JSON_TYPE];
+        if (type && !accepts.includes(type) && !(type.endsWith('+json') && accepts.includes(JSON_TYPE))) {
+          throw new AppError('ERR_UNSUPPORTED_MEDIA_TYPE', [accepts.join(' or ')]);
+        }
+        if (!type || type === JSON_TYPE || type.endsWith('+json')) {
+          try {
+            body = JSON.parse(raw.toString('utf8'));
+          } catch (e) {
+            throw new AppError('ERR_INVALID_JSON', [(e as Error).message]);
+          }
+        }
+      }
+      if (compiled.body) {
+        if (body === undefined && !(raw && raw.length > 0 && def.consumes)) body = {};
+        compiled.body(body);
+      }
+      const ctx: RequestContext = {
+        method: def.method as Method,
+        url,
+        params,
+        query,
+        body,
+        rawBody: raw,
+        headers,
+        tenant,
+        principal,
+        requestId: ex.requestId,
+        ip,
+        deps: this.deps,
+        status: def.status ?? 200,
+        responseHeaders: {},
+      };
+      let result = def.handler(ctx);
+      if (result instanceof Promise) result = await result;
+      if (ex.aborted) return this.observe(ex, def.method, def.path, 499);
+      let out: string | Buffer;
+      let type = JSON_TYPE;
+      if (ctx.type) {
+        type = ctx.type;
+        out = typeof result === 'string' || Buffer.isBuffer(result) ? result : String(result ?? '');
+      } else if (result === undefined || ctx.status === 204) {
+        out = '';
+      } else if (ctx.status >= 300) {
+        out = JSON.stringify(result);
+      } else {
+        out = compiled.serialize(result);
+      }
+      this.send(res, ex, ctx.status, out, type, ctx.responseHeaders);
+      this.observe(ex, def.method, def.path, ctx.status);
+    } catch (err) {
+      this.fail(res, ex, err, def.path, def.method);
+    }
+  }
+
+  listen(host: string, port: number): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.app.listen(host, port, (sock) => {
+        if (!sock) return reject(new Error(`could not listen on ${host}:${port}`));
+        this.listenSocket = sock;
+        resolve(uWS.us_socket_local_port(sock));
+      });
+    });
+  }
+
+  get inflightCount(): number {
+    return this.inflight;
+  }
+
+  /** Stops accepting connections, then waits (up to graceMs) for requests in flight. */
+  async close(graceMs: number): Promise<void> {
+    this.accepting = false;
+    if (this.listenSocket) {
+      uWS.us_listen_socket_close(this.listenSocket);
+      this.listenSocket = null;
+    }
+    const deadline = Date.now() + graceMs;
+    while (this.inflight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+function decodeParam(v: string): string {
+  if (!v.includes('%')) return v;
+  try {
+    return decodeURIComponent(v);
+  } catch {
+    throw new AppError('ERR_BAD_REQUEST', ['a path parameter is not valid percent-encoding']);
+  }
+}

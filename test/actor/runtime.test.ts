@@ -1,0 +1,186 @@
+import t from 'tap';
+import { ActorRuntime, type ActorKind } from '../../core/actor/runtime.js';
+import { AppError, appError } from '../../core/errors.js';
+import { LmdbStore } from '../../core/store/lmdb-store.js';
+import { WriteBatch, type Store } from '../../core/store/store.js';
+import { tempDir } from '../helpers/app.js';
+
+interface CounterState {
+  n: number;
+  log: number[];
+  busy: boolean;
+}
+type CounterMsg =
+  | { op: 'add'; by: number; id?: number }
+  | { op: 'get' }
+  | { op: 'slow-add'; by: number }
+  | { op: 'fail-after-mutating' }
+  | { op: 'reject' };
+
+/** A counter persisted in kv; checks that no two messages ever run interleaved. */
+const counter: ActorKind<CounterState, CounterMsg, unknown> = {
+  kind: 'counter',
+  activate(ctx) {
+    const saved = ctx.store.getKv<{ n: number; log: number[] }>(ctx.tenant, 'counter', ctx.key);
+    return { n: saved?.n ?? 0, log: saved?.log ?? [], busy: false };
+  },
+  async receive(state, msg, ctx) {
+    if (state.busy) throw new Error('interleaved!');
+    state.busy = true;
+    try {
+      switch (msg.op) {
+        case 'add':
+          state.n += msg.by;
+          if (msg.id !== undefined) state.log.push(msg.id);
+          ctx.batch.putKv(ctx.tenant, 'counter', ctx.key, { n: state.n, log: state.log });
+          ctx.publish(`counter.${ctx.key}`, { n: state.n });
+          return state.n;
+        case 'slow-add':
+          await new Promise((r) => setTimeout(r, 5));
+          state.n += msg.by;
+          ctx.batch.putKv(ctx.tenant, 'counter', ctx.key, { n: state.n, log: state.log });
+          return state.n;
+        case 'get':
+          return state.n;
+        case 'fail-after-mutating':
+          state.n = -999;
+          throw new Error('boom');
+        case 'reject':
+          throw appError('ERR_CONFLICT', 'not now');
+      }
+    } finally {
+      state.busy = false;
+    }
+  },
+};
+
+function setup(tt: Parameters<typeof tempDir>[0], opts: { idleMs?: number; store?: Store } = {}) {
+  const store = opts.store ?? new LmdbStore({ path: tempDir(tt), mapSizeGiB: 1 });
+  const runtime = new ActorRuntime({ store, idleMs: opts.idleMs ?? 60_000 });
+  runtime.register(counter);
+  tt.teardown(async () => {
+    await runtime.close();
+    await store.close();
+  });
+  return { store, runtime };
+}
+
+t.test('ActorRuntime - messages are processed one at a time (async handlers never interleave)', async (t) => {
+  const { runtime } = setup(t);
+  const replies = await Promise.all(
+    Array.from({ length: 200 }, () => runtime.ask<number>('acme', 'counter', 'c1', { op: 'slow-add', by: 1 })),
+  );
+  t.same(replies, Array.from({ length: 200 }, (_, i) => i + 1), 'each reply saw every earlier message and no later one');
+});
+
+t.test('ActorRuntime - 10,000 concurrent asks to one actor are applied exactly once each', async (t) => {
+  const { runtime, store } = setup(t);
+  const N = 10_000;
+  const replies = await Promise.all(
+    Array.from({ length: N }, (_, i) => runtime.ask<number>('acme', 'counter', 'hot', { op: 'add', by: 1, id: i })),
+  );
+  t.equal(new Set(replies).size, N, 'every reply is distinct');
+  t.equal(Math.max(...replies), N);
+  const saved = store.getKv<{ n: number; log: number[] }>('acme', 'counter', 'hot')!;
+  t.equal(saved.n, N, 'the committed state counts every message once');
+  t.equal(new Set(saved.log).size, N);
+  t.ok(runtime.counters.activations === 1, 'one activation served them all');
+});
+
+t.test('ActorRuntime - actors are isolated by tenant, kind and key', async (t) => {
+  const { runtime } = setup(t);
+  await runtime.ask('acme', 'counter', 'a', { op: 'add', by: 5 });
+  await runtime.ask('other', 'counter', 'a', { op: 'add', by: 7 });
+  t.equal(await runtime.ask('acme', 'counter', 'a', { op: 'get' }), 5);
+  t.equal(await runtime.ask('other', 'counter', 'a', { op: 'get' }), 7);
+  t.equal(await runtime.ask('acme', 'counter', 'b', { op: 'get' }), 0);
+  await t.rejects(runtime.ask('acme', 'nope', 'a', {}), /unknown actor kind/);
+});
+
+t.test('ActorRuntime - passivated when idle, re-activated with the same state', async (t) => {
+  const { runtime } = setup(t, { idleMs: 30 });
+  await runtime.ask('acme', 'counter', 'p', { op: 'add', by: 3 });
+  t.ok(runtime.isLive('acme', 'counter', 'p'));
+  await new Promise((r) => setTimeout(r, 120));
+  t.notOk(runtime.isLive('acme', 'counter', 'p'), 'passivated after the idle time');
+  t.equal(runtime.counters.passivations, 1);
+  t.equal(await runtime.ask('acme', 'counter', 'p', { op: 'get' }), 3, 'state reloaded from the store');
+  t.equal(runtime.counters.activations, 2);
+});
+
+t.test('ActorRuntime - a handler that throws leaves the state as it was and answers the error', async (t) => {
+  const { runtime } = setup(t);
+  await runtime.ask('acme', 'counter', 'f', { op: 'add', by: 10 });
+  const pending = [
+    runtime.ask('acme', 'counter', 'f', { op: 'add', by: 1 }),
+    runtime.ask('acme', 'counter', 'f', { op: 'fail-after-mutating' }),
+    runtime.ask('acme', 'counter', 'f', { op: 'get' }),
+  ];
+  const [a, b, c] = await Promise.allSettled(pending);
+  t.same(a, { status: 'fulfilled', value: 11 });
+  t.equal(b.status, 'rejected');
+  t.match((b as PromiseRejectedResult).reason.message, /boom/);
+  t.same(c, { status: 'fulfilled', value: 11 }, 'the half-made change was dropped, earlier writes kept');
+  const err = (await runtime.ask('acme', 'counter', 'f', { op: 'reject' }).catch((e) => e)) as AppError;
+  t.type(err, AppError);
+  t.equal(err.statusCode, 409);
+  t.equal(await runtime.ask('acme', 'counter', 'f', { op: 'add', by: 1 }), 12, 'the actor keeps serving');
+});
+
+/** A store whose commits wait until the test lets them go. */
+function gatedStore(inner: Store) {
+  const gates: Array<() => void> = [];
+  const store: Store = Object.create(inner);
+  store.commit = async (b: WriteBatch) => {
+    await new Promise<void>((r) => gates.push(r));
+    return inner.commit(b);
+  };
+  return { store, open: () => gates.splice(0).forEach((g) => g()), waiting: () => gates.length };
+}
+
+t.test('ActorRuntime - replies are released only after their writes commit (output gate)', async (t) => {
+  const inner = new LmdbStore({ path: tempDir(t), mapSizeGiB: 1 });
+  const gated = gatedStore(inner);
+  const { runtime } = setup(t, { store: gated.store });
+  let addReplied = false;
+  let getReplied = false;
+  const add = runtime.ask('acme', 'counter', 'g', { op: 'add', by: 1 }).then((v) => {
+    addReplied = true;
+    t.equal(inner.getKv<{ n: number }>('acme', 'counter', 'g')?.n, 1, 'the write is in the store when the reply arrives');
+    return v;
+  });
+  // A read that saw the uncommitted change must not answer before that change is durable either.
+  const get = runtime.ask('acme', 'counter', 'g', { op: 'get' }).then((v) => {
+    getReplied = true;
+    return v;
+  });
+  await new Promise((r) => setTimeout(r, 50));
+  t.equal(gated.waiting(), 1, 'the commit is held');
+  t.notOk(addReplied, 'no reply before the commit');
+  t.notOk(getReplied, 'a later read waits for the earlier write too');
+  gated.open();
+  t.equal(await add, 1);
+  t.equal(await get, 1);
+});
+
+t.test('ActorRuntime - a failed commit rejects the reply and the actor reloads committed state', async (t) => {
+  const inner = new LmdbStore({ path: tempDir(t), mapSizeGiB: 1 });
+  let failNext = false;
+  const store: Store = Object.create(inner);
+  store.commit = (b) => (failNext ? ((failNext = false), Promise.reject(new Error('disk full'))) : inner.commit(b));
+  const { runtime } = setup(t, { store });
+  await runtime.ask('acme', 'counter', 'd', { op: 'add', by: 2 });
+  failNext = true;
+  await t.rejects(runtime.ask('acme', 'counter', 'd', { op: 'add', by: 100 }), /disk full/);
+  t.equal(await runtime.ask('acme', 'counter', 'd', { op: 'get' }), 2, 'memory matches the store again');
+});
+
+t.test('ActorRuntime - close drains mailboxes and refuses new work', async (t) => {
+  const { runtime, store } = setup(t);
+  const many = Array.from({ length: 500 }, () => runtime.ask('acme', 'counter', 'z', { op: 'add', by: 1 }));
+  await runtime.close();
+  await Promise.all(many);
+  t.equal(store.getKv<{ n: number }>('acme', 'counter', 'z')!.n, 500);
+  const err = (await runtime.ask('acme', 'counter', 'z', { op: 'get' }).catch((e) => e)) as AppError;
+  t.equal(err.statusCode, 503);
+});

@@ -1,0 +1,60 @@
+// Starts a real node of the service for a test: port 0, a temp LMDB directory, silent logs, a
+// fixed JWT secret; closed and removed in teardown.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Principal } from '../../core/auth/tokens.js';
+import { WriteBatch } from '../../core/store/store.js';
+import { startApp, type RunningApp, type StartOptions } from '../../edge/app.js';
+
+export const TEST_JWT_SECRET = 'test-secret-0123456789-0123456789-0123456789';
+
+interface Teardown {
+  teardown(fn: () => unknown): void;
+}
+
+export function tempDir(t: Teardown, prefix = 'bp-test-'): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+export async function startTestApp(t: Teardown, opts: StartOptions & { dataDir?: string } = {}): Promise<RunningApp> {
+  const dataDir = opts.dataDir ?? tempDir(t);
+  const app = await startApp({
+    ...opts,
+    env: opts.env ?? {},
+    config: {
+      port: 0,
+      host: '127.0.0.1',
+      dataDir,
+      logLevel: 'silent',
+      jwtSecret: TEST_JWT_SECRET,
+      ...opts.config,
+    },
+  });
+  t.teardown(() => app.close());
+  return app;
+}
+
+/** Creates an organisation directly in the store (the auth module does this through signup). */
+export async function createOrg(app: RunningApp, orgId: string, displayName = orgId): Promise<void> {
+  await app.deps.store.commit(
+    new WriteBatch().putOrg({ orgId, displayName, createdate: new Date().toISOString() }),
+  );
+}
+
+export function tokenFor(app: RunningApp, p: Partial<Principal> & { org: string }): string {
+  return app.deps.tokens.signAccess({
+    sub: p.sub ?? 'user-1',
+    org: p.org,
+    roles: p.roles ?? (p.kind === 'customer' ? [] : ['User']),
+    kind: p.kind ?? 'staff',
+    email: p.email ?? 'staff@example.com',
+    ...(p.customerId ? { customerId: p.customerId } : {}),
+  });
+}
+
+export function staffHeaders(app: RunningApp, org: string, roles: string[] = ['User']): Record<string, string> {
+  return { orgid: org, authorization: `Bearer ${tokenFor(app, { org, roles })}` };
+}

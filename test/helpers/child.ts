@@ -1,0 +1,62 @@
+// Runs a TypeScript fixture in a child process (through tap's TypeScript loader), reads its stdout
+// line by line, and can kill it with SIGKILL: for crash-safety tests.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+
+export interface Child {
+  proc: ChildProcess;
+  lines: string[];
+  /** Resolves when `predicate` holds for the lines read so far. */
+  waitFor(predicate: (lines: string[]) => boolean, timeoutMs?: number): Promise<void>;
+  kill9(): Promise<void>;
+  exited: Promise<number | null>;
+  stderr(): string;
+}
+
+export function runFixture(script: string, args: string[] = [], env: Record<string, string> = {}): Child {
+  const proc = spawn(process.execPath, ['--import', '@tapjs/typescript/import', script, ...args], {
+    env: { ...process.env, TS_NODE_TRANSPILE_ONLY: '1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: string[] = [];
+  let err = '';
+  const waiters: Array<() => void> = [];
+  createInterface({ input: proc.stdout! }).on('line', (l) => {
+    lines.push(l);
+    for (const w of waiters.splice(0)) w();
+  });
+  proc.stderr!.on('data', (c: Buffer) => {
+    err += c.toString();
+  });
+  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+  return {
+    proc,
+    lines,
+    stderr: () => err,
+    exited,
+    waitFor(predicate, timeoutMs = 30_000) {
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(
+          () => reject(new Error(`child did not reach the expected state in ${timeoutMs} ms; stderr: ${err.slice(-2000)}`)),
+          timeoutMs,
+        );
+        const check = () => {
+          if (predicate(lines)) {
+            clearTimeout(timer);
+            resolve();
+          } else if (proc.exitCode !== null) {
+            clearTimeout(timer);
+            reject(new Error(`child exited with ${proc.exitCode}; stderr: ${err.slice(-2000)}`));
+          } else waiters.push(check);
+        };
+        check();
+      });
+    },
+    async kill9() {
+      if (proc.exitCode === null && proc.signalCode === null) {
+        proc.kill('SIGKILL');
+        await exited;
+      }
+    },
+  };
+}
