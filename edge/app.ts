@@ -8,6 +8,7 @@ import { createBus } from '../core/bus/index.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { loadConfig, resolveJwtSecret, type Config } from '../core/config.js';
 import { createLogger, type Logger } from '../core/log.js';
+import { LocalOutbox, type OutboxProvider } from '../core/outbox.js';
 import { LmdbStore } from '../core/store/lmdb-store.js';
 import type { AppDeps, CredentialResolver, Module } from './deps.js';
 import { HttpEdge } from './http-server.js';
@@ -26,6 +27,8 @@ export interface StartOptions {
   /** Defaults to every module of edge/modules.ts; tests may add their own. */
   modules?: Module[];
   bus?: Bus;
+  /** Replaces the configured outbox provider (tests). */
+  outbox?: OutboxProvider;
 }
 
 export interface RunningApp {
@@ -54,7 +57,8 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
   });
   const routes: RouteDef[] = [];
   const credentials: CredentialResolver[] = [];
-  const deps: AppDeps = { config, store, runtime, bus, tokens, clock, logger, credentials, routes };
+  const outbox = opts.outbox ?? new LocalOutbox(store, clock, logger);
+  const deps: AppDeps = { config, store, runtime, bus, tokens, clock, logger, outbox, credentials, routes };
   const mods = opts.modules ?? defaultModules;
 
   for (const m of mods) for (const a of m.actors ?? []) runtime.register(a);
@@ -78,6 +82,7 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
   for (const m of mods) if (m.routes) routes.push(...m.routes(deps));
 
   const edge = new HttpEdge({ deps, routes, metrics, logger });
+  for (const m of mods) m.attach?.(edge, deps);
   for (const m of mods) await m.start?.(deps);
   const port = await edge.listen(config.host, config.port);
   ready = true;

@@ -5,7 +5,9 @@ import type { Bus } from '../core/bus/bus.js';
 import type { Clock } from '../core/clock.js';
 import type { Config } from '../core/config.js';
 import type { Logger } from '../core/log.js';
+import type { OutboxProvider } from '../core/outbox.js';
 import type { Store } from '../core/store/store.js';
+import type { HttpEdge } from './http-server.js';
 import type { RouteDef } from './route.js';
 
 /**
@@ -25,6 +27,8 @@ export interface AppDeps {
   readonly tokens: TokenService;
   readonly clock: Clock;
   readonly logger: Logger;
+  /** Email, SMS and print messages (default `local`: recorded in the store). */
+  readonly outbox: OutboxProvider;
   /** Tried in order after the bearer token; modules add theirs (API keys, ...). */
   readonly credentials: CredentialResolver[];
   /** Routes registered so far (the reference and OpenAPI read it). */
@@ -38,6 +42,8 @@ export interface Module {
   /** Secondary indexes its queries rely on: [datatype, field path]. */
   readonly indexes?: ReadonlyArray<readonly [string, string]>;
   routes?(deps: AppDeps): RouteDef[];
+  /** Called with the edge before it listens: socket.io and SSE attach here. */
+  attach?(edge: HttpEdge, deps: AppDeps): void;
   start?(deps: AppDeps): void | Promise<void>;
   stop?(deps: AppDeps): void | Promise<void>;
 }

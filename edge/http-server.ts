@@ -277,6 +277,10 @@ export class HttpEdge {
         const m = /^Bearer\s+(\S+)\s*$/i.exec(authz);
         if (!m) throw new AppError('ERR_UNAUTHENTICATED', ['the Authorization header must be "Bearer <token>"']);
         principal = this.deps.tokens.verifyAccess(m[1]);
+        const client = headers['x-client-authorization'];
+        if (client && (principal.kind === 'app' || principal.roles.includes('System'))) {
+          principal = this.relayedCustomer(principal, client);
+        }
       }
       for (const resolve of this.deps.credentials) {
         if (principal) break;
@@ -295,13 +299,28 @@ export class HttpEdge {
     if (def.auth === 'staff' && !(principal.kind === 'staff' && principal.roles.includes('User'))) {
       throw new AppError('ERR_FORBIDDEN', ['this route needs a staff token']);
     }
-    if (def.auth === 'customer' && principal.kind === 'app' && !principal.actingFor) {
+    if (def.auth === 'customer' && principal.kind === 'app') {
       throw new AppError('ERR_FORBIDDEN', ['an application token alone does not act for a customer']);
     }
     if (def.roles && def.roles.length > 0 && !def.roles.some((r) => principal!.roles.includes(r))) {
       throw new AppError('ERR_ROLE_REQUIRED', [def.roles.join(', ')]);
     }
     return principal;
+  }
+
+  /**
+   * An application (or System service) relaying a customer's request: the customer's own token
+   * rides in x-client-authorization and becomes the principal (spec: Authentication →
+   * Combinations). An application token alone never acts for a customer.
+   */
+  private relayedCustomer(service: Principal, header: string): Principal {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    if (!m) throw new AppError('ERR_UNAUTHENTICATED', ['x-client-authorization must be "Bearer <customer token>"']);
+    const customer = this.deps.tokens.verifyAccess(m[1]);
+    if (customer.kind !== 'customer' || customer.org !== service.org) {
+      throw new AppError('ERR_UNAUTHENTICATED', ['x-client-authorization must carry a customer token of the same organisation']);
+    }
+    return { ...customer, app: service.sub };
   }
 
   private async handle(

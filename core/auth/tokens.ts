@@ -20,8 +20,12 @@ export interface Principal {
   exp?: number;
   /** How the caller proved who it is. */
   via?: 'jwt' | 'api-key';
-  /** Set when an application token carries a verified customer token beside it. */
-  actingFor?: Principal;
+  /**
+   * Set when a customer's request was relayed by an application (an app token in Authorization
+   * and the customer's token in x-client-authorization): the application's id. The principal
+   * itself is then the customer.
+   */
+  app?: string;
   /** The customer record id of a customer principal. */
   customerId?: string;
   /** Session or device the token was issued to. */
@@ -67,7 +71,7 @@ export class TokenService {
   }
 
   signAccess(p: Omit<Principal, 'exp' | 'via'>, ttlSeconds = this.opts.accessTtlSeconds): string {
-    const { sub, actingFor: _a, ...rest } = p;
+    const { sub, app: _a, ...rest } = p;
     const now = this.nowSeconds();
     return jwt.sign({ ...rest, typ: 'access', iat: now, exp: now + ttlSeconds }, this.secret, {
       algorithm: ALG,
