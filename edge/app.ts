@@ -58,7 +58,25 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
   const routes: RouteDef[] = [];
   const credentials: CredentialResolver[] = [];
   const outbox = opts.outbox ?? new LocalOutbox(store, clock, logger);
-  const deps: AppDeps = { config, store, runtime, bus, tokens, clock, logger, outbox, credentials, routes };
+  let openapi: Record<string, unknown> | undefined;
+  const deps: AppDeps = {
+    config,
+    store,
+    runtime,
+    bus,
+    tokens,
+    clock,
+    logger,
+    outbox,
+    credentials,
+    routes,
+    openapi: () =>
+      (openapi ??= buildOpenApi(routes, {
+        title: 'Business Platform API',
+        version: '0.1.0',
+        description: 'Multi-tenant business platform API: generated from the live route table.',
+      })),
+  };
   const mods = opts.modules ?? defaultModules;
 
   for (const m of mods) for (const a of m.actors ?? []) runtime.register(a);
@@ -66,17 +84,11 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
 
   let ready = false;
   const metrics = new HttpMetrics(runtime, store);
-  let openapi: unknown;
   routes.push(
     ...systemRoutes({
       ready: () => ready,
       metrics: async () => ({ contentType: metrics.registry.contentType, body: await metrics.registry.metrics() }),
-      openapi: () =>
-        (openapi ??= buildOpenApi(routes, {
-          title: 'Business Platform API',
-          version: '0.1.0',
-          description: 'Multi-tenant business platform API: generated from the live route table.',
-        })),
+      openapi: deps.openapi,
     }),
   );
   for (const m of mods) if (m.routes) routes.push(...m.routes(deps));

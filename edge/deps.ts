@@ -33,6 +33,8 @@ export interface AppDeps {
   readonly credentials: CredentialResolver[];
   /** Routes registered so far (the reference and OpenAPI read it). */
   readonly routes: readonly RouteDef[];
+  /** The OpenAPI document of the complete route table (built once, after every module registered). */
+  openapi(): Record<string, unknown>;
 }
 
 /** A feature area: its actors, indexes, routes and background work. */

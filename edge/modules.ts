@@ -8,6 +8,7 @@ import { crmModule } from './modules/crm.js';
 import { eventsModule } from './modules/events.js';
 import { phoneModule } from './modules/phone.js';
 import { recordsModule } from './modules/records.js';
+import { referenceModule } from './modules/reference.js';
 import { reservationsModule } from './modules/reservations.js';
 import { storefrontModule } from './modules/storefront.js';
 import { workflowModule } from './modules/workflow.js';
@@ -23,4 +24,6 @@ export const modules: Module[] = [
   chatModule,
   crmModule,
   phoneModule,
+  // Last by convention; it reads the complete route table at start-up.
+  referenceModule,
 ];

@@ -1,0 +1,218 @@
+// The published reference (spec: Endpoints → Reference and discovery): generated from the live
+// route table at start-up, so every route any module registers appears by itself. None of these
+// routes needs an orgid or a token.
+import { Type } from '@sinclair/typebox';
+import { appError } from '../../core/errors.js';
+import type { AppDeps, Module } from '../deps.js';
+import { buildCatalogue, type Catalogue, type Endpoint } from '../reference/catalogue.js';
+import { documentationMd, endpointMd, llmsTxt, sectionMd } from '../reference/markdown.js';
+import { documentationPage } from '../reference/page.js';
+import { searchCatalogue } from '../reference/search.js';
+import { route, type RouteDef } from '../route.js';
+
+const TITLE = 'Business Platform API';
+const TAG = 'Reference';
+const MARKDOWN = 'text/markdown; charset=utf-8';
+
+const ACCESS_TEXT: Record<string, string> = {
+  none: 'Public',
+  customer: 'Customer or staff token',
+  staff: 'Staff token',
+};
+
+function endpointJson(e: Endpoint) {
+  return {
+    method: e.method,
+    path: e.path,
+    summary: e.summary,
+    description: e.description,
+    tag: e.tag,
+    section: e.section,
+    access: (ACCESS_TEXT[e.auth] ?? e.auth) + (e.roles.length ? ` (roles: ${e.roles.join(', ')})` : ''),
+    operation: e.operation,
+  };
+}
+
+const publicRoute = { auth: 'none', tenant: 'none', tag: TAG } as const;
+
+function redirect(path: string): RouteDef {
+  return route({
+    ...publicRoute,
+    method: 'GET',
+    path,
+    summary: `Redirects to /documentation`,
+    status: 302,
+    handler: (ctx) => {
+      ctx.status = 302;
+      ctx.responseHeaders.location = '/documentation';
+      ctx.type = 'text/plain; charset=utf-8';
+      return 'Found: /documentation';
+    },
+  });
+}
+
+export function referenceRoutes(get: () => Catalogue): RouteDef[] {
+  let page: string | undefined;
+  return [
+    route({
+      ...publicRoute,
+      method: 'GET',
+      path: '/documentation',
+      summary: 'Browsable reference with a request runner',
+      description: 'Loads the section index first, then one section on demand. Works offline (no CDN).',
+      handler: (ctx) => {
+        ctx.type = 'text/html; charset=utf-8';
+        return (page ??= documentationPage(TITLE));
+      },
+    }),
+    route({
+      ...publicRoute,
+      method: 'GET',
+      path: '/documentation/sections.json',
+      summary: 'The section index the reference page loads first',
+      response: Type.Object({
+        title: Type.String(),
+        endpoints: Type.Integer(),
+        sections: Type.Array(Type.Object({ name: Type.String(), slug: Type.String(), count: Type.Integer() })),
+      }),
+      handler: () => {
+        const c = get();
+        return {
+          title: TITLE,
+          endpoints: c.endpoints.length,
+          sections: c.sections.map((s) => ({ name: s.name, slug: s.slug, count: s.endpoints.length })),
+        };
+      },
+    }),
+    route({
+      ...publicRoute,
+      method: 'GET',
+      path: '/documentation/tag/:file',
+      summary: 'One section in full: `<slug>.md` as markdown, `<slug>.json` for the reference page',
+      description: 'The slug is the section name lowercased with runs of non-alphanumerics replaced by hyphens.',
+      params: Type.Object({ file: Type.String({ pattern: '^[a-z0-9-]+\\.(md|json)$' }) }),
+      errors: [404],
+      handler: (ctx) => {
+        const [, slug, ext] = /^([a-z0-9-]+)\.(md|json)$/.exec(ctx.params.file)!;
+        const section = get().bySlug.get(slug);
+        if (!section) throw appError('ERR_NOT_FOUND', `section "${slug}"`);
+        if (ext === 'md') {
+          ctx.type = MARKDOWN;
+          return sectionMd(section);
+        }
+        ctx.type = 'application/json';
+        return JSON.stringify({ name: section.name, slug: section.slug, endpoints: section.endpoints.map(endpointJson) });
+      },
+    }),
+    route({
+      ...publicRoute,
+      method: 'GET',
+      path: '/documentation.md',
+      summary: 'Every endpoint, one line each, grouped by section',
+      handler: (ctx) => {
+        ctx.type = MARKDOWN;
+        return documentationMd(get(), TITLE);
+      },
+    }),
+    route({
+      ...publicRoute,
+      method: 'GET',
+      path: '/llms.txt',
+      summary: 'Short text map of the reference',
+      handler: (ctx) => {
+        ctx.type = 'text/plain; charset=utf-8';
+        return llmsTxt(get(), TITLE);
+      },
+    }),
+    route({
+      ...publicRoute,
+      method: 'GET',
+      path: '/documentation/search',
+      summary: 'Search the reference; an exact path match ranks above a word in a summary',
+      query: Type.Object({
+        q: Type.String({ minLength: 1, maxLength: 200 }),
+        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })),
+      }),
+      response: Type.Object({
+        query: Type.String(),
+        count: Type.Integer(),
+        results: Type.Array(
+          Type.Object({
+            method: Type.String(),
+            path: Type.String(),
+            summary: Type.String(),
+            tag: Type.String(),
+            detail: Type.String(),
+            section: Type.String(),
+            score: Type.Number(),
+          }),
+        ),
+      }),
+      handler: (ctx) => {
+        const results = searchCatalogue(get(), ctx.query.q, ctx.query.limit ?? 50);
+        return { query: ctx.query.q, count: results.length, results };
+      },
+    }),
+    route({
+      ...publicRoute,
+      method: 'GET',
+      path: '/documentation/endpoint',
+      summary: 'One endpoint in markdown; `format=json` gives the raw operation',
+      query: Type.Object({
+        method: Type.String({ minLength: 3, maxLength: 7 }),
+        path: Type.String({ minLength: 1, maxLength: 500 }),
+        format: Type.Optional(Type.Union([Type.Literal('md'), Type.Literal('json')])),
+      }),
+      errors: [404],
+      handler: (ctx) => {
+        const key = `${ctx.query.method.toUpperCase()} ${ctx.query.path}`;
+        const e = get().byKey.get(key);
+        if (!e) throw appError('ERR_NOT_FOUND', `endpoint ${key}`);
+        if (ctx.query.format === 'json') {
+          ctx.type = 'application/json';
+          return JSON.stringify(endpointJson(e));
+        }
+        ctx.type = MARKDOWN;
+        return endpointMd(e);
+      },
+    }),
+    route({
+      ...publicRoute,
+      method: 'GET',
+      path: '/robots.txt',
+      summary: 'Allows the reference, disallows the API',
+      handler: (ctx) => {
+        ctx.type = 'text/plain; charset=utf-8';
+        return [
+          'User-agent: *',
+          'Allow: /documentation',
+          'Allow: /documentation.md',
+          'Allow: /documentation-json',
+          'Allow: /openapi.json',
+          'Allow: /llms.txt',
+          'Disallow: /',
+          '',
+        ].join('\n');
+      },
+    }),
+    redirect('/api-docs'),
+    redirect('/docs'),
+    redirect('/swagger'),
+  ];
+}
+
+const catalogue = new WeakMap<AppDeps, Catalogue>();
+
+export const referenceModule: Module = {
+  name: 'reference',
+  routes: (deps) =>
+    referenceRoutes(() => {
+      let c = catalogue.get(deps);
+      if (!c) catalogue.set(deps, (c = buildCatalogue(deps.routes, deps.openapi())));
+      return c;
+    }),
+  // Build it once every module has registered, so the first reader pays nothing.
+  start: (deps) => {
+    catalogue.set(deps, buildCatalogue(deps.routes, deps.openapi()));
+  },
+};

@@ -1,0 +1,93 @@
+// The reference as text: /llms.txt, /documentation.md, one section, one endpoint.
+import type { Catalogue, Endpoint, Section } from './catalogue.js';
+
+const ACCESS: Record<string, string> = {
+  none: 'public (no token)',
+  customer: 'customer or staff token',
+  staff: 'staff token (role User)',
+};
+
+function access(e: Endpoint): string {
+  const base = ACCESS[e.auth] ?? e.auth;
+  return e.roles.length ? `${base}; roles: ${e.roles.join(' or ')}` : base;
+}
+
+function endpointLink(e: Endpoint): string {
+  return `/documentation/endpoint?method=${e.method}&path=${encodeURIComponent(e.path)}`;
+}
+
+function counts(c: Catalogue): string {
+  return `${c.endpoints.length} endpoints in ${c.sections.length} sections`;
+}
+
+export function llmsTxt(c: Catalogue, title: string): string {
+  const lines = [
+    `# ${title}`,
+    '',
+    `> A multi-tenant business platform API. Every call carries the tenant in the \`orgid\` header; most need \`Authorization: Bearer <jwt>\` or \`x-api-key\`. Errors answer \`{statusCode, message, error}\`. ${counts(c)}.`,
+    '',
+    '## Reference',
+    '',
+    '- [OpenAPI 3 document](/openapi.json): the complete machine-readable contract',
+    '- [All endpoints, one line each](/documentation.md)',
+    '- [Search](/documentation/search?q=checkin): `GET /documentation/search?q=<phrase>`',
+    '- [Browsable reference with a request runner](/documentation)',
+    '',
+    '## Sections',
+    '',
+    ...c.sections.map((s) => `- [${s.name}](/documentation/tag/${s.slug}.md): ${s.endpoints.length} endpoints`),
+    '',
+  ];
+  return lines.join('\n');
+}
+
+function oneLine(e: Endpoint): string {
+  return `- \`${e.method} ${e.path}\` — ${e.summary} (${access(e)})`;
+}
+
+export function documentationMd(c: Catalogue, title: string): string {
+  const out = [`# ${title}`, '', `${counts(c)}. Each section in full: \`/documentation/tag/<section>.md\`.`, ''];
+  for (const s of c.sections) {
+    out.push(`## ${s.name}`, '', ...s.endpoints.map(oneLine), '');
+  }
+  return out.join('\n');
+}
+
+function schemaBlock(title: string, schema: unknown): string[] {
+  if (!schema) return [];
+  return [`**${title}**`, '', '```json', JSON.stringify(schema, null, 2), '```', ''];
+}
+
+export function endpointMd(e: Endpoint): string {
+  const op = e.operation as {
+    parameters?: Array<{ name: string; in: string; required?: boolean; description?: string; schema?: { type?: unknown } }>;
+    requestBody?: { content?: Record<string, { schema?: unknown }> };
+    responses?: Record<string, { description?: string; $ref?: string; content?: Record<string, { schema?: unknown }> }>;
+  };
+  const out = [`### ${e.method} ${e.path}`, '', e.summary, ''];
+  if (e.description) out.push(e.description, '');
+  out.push(`- Section: [${e.tag}](/documentation/tag/${e.section}.md)`, `- Access: ${access(e)}`, '');
+  if (op.parameters?.length) {
+    out.push('| Parameter | In | Required | Type | Notes |', '|---|---|---|---|---|');
+    for (const p of op.parameters) {
+      out.push(`| ${p.name} | ${p.in} | ${p.required ? 'yes' : 'no'} | ${String(p.schema?.type ?? '')} | ${p.description ?? ''} |`);
+    }
+    out.push('');
+  }
+  for (const [type, media] of Object.entries(op.requestBody?.content ?? {})) out.push(...schemaBlock(`Body (${type})`, media.schema));
+  const responses = Object.entries(op.responses ?? {});
+  if (responses.length) {
+    out.push('| Status | Meaning |', '|---|---|');
+    for (const [status, r] of responses) out.push(`| ${status} | ${r.description ?? (r.$ref ? r.$ref.replace(/^.*\/E/, 'error envelope ') : '')} |`);
+    out.push('');
+    const ok = responses.find(([s]) => s.startsWith('2'));
+    if (ok?.[1].content) out.push(...schemaBlock('Answer', ok[1].content['application/json']?.schema));
+  }
+  return out.join('\n');
+}
+
+export function sectionMd(s: Section): string {
+  const out = [`# ${s.name}`, '', `${s.endpoints.length} endpoints.`, ''];
+  for (const e of s.endpoints) out.push(endpointMd(e), `[Open this endpoint alone](${endpointLink(e)})`, '');
+  return out.join('\n');
+}

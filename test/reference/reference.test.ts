@@ -1,0 +1,113 @@
+import SwaggerParser from '@apidevtools/swagger-parser';
+import t from 'tap';
+import { sectionSlug } from '../../edge/reference/catalogue.js';
+import { startTestApp } from '../helpers/app.js';
+import { request } from '../helpers/http.js';
+
+t.test('reference', async (t) => {
+  const app = await startTestApp(t);
+  const url = app.url;
+  const routes = app.deps.routes;
+  const tags = new Set(routes.map((r) => r.tag));
+
+  t.test('OpenAPI document: valid, and exactly the live route table, at both addresses', async (t) => {
+    const doc = (await request(url, '/openapi.json')).body;
+    t.same((await request(url, '/documentation-json')).body, doc);
+    await SwaggerParser.validate(structuredClone(doc));
+    const listed: string[] = [];
+    const ids = new Set<string>();
+    for (const [p, ops] of Object.entries<Record<string, any>>(doc.paths)) {
+      for (const [m, op] of Object.entries<any>(ops)) {
+        listed.push(`${m.toUpperCase()} ${p}`);
+        t.ok(op.operationId && !ids.has(op.operationId), `${m} ${p} has a unique operationId`);
+        ids.add(op.operationId);
+        t.ok(op.tags?.length === 1 && op.summary, `${m} ${p} has a section and a summary`);
+        t.ok(op.security, `${m} ${p} declares its security`);
+      }
+    }
+    t.same(listed.sort(), routes.map((r) => `${r.method} ${r.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}')}`).sort());
+    t.match(doc.info.description, new RegExp(`${routes.length} endpoints in ${tags.size} sections`));
+  });
+
+  t.test('no orgid or token needed anywhere in the reference', async (t) => {
+    for (const p of ['/documentation', '/documentation.md', '/llms.txt', '/robots.txt', '/openapi.json', '/documentation/sections.json', '/documentation/search?q=health']) {
+      t.equal((await request(url, p)).status, 200, p);
+    }
+  });
+
+  t.test('/documentation.md lists every endpoint once, grouped by section, with the counts', async (t) => {
+    const r = await request(url, '/documentation.md');
+    t.match(r.headers['content-type'], /text\/markdown/);
+    for (const route of routes) t.ok(r.text.includes(`\`${route.method} ${route.path}\``), `${route.method} ${route.path}`);
+    const lines = r.text.split('\n').filter((l) => l.startsWith('- `'));
+    t.equal(lines.length, routes.length, 'one line each');
+    t.match(r.text, new RegExp(`${routes.length} endpoints in ${tags.size} sections`));
+    for (const tag of tags) t.ok(r.text.includes(`## ${tag}`), `section ${tag}`);
+  });
+
+  t.test('/llms.txt is a short map linking every section', async (t) => {
+    const r = await request(url, '/llms.txt');
+    t.match(r.headers['content-type'], /text\/plain/);
+    for (const tag of tags) t.ok(r.text.includes(`/documentation/tag/${sectionSlug(tag)}.md`));
+    t.ok(r.text.length < 20_000);
+  });
+
+  t.test('the section slug rule, and a section in full', async (t) => {
+    t.equal(sectionSlug('Check-in queue'), 'check-in-queue');
+    t.equal(sectionSlug('Applications & API keys'), 'applications-api-keys');
+    t.equal(sectionSlug('  CRM (staff) / Leads '), 'crm-staff-leads');
+    const r = await request(url, '/documentation/tag/reference.md');
+    t.equal(r.status, 200);
+    t.match(r.text, /^# Reference/);
+    t.match(r.text, /### GET \/documentation\/search/);
+    const ops = routes.filter((x) => x.tag === 'Reference').length;
+    t.match(r.text, new RegExp(`${ops} endpoints`));
+    const json = await request(url, '/documentation/tag/operations.json');
+    t.equal(json.status, 200);
+    t.same(json.body.endpoints.map((e: any) => e.path).sort(), routes.filter((x) => x.tag === 'Operations').map((x) => x.path).sort());
+    t.equal((await request(url, '/documentation/tag/no-such-section.md')).status, 404);
+    t.equal((await request(url, '/documentation/tag/..%2F..%2Fetc.md')).status, 400);
+  });
+
+  t.test('search: shape, and an exact path ranks above a word in a summary', async (t) => {
+    const r = await request(url, '/documentation/search?q=%2Fmetrics');
+    t.equal(r.status, 200);
+    t.same(Object.keys(r.body).sort(), ['count', 'query', 'results']);
+    t.equal(r.body.query, '/metrics');
+    t.equal(r.body.count, r.body.results.length);
+    t.equal(r.body.results[0].path, '/metrics', 'the exact path first');
+    t.same(Object.keys(r.body.results[0]).sort(), ['detail', 'method', 'path', 'score', 'section', 'summary', 'tag']);
+    // "metrics" is also a word in another route's summary; the path match must outrank it.
+    const word = await request(url, '/documentation/search?q=metrics');
+    t.equal(word.body.results[0].path, '/metrics');
+    const readiness = await request(url, '/documentation/search?q=readiness');
+    t.equal(readiness.body.results[0].path, '/readyz', 'a summary word finds its route');
+    const none = await request(url, '/documentation/search?q=zzzqqq');
+    t.same(none.body, { query: 'zzzqqq', count: 0, results: [] });
+    t.equal((await request(url, '/documentation/search')).status, 400, 'q is required');
+  });
+
+  t.test('endpoint lookup in markdown and JSON, by either path style', async (t) => {
+    const md = await request(url, '/documentation/endpoint?method=GET&path=' + encodeURIComponent('/documentation/tag/:file'));
+    t.equal(md.status, 200);
+    t.match(md.headers['content-type'], /text\/markdown/);
+    t.match(md.text, /### GET \/documentation\/tag\/:file/);
+    t.match(md.text, /\| file \| path \| yes \|/);
+    const json = await request(url, '/documentation/endpoint?method=get&format=json&path=' + encodeURIComponent('/documentation/tag/{file}'));
+    t.equal(json.status, 200);
+    t.equal(json.body.operation.operationId, 'getDocumentationTagByFile');
+    t.equal(json.body.section, 'reference');
+    t.equal((await request(url, '/documentation/endpoint?method=GET&path=%2Fnope')).status, 404);
+  });
+
+  t.test('redirects and robots', async (t) => {
+    for (const p of ['/api-docs', '/docs', '/swagger']) {
+      const r = await request(url, p);
+      t.equal(r.status, 302, p);
+      t.equal(r.headers.location, '/documentation');
+    }
+    const robots = await request(url, '/robots.txt');
+    t.match(robots.text, /Allow: \/documentation/);
+    t.match(robots.text, /Disallow: \/\n/);
+  });
+});
