@@ -1,0 +1,96 @@
+// Rate limits (spec: Limits → Rate limit; Errors → 429): token buckets per organisation, sized by
+// the organisation's plan, and per client address on the unauthenticated authentication routes
+// (sign-in, directory lookup, magic code, app key) where there is no organisation to charge yet.
+// Over the limit a request answers 429 with Retry-After in whole seconds.
+import type { Clock } from '../core/clock.js';
+import { AppError } from '../core/errors.js';
+
+export interface Bucket {
+  perSecond: number;
+  burst: number;
+}
+
+export interface RateLimitConfig {
+  enabled: boolean;
+  defaultPlan: string;
+  plans: Record<string, Bucket>;
+  /** Per client address, on routes marked `rateLimit: 'address'`. */
+  perAddress: Bucket;
+}
+
+interface State {
+  tokens: number;
+  at: number;
+}
+
+/** Token buckets keyed by string; idle buckets are forgotten (a full bucket equals a new one). */
+export class TokenBuckets {
+  private readonly state = new Map<string, State>();
+  private sweptAt: number;
+
+  constructor(private readonly clock: Clock) {
+    this.sweptAt = clock.now();
+  }
+
+  /** Takes one token; returns 0 when granted, else the seconds until one is available. */
+  take(key: string, bucket: Bucket): number {
+    const now = this.clock.now();
+    let s = this.state.get(key);
+    if (!s) {
+      s = { tokens: bucket.burst, at: now };
+      this.state.set(key, s);
+    } else {
+      s.tokens = Math.min(bucket.burst, s.tokens + ((now - s.at) / 1000) * bucket.perSecond);
+      s.at = now;
+    }
+    if (now - this.sweptAt > 60_000) this.sweep(now);
+    if (s.tokens >= 1) {
+      s.tokens -= 1;
+      return 0;
+    }
+    return Math.max(1, Math.ceil((1 - s.tokens) / bucket.perSecond));
+  }
+
+  /** Buckets idle for ten minutes have refilled (every configured burst refills faster). */
+  private sweep(now: number): void {
+    this.sweptAt = now;
+    for (const [k, s] of this.state) if (now - s.at > 600_000) this.state.delete(k);
+  }
+
+  get size(): number {
+    return this.state.size;
+  }
+}
+
+export class RateLimiter {
+  private readonly orgs: TokenBuckets;
+  private readonly addresses: TokenBuckets;
+
+  constructor(
+    private readonly cfg: RateLimitConfig,
+    clock: Clock,
+  ) {
+    this.orgs = new TokenBuckets(clock);
+    this.addresses = new TokenBuckets(clock);
+  }
+
+  private refuse(seconds: number): never {
+    throw new AppError('ERR_RATE_LIMITED', [seconds], { headers: { 'retry-after': String(seconds) } });
+  }
+
+  /** Charges one request to the organisation; throws 429 over its plan's limit. */
+  chargeOrg(orgId: string, plan: string | undefined): void {
+    if (!this.cfg.enabled) return;
+    const bucket = this.cfg.plans[plan ?? this.cfg.defaultPlan] ?? this.cfg.plans[this.cfg.defaultPlan];
+    if (!bucket) return;
+    const wait = this.orgs.take(orgId, bucket);
+    if (wait > 0) this.refuse(wait);
+  }
+
+  /** Charges one request to the client address; throws 429 over the per-address limit. */
+  chargeAddress(address: string): void {
+    if (!this.cfg.enabled) return;
+    const wait = this.addresses.take(address, this.cfg.perAddress);
+    if (wait > 0) this.refuse(wait);
+  }
+}
