@@ -8,6 +8,7 @@
 //   kv       [tenant, ns, key]                     → value
 //   orgs     orgId                                 → Org
 //   meta     ['index', datatype, path]             → { builtAt }
+import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { open, type Database, type Key, type RootDatabase } from 'lmdb';
 import { AppError } from '../errors.js';
@@ -272,6 +273,18 @@ export class LmdbStore implements Store {
       for (const v of oldV) if (!newV.includes(v)) this.index.remove([tenant, datatype, path, v, sk]);
       for (const v of newV) if (!oldV.includes(v)) this.index.put([tenant, datatype, path, v, sk], 1);
     }
+  }
+
+  /**
+   * A hash of every record, index entry, log entry and org: two equal digests mean nothing stored
+   * changed in between. For tests that prove rejected requests write nothing.
+   */
+  digest(): string {
+    const h = createHash('sha256');
+    for (const db of [this.records, this.index, this.logs, this.orgs] as Database<unknown, Key>[]) {
+      for (const { key, value } of db.getRange({})) h.update(JSON.stringify(key)).update(JSON.stringify(value) ?? '');
+    }
+    return h.digest('hex');
   }
 
   sizeBytes(): number {
