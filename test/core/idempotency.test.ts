@@ -20,7 +20,7 @@ t.test('idempotency - keys must be UUIDs', async (t) => {
   t.doesNotThrow(() => assertIdempotencyKey(undefined));
   t.doesNotThrow(() => assertIdempotencyKey(KEY));
   for (const bad of ['abc', 42, '', '7d3f1c2a9b4e4f6a8c1d2e3f4a5b6c7d']) {
-    t.throws(() => assertIdempotencyKey(bad), { statusCode: 400 }, `refuses ${JSON.stringify(bad)}`);
+    t.throws(() => assertIdempotencyKey(bad), { name: 'AppError', statusCode: 400 }, `refuses ${JSON.stringify(bad)}`);
   }
 });
 

@@ -35,10 +35,10 @@ t.test('RateLimiter - per plan per org, and per address; 429 with Retry-After', 
   t.equal(err?.statusCode, 429);
   t.same(err?.headers, { 'retry-after': '1' });
   for (let i = 0; i < 100; i++) rl.chargeOrg('b', undefined);
-  t.throws(() => rl.chargeOrg('b', undefined), { statusCode: 429 }, 'the default plan applies without one');
+  t.throws(() => rl.chargeOrg('b', undefined), { name: 'AppError', statusCode: 429 }, 'the default plan applies without one');
   t.doesNotThrow(() => rl.chargeOrg('c', 'no-such-plan'), 'an unknown plan falls back to the default');
   rl.chargeAddress('10.0.0.1');
-  t.throws(() => rl.chargeAddress('10.0.0.1'), { statusCode: 429 });
+  t.throws(() => rl.chargeAddress('10.0.0.1'), { name: 'AppError', statusCode: 429 });
   t.doesNotThrow(() => rl.chargeAddress('10.0.0.2'));
   const off = new RateLimiter({ enabled: false, defaultPlan: 'x', plans: { x: { perSecond: 0.001, burst: 0 } }, perAddress: { perSecond: 0.001, burst: 0 } }, clock);
   t.doesNotThrow(() => {
