@@ -17,9 +17,52 @@ export interface Config {
   nodeId: string | null;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   http: { maxBodyBytes: number; corsOrigins: string[]; shutdownGraceMs: number };
+  rateLimits: {
+    enabled: boolean;
+    defaultPlan: string;
+    plans: Record<string, { perSecond: number; burst: number }>;
+    perAddress: { perSecond: number; burst: number };
+  };
   store: { mapSizeGiB: number; defaultPageSize: number; maxPageSize: number };
+  chat: {
+    presenceGraceMs: number;
+    presenceTtlMs: number;
+    typingClearMs: number;
+    customerIdleMs: number;
+    sessionWarningMs: number;
+    chatInactivityMs: number;
+    tokenExpiryGraceMs: number;
+    sweepIntervalMs: number;
+    sseHeartbeatMs: number;
+    aiStreamTtlMs: number;
+    maxMessageLength: number;
+    replayLimit: number;
+    maxBackpressureBytes: number;
+  };
+  providers: {
+    outbox: 'local' | 'smtp';
+    smtp: { host: string; port: number; secure: boolean; user: string | null; pass: string | null; from: string };
+    ai: {
+      provider: 'local' | 'openai';
+      baseUrl: string | null;
+      apiKey: string | null;
+      model: string;
+      wordDelayMs: number;
+      timeoutMs: number;
+    };
+  };
   actors: { idleMs: number; askTimeoutMs: number };
   auth: { accessTokenTtlSeconds: number; refreshTokenTtlSeconds: number; tokenCacheSize: number };
+  voice: {
+    provider: 'local' | 'twilio';
+    accountSid: string | null;
+    apiKeySid: string | null;
+    apiKeySecret: string | null;
+    outgoingApplicationSid: string | null;
+    pushCredentialSid: string | null;
+    tokenTtlSeconds: number;
+    webhookSecret: string | null;
+  };
 }
 
 export class ConfigError extends Error {
@@ -29,6 +72,7 @@ export class ConfigError extends Error {
 type Parse = (raw: string) => unknown;
 const int: Parse = (raw) => (/^-?\d+$/.test(raw) ? Number(raw) : raw);
 const text: Parse = (raw) => raw;
+const bool: Parse = (raw) => (/^(true|1|yes|on)$/i.test(raw) ? true : /^(false|0|no|off)$/i.test(raw) ? false : raw);
 const list: Parse = (raw) => raw.split(',').map((s) => s.trim()).filter(Boolean);
 
 /** Environment variable → config path and how to read it. */
@@ -42,7 +86,25 @@ const ENV: ReadonlyArray<[string, string[], Parse]> = [
   ['LOG_LEVEL', ['logLevel'], text],
   ['MAX_BODY_BYTES', ['http', 'maxBodyBytes'], int],
   ['CORS_ORIGINS', ['http', 'corsOrigins'], list],
+  ['RATE_LIMITS', ['rateLimits', 'enabled'], bool],
+  ['RATE_LIMIT_DEFAULT_PLAN', ['rateLimits', 'defaultPlan'], text],
   ['ACTOR_IDLE_MS', ['actors', 'idleMs'], int],
+  ['OUTBOX_PROVIDER', ['providers', 'outbox'], text],
+  ['SMTP_HOST', ['providers', 'smtp', 'host'], text],
+  ['SMTP_PORT', ['providers', 'smtp', 'port'], int],
+  ['SMTP_USER', ['providers', 'smtp', 'user'], text],
+  ['SMTP_PASS', ['providers', 'smtp', 'pass'], text],
+  ['SMTP_FROM', ['providers', 'smtp', 'from'], text],
+  ['AI_PROVIDER', ['providers', 'ai', 'provider'], text],
+  ['AI_BASE_URL', ['providers', 'ai', 'baseUrl'], text],
+  ['AI_API_KEY', ['providers', 'ai', 'apiKey'], text],
+  ['AI_MODEL', ['providers', 'ai', 'model'], text],
+  ['VOICE_PROVIDER', ['voice', 'provider'], text],
+  ['VOICE_ACCOUNT_SID', ['voice', 'accountSid'], text],
+  ['VOICE_API_KEY_SID', ['voice', 'apiKeySid'], text],
+  ['VOICE_API_KEY_SECRET', ['voice', 'apiKeySecret'], text],
+  ['VOICE_APP_SID', ['voice', 'outgoingApplicationSid'], text],
+  ['VOICE_WEBHOOK_SECRET', ['voice', 'webhookSecret'], text],
 ];
 
 const validate = new Ajv({ allErrors: true, strict: false }).compile(schema);

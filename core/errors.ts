@@ -26,6 +26,8 @@ export const ErrorCodes = {
   // 401
   ERR_UNAUTHENTICATED: def('ERR_UNAUTHENTICATED', 401, 'authentication required: %s'),
   ERR_TOKEN_INVALID: def('ERR_TOKEN_INVALID', 401, 'token is invalid or expired'),
+  // 402
+  ERR_PAYMENT_DECLINED: def('ERR_PAYMENT_DECLINED', 402, 'payment declined: %s'),
   // 403
   ERR_FORBIDDEN: def('ERR_FORBIDDEN', 403, '%s'),
   ERR_ROLE_REQUIRED: def('ERR_ROLE_REQUIRED', 403, 'this route needs one of the roles: %s'),

@@ -9,6 +9,7 @@ import { systemClock, type Clock } from '../core/clock.js';
 import { loadConfig, resolveJwtSecret, type Config } from '../core/config.js';
 import { createLogger, type Logger } from '../core/log.js';
 import { LocalOutbox, type OutboxProvider } from '../core/outbox.js';
+import { SmtpOutbox } from '../core/outbox-smtp.js';
 import { LmdbStore } from '../core/store/lmdb-store.js';
 import type { AppDeps, CredentialResolver, Module } from './deps.js';
 import { HttpEdge } from './http-server.js';
@@ -57,7 +58,9 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
   });
   const routes: RouteDef[] = [];
   const credentials: CredentialResolver[] = [];
-  const outbox = opts.outbox ?? new LocalOutbox(store, clock, logger);
+  const local = () => new LocalOutbox(store, clock, logger);
+  const smtp = () => new SmtpOutbox(store, config.providers.smtp, new LocalOutbox(store, clock), clock, logger);
+  const outbox = opts.outbox ?? (config.providers.outbox === 'smtp' ? smtp() : local());
   let openapi: Record<string, unknown> | undefined;
   const deps: AppDeps = {
     config,
@@ -87,7 +90,7 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
   routes.push(
     ...systemRoutes({
       ready: () => ready,
-      metrics: async () => ({ contentType: metrics.registry.contentType, body: await metrics.registry.metrics() }),
+      metrics: async () => ({ contentType: metrics.contentType, body: await metrics.render() }),
       openapi: deps.openapi,
     }),
   );

@@ -1,7 +1,7 @@
 // The OpenAPI 3 document, generated at start-up from the running route table (spec: Versioning 2):
 // the same object the reference pages read, so it can never drift from what the server serves.
 import type { TSchema } from '@sinclair/typebox';
-import { statusName } from '../core/errors.js';
+import { ErrorCodes, statusName } from '../core/errors.js';
 import type { RouteDef } from './route.js';
 
 export interface OpenApiInfo {
@@ -60,6 +60,8 @@ function errorStatuses(def: RouteDef): number[] {
 
 export function buildOpenApi(routes: readonly RouteDef[], info: OpenApiInfo): Json {
   const paths: Record<string, Record<string, Json>> = {};
+  // Every status an operation may reference gets a component: the error table's and any a route names.
+  const used = new Set<number>(Object.values(ErrorCodes).map((c) => c.statusCode));
   const tags = new Map<string, number>();
   const ids = new Set<string>();
   for (const def of routes) {
@@ -101,6 +103,7 @@ export function buildOpenApi(routes: readonly RouteDef[], info: OpenApiInfo): Js
       },
     };
     for (const code of errorStatuses(def)) {
+      used.add(code);
       responses[String(code)] = { $ref: `#/components/responses/E${code}` };
     }
     op.responses = responses;
@@ -111,7 +114,7 @@ export function buildOpenApi(routes: readonly RouteDef[], info: OpenApiInfo): Js
     (paths[p] ??= {})[def.method.toLowerCase()] = op;
   }
   const errorResponses: Json = {};
-  for (const code of [400, 401, 403, 404, 409, 413, 415, 429, 500, 503]) {
+  for (const code of [...used].sort((a, b) => a - b)) {
     errorResponses[`E${code}`] = {
       description: statusName(code),
       content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } },

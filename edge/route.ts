@@ -36,6 +36,23 @@ export interface RequestContext<P = any, Q = any, B = any> {
   readonly responseHeaders: Record<string, string>;
   /** Content type of a non-JSON answer (the handler then returns a string or Buffer). */
   type?: string;
+  /** Set on `stream: true` routes: the open response, written chunk by chunk (see ResponseStream). */
+  readonly stream?: ResponseStream;
+}
+
+/**
+ * A streamed answer (Server-Sent Events and the like). Status and headers (ctx.status, ctx.type,
+ * ctx.responseHeaders) go out with the first write. `write` returns false when the client is
+ * behind: stop and continue in `onDrain`. Nothing is written after the client went away.
+ */
+export interface ResponseStream {
+  write(chunk: string): boolean;
+  /** Called once, the next time the socket can take more after a write returned false. */
+  onDrain(cb: () => void): void;
+  /** Called once when the stream ends, by `end()` or because the client went away. */
+  onClose(cb: () => void): void;
+  end(chunk?: string): void;
+  readonly closed: boolean;
 }
 
 export interface RouteDef<
@@ -68,6 +85,14 @@ export interface RouteDef<
   errors?: number[];
   /** Largest body this route accepts, overriding the global cap. */
   maxBodyBytes?: number;
+  /** The handler answers through `ctx.stream` (its return value is ignored). */
+  stream?: boolean;
+  /**
+   * `address`: also charged to the caller's address (unauthenticated sign-in, lookup, magic code
+   * and app-key routes, where there is no organisation to charge yet). Every route with a
+   * tenant is charged to that organisation's plan.
+   */
+  rateLimit?: 'address';
   handler(
     ctx: RequestContext<
       P extends TSchema ? Static<P> : never,
