@@ -1,4 +1,56 @@
-// The auth feature area. (Filled in by its issue.)
-import type { Module } from '../deps.js';
+// The auth feature area (spec: Authentication; Endpoints → Authentication and profile, Passcodes
+// and access cards): its actors, the indexes its lookups use, its routes, the x-api-key
+// credential resolver, and an hourly sweep of expired codes, challenges and refresh families.
+import { accountsActor, orgsActor } from '../../actors/auth/accounts.js';
+import { cardActor } from '../../actors/auth/cards.js';
+import { challengeActor, magicActor } from '../../actors/auth/codes.js';
+import { APIKEY, CARD, CUSTOMER, SETTING, USER } from '../../actors/auth/model.js';
+import { orgSettingsActor } from '../../actors/auth/org-settings.js';
+import { refreshActor } from '../../actors/auth/refresh.js';
+import { securityActor } from '../../actors/auth/security.js';
+import type { AppDeps, Module } from '../deps.js';
+import { appRoutes } from '../routes/auth/apps.js';
+import { authService } from '../routes/auth/common.js';
+import { passcodeRoutes } from '../routes/auth/passcode.js';
+import { profileRoutes } from '../routes/auth/profile.js';
+import { securityRoutes } from '../routes/auth/security.js';
+import { signInRoutes } from '../routes/auth/signin.js';
 
-export const authModule: Module = { name: 'auth' };
+const SWEEP_EVERY_MS = 60 * 60 * 1000;
+const sweepers = new WeakMap<AppDeps, NodeJS.Timeout>();
+
+export const authModule: Module = {
+  name: 'auth',
+  actors: [accountsActor, orgsActor, securityActor, challengeActor, magicActor, refreshActor, cardActor, orgSettingsActor],
+  indexes: [
+    [USER, 'data.email'],
+    [USER, 'data.employeeId'],
+    [CUSTOMER, 'data.email'],
+    [APIKEY, 'data.keyHash'],
+    [CARD, 'data.cardUid'],
+    [CARD, 'data.employeeId'],
+    [SETTING, 'data.name'],
+  ],
+  routes(deps) {
+    const svc = authService(deps);
+    const routes = [...signInRoutes(svc), ...profileRoutes(svc), ...securityRoutes(svc), ...passcodeRoutes(svc), ...appRoutes(svc)];
+    // Every public authentication route (sign-in, lookup, magic code, app key, refresh, signup,
+    // challenges) is also limited per client address: guessing happens before there is an org.
+    return routes.map((r) => (r.auth === 'none' ? { ...r, rateLimit: 'address' as const } : r));
+  },
+  async start(deps) {
+    const svc = authService(deps);
+    deps.credentials.push((headers, tenant) => svc.resolveApiKey(headers, tenant));
+    const sweep = () =>
+      svc.sweep().catch((err: unknown) => deps.logger.warn({ err }, 'auth sweep failed'));
+    await sweep();
+    const timer = setInterval(sweep, SWEEP_EVERY_MS);
+    timer.unref();
+    sweepers.set(deps, timer);
+  },
+  stop(deps) {
+    const timer = sweepers.get(deps);
+    if (timer) clearInterval(timer);
+    sweepers.delete(deps);
+  },
+};

@@ -1,0 +1,224 @@
+// Account records of one organisation: staff users, applications, API keys (actor key `staff`) and
+// customers (actor key `customer`). One mailbox per organisation and kind makes "this email (or
+// employee id) is not taken yet" and the write that takes it one step, so two concurrent signups
+// can never both win. Hashes arrive computed (scrypt runs outside the mailbox).
+//
+// Organisations themselves are created by `auth-orgs` under the `_global` pseudo-tenant: the new
+// org, its primary contact's user record, credentials and directory entry in one atomic batch.
+import type { ActivationContext, ActorContext, ActorKind } from '../../core/actor/runtime.js';
+import { appError } from '../../core/errors.js';
+import { newRecord, nextVersion, type StoredRecord } from '../../core/store/record.js';
+import type { Org } from '../../core/store/store.js';
+import {
+  APIKEY,
+  BACKUP,
+  CUSTOMER,
+  DEFAULT_SECURITY_SETTINGS,
+  FOUNDER_ROLES,
+  GLOBAL_TENANT,
+  NS,
+  SECURITY,
+  SYSTEM_GROUP,
+  USER,
+  isApp,
+  orgSlug,
+  type ApiKeyData,
+  type CustomerData,
+  type DirectoryEntry,
+  type SecurityData,
+  type UserData,
+} from './model.js';
+import { RecordOverlay } from './overlay.js';
+
+export const ACCOUNTS = 'auth-accounts';
+export const ORGS = 'auth-orgs';
+
+export type AccountsMsg =
+  | {
+      t: 'createUser';
+      email: string;
+      name?: string;
+      roles: string[];
+      employeeId?: string;
+      phone?: string;
+      passwordHash: string;
+      createdBy?: string;
+    }
+  | { t: 'setEmployeeId'; userId: string; employeeId: string }
+  | { t: 'deleteUser'; userId: string }
+  | { t: 'createApp'; name: string; domains: string[]; secretHash: string; createdBy: string }
+  | { t: 'revokeApp'; appId: string; by: string }
+  | { t: 'createApiKey'; data: ApiKeyData }
+  | { t: 'deleteApiKey'; id: string }
+  | { t: 'createCustomer'; email: string; name?: string; phone?: string; passwordHash: string };
+
+interface AccountsState {
+  ov: RecordOverlay;
+}
+
+function usersByEmail(ov: RecordOverlay, email: string): StoredRecord[] {
+  return ov.find(USER, { 'data.email': email }, (r) => (r.data as UserData).email === email && !isApp(r));
+}
+
+function usersByEmployeeId(ov: RecordOverlay, employeeId: string): StoredRecord[] {
+  return ov.find(USER, { 'data.employeeId': employeeId }, (r) => (r.data as UserData).employeeId === employeeId);
+}
+
+function securityRecord(tenant: string, sk: string, data: SecurityData, now: number): StoredRecord {
+  return newRecord(tenant, SECURITY, data as Record<string, unknown>, { sk, now, state: 'active' });
+}
+
+export const accountsActor: ActorKind<AccountsState, AccountsMsg, unknown> = {
+  kind: ACCOUNTS,
+  activate: (ctx: ActivationContext) => ({ ov: new RecordOverlay(ctx.store, ctx.tenant) }),
+  receive(state, msg, ctx: ActorContext) {
+    const { ov } = state;
+    const now = ctx.clock.now();
+    const iso = new Date(now).toISOString();
+    switch (msg.t) {
+      case 'createUser': {
+        if (usersByEmail(ov, msg.email).length > 0) throw appError('ERR_CONFLICT', `a user with email ${msg.email} already exists in this organisation`);
+        if (msg.employeeId && usersByEmployeeId(ov, msg.employeeId).length > 0) {
+          throw appError('ERR_CONFLICT', `employee id ${msg.employeeId} is already taken in this organisation`);
+        }
+        const data: UserData = { email: msg.email, roles: msg.roles, status: 'active' };
+        if (msg.name) data.name = msg.name;
+        if (msg.employeeId) data.employeeId = msg.employeeId;
+        if (msg.phone) data.phone = msg.phone;
+        if (msg.createdBy) data.createdBy = msg.createdBy;
+        const user = ov.put(ctx.batch, newRecord(ctx.tenant, USER, data, { now, state: 'active' }));
+        ov.put(ctx.batch, securityRecord(ctx.tenant, user.sk, { subjectType: 'user', passwordHash: msg.passwordHash, passwordChangedAt: iso }, now));
+        const entry: DirectoryEntry = { lastUsedAt: 0, addedAt: now };
+        ctx.batch.putKv(GLOBAL_TENANT, NS.directory(msg.email), ctx.tenant, entry);
+        return user;
+      }
+      case 'setEmployeeId': {
+        const user = ov.get(USER, msg.userId);
+        if (!user || isApp(user)) throw appError('ERR_NOT_FOUND', `user ${msg.userId}`);
+        if ((user.data as UserData).employeeId === msg.employeeId) return user;
+        if (usersByEmployeeId(ov, msg.employeeId).some((u) => u.sk !== user.sk)) {
+          throw appError('ERR_CONFLICT', `employee id ${msg.employeeId} is already taken in this organisation`);
+        }
+        return ov.put(ctx.batch, nextVersion(user, { data: { ...user.data, employeeId: msg.employeeId } }, now));
+      }
+      case 'deleteUser': {
+        const user = ov.get(USER, msg.userId);
+        if (!user || isApp(user)) throw appError('ERR_NOT_FOUND', `user ${msg.userId}`);
+        ov.delete(ctx.batch, USER, user.sk);
+        ov.delete(ctx.batch, SECURITY, user.sk);
+        ov.delete(ctx.batch, BACKUP, user.sk);
+        const email = (user.data as UserData).email;
+        if (email) ctx.batch.deleteKv(GLOBAL_TENANT, NS.directory(email), ctx.tenant);
+        return user;
+      }
+      case 'createApp': {
+        const data: UserData = {
+          name: msg.name,
+          roles: [SYSTEM_GROUP],
+          group: SYSTEM_GROUP,
+          kind: 'app',
+          status: 'active',
+          domains: msg.domains,
+          createdBy: msg.createdBy,
+        };
+        const app = ov.put(ctx.batch, newRecord(ctx.tenant, USER, data, { now, state: 'active' }));
+        ov.put(ctx.batch, securityRecord(ctx.tenant, app.sk, { subjectType: 'app', secretHash: msg.secretHash }, now));
+        return app;
+      }
+      case 'revokeApp': {
+        const app = ov.get(USER, msg.appId);
+        if (!app || !isApp(app)) throw appError('ERR_NOT_FOUND', `application ${msg.appId}`);
+        if ((app.data as UserData).status === 'revoked') return app;
+        return ov.put(
+          ctx.batch,
+          nextVersion(app, { state: 'revoked', data: { ...app.data, status: 'revoked', revokedBy: msg.by, revokedAt: iso } }, now),
+        );
+      }
+      case 'createApiKey':
+        return ov.put(ctx.batch, newRecord(ctx.tenant, APIKEY, msg.data as unknown as Record<string, unknown>, { now, state: 'active' }));
+      case 'deleteApiKey': {
+        const key = ov.get(APIKEY, msg.id);
+        if (!key) throw appError('ERR_NOT_FOUND', `API key ${msg.id}`);
+        ov.delete(ctx.batch, APIKEY, msg.id);
+        return key;
+      }
+      case 'createCustomer': {
+        // A customer record may exist already without credentials (created by a booking or the
+        // CRM): signing up claims it rather than making a second customer with the same email.
+        const existing = ov.find(CUSTOMER, { 'data.email': msg.email }, (r) => (r.data as CustomerData).email === msg.email);
+        const claimable = existing.find((c) => !(ov.get(SECURITY, c.sk)?.data as SecurityData | undefined)?.passwordHash);
+        if (existing.length > 0 && !claimable) {
+          throw appError('ERR_CONFLICT', `a customer with email ${msg.email} already has an account in this organisation`);
+        }
+        let customer: StoredRecord;
+        if (claimable) {
+          customer = claimable;
+          const d = customer.data as CustomerData;
+          const patch: CustomerData = { ...d };
+          if (!d.name && msg.name) patch.name = msg.name;
+          if (!d.phone && msg.phone) patch.phone = msg.phone;
+          if (patch.name !== d.name || patch.phone !== d.phone) customer = ov.put(ctx.batch, nextVersion(customer, { data: patch }, now));
+        } else {
+          const data: CustomerData = { email: msg.email, status: 'active' };
+          if (msg.name) data.name = msg.name;
+          if (msg.phone) data.phone = msg.phone;
+          customer = ov.put(ctx.batch, newRecord(ctx.tenant, CUSTOMER, data, { now, state: 'active' }));
+        }
+        const prev = ov.get(SECURITY, customer.sk);
+        const sec: SecurityData = { ...((prev?.data as SecurityData | undefined) ?? { subjectType: 'customer' }), passwordHash: msg.passwordHash, passwordChangedAt: iso };
+        ov.put(ctx.batch, prev ? nextVersion(prev, { data: sec as Record<string, unknown> }, now) : securityRecord(ctx.tenant, customer.sk, sec, now));
+        return { customer, created: !claimable };
+      }
+    }
+  },
+};
+
+export interface CreateOrgMsg {
+  t: 'createOrg';
+  orgName: string;
+  email: string;
+  name?: string;
+  passwordHash: string;
+}
+
+export interface CreatedOrg {
+  org: Org;
+  user: StoredRecord;
+}
+
+/** Creates organisations (tenant `_global`, key `orgs`): ids stay unique within the mailbox. */
+export const orgsActor: ActorKind<{ created: Set<string> }, CreateOrgMsg, CreatedOrg> = {
+  kind: ORGS,
+  activate: () => ({ created: new Set() }),
+  receive(state, msg, ctx) {
+    const now = ctx.clock.now();
+    const iso = new Date(now).toISOString();
+    let orgId = '';
+    for (let i = 0; i < 8 && !orgId; i++) {
+      const candidate = orgSlug(msg.orgName);
+      if (!state.created.has(candidate) && !ctx.store.getOrg(candidate)) orgId = candidate;
+    }
+    if (!orgId) throw appError('ERR_CONFLICT', 'could not allocate an organisation id; try again');
+    const data: UserData = { email: msg.email, roles: [...FOUNDER_ROLES], status: 'active' };
+    if (msg.name) data.name = msg.name;
+    const user = newRecord(orgId, USER, data, { now, state: 'active' });
+    const sec = newRecord(orgId, SECURITY, { subjectType: 'user', passwordHash: msg.passwordHash, passwordChangedAt: iso } as Record<string, unknown>, {
+      sk: user.sk,
+      now,
+      state: 'active',
+    });
+    const org: Org = {
+      orgId,
+      displayName: msg.orgName,
+      createdate: iso,
+      plan: 'free',
+      primaryContactUserId: user.sk,
+      primaryContactEmail: msg.email,
+      securitySettings: { ...DEFAULT_SECURITY_SETTINGS },
+    };
+    const entry: DirectoryEntry = { lastUsedAt: now, addedAt: now };
+    ctx.batch.putOrg(org).putRecord(user, 0).putRecord(sec, 0).putKv(GLOBAL_TENANT, NS.directory(msg.email), orgId, entry);
+    state.created.add(orgId);
+    return { org, user };
+  },
+};

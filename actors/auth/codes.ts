@@ -1,0 +1,172 @@
+// One-time codes kept in the tenant's store (kv), not in process memory, so any node that owns the
+// tenant can verify them (the spec's Authentication point 8 is a limitation we do not copy):
+//
+// - `auth-challenge` (key: digest of the challenge token): a sign-in challenge, its code hash,
+//   attempts and resends;
+// - `auth-magic` (key: email): the magic sign-in code of one address.
+//
+// Codes live 10 minutes and allow 5 attempts; the count is kept by the actor, so parallel guesses
+// are counted one by one. A wrong guess is an answer, not an exception: the handler must return
+// for its write (the attempt count) to be committed.
+import type { ActivationContext, ActorContext, ActorKind } from '../../core/actor/runtime.js';
+import { digestSecret, safeEqual } from '../../core/auth/password.js';
+import { NS, type SubjectKind, type TwoFactorMethod } from './model.js';
+import { SECURITY_ACTOR, type ConsumeResult, type SecurityMsg } from './security.js';
+
+export const CHALLENGE_ACTOR = 'auth-challenge';
+export const MAGIC_ACTOR = 'auth-magic';
+
+export const CODE_TTL_MS = 10 * 60 * 1000;
+export const MAX_ATTEMPTS = 5;
+/** Codes sent per challenge (the first included), and magic codes per address per TTL window. */
+export const MAX_SENDS = 5;
+
+export interface Challenge {
+  sub: string;
+  kind: SubjectKind;
+  email: string;
+  method: TwoFactorMethod;
+  reason: 'org' | 'personal' | 'new-device';
+  /** Where the code went (email or phone). */
+  to?: string;
+  codeHash?: string;
+  salt?: string;
+  /** The record holding the authenticator (the person's customer record). */
+  factorSubject?: string;
+  device?: string;
+  attempts: number;
+  sends: number;
+  createdAt: number;
+  expiresAt: number;
+}
+
+export type ChallengeMsg =
+  | { t: 'create'; ch: Challenge }
+  | { t: 'verify'; code: string }
+  | { t: 'resend'; codeHash: string; salt: string };
+
+export type ChallengeReply =
+  | { status: 'ok'; ch: Challenge }
+  | { status: 'wrong'; attemptsLeft: number }
+  | { status: 'gone' }
+  | { status: 'limit' }
+  | { status: 'not-sendable' };
+
+export function codeHash(code: string, salt: string): string {
+  return digestSecret(code, `code:${salt}`);
+}
+
+function load<T>(ctx: ActivationContext, ns: string): { v?: T } {
+  return { v: ctx.store.getKv<T>(ctx.tenant, ns, ctx.key) };
+}
+
+export const challengeActor: ActorKind<{ v?: Challenge }, ChallengeMsg, ChallengeReply> = {
+  kind: CHALLENGE_ACTOR,
+  activate: (ctx) => load<Challenge>(ctx, NS.challenge),
+  async receive(state, msg, ctx: ActorContext) {
+    const now = ctx.clock.now();
+    const drop = () => {
+      ctx.batch.deleteKv(ctx.tenant, NS.challenge, ctx.key);
+      state.v = undefined;
+    };
+    if (msg.t === 'create') {
+      state.v = msg.ch;
+      ctx.batch.putKv(ctx.tenant, NS.challenge, ctx.key, msg.ch);
+      return { status: 'ok', ch: msg.ch };
+    }
+    const ch = state.v;
+    if (!ch) return { status: 'gone' };
+    if (ch.expiresAt <= now) {
+      drop();
+      return { status: 'gone' };
+    }
+    if (msg.t === 'resend') {
+      if (ch.method === 'authenticator') return { status: 'not-sendable' };
+      if (ch.sends >= MAX_SENDS) return { status: 'limit' };
+      const next: Challenge = { ...ch, codeHash: msg.codeHash, salt: msg.salt, sends: ch.sends + 1, expiresAt: now + CODE_TTL_MS };
+      state.v = next;
+      ctx.batch.putKv(ctx.tenant, NS.challenge, ctx.key, next);
+      return { status: 'ok', ch: next };
+    }
+    let ok: boolean;
+    if (ch.method === 'authenticator') {
+      const r = await ctx.ask<ConsumeResult>(SECURITY_ACTOR, ch.factorSubject ?? '', { t: 'consume', code: msg.code } satisfies SecurityMsg);
+      ok = r.ok;
+    } else {
+      ok = !!ch.codeHash && !!ch.salt && safeEqual(codeHash(msg.code, ch.salt), ch.codeHash);
+    }
+    if (ok) {
+      drop();
+      return { status: 'ok', ch };
+    }
+    const attempts = ch.attempts + 1;
+    if (attempts >= MAX_ATTEMPTS) {
+      drop();
+      return { status: 'wrong', attemptsLeft: 0 };
+    }
+    state.v = { ...ch, attempts };
+    ctx.batch.putKv(ctx.tenant, NS.challenge, ctx.key, state.v);
+    return { status: 'wrong', attemptsLeft: MAX_ATTEMPTS - attempts };
+  },
+};
+
+export interface MagicCode {
+  sub?: string;
+  kind?: SubjectKind;
+  codeHash?: string;
+  salt?: string;
+  attempts: number;
+  expiresAt: number;
+  /** When codes were issued within the last TTL window (issuance limit). */
+  issued: number[];
+}
+
+export type MagicMsg =
+  | { t: 'issue'; sub: string; kind: SubjectKind; codeHash: string; salt: string }
+  | { t: 'redeem'; code: string };
+
+export type MagicReply =
+  | { status: 'ok'; sub: string; kind: SubjectKind }
+  | { status: 'issued' }
+  | { status: 'limit'; retryAfterSeconds: number }
+  | { status: 'wrong'; attemptsLeft: number }
+  | { status: 'gone' };
+
+export const magicActor: ActorKind<{ v?: MagicCode }, MagicMsg, MagicReply> = {
+  kind: MAGIC_ACTOR,
+  activate: (ctx) => load<MagicCode>(ctx, NS.magic),
+  receive(state, msg, ctx) {
+    const now = ctx.clock.now();
+    const save = (m: MagicCode) => {
+      state.v = m;
+      ctx.batch.putKv(ctx.tenant, NS.magic, ctx.key, m);
+    };
+    const recent = (state.v?.issued ?? []).filter((t) => t > now - CODE_TTL_MS);
+    if (msg.t === 'issue') {
+      if (recent.length >= MAX_SENDS) {
+        return { status: 'limit', retryAfterSeconds: Math.max(1, Math.ceil((recent[0] + CODE_TTL_MS - now) / 1000)) };
+      }
+      save({ sub: msg.sub, kind: msg.kind, codeHash: msg.codeHash, salt: msg.salt, attempts: 0, expiresAt: now + CODE_TTL_MS, issued: [...recent, now] });
+      return { status: 'issued' };
+    }
+    const m = state.v;
+    if (!m?.codeHash || !m.salt || !m.sub || !m.kind) return { status: 'gone' };
+    // A used, expired or exhausted code is forgotten; the issuance history stays for the limit.
+    const spent: MagicCode = { attempts: 0, expiresAt: m.expiresAt, issued: recent };
+    if (m.expiresAt <= now) {
+      save(spent);
+      return { status: 'gone' };
+    }
+    if (safeEqual(codeHash(msg.code, m.salt), m.codeHash)) {
+      save(spent);
+      return { status: 'ok', sub: m.sub, kind: m.kind };
+    }
+    const attempts = m.attempts + 1;
+    if (attempts >= MAX_ATTEMPTS) {
+      save(spent);
+      return { status: 'wrong', attemptsLeft: 0 };
+    }
+    save({ ...m, attempts });
+    return { status: 'wrong', attemptsLeft: MAX_ATTEMPTS - attempts };
+  },
+};

@@ -1,0 +1,65 @@
+// Refresh-token families (actor key: the family id). Every refresh token rotated from one sign-in
+// shares a family; the family remembers which token id is current. Presenting the current one
+// rotates it; presenting any other token of the family (it can only be an already rotated one,
+// since tokens are signed) is reuse: the family is revoked, so the thief's and the owner's
+// descendants all stop working (OAuth 2.0 Security BCP, refresh token rotation). The state is in
+// the tenant's kv, so it survives restarts.
+import type { ActorKind } from '../../core/actor/runtime.js';
+import { NS, type SubjectKind } from './model.js';
+
+export const REFRESH_ACTOR = 'auth-refresh';
+
+export interface Family {
+  sub: string;
+  kind: SubjectKind;
+  current: string;
+  revoked: boolean;
+  revokedReason?: string;
+  rotations: number;
+  createdAt: number;
+  rotatedAt: number;
+  /** When the newest token of the family expires; the sweeper forgets the family after it. */
+  expiresAt: number;
+}
+
+export type RefreshMsg =
+  | { t: 'start'; sub: string; kind: SubjectKind; jti: string; expiresAt: number }
+  | { t: 'rotate'; jti: string; newJti: string; expiresAt: number }
+  | { t: 'revoke'; reason: string };
+
+export type RefreshReply =
+  | { status: 'ok'; family: Family }
+  | { status: 'reuse' }
+  | { status: 'revoked' }
+  | { status: 'unknown' };
+
+export const refreshActor: ActorKind<{ v?: Family }, RefreshMsg, RefreshReply> = {
+  kind: REFRESH_ACTOR,
+  activate: (ctx) => ({ v: ctx.store.getKv<Family>(ctx.tenant, NS.family, ctx.key) }),
+  receive(state, msg, ctx) {
+    const now = ctx.clock.now();
+    const save = (f: Family) => {
+      state.v = f;
+      ctx.batch.putKv(ctx.tenant, NS.family, ctx.key, f);
+    };
+    if (msg.t === 'start') {
+      const f: Family = { sub: msg.sub, kind: msg.kind, current: msg.jti, revoked: false, rotations: 0, createdAt: now, rotatedAt: now, expiresAt: msg.expiresAt };
+      save(f);
+      return { status: 'ok', family: f };
+    }
+    const f = state.v;
+    if (!f) return { status: 'unknown' };
+    if (msg.t === 'revoke') {
+      if (!f.revoked) save({ ...f, revoked: true, revokedReason: msg.reason });
+      return { status: 'revoked' };
+    }
+    if (f.revoked) return { status: 'revoked' };
+    if (msg.jti !== f.current) {
+      save({ ...f, revoked: true, revokedReason: 'reuse' });
+      return { status: 'reuse' };
+    }
+    const next: Family = { ...f, current: msg.newJti, rotations: f.rotations + 1, rotatedAt: now, expiresAt: Math.max(f.expiresAt, msg.expiresAt) };
+    save(next);
+    return { status: 'ok', family: next };
+  },
+};

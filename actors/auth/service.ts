@@ -1,0 +1,708 @@
+// The authentication flows: sign-up, password sign-in with its 2FA and new-device challenges,
+// magic codes, passcode and card sign-in, refresh rotation, application tokens and API keys. Reads
+// go straight to the store; every read-check-write goes through the actor that owns it. Depends
+// only on core interfaces (the edge passes its AppDeps, which has these members).
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import type { ActorRuntime } from '../../core/actor/runtime.js';
+import { digestSecret, hashPassword, newNumericCode, newSecret, safeEqual, verifyPassword } from '../../core/auth/password.js';
+import type { Principal, TokenService } from '../../core/auth/tokens.js';
+import type { Clock } from '../../core/clock.js';
+import { AppError, appError } from '../../core/errors.js';
+import { isId } from '../../core/ids.js';
+import type { Logger } from '../../core/log.js';
+import type { OutboxProvider } from '../../core/outbox.js';
+import type { StoredRecord } from '../../core/store/record.js';
+import { WriteBatch, type Org, type Store } from '../../core/store/store.js';
+import { ACCOUNTS, ORGS, type AccountsMsg, type CreatedOrg, type CreateOrgMsg } from './accounts.js';
+import { CARD_ACTOR, type CardMsg } from './cards.js';
+import {
+  CHALLENGE_ACTOR,
+  CODE_TTL_MS,
+  MAGIC_ACTOR,
+  codeHash,
+  type Challenge,
+  type ChallengeMsg,
+  type ChallengeReply,
+  type MagicMsg,
+  type MagicReply,
+} from './codes.js';
+import { ACCOUNT_RULE, ADDRESS_RULE, FailureLimiter } from './limiter.js';
+import {
+  APIKEY,
+  CARD,
+  CUSTOMER,
+  GLOBAL_TENANT,
+  NS,
+  SECURITY,
+  SETTING,
+  SYSTEM_GROUP,
+  USER,
+  isApp,
+  normalizeEmail,
+  publicCustomer,
+  publicUser,
+  type ApiKeyData,
+  type CardData,
+  type CustomerData,
+  type DirectoryEntry,
+  type PublicUser,
+  type SecurityData,
+  type SubjectKind,
+  type TwoFactorMethod,
+  type UserData,
+} from './model.js';
+import { securitySettingsOf } from './org-settings.js';
+import { REFRESH_ACTOR, type Family, type RefreshMsg, type RefreshReply } from './refresh.js';
+import { SECURITY_ACTOR, type SecurityMsg } from './security.js';
+
+export interface AuthDeps {
+  readonly store: Store;
+  readonly runtime: ActorRuntime;
+  readonly tokens: TokenService;
+  readonly clock: Clock;
+  readonly outbox: OutboxProvider;
+  readonly logger: Logger;
+  readonly config: { readonly auth: { readonly accessTokenTtlSeconds: number; readonly refreshTokenTtlSeconds: number } };
+}
+
+/** What the edge knows of the caller: its address and the device it says it is. */
+export interface ClientInfo {
+  ip: string;
+  /** Digest of x-device-id (else of x-client-info); undefined when neither is sent. */
+  device?: string;
+  /** A short human label for the device (from x-client-info), for the trusted-devices list. */
+  deviceLabel?: string;
+}
+
+export interface SessionAnswer {
+  token: string;
+  refreshToken: string;
+  tokenType: 'Bearer';
+  /** Seconds until the access token expires. */
+  expiresIn: number;
+  orgId: string;
+  user: PublicUser;
+}
+
+/** The spec's challenge answer: no tokens, exactly these four fields. */
+export interface ChallengeAnswer {
+  requiresTwoFactor: true;
+  challengeToken: string;
+  twoFactorMethod: TwoFactorMethod;
+  message: string;
+}
+
+export interface Subject {
+  kind: SubjectKind;
+  rec: StoredRecord;
+}
+
+export interface PasscodeSettings {
+  enable: boolean;
+  mode: string;
+}
+
+const BAD_CREDENTIALS = 'the email or password is not right';
+
+function unauthenticated(msg: string): AppError {
+  return new AppError('ERR_UNAUTHENTICATED', [msg]);
+}
+
+/** The device key: a digest, so raw device ids are never stored. */
+export function deviceOf(headers: Readonly<Record<string, string>>): { device?: string; deviceLabel?: string } {
+  const id = headers['x-device-id']?.trim();
+  const info = headers['x-client-info']?.trim();
+  let deviceLabel: string | undefined;
+  if (info) {
+    try {
+      const parsed = JSON.parse(info) as Record<string, unknown>;
+      const label = [parsed.device, parsed.OS ?? parsed.os, parsed.userAgent].find((v) => typeof v === 'string' && v);
+      if (typeof label === 'string') deviceLabel = label.slice(0, 120);
+    } catch {
+      // Not JSON: still usable as a fingerprint, just without a label.
+    }
+  }
+  const source = id ? `id\u0000${id}` : info ? `info\u0000${info}` : undefined;
+  if (!source) return { deviceLabel };
+  return { device: createHash('sha256').update(source).digest('hex').slice(0, 40), deviceLabel };
+}
+
+export class AuthService {
+  readonly limiter: FailureLimiter;
+
+  constructor(readonly deps: AuthDeps) {
+    this.limiter = new FailureLimiter(deps.clock);
+  }
+
+  // ---- lookups (reads straight from the store) ----------------------------------------------
+
+  org(tenant: string): Org {
+    const org = this.deps.store.getOrg(tenant);
+    if (!org) throw appError('ERR_NOT_FOUND', `organisation ${tenant}`);
+    return org;
+  }
+
+  security(tenant: string, sk: string): SecurityData | undefined {
+    return this.deps.store.getRecord(tenant, SECURITY, sk)?.data as SecurityData | undefined;
+  }
+
+  userById(tenant: string, id: string): StoredRecord | undefined {
+    const r = this.deps.store.getRecord(tenant, USER, id);
+    return r && !isApp(r) ? r : undefined;
+  }
+
+  userByEmail(tenant: string, email: string): StoredRecord | undefined {
+    return this.deps.store.scan(tenant, USER, { 'data.email': email }).find((r) => !isApp(r));
+  }
+
+  userByEmployeeId(tenant: string, employeeId: string): StoredRecord | undefined {
+    return this.deps.store.scan(tenant, USER, { 'data.employeeId': employeeId }).find((r) => !isApp(r));
+  }
+
+  /** The customer record of an email; the one holding credentials when there are several. */
+  customerByEmail(tenant: string, email: string): StoredRecord | undefined {
+    const all = this.deps.store.scan(tenant, CUSTOMER, { 'data.email': email });
+    return all.find((c) => this.security(tenant, c.sk)?.passwordHash) ?? all[0];
+  }
+
+  cardByUid(tenant: string, cardUid: string): StoredRecord | undefined {
+    return this.deps.store.scan(tenant, CARD, { 'data.cardUid': cardUid })[0];
+  }
+
+  subject(tenant: string, kind: SubjectKind, sub: string): Subject | undefined {
+    if (kind === 'staff') {
+      const rec = this.userById(tenant, sub);
+      return rec && (rec.data as UserData).status === 'active' ? { kind, rec } : undefined;
+    }
+    const rec = this.deps.store.getRecord(tenant, CUSTOMER, sub);
+    return rec && (rec.data as CustomerData).status !== 'disabled' ? { kind, rec } : undefined;
+  }
+
+  publicOf(tenant: string, s: Subject): PublicUser {
+    if (s.kind === 'customer') return publicCustomer(s.rec, tenant);
+    return publicUser(s.rec, tenant, String(this.deps.store.getOrg(tenant)?.primaryContactUserId ?? ''));
+  }
+
+  passcodeSettings(tenant: string): PasscodeSettings {
+    const doc = this.deps.store.scan(tenant, SETTING, { 'data.name': 'base-setting' })[0];
+    const s = (doc?.data.passcodeLoginSettings ?? {}) as Record<string, unknown>;
+    return { enable: s.enable === true, mode: typeof s.mode === 'string' ? s.mode : 'either' };
+  }
+
+  // ---- sessions -----------------------------------------------------------------------------
+
+  private principalOf(tenant: string, s: Subject, fam: string): Omit<Principal, 'exp' | 'via'> {
+    const email = (s.rec.data as UserData).email;
+    if (s.kind === 'customer') {
+      return { sub: s.rec.sk, org: tenant, roles: [], kind: 'customer', customerId: s.rec.sk, ...(email ? { email } : {}), sid: fam };
+    }
+    return { sub: s.rec.sk, org: tenant, roles: [...((s.rec.data as UserData).roles ?? [])], kind: 'staff', ...(email ? { email } : {}), sid: fam };
+  }
+
+  private answer(tenant: string, s: Subject, fam: string, refreshToken: string): SessionAnswer {
+    return {
+      token: this.deps.tokens.signAccess(this.principalOf(tenant, s, fam)),
+      refreshToken,
+      tokenType: 'Bearer',
+      expiresIn: this.deps.config.auth.accessTokenTtlSeconds,
+      orgId: tenant,
+      user: this.publicOf(tenant, s),
+    };
+  }
+
+  private refreshExpiry(): number {
+    return this.deps.clock.now() + this.deps.config.auth.refreshTokenTtlSeconds * 1000;
+  }
+
+  /** Starts a token family and answers the pair. Records the org use and the device's org. */
+  async issueSession(tenant: string, s: Subject, info: ClientInfo): Promise<SessionAnswer> {
+    const fam = randomUUID();
+    const { token: refreshToken, jti } = this.deps.tokens.signRefresh({ sub: s.rec.sk, org: tenant, kind: s.kind, fam });
+    const start: RefreshMsg = { t: 'start', sub: s.rec.sk, kind: s.kind, jti, expiresAt: this.refreshExpiry() };
+    await this.deps.runtime.ask(tenant, REFRESH_ACTOR, fam, start);
+    await this.noteSignIn(tenant, s, info);
+    return this.answer(tenant, s, fam, refreshToken);
+  }
+
+  private async noteSignIn(tenant: string, s: Subject, info: ClientInfo): Promise<void> {
+    if (s.kind !== 'staff') return;
+    const now = this.deps.clock.now();
+    const batch = new WriteBatch();
+    const email = (s.rec.data as UserData).email;
+    if (email) {
+      const prev = this.deps.store.getKv<DirectoryEntry>(GLOBAL_TENANT, NS.directory(email), tenant);
+      batch.putKv(GLOBAL_TENANT, NS.directory(email), tenant, { lastUsedAt: now, addedAt: prev?.addedAt ?? now } satisfies DirectoryEntry);
+    }
+    if (info.device) batch.putKv(GLOBAL_TENANT, NS.deviceOrg, info.device, { orgId: tenant, at: now });
+    await this.deps.store.commit(batch);
+  }
+
+  /** Rotates a refresh token (spec: Tokens and refresh). Reuse of a rotated token revokes the family. */
+  async refresh(token: string, kind: SubjectKind, headerTenant: string): Promise<SessionAnswer> {
+    const c = this.deps.tokens.verifyRefresh(token);
+    if (c.kind !== kind) {
+      throw unauthenticated(`this is a ${c.kind} refresh token; use /profile/${c.kind === 'staff' ? 'user' : 'customer'}/refresh`);
+    }
+    if (headerTenant && headerTenant !== c.org) throw appError('ERR_WRONG_ORG', headerTenant);
+    if (!this.deps.store.getOrg(c.org)) throw unauthenticated('the organisation no longer exists');
+    const s = this.subject(c.org, kind, c.sub);
+    if (!s) {
+      await this.deps.runtime.ask(c.org, REFRESH_ACTOR, c.fam, { t: 'revoke', reason: 'account gone' } satisfies RefreshMsg);
+      throw unauthenticated('the account no longer exists or is disabled; sign in again');
+    }
+    const newJti = randomUUID();
+    const r = await this.deps.runtime.ask<RefreshReply>(c.org, REFRESH_ACTOR, c.fam, {
+      t: 'rotate',
+      jti: c.jti,
+      newJti,
+      expiresAt: this.refreshExpiry(),
+    } satisfies RefreshMsg);
+    if (r.status === 'reuse') throw unauthenticated('this refresh token was already used; the session is revoked, sign in again');
+    if (r.status !== 'ok') throw unauthenticated('the session is revoked or unknown; sign in again');
+    const { token: refreshToken } = this.deps.tokens.signRefresh({ sub: c.sub, org: c.org, kind, fam: c.fam, jti: newJti });
+    return this.answer(c.org, s, c.fam, refreshToken);
+  }
+
+  /**
+   * Changes the caller's password after checking the current one (failures count toward the
+   * account's slow-down like sign-in failures). Other sessions keep running until they expire.
+   */
+  async changePassword(tenant: string, p: Principal, current: string, next: string, info: ClientInfo): Promise<void> {
+    const kind: SubjectKind = p.kind === 'customer' ? 'customer' : 'staff';
+    const s = this.subject(tenant, kind, p.sub);
+    if (!s) throw unauthenticated('the account no longer exists or is disabled; sign in again');
+    const email = normalizeEmail(String((s.rec.data as UserData).email ?? ''));
+    const acct = `pw:${tenant}:${kind}:${email}`;
+    const addr = `ip:${info.ip}`;
+    this.limiter.check([acct, addr]);
+    if (!(await verifyPassword(current, this.security(tenant, s.rec.sk)?.passwordHash))) {
+      this.limiter.fail(acct, ACCOUNT_RULE);
+      this.limiter.fail(addr, ADDRESS_RULE);
+      throw appError('ERR_BAD_REQUEST', 'the current password is not right');
+    }
+    const hash = await hashPassword(next);
+    const msg: SecurityMsg = { t: 'setPassword', hash, subjectType: kind === 'customer' ? 'customer' : 'user' };
+    await this.deps.runtime.ask(tenant, SECURITY_ACTOR, s.rec.sk, msg);
+  }
+
+  /** Ends a session: its refresh family is revoked (access tokens run out on their own). */
+  async revokeFamily(tenant: string, fam: string, reason: string): Promise<void> {
+    await this.deps.runtime.ask(tenant, REFRESH_ACTOR, fam, { t: 'revoke', reason } satisfies RefreshMsg);
+  }
+
+  family(tenant: string, fam: string): Family | undefined {
+    return this.deps.store.getKv<Family>(tenant, NS.family, fam);
+  }
+
+  // ---- sign-up ------------------------------------------------------------------------------
+
+  async signupOrg(input: { email: string; password: string; name?: string; orgName: string }, info: ClientInfo): Promise<SessionAnswer> {
+    const passwordHash = await hashPassword(input.password);
+    const msg: CreateOrgMsg = { t: 'createOrg', orgName: input.orgName.trim(), email: normalizeEmail(input.email), passwordHash };
+    if (input.name?.trim()) msg.name = input.name.trim();
+    const { org, user } = await this.deps.runtime.ask<CreatedOrg>(GLOBAL_TENANT, ORGS, 'orgs', msg);
+    this.deps.logger.info({ orgId: org.orgId }, 'organisation created');
+    return this.issueSession(org.orgId, { kind: 'staff', rec: user }, info);
+  }
+
+  async createStaff(
+    tenant: string,
+    input: { email: string; password: string; name?: string; roles?: string[]; employeeId?: string; phone?: string },
+    by: string,
+  ): Promise<StoredRecord> {
+    const roles = [...new Set(['User', ...(input.roles ?? [])])];
+    if (roles.includes(SYSTEM_GROUP)) throw appError('ERR_VALIDATION', `body/roles must not contain ${SYSTEM_GROUP} (applications are registered at /profile/app/register)`);
+    const passwordHash = await hashPassword(input.password);
+    const msg: AccountsMsg = { t: 'createUser', email: normalizeEmail(input.email), roles, passwordHash, createdBy: by };
+    if (input.name?.trim()) msg.name = input.name.trim();
+    if (input.employeeId) msg.employeeId = input.employeeId;
+    if (input.phone) msg.phone = input.phone;
+    return this.deps.runtime.ask<StoredRecord>(tenant, ACCOUNTS, 'staff', msg);
+  }
+
+  async signupCustomer(tenant: string, input: { email: string; password: string; name?: string; phone?: string }, info: ClientInfo): Promise<SessionAnswer> {
+    const passwordHash = await hashPassword(input.password);
+    const msg: AccountsMsg = { t: 'createCustomer', email: normalizeEmail(input.email), passwordHash };
+    if (input.name?.trim()) msg.name = input.name.trim();
+    if (input.phone) msg.phone = input.phone;
+    const { customer } = await this.deps.runtime.ask<{ customer: StoredRecord }>(tenant, ACCOUNTS, 'customer', msg);
+    return this.issueSession(tenant, { kind: 'customer', rec: customer }, info);
+  }
+
+  // ---- password sign-in and challenges ------------------------------------------------------
+
+  async passwordSignIn(
+    tenant: string,
+    kind: SubjectKind,
+    rawEmail: string,
+    password: string,
+    info: ClientInfo,
+  ): Promise<SessionAnswer | ChallengeAnswer> {
+    const email = normalizeEmail(rawEmail);
+    const acct = `pw:${tenant}:${kind}:${email}`;
+    const addr = `ip:${info.ip}`;
+    this.limiter.check([acct, addr]);
+    const rec = kind === 'staff' ? this.userByEmail(tenant, email) : this.customerByEmail(tenant, email);
+    const ok = await verifyPassword(password, rec ? this.security(tenant, rec.sk)?.passwordHash : undefined);
+    const s = ok && rec ? this.subject(tenant, kind, rec.sk) : undefined;
+    if (!s) {
+      this.limiter.fail(acct, ACCOUNT_RULE);
+      this.limiter.fail(addr, ADDRESS_RULE);
+      throw unauthenticated(BAD_CREDENTIALS);
+    }
+    this.limiter.reset(acct);
+    return (await this.challengeIfDue(tenant, s, info)) ?? this.issueSession(tenant, s, info);
+  }
+
+  isTrusted(tenant: string, email: string | undefined, device: string | undefined): boolean {
+    return !!email && !!device && this.deps.store.getKv(tenant, NS.trusted(email), device) !== undefined;
+  }
+
+  /**
+   * The spec's three cases (Sign-in sequence 5): the org requires 2FA for this kind of account,
+   * the person enabled 2FA, or new-device verification is on and the device is not trusted. A
+   * person's own 2FA lives on their customer record (the one /profile/security/* manages); staff
+   * are matched to it by email.
+   */
+  private async challengeIfDue(tenant: string, s: Subject, info: ClientInfo): Promise<ChallengeAnswer | undefined> {
+    const settings = securitySettingsOf(this.deps.store.getOrg(tenant));
+    const data = s.rec.data as UserData;
+    const email = data.email ?? '';
+    const person = s.kind === 'customer' ? s.rec : email ? this.customerByEmail(tenant, email) : undefined;
+    const psec = person ? this.security(tenant, person.sk) : undefined;
+    const enrolled = psec?.twoFactorEnabled ? (psec.twoFactorMethod ?? 'email') : undefined;
+    const orgWide = s.kind === 'staff' ? settings.enableTwoFactorForUsers : settings.enableTwoFactorForCustomers;
+    let reason: Challenge['reason'] | undefined;
+    if (orgWide) reason = 'org';
+    else if (enrolled) reason = 'personal';
+    else if (settings.enableNewDeviceAuthentication && !this.isTrusted(tenant, email, info.device)) reason = 'new-device';
+    if (!reason) return undefined;
+
+    const phone = (person?.data as CustomerData | undefined)?.phone ?? data.phone;
+    let method: TwoFactorMethod = enrolled ?? 'email';
+    if (method === 'sms' && !phone) method = 'email';
+    if (method === 'authenticator' && !psec?.totpSecret) method = 'email';
+    const now = this.deps.clock.now();
+    const ch: Challenge = {
+      sub: s.rec.sk,
+      kind: s.kind,
+      email,
+      method,
+      reason,
+      attempts: 0,
+      sends: 0,
+      createdAt: now,
+      expiresAt: now + CODE_TTL_MS,
+    };
+    if (person) ch.factorSubject = person.sk;
+    if (info.device) ch.device = info.device;
+    let code: string | undefined;
+    if (method !== 'authenticator') {
+      code = newNumericCode(6);
+      ch.salt = randomBytes(16).toString('base64url');
+      ch.codeHash = codeHash(code, ch.salt);
+      ch.to = method === 'sms' ? String(phone) : email;
+      ch.sends = 1;
+    }
+    const id = randomBytes(32).toString('base64url');
+    await this.deps.runtime.ask(tenant, CHALLENGE_ACTOR, digestSecret(id, 'challenge'), { t: 'create', ch } satisfies ChallengeMsg);
+    if (code) await this.sendCode(tenant, method, ch.to!, code, 'two-factor');
+    return { requiresTwoFactor: true, challengeToken: `${tenant}.${id}`, twoFactorMethod: method, message: challengeMessage(method) };
+  }
+
+  async sendCode(tenant: string, method: TwoFactorMethod, to: string, code: string, kind: 'two-factor' | 'magic-code'): Promise<void> {
+    const minutes = CODE_TTL_MS / 60_000;
+    const what = kind === 'magic-code' ? 'sign-in' : 'verification';
+    await this.deps.outbox.send(tenant, {
+      channel: method === 'sms' ? 'sms' : 'email',
+      to,
+      subject: method === 'sms' ? undefined : `Your ${what} code`,
+      body: `Your ${what} code is ${code}. It expires in ${minutes} minutes. If you did not ask for it, ignore this message.`,
+      code,
+      kind,
+    });
+  }
+
+  private parseChallenge(token: string, headerTenant: string): { tenant: string; key: string } {
+    const dot = token.indexOf('.');
+    const tenant = dot > 0 ? token.slice(0, dot) : '';
+    const id = token.slice(dot + 1);
+    if (!tenant || id.length < 20 || !this.deps.store.getOrg(tenant)) {
+      throw unauthenticated('the challenge token is not valid; sign in again');
+    }
+    if (headerTenant && headerTenant !== tenant) throw appError('ERR_WRONG_ORG', headerTenant);
+    return { tenant, key: digestSecret(id, 'challenge') };
+  }
+
+  async challengeVerify(
+    token: string,
+    code: string,
+    trustDevice: boolean,
+    headerTenant: string,
+    info: ClientInfo,
+  ): Promise<SessionAnswer> {
+    const { tenant, key } = this.parseChallenge(token, headerTenant);
+    const addr = `ip:${info.ip}`;
+    this.limiter.check([addr]);
+    const r = await this.deps.runtime.ask<ChallengeReply>(tenant, CHALLENGE_ACTOR, key, { t: 'verify', code: code.trim() } satisfies ChallengeMsg);
+    if (r.status === 'wrong') {
+      this.limiter.fail(addr, ADDRESS_RULE);
+      const rest = r.attemptsLeft > 0 ? `${r.attemptsLeft} attempt${r.attemptsLeft === 1 ? '' : 's'} left` : 'no attempts left; sign in again';
+      throw appError('ERR_BAD_REQUEST', `the code is not right (${rest})`);
+    }
+    if (r.status !== 'ok') throw unauthenticated('the challenge has expired or ended; sign in again');
+    const ch = r.ch;
+    const s = this.subject(tenant, ch.kind, ch.sub);
+    if (!s) throw unauthenticated('the account no longer exists or is disabled');
+    const device = ch.device ?? info.device;
+    if (trustDevice && device && ch.email) {
+      const label = info.deviceLabel;
+      await this.deps.store.commit(
+        new WriteBatch().putKv(tenant, NS.trusted(ch.email), device, { addedAt: this.deps.clock.now(), ...(label ? { label } : {}) }),
+      );
+    }
+    return this.issueSession(tenant, s, { ...info, device });
+  }
+
+  async challengeSend(token: string, headerTenant: string): Promise<{ sent: boolean; twoFactorMethod: TwoFactorMethod; message: string }> {
+    const { tenant, key } = this.parseChallenge(token, headerTenant);
+    const code = newNumericCode(6);
+    const salt = randomBytes(16).toString('base64url');
+    const r = await this.deps.runtime.ask<ChallengeReply>(tenant, CHALLENGE_ACTOR, key, {
+      t: 'resend',
+      codeHash: codeHash(code, salt),
+      salt,
+    } satisfies ChallengeMsg);
+    if (r.status === 'not-sendable') {
+      throw appError('ERR_BAD_REQUEST', 'authenticator codes are not sent: use the code shown by your authenticator app, or a backup code');
+    }
+    if (r.status === 'limit') {
+      throw new AppError('ERR_RATE_LIMITED', [60], { headers: { 'retry-after': '60' } });
+    }
+    if (r.status !== 'ok') throw unauthenticated('the challenge has expired or ended; sign in again');
+    await this.sendCode(tenant, r.ch.method, r.ch.to ?? r.ch.email, code, 'two-factor');
+    return { sent: true, twoFactorMethod: r.ch.method, message: challengeMessage(r.ch.method) };
+  }
+
+  // ---- magic code ---------------------------------------------------------------------------
+
+  /** Sends a sign-in code when the email has an account (staff first, else customer); silent otherwise. */
+  async magicIssue(tenant: string, rawEmail: string): Promise<void> {
+    const email = normalizeEmail(rawEmail);
+    const staff = this.userByEmail(tenant, email);
+    const customer = staff ? undefined : this.customerByEmail(tenant, email);
+    const s = staff ? this.subject(tenant, 'staff', staff.sk) : customer ? this.subject(tenant, 'customer', customer.sk) : undefined;
+    if (!s) return;
+    const code = newNumericCode(6);
+    const salt = randomBytes(16).toString('base64url');
+    const r = await this.deps.runtime.ask<MagicReply>(tenant, MAGIC_ACTOR, email, {
+      t: 'issue',
+      sub: s.rec.sk,
+      kind: s.kind,
+      codeHash: codeHash(code, salt),
+      salt,
+    } satisfies MagicMsg);
+    if (r.status === 'limit') {
+      throw new AppError('ERR_RATE_LIMITED', [r.retryAfterSeconds], { headers: { 'retry-after': String(r.retryAfterSeconds) } });
+    }
+    await this.sendCode(tenant, 'email', email, code, 'magic-code');
+  }
+
+  /** Exchanges a magic code for tokens. No 2FA on this path (spec: Sign-in sequence 7). */
+  async magicRedeem(tenant: string, rawEmail: string, code: string, info: ClientInfo): Promise<SessionAnswer> {
+    const email = normalizeEmail(rawEmail);
+    const addr = `ip:${info.ip}`;
+    this.limiter.check([addr]);
+    const r = await this.deps.runtime.ask<MagicReply>(tenant, MAGIC_ACTOR, email, { t: 'redeem', code: code.trim() } satisfies MagicMsg);
+    const s = r.status === 'ok' ? this.subject(tenant, r.kind, r.sub) : undefined;
+    if (!s) {
+      this.limiter.fail(addr, ADDRESS_RULE);
+      throw unauthenticated('the email or code is not right, or the code has expired');
+    }
+    return this.issueSession(tenant, s, info);
+  }
+
+  // ---- passcode and card --------------------------------------------------------------------
+
+  /**
+   * Quick sign-in with employee id plus PIN and/or card (spec: Passcodes and access cards). The
+   * org is the `orgid` header's, else the one this device last signed into. No 2FA or new-device
+   * challenge (spec: Sign-in sequence 7). `passcodeLoginSettings.mode`: `pin` needs the PIN,
+   * `card` the card, `both` (or `pin_and_card`) both; anything else accepts either.
+   */
+  async passcodeSignIn(
+    headerTenant: string,
+    body: { employeeId: string; pin?: string; cardUid?: string },
+    info: ClientInfo,
+  ): Promise<SessionAnswer> {
+    let tenant = headerTenant;
+    if (!tenant) {
+      const last = info.device ? this.deps.store.getKv<{ orgId: string }>(GLOBAL_TENANT, NS.deviceOrg, info.device) : undefined;
+      if (!last || !this.deps.store.getOrg(last.orgId)) {
+        throw appError('ERR_BAD_REQUEST', 'send the orgid header: this device (x-device-id) has not signed in to an organisation yet');
+      }
+      tenant = last.orgId;
+    }
+    const settings = this.passcodeSettings(tenant);
+    if (!settings.enable) throw appError('ERR_FORBIDDEN', 'passcode sign-in is disabled for this organisation');
+    const { employeeId, pin, cardUid } = body;
+    const mode = settings.mode.toLowerCase();
+    if (!pin && !cardUid) throw appError('ERR_VALIDATION', 'body/pin or body/cardUid is required');
+    if (mode === 'pin' && !pin) throw appError('ERR_VALIDATION', 'body/pin is required: this organisation signs in with a PIN');
+    if (mode === 'card' && !cardUid) throw appError('ERR_VALIDATION', 'body/cardUid is required: this organisation signs in with a card');
+    if ((mode === 'both' || mode === 'pin_and_card') && !(pin && cardUid)) {
+      throw appError('ERR_VALIDATION', 'body/pin and body/cardUid are both required in this organisation');
+    }
+    const acct = `pc:${tenant}:${employeeId}`;
+    const addr = `ip:${info.ip}`;
+    this.limiter.check([acct, addr]);
+    const failed = (err: AppError): AppError => {
+      this.limiter.fail(acct, ACCOUNT_RULE);
+      this.limiter.fail(addr, ADDRESS_RULE);
+      return err;
+    };
+    const user = this.userByEmployeeId(tenant, employeeId);
+    if (cardUid) {
+      const card = this.cardByUid(tenant, cardUid);
+      const d = card?.data as unknown as CardData | undefined;
+      if (!d || !user || d.userId !== user.sk || d.employeeId !== employeeId) throw failed(unauthenticated('the employee id or card is not right'));
+      if (d.status !== 'active') throw failed(appError('ERR_FORBIDDEN', `this card is ${d.status}; it cannot be used to sign in`));
+    }
+    if (pin) {
+      const ok = await verifyPassword(pin, user ? this.security(tenant, user.sk)?.pinHash : undefined);
+      if (!ok || !user) throw failed(unauthenticated('the employee id or PIN is not right'));
+    }
+    const s = user ? this.subject(tenant, 'staff', user.sk) : undefined;
+    if (!s) throw failed(unauthenticated('the employee id is not right'));
+    this.limiter.reset(acct);
+    return this.issueSession(tenant, s, info);
+  }
+
+  async registerCard(tenant: string, caller: Principal, body: { employeeId: string; cardUid: string; label?: string }): Promise<StoredRecord> {
+    const user = this.userByEmployeeId(tenant, body.employeeId);
+    if (!user) throw appError('ERR_NOT_FOUND', `employee ${body.employeeId}`);
+    const msg: CardMsg = { t: 'register', employeeId: body.employeeId, userId: user.sk, caller: this.cardCaller(tenant, caller) };
+    if (body.label) msg.label = body.label;
+    return this.deps.runtime.ask<StoredRecord>(tenant, CARD_ACTOR, body.cardUid, msg);
+  }
+
+  async setCardStatus(tenant: string, caller: Principal, cardUid: string, status: CardData['status']): Promise<StoredRecord> {
+    return this.deps.runtime.ask<StoredRecord>(tenant, CARD_ACTOR, cardUid, { t: 'status', status, caller: this.cardCaller(tenant, caller) } satisfies CardMsg);
+  }
+
+  private cardCaller(tenant: string, p: Principal): { userId: string; employeeId?: string; admin: boolean } {
+    const me = this.userById(tenant, p.sub);
+    const employeeId = (me?.data as UserData | undefined)?.employeeId;
+    return { userId: p.sub, admin: p.roles.includes('Admin'), ...(employeeId ? { employeeId } : {}) };
+  }
+
+  // ---- applications and API keys ------------------------------------------------------------
+
+  /** Application token exchange (spec: Tokens and refresh 3). A legacy `key` field is ignored. */
+  async appToken(tenant: string, appId: string, secret: string, domain: string | undefined, info: ClientInfo): Promise<{ token: string; tokenType: 'Bearer'; expiresIn: number; appId: string }> {
+    const acct = `app:${tenant}:${appId}`;
+    const addr = `ip:${info.ip}`;
+    this.limiter.check([acct, addr]);
+    const rec = isId(appId) ? this.deps.store.getRecord(tenant, USER, appId) : undefined;
+    const hash = rec && isApp(rec) ? this.security(tenant, rec.sk)?.secretHash : undefined;
+    if (!rec || !hash || !safeEqual(digestSecret(secret), hash)) {
+      this.limiter.fail(acct, ACCOUNT_RULE);
+      this.limiter.fail(addr, ADDRESS_RULE);
+      throw unauthenticated('the application id or secret is not right');
+    }
+    const d = rec.data as UserData;
+    if (d.status !== 'active') throw unauthenticated('this application is revoked');
+    const domains = d.domains ?? [];
+    if (domains.length > 0 && !(domain && domains.includes(domain.trim().toLowerCase()))) {
+      throw appError('ERR_FORBIDDEN', 'domain is not one of the domains registered for this application');
+    }
+    this.limiter.reset(acct);
+    const token = this.deps.tokens.signAccess({ sub: rec.sk, org: tenant, roles: [SYSTEM_GROUP], kind: 'app' });
+    return { token, tokenType: 'Bearer', expiresIn: this.deps.config.auth.accessTokenTtlSeconds, appId: rec.sk };
+  }
+
+  async registerApp(tenant: string, by: string, name: string, domains: string[]): Promise<{ app: StoredRecord; secret: string }> {
+    const secret = newSecret('bps_');
+    const app = await this.deps.runtime.ask<StoredRecord>(tenant, ACCOUNTS, 'staff', {
+      t: 'createApp',
+      name,
+      domains: [...new Set(domains.map((x) => x.trim().toLowerCase()))],
+      secretHash: digestSecret(secret),
+      createdBy: by,
+    } satisfies AccountsMsg);
+    return { app, secret };
+  }
+
+  async createApiKey(
+    tenant: string,
+    caller: Principal,
+    body: { name: string; roles?: string[]; expiresAt?: string },
+  ): Promise<{ rec: StoredRecord; key: string }> {
+    const owner = this.userById(tenant, caller.sub);
+    if (!owner) throw unauthenticated('the account no longer exists');
+    const held = (owner.data as UserData).roles ?? [];
+    const roles = [...new Set(['User', ...(body.roles ?? held)])];
+    const extra = roles.filter((r) => !held.includes(r));
+    if (extra.length) throw appError('ERR_FORBIDDEN', `a key cannot carry roles its owner does not hold: ${extra.join(', ')}`);
+    if (body.expiresAt && Date.parse(body.expiresAt) <= this.deps.clock.now()) throw appError('ERR_VALIDATION', 'body/expiresAt must be in the future');
+    const key = newSecret('bpk_');
+    const data: ApiKeyData = { name: body.name, keyHash: digestSecret(key), prefix: key.slice(0, 10), roles, ownerId: owner.sk, createdBy: caller.sub };
+    if (body.expiresAt) data.expiresAt = new Date(body.expiresAt).toISOString();
+    const rec = await this.deps.runtime.ask<StoredRecord>(tenant, ACCOUNTS, 'staff', { t: 'createApiKey', data } satisfies AccountsMsg);
+    return { rec, key };
+  }
+
+  /**
+   * The x-api-key credential (spec: Authentication → Headers): looked up by its hash on every
+   * request (an LMDB index read), so a deleted key is refused at once. It acts as its owner, with
+   * the key's roles narrowed to those the owner still holds.
+   */
+  resolveApiKey(headers: Readonly<Record<string, string>>, tenant: string | undefined): Principal | undefined {
+    const key = headers['x-api-key'];
+    if (!key) return undefined;
+    if (!tenant) throw unauthenticated('x-api-key must be sent with the orgid header');
+    const rec = this.deps.store.scan(tenant, APIKEY, { 'data.keyHash': digestSecret(key.trim()) })[0];
+    const d = rec?.data as unknown as ApiKeyData | undefined;
+    if (!d) throw unauthenticated('the API key is not valid for this organisation');
+    if (d.expiresAt && Date.parse(d.expiresAt) <= this.deps.clock.now()) throw unauthenticated('the API key has expired');
+    const owner = this.userById(tenant, d.ownerId);
+    const od = owner?.data as UserData | undefined;
+    if (!owner || od?.status !== 'active') throw unauthenticated('the API key owner no longer has access');
+    const roles = d.roles.filter((r) => (od.roles ?? []).includes(r));
+    return { sub: owner.sk, org: tenant, roles, kind: 'staff', ...(od.email ? { email: od.email } : {}), via: 'api-key' };
+  }
+
+  // ---- housekeeping -------------------------------------------------------------------------
+
+  /** Forgets expired challenges, magic codes and refresh families (every org). */
+  async sweep(): Promise<number> {
+    const { store } = this.deps;
+    const now = this.deps.clock.now();
+    const batch = new WriteBatch();
+    for (const org of store.listOrgs()) {
+      for (const { key, value } of store.listKv<Challenge>(org.orgId, NS.challenge)) {
+        if (value.expiresAt < now) batch.deleteKv(org.orgId, NS.challenge, key);
+      }
+      for (const { key, value } of store.listKv<{ expiresAt: number; issued: number[] }>(org.orgId, NS.magic)) {
+        if (value.expiresAt < now && value.issued.every((t) => t < now - CODE_TTL_MS)) batch.deleteKv(org.orgId, NS.magic, key);
+      }
+      for (const { key, value } of store.listKv<Family>(org.orgId, NS.family)) {
+        if (value.expiresAt + 60_000 < now) batch.deleteKv(org.orgId, NS.family, key);
+      }
+    }
+    const n = batch.size;
+    if (n > 0) await store.commit(batch);
+    return n;
+  }
+}
+
+export function challengeMessage(method: TwoFactorMethod): string {
+  switch (method) {
+    case 'authenticator':
+      return 'Enter the code from your authenticator app (or a backup code) at /profile/security/challenge/verify.';
+    case 'sms':
+      return 'A verification code was sent to your phone; post it to /profile/security/challenge/verify.';
+    default:
+      return 'A verification code was sent to your email address; post it to /profile/security/challenge/verify.';
+  }
+}

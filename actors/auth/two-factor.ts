@@ -1,0 +1,145 @@
+// Second-factor management (/profile/security/*). A person's 2FA lives on their customer record:
+// a customer manages their own; a staff member manages the customer record with their email, and
+// one without such a record gets 404 "customer for <email> not found" (spec: Errors, case 6). The
+// enrolment then applies to that person's sign-ins as staff too (matched by email).
+import { randomBytes } from 'node:crypto';
+import type { Principal } from '../../core/auth/tokens.js';
+import { base32Encode, newTotpSecret, otpauthUri } from '../../core/auth/totp.js';
+import { appError } from '../../core/errors.js';
+import type { StoredRecord } from '../../core/store/record.js';
+import { WriteBatch } from '../../core/store/store.js';
+import { BACKUP, CUSTOMER, NS, normalizeEmail, type BackupData, type CustomerData, type TwoFactorMethod } from './model.js';
+import { SECURITY_ACTOR, backupCodeHash, type SecurityMsg } from './security.js';
+import type { AuthService } from './service.js';
+
+export const BACKUP_CODE_COUNT = 10;
+
+export interface TwoFactorStatus {
+  email: string;
+  twoFactorEnabled: boolean;
+  twoFactorMethod?: TwoFactorMethod;
+  authenticatorEnrolled: boolean;
+  backupCodesRemaining: number;
+  trustedDevices: number;
+}
+
+export interface TrustedDevice {
+  id: string;
+  label?: string;
+  addedAt: string;
+}
+
+function newBackupCode(): string {
+  const raw = base32Encode(randomBytes(7)).slice(0, 10);
+  return `${raw.slice(0, 5)}-${raw.slice(5)}`;
+}
+
+export class TwoFactorAdmin {
+  constructor(private readonly svc: AuthService) {}
+
+  /** The customer record whose 2FA this caller manages (spec: Errors, case 6). */
+  person(tenant: string, p: Principal): StoredRecord {
+    const { store } = this.svc.deps;
+    const rec =
+      p.kind === 'customer'
+        ? store.getRecord(tenant, CUSTOMER, p.customerId ?? p.sub)
+        : p.email
+          ? this.svc.customerByEmail(tenant, normalizeEmail(p.email))
+          : undefined;
+    if (!rec) throw appError('ERR_NOT_FOUND', `customer for ${p.email ?? p.sub}`);
+    return rec;
+  }
+
+  private emailOf(rec: StoredRecord): string {
+    return normalizeEmail(String((rec.data as CustomerData).email ?? ''));
+  }
+
+  private ask<R>(tenant: string, sk: string, msg: SecurityMsg): Promise<R> {
+    return this.svc.deps.runtime.ask<R>(tenant, SECURITY_ACTOR, sk, msg);
+  }
+
+  status(tenant: string, p: Principal): TwoFactorStatus {
+    const rec = this.person(tenant, p);
+    const sec = this.svc.security(tenant, rec.sk);
+    const backup = this.svc.deps.store.getRecord(tenant, BACKUP, rec.sk)?.data as unknown as BackupData | undefined;
+    const email = this.emailOf(rec);
+    const out: TwoFactorStatus = {
+      email,
+      twoFactorEnabled: sec?.twoFactorEnabled === true,
+      authenticatorEnrolled: !!sec?.totpSecret,
+      backupCodesRemaining: backup ? backup.codes.filter((c) => !c.usedAt).length : 0,
+      trustedDevices: email ? this.svc.deps.store.listKv(tenant, NS.trusted(email)).length : 0,
+    };
+    if (sec?.twoFactorEnabled && sec.twoFactorMethod) out.twoFactorMethod = sec.twoFactorMethod;
+    return out;
+  }
+
+  /** Starts authenticator enrolment: the secret is shown this once, then only its holder knows it. */
+  async totpSetup(tenant: string, p: Principal): Promise<{ secret: string; otpauthUrl: string; issuer: string }> {
+    const rec = this.person(tenant, p);
+    const secret = newTotpSecret();
+    await this.ask(tenant, rec.sk, { t: 'totpBegin', secret, subjectType: 'customer' });
+    const issuer = String(this.svc.org(tenant).displayName || tenant);
+    return { secret, otpauthUrl: otpauthUri(secret, this.emailOf(rec) || rec.sk, issuer), issuer };
+  }
+
+  async totpVerify(tenant: string, p: Principal, code: string): Promise<TwoFactorStatus> {
+    const rec = this.person(tenant, p);
+    const r = await this.ask<{ ok: boolean }>(tenant, rec.sk, { t: 'totpConfirm', code: code.trim() });
+    if (!r.ok) throw appError('ERR_BAD_REQUEST', 'the code is not right');
+    return this.status(tenant, p);
+  }
+
+  async enable(tenant: string, p: Principal, method: TwoFactorMethod): Promise<TwoFactorStatus> {
+    const rec = this.person(tenant, p);
+    if (method === 'sms' && !(rec.data as CustomerData).phone) {
+      throw appError('ERR_BAD_REQUEST', 'sms needs a phone number on the customer record');
+    }
+    await this.ask(tenant, rec.sk, { t: 'enable', method, subjectType: 'customer' });
+    return this.status(tenant, p);
+  }
+
+  async disable(tenant: string, p: Principal, code: string | undefined): Promise<TwoFactorStatus> {
+    const rec = this.person(tenant, p);
+    const msg: SecurityMsg = { t: 'disable' };
+    if (code) msg.code = code.trim();
+    const r = await this.ask<{ ok: boolean }>(tenant, rec.sk, msg);
+    if (!r.ok) throw appError('ERR_BAD_REQUEST', 'the code is not right: send a current authenticator code or a backup code');
+    return this.status(tenant, p);
+  }
+
+  /** New backup codes (the old ones stop working); shown this once, stored hashed. */
+  async backupGenerate(tenant: string, p: Principal): Promise<{ codes: string[]; generatedAt: string }> {
+    const rec = this.person(tenant, p);
+    if (!this.svc.security(tenant, rec.sk)?.twoFactorEnabled) {
+      throw appError('ERR_BAD_REQUEST', 'turn two-factor authentication on before generating backup codes');
+    }
+    const codes = Array.from({ length: BACKUP_CODE_COUNT }, newBackupCode);
+    await this.ask(tenant, rec.sk, { t: 'setBackup', hashes: codes.map((c) => backupCodeHash(rec.sk, c)) });
+    return { codes, generatedAt: new Date(this.svc.deps.clock.now()).toISOString() };
+  }
+
+  trustedDevices(tenant: string, p: Principal): TrustedDevice[] {
+    const email = this.emailOf(this.person(tenant, p));
+    if (!email) return [];
+    return this.svc.deps.store.listKv<{ addedAt: number; label?: string }>(tenant, NS.trusted(email)).map(({ key, value }) => {
+      const d: TrustedDevice = { id: key.slice(0, 16), addedAt: new Date(value.addedAt).toISOString() };
+      if (value.label) d.label = value.label;
+      return d;
+    });
+  }
+
+  /** Forgets one trusted device (by its listed id) or all of them. */
+  async forgetDevices(tenant: string, p: Principal, id: string | undefined): Promise<{ removed: number }> {
+    const email = this.emailOf(this.person(tenant, p));
+    if (!email) return { removed: 0 };
+    const batch = new WriteBatch();
+    for (const { key } of this.svc.deps.store.listKv(tenant, NS.trusted(email))) {
+      if (!id || key.startsWith(id)) batch.deleteKv(tenant, NS.trusted(email), key);
+    }
+    const removed = batch.size;
+    if (id && removed === 0) throw appError('ERR_NOT_FOUND', `trusted device ${id}`);
+    if (removed) await this.svc.deps.store.commit(batch);
+    return { removed };
+  }
+}

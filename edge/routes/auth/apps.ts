@@ -1,0 +1,156 @@
+// Application identities and API keys (spec: Authentication → Tokens and refresh 3, Headers,
+// Combinations). Secrets and keys are answered once, at creation, and stored as SHA-256 digests.
+import { Type } from '@sinclair/typebox';
+import { ACCOUNTS, type AccountsMsg } from '../../../actors/auth/accounts.js';
+import { APIKEY, USER, isApp, publicApiKey, publicApp } from '../../../actors/auth/model.js';
+import type { AuthService } from '../../../actors/auth/service.js';
+import type { StoredRecord } from '../../../core/store/record.js';
+import { route, type RouteDef } from '../../route.js';
+import {
+  Body,
+  Id,
+  PageQuery,
+  TAG_APPS,
+  caller,
+  clientInfo,
+  listOf,
+  page,
+} from './common.js';
+
+const AppSchema = Type.Object({
+  appId: Type.String(),
+  name: Type.String(),
+  status: Type.String(),
+  domains: Type.Array(Type.String()),
+  createdate: Type.String(),
+});
+
+const ApiKeySchema = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  prefix: Type.String({ description: 'First characters of the key, to recognise it' }),
+  roles: Type.Array(Type.String()),
+  ownerId: Type.String(),
+  createdate: Type.String(),
+  expiresAt: Type.Optional(Type.String()),
+});
+
+const Domain = Type.String({ minLength: 1, maxLength: 253, pattern: '^[A-Za-z0-9.-]+(:[0-9]{1,5})?$' });
+
+export function appRoutes(svc: AuthService): RouteDef[] {
+  return [
+    route({
+      method: 'POST',
+      path: '/profile/app/register',
+      auth: 'staff',
+      roles: ['ConfigAdmin'],
+      tag: TAG_APPS,
+      summary: 'Register an application identity',
+      description:
+        'Creates a user in the System group and answers {appId, secret}: the secret is shown this once and stored hashed. With domains, a key exchange must name one of them.',
+      status: 201,
+      body: Body({ name: Type.String({ minLength: 1, maxLength: 120 }), domains: Type.Optional(Type.Array(Domain, { maxItems: 20 })) }),
+      response: Type.Object({ appId: Type.String(), secret: Type.String(), name: Type.String(), domains: Type.Array(Type.String()), createdate: Type.String() }),
+      handler: async (ctx) => {
+        const { app, secret } = await svc.registerApp(ctx.tenant, caller(ctx).sub, ctx.body.name.trim(), ctx.body.domains ?? []);
+        return { ...publicApp(app), secret };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/profile/app/key',
+      auth: 'none',
+      tag: TAG_APPS,
+      summary: 'Exchange an application id and secret for an application token',
+      description:
+        'Answers {token} of kind app, for Authorization. A legacy `key` field is ignored. A revoked application is refused (401); tokens issued before the revocation run until they expire. An application token alone never acts for a customer: send the customer token in x-client-authorization.',
+      body: Type.Object(
+        { appId: Type.String({ minLength: 1, maxLength: 64 }), secret: Type.String({ minLength: 1, maxLength: 256 }), domain: Type.Optional(Type.String({ maxLength: 253 })) },
+        { additionalProperties: true },
+      ),
+      response: Type.Object({ token: Type.String(), tokenType: Type.String(), expiresIn: Type.Integer(), appId: Type.String() }),
+      errors: [401, 429],
+      handler: (ctx) => svc.appToken(ctx.tenant, ctx.body.appId, ctx.body.secret, ctx.body.domain, clientInfo(ctx)),
+    }),
+    route({
+      method: 'GET',
+      path: '/profile/apps',
+      auth: 'staff',
+      roles: ['ConfigAdmin'],
+      tag: TAG_APPS,
+      summary: "The organisation's applications",
+      query: Type.Object(PageQuery),
+      response: listOf(AppSchema),
+      handler: (ctx) => {
+        const apps = ctx.deps.store.scan(ctx.tenant, USER, { 'data.group': 'System' }).filter(isApp).map(publicApp);
+        return page(apps, ctx.query.page, ctx.query.pageSize);
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/profile/app/revoke',
+      auth: 'staff',
+      roles: ['ConfigAdmin'],
+      tag: TAG_APPS,
+      summary: 'Revoke an application: new key exchanges are refused',
+      body: Body({ appId: Id }),
+      response: AppSchema,
+      errors: [404],
+      handler: async (ctx) => {
+        const msg: AccountsMsg = { t: 'revokeApp', appId: ctx.body.appId, by: caller(ctx).sub };
+        return publicApp(await ctx.deps.runtime.ask<StoredRecord>(ctx.tenant, ACCOUNTS, 'staff', msg));
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/profile/api-keys',
+      auth: 'staff',
+      roles: ['Admin'],
+      tag: TAG_APPS,
+      summary: 'Create an API key',
+      description:
+        'Answers {id, key}: the key is shown this once and stored hashed. Send it as x-api-key with orgid; it acts as you, with the given roles (default: yours; never more than yours; User always). A deleted key is refused at once.',
+      status: 201,
+      body: Body({
+        name: Type.String({ minLength: 1, maxLength: 120 }),
+        roles: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 40 }), { maxItems: 20 })),
+        expiresAt: Type.Optional(Type.String({ format: 'date-time' })),
+      }),
+      response: Type.Object({ ...ApiKeySchema.properties, key: Type.String() }),
+      errors: [403],
+      handler: async (ctx) => {
+        const { rec, key } = await svc.createApiKey(ctx.tenant, caller(ctx), ctx.body);
+        return { ...publicApiKey(rec), key };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/profile/api-keys',
+      auth: 'staff',
+      roles: ['Admin'],
+      tag: TAG_APPS,
+      summary: "The organisation's API keys (never the keys themselves)",
+      query: Type.Object(PageQuery),
+      response: listOf(ApiKeySchema),
+      handler: (ctx) => {
+        const r = ctx.deps.store.find(ctx.tenant, APIKEY, {}, { page: ctx.query.page, pageSize: ctx.query.pageSize, sort: 'createdate' });
+        return { ...r, data: r.data.map(publicApiKey) };
+      },
+    }),
+    route({
+      method: 'DELETE',
+      path: '/profile/api-keys/:id',
+      auth: 'staff',
+      roles: ['Admin'],
+      tag: TAG_APPS,
+      summary: 'Delete an API key (refused from the next request on)',
+      params: Type.Object({ id: Id }),
+      response: Type.Object({ deleted: Type.Boolean(), id: Type.String() }),
+      errors: [404],
+      handler: async (ctx) => {
+        await ctx.deps.runtime.ask(ctx.tenant, ACCOUNTS, 'staff', { t: 'deleteApiKey', id: ctx.params.id } satisfies AccountsMsg);
+        return { deleted: true, id: ctx.params.id };
+      },
+    }),
+  ];
+}

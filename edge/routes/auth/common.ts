@@ -1,0 +1,120 @@
+// Shared pieces of the auth route tables: the per-node AuthService, client info from headers, the
+// schemas several routes answer with, and the reference section names.
+import { Type, type TProperties, type TSchema } from '@sinclair/typebox';
+import { deviceOf, AuthService, type ClientInfo } from '../../../actors/auth/service.js';
+import type { Principal } from '../../../core/auth/tokens.js';
+import { appError } from '../../../core/errors.js';
+import type { AppDeps } from '../../deps.js';
+import type { RequestContext } from '../../route.js';
+
+export const TAG_AUTH = 'Authentication';
+export const TAG_PASSCODE = 'Passcodes and cards';
+export const TAG_APPS = 'Applications and API keys';
+export const TAG_2FA = 'Security (2FA)';
+
+const services = new WeakMap<AppDeps, AuthService>();
+
+/** One AuthService per running node (its failure limiter is per node). */
+export function authService(deps: AppDeps): AuthService {
+  let s = services.get(deps);
+  if (!s) {
+    s = new AuthService(deps);
+    services.set(deps, s);
+  }
+  return s;
+}
+
+export function clientInfo(ctx: RequestContext): ClientInfo {
+  return { ip: ctx.ip, ...deviceOf(ctx.headers) };
+}
+
+/** The authenticated caller of a route whose `auth` guarantees one. */
+export function caller(ctx: RequestContext): Principal {
+  if (!ctx.principal) throw appError('ERR_UNAUTHENTICATED', 'send a bearer token in the Authorization header');
+  return ctx.principal;
+}
+
+// ---- schemas ------------------------------------------------------------------------------
+
+/** A request body that refuses fields it does not declare (400 naming them). */
+export function Body<T extends TProperties>(props: T) {
+  return Type.Object(props, { additionalProperties: false });
+}
+
+export const EmailSchema = Type.String({ format: 'email', maxLength: 254, description: 'Compared case-insensitively' });
+export const NewPasswordSchema = Type.String({ minLength: 8, maxLength: 256, description: 'At least 8 characters' });
+export const Id = Type.String({ pattern: '^[0-9a-f]{24}$' });
+export const EmployeeIdSchema = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9._-]+$' });
+export const CardUidSchema = Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9:._-]+$' });
+
+export const PublicUserSchema = Type.Object(
+  {
+    id: Type.String(),
+    kind: Type.String({ enum: ['staff', 'customer'] }),
+    orgId: Type.String(),
+    email: Type.Optional(Type.String()),
+    name: Type.Optional(Type.String()),
+    roles: Type.Array(Type.String()),
+    employeeId: Type.Optional(Type.String()),
+    phone: Type.Optional(Type.String()),
+    status: Type.Optional(Type.String()),
+    customerId: Type.Optional(Type.String()),
+    createdate: Type.String(),
+    isPrimaryContact: Type.Optional(Type.Boolean()),
+  },
+  { description: 'A staff user or customer, without credentials' },
+);
+
+/** A sign-in answer: either tokens, or the spec's challenge shape (no tokens). */
+export const SessionSchema = Type.Object(
+  {
+    token: Type.Optional(Type.String({ description: 'Access JWT' })),
+    refreshToken: Type.Optional(Type.String()),
+    tokenType: Type.Optional(Type.String()),
+    expiresIn: Type.Optional(Type.Integer({ description: 'Seconds until the access token expires' })),
+    orgId: Type.Optional(Type.String()),
+    user: Type.Optional(PublicUserSchema),
+    requiresTwoFactor: Type.Optional(Type.Boolean()),
+    challengeToken: Type.Optional(Type.String()),
+    twoFactorMethod: Type.Optional(Type.String({ enum: ['email', 'sms', 'authenticator'] })),
+    message: Type.Optional(Type.String()),
+  },
+  {
+    description:
+      'Tokens {token, refreshToken, tokenType, expiresIn, orgId, user}, or, when a challenge is due, exactly {requiresTwoFactor: true, challengeToken, twoFactorMethod, message} and no tokens',
+  },
+);
+
+export const CardSchema = Type.Object({
+  id: Type.String(),
+  employeeId: Type.String(),
+  userId: Type.String(),
+  cardUid: Type.String(),
+  status: Type.String({ enum: ['active', 'revoked', 'lost'] }),
+  label: Type.Optional(Type.String()),
+  statusChangedAt: Type.Optional(Type.String()),
+  createdate: Type.String(),
+  modifydate: Type.String(),
+});
+
+export function listOf(item: TSchema) {
+  return Type.Object({
+    data: Type.Array(item),
+    total: Type.Integer(),
+    hasNext: Type.Boolean(),
+    page: Type.Integer(),
+    pageSize: Type.Integer(),
+  });
+}
+
+export const PageQuery = {
+  page: Type.Optional(Type.Integer({ minimum: 1, description: '1-based page (default 1)' })),
+  pageSize: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, description: 'Default 20, at most 200' })),
+};
+
+/** Pages an in-memory list into the list envelope. */
+export function page<T>(items: T[], p = 1, size = 20): { data: T[]; total: number; hasNext: boolean; page: number; pageSize: number } {
+  const offset = (p - 1) * size;
+  const data = items.slice(offset, offset + size);
+  return { data, total: items.length, hasNext: offset + data.length < items.length, page: p, pageSize: size };
+}

@@ -1,0 +1,187 @@
+// Passcodes (PINs) and access cards (spec: Endpoints → Passcodes and access cards). The sign-in
+// route itself is in signin.ts. A PIN is 4 to 8 digits, stored as a scrypt hash.
+import { Type } from '@sinclair/typebox';
+import { ACCOUNTS, type AccountsMsg } from '../../../actors/auth/accounts.js';
+import { CARD, SECURITY, USER, isApp, publicCard, type CardData, type UserData } from '../../../actors/auth/model.js';
+import { SECURITY_ACTOR, type SecurityMsg } from '../../../actors/auth/security.js';
+import type { AuthService } from '../../../actors/auth/service.js';
+import { hashPassword } from '../../../core/auth/password.js';
+import type { Principal } from '../../../core/auth/tokens.js';
+import { appError } from '../../../core/errors.js';
+import { isId } from '../../../core/ids.js';
+import type { Filter } from '../../../core/store/query.js';
+import type { StoredRecord } from '../../../core/store/record.js';
+import { route, type RouteDef } from '../../route.js';
+import {
+  Body,
+  CardSchema,
+  CardUidSchema,
+  EmployeeIdSchema,
+  Id,
+  PageQuery,
+  TAG_PASSCODE,
+  caller,
+  listOf,
+} from './common.js';
+
+const EmployeeSchema = Type.Object({
+  id: Type.String(),
+  name: Type.Optional(Type.String()),
+  email: Type.Optional(Type.String()),
+  employeeId: Type.Union([Type.String(), Type.Null()]),
+  roles: Type.Array(Type.String()),
+  status: Type.String(),
+  hasPasscode: Type.Boolean(),
+});
+
+/** The user a passcode route acts on: yourself, or (role Admin) body.userId. */
+function targetUser(svc: AuthService, tenant: string, p: Principal, userId: string | undefined): StoredRecord {
+  const id = userId ?? p.sub;
+  if (id !== p.sub && !p.roles.includes('Admin')) throw appError('ERR_FORBIDDEN', "only an Admin may change another user's passcode");
+  const user = svc.userById(tenant, id);
+  if (!user) throw appError('ERR_NOT_FOUND', `user ${id}`);
+  return user;
+}
+
+export function passcodeRoutes(svc: AuthService): RouteDef[] {
+  const cardList = (tenant: string, filter: Filter, q: { page?: number; pageSize?: number }) => {
+    const r = svc.deps.store.find(tenant, CARD, filter, { page: q.page, pageSize: q.pageSize, sort: 'createdate', sortType: 'asc' });
+    return { ...r, data: r.data.map(publicCard) };
+  };
+  return [
+    route({
+      method: 'POST',
+      path: '/profile/passcode/set',
+      auth: 'staff',
+      tag: TAG_PASSCODE,
+      summary: 'Set your PIN (or, as Admin, another user\'s)',
+      description:
+        'pin is 4 to 8 digits. employeeId is needed when the user has none yet (unique in the organisation, 409 otherwise); it may also change it.',
+      body: Body({ pin: Type.String({ pattern: '^[0-9]{4,8}$' }), employeeId: Type.Optional(EmployeeIdSchema), userId: Type.Optional(Id) }),
+      response: Type.Object({ userId: Type.String(), employeeId: Type.String(), hasPasscode: Type.Boolean() }),
+      errors: [403, 404, 409],
+      handler: async (ctx) => {
+        const user = targetUser(svc, ctx.tenant, caller(ctx), ctx.body.userId);
+        const current = (user.data as UserData).employeeId;
+        const employeeId = ctx.body.employeeId ?? current;
+        if (!employeeId) throw appError('ERR_VALIDATION', 'body/employeeId is required: this user has no employee id yet');
+        if (employeeId !== current) {
+          await ctx.deps.runtime.ask(ctx.tenant, ACCOUNTS, 'staff', { t: 'setEmployeeId', userId: user.sk, employeeId } satisfies AccountsMsg);
+        }
+        const hash = await hashPassword(ctx.body.pin);
+        await ctx.deps.runtime.ask(ctx.tenant, SECURITY_ACTOR, user.sk, { t: 'setPin', hash } satisfies SecurityMsg);
+        return { userId: user.sk, employeeId, hasPasscode: true };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/profile/passcode/remove',
+      auth: 'staff',
+      tag: TAG_PASSCODE,
+      summary: 'Remove your PIN (or, as Admin, another user\'s)',
+      body: Body({ userId: Type.Optional(Id) }),
+      response: Type.Object({ userId: Type.String(), hasPasscode: Type.Boolean(), removed: Type.Boolean() }),
+      errors: [403, 404],
+      handler: async (ctx) => {
+        const user = targetUser(svc, ctx.tenant, caller(ctx), ctx.body.userId);
+        const r = await ctx.deps.runtime.ask<{ removed: boolean }>(ctx.tenant, SECURITY_ACTOR, user.sk, { t: 'removePin' } satisfies SecurityMsg);
+        return { userId: user.sk, hasPasscode: false, removed: r.removed };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/profile/passcode/card/register',
+      auth: 'staff',
+      tag: TAG_PASSCODE,
+      summary: 'Register an access card for an employee',
+      description: 'For your own employee id, or any with role Admin. A card UID is registered once per organisation (409).',
+      status: 201,
+      body: Body({ employeeId: EmployeeIdSchema, cardUid: CardUidSchema, label: Type.Optional(Type.String({ maxLength: 80 })) }),
+      response: CardSchema,
+      errors: [403, 404, 409],
+      handler: async (ctx) => publicCard(await svc.registerCard(ctx.tenant, caller(ctx), ctx.body)),
+    }),
+    route({
+      method: 'POST',
+      path: '/profile/passcode/card/status',
+      auth: 'staff',
+      tag: TAG_PASSCODE,
+      summary: 'Change a card\'s status (active, revoked, lost)',
+      description: 'revoked and lost: your own card, or any with role Admin. Re-activating (active) needs Admin. Revoked and lost cards cannot sign in.',
+      body: Body({ cardUid: CardUidSchema, status: Type.String({ enum: ['active', 'revoked', 'lost'] }) }),
+      response: CardSchema,
+      errors: [403, 404],
+      handler: async (ctx) => publicCard(await svc.setCardStatus(ctx.tenant, caller(ctx), ctx.body.cardUid, ctx.body.status as CardData['status'])),
+    }),
+    route({
+      method: 'GET',
+      path: '/profile/passcode/cards',
+      auth: 'staff',
+      tag: TAG_PASSCODE,
+      summary: "The organisation's access cards",
+      query: Type.Object({ status: Type.Optional(Type.String({ enum: ['active', 'revoked', 'lost'] })), ...PageQuery }),
+      response: listOf(CardSchema),
+      handler: (ctx) => cardList(ctx.tenant, ctx.query.status ? { 'data.status': ctx.query.status } : {}, ctx.query),
+    }),
+    route({
+      method: 'GET',
+      path: '/profile/passcode/cards/:employeeId',
+      auth: 'staff',
+      tag: TAG_PASSCODE,
+      summary: "One employee's access cards",
+      params: Type.Object({ employeeId: EmployeeIdSchema }),
+      query: Type.Object(PageQuery),
+      response: listOf(CardSchema),
+      handler: (ctx) => cardList(ctx.tenant, { 'data.employeeId': ctx.params.employeeId }, ctx.query),
+    }),
+    route({
+      method: 'GET',
+      path: '/profile/passcode/card/:identifier',
+      auth: 'staff',
+      tag: TAG_PASSCODE,
+      summary: 'One access card, by card UID or card id',
+      params: Type.Object({ identifier: CardUidSchema }),
+      response: CardSchema,
+      errors: [404],
+      handler: (ctx) => {
+        const id = ctx.params.identifier;
+        const rec = svc.cardByUid(ctx.tenant, id) ?? (isId(id) ? ctx.deps.store.getRecord(ctx.tenant, CARD, id) : undefined);
+        if (!rec) throw appError('ERR_NOT_FOUND', `card ${id}`);
+        return publicCard(rec);
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/business-made/employees',
+      auth: 'staff',
+      tag: TAG_PASSCODE,
+      summary: 'Staff users with their employee ids',
+      description: 'Sorted by name; applications (System group) are not listed. hasPasscode tells whether a PIN is set.',
+      query: Type.Object({ withEmployeeId: Type.Optional(Type.Boolean({ description: 'Only those with an employee id' })), ...PageQuery }),
+      response: listOf(EmployeeSchema),
+      handler: (ctx) => {
+        const filter: Filter = { 'data.group': { $ne: 'System' } };
+        if (ctx.query.withEmployeeId) filter['data.employeeId'] = { $exists: true };
+        const r = ctx.deps.store.find(ctx.tenant, USER, filter, { page: ctx.query.page, pageSize: ctx.query.pageSize, sort: 'data.name' });
+        return {
+          ...r,
+          data: r.data
+            .filter((u) => !isApp(u))
+            .map((u) => {
+              const d = u.data as UserData;
+              const sec = ctx.deps.store.getRecord(ctx.tenant, SECURITY, u.sk)?.data as { pinHash?: string } | undefined;
+              return {
+                id: u.sk,
+                ...(d.name ? { name: d.name } : {}),
+                ...(d.email ? { email: d.email } : {}),
+                employeeId: d.employeeId ?? null,
+                roles: [...(d.roles ?? [])],
+                status: d.status ?? 'active',
+                hasPasscode: !!sec?.pinHash,
+              };
+            }),
+        };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,154 @@
+// The signed-in user's profile, self-service delete, the organisation's security settings and the
+// outbox listing (spec: Endpoints → Authentication and profile).
+import { Type } from '@sinclair/typebox';
+import { ACCOUNTS, type AccountsMsg } from '../../../actors/auth/accounts.js';
+import { ORG_SETTINGS_ACTOR, securitySettingsOf, type OrgSettingsMsg } from '../../../actors/auth/org-settings.js';
+import type { AuthService } from '../../../actors/auth/service.js';
+import { appError } from '../../../core/errors.js';
+import { readOutbox } from '../../../core/outbox.js';
+import { route, type RouteDef } from '../../route.js';
+import { Body, NewPasswordSchema, PageQuery, PublicUserSchema, TAG_2FA, TAG_AUTH, caller, clientInfo, listOf, page } from './common.js';
+
+const SettingsSchema = Type.Object({
+  enableTwoFactorForUsers: Type.Boolean(),
+  enableTwoFactorForCustomers: Type.Boolean(),
+  enableNewDeviceAuthentication: Type.Boolean(),
+});
+
+const OutboxItem = Type.Object({
+  id: Type.String(),
+  channel: Type.String(),
+  to: Type.String(),
+  subject: Type.Optional(Type.String()),
+  body: Type.Optional(Type.String()),
+  code: Type.Optional(Type.String()),
+  kind: Type.Optional(Type.String()),
+  provider: Type.String(),
+  sentAt: Type.String(),
+});
+
+export function profileRoutes(svc: AuthService): RouteDef[] {
+  return [
+    route({
+      method: 'GET',
+      path: '/profile',
+      auth: 'staff',
+      tag: TAG_AUTH,
+      summary: 'The signed-in staff user',
+      description: 'Profile fields only: never a password or PIN hash, secret or code.',
+      response: PublicUserSchema,
+      handler: (ctx) => {
+        const p = caller(ctx);
+        const s = svc.subject(ctx.tenant, 'staff', p.sub);
+        if (!s) throw appError('ERR_UNAUTHENTICATED', 'the account no longer exists or is disabled; sign in again');
+        return svc.publicOf(ctx.tenant, s);
+      },
+    }),
+    route({
+      method: 'DELETE',
+      path: '/profile/user/self',
+      auth: 'staff',
+      tag: TAG_AUTH,
+      summary: 'Delete your own staff account',
+      description:
+        "Refused (403) for the organisation's primary contact. Deletes the user, its credentials and its directory entry; its refresh tokens stop working, access tokens already issued stop at /profile at once and elsewhere when they expire.",
+      response: Type.Object({ deleted: Type.Boolean(), id: Type.String() }),
+      errors: [403],
+      handler: async (ctx) => {
+        const p = caller(ctx);
+        const org = svc.org(ctx.tenant);
+        if (org.primaryContactUserId === p.sub) {
+          throw appError('ERR_FORBIDDEN', "the organisation's primary contact cannot delete their own account; make someone else the primary contact first");
+        }
+        await ctx.deps.runtime.ask(ctx.tenant, ACCOUNTS, 'staff', { t: 'deleteUser', userId: p.sub } satisfies AccountsMsg);
+        if (p.sid) await svc.revokeFamily(ctx.tenant, p.sid, 'account deleted');
+        return { deleted: true, id: p.sub };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/profile/password',
+      auth: 'customer',
+      tag: TAG_AUTH,
+      summary: 'Change your password (staff or customer)',
+      description:
+        'Needs the current password (a wrong one answers 400 and counts toward the sign-in slow-down). Sessions already signed in keep running until they expire; end one with /profile/signout.',
+      body: Body({ currentPassword: Type.String({ minLength: 1, maxLength: 256 }), newPassword: NewPasswordSchema }),
+      response: Type.Object({ changed: Type.Boolean() }),
+      errors: [429],
+      handler: async (ctx) => {
+        await svc.changePassword(ctx.tenant, caller(ctx), ctx.body.currentPassword, ctx.body.newPassword, clientInfo(ctx));
+        return { changed: true };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/profile/signout',
+      auth: 'customer',
+      tag: TAG_AUTH,
+      summary: 'End this session',
+      description:
+        "Revokes the session's refresh tokens (the whole family of the sign-in the access token came from); the access token itself runs until it expires. An API key has no session: signedOut is false.",
+      response: Type.Object({ signedOut: Type.Boolean() }),
+      handler: async (ctx) => {
+        const p = caller(ctx);
+        if (!p.sid) return { signedOut: false };
+        await svc.revokeFamily(ctx.tenant, p.sid, 'signed out');
+        return { signedOut: true };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/profile/org/security-settings',
+      auth: 'staff',
+      roles: ['Admin'],
+      tag: TAG_2FA,
+      summary: "The organisation's two-factor and new-device settings",
+      response: SettingsSchema,
+      handler: (ctx) => securitySettingsOf(svc.org(ctx.tenant)),
+    }),
+    route({
+      method: 'PUT',
+      path: '/profile/org/security-settings',
+      auth: 'staff',
+      roles: ['Admin'],
+      tag: TAG_2FA,
+      summary: "Change the organisation's two-factor and new-device settings",
+      description: 'Partial: fields left out keep their value. Answers the whole settings object.',
+      body: Type.Object(
+        {
+          enableTwoFactorForUsers: Type.Optional(Type.Boolean()),
+          enableTwoFactorForCustomers: Type.Optional(Type.Boolean()),
+          enableNewDeviceAuthentication: Type.Optional(Type.Boolean()),
+        },
+        { additionalProperties: false, minProperties: 1 },
+      ),
+      response: SettingsSchema,
+      handler: (ctx) => ctx.deps.runtime.ask(ctx.tenant, ORG_SETTINGS_ACTOR, 'settings', { t: 'update', patch: ctx.body } satisfies OrgSettingsMsg),
+    }),
+    route({
+      method: 'GET',
+      path: '/profile/outbox',
+      auth: 'staff',
+      roles: ['Admin'],
+      tag: TAG_AUTH,
+      summary: 'Messages the organisation sent (email, SMS, ...), newest first',
+      description:
+        'With the local outbox provider (the default, for development and tests) each message is recorded in full, codes included. With the smtp provider only the envelope is recorded (channel, to, subject, kind), never the body or the code.',
+      query: Type.Object({
+        to: Type.Optional(Type.String({ maxLength: 254 })),
+        channel: Type.Optional(Type.String({ enum: ['email', 'sms', 'print', 'push', 'voice'] })),
+        kind: Type.Optional(Type.String({ maxLength: 64 })),
+        ...PageQuery,
+      }),
+      response: listOf(OutboxItem),
+      handler: (ctx) => {
+        const q = ctx.query;
+        const all = readOutbox(ctx.deps.store, ctx.tenant, q.to?.trim().toLowerCase() || undefined)
+          .filter((m) => (!q.channel || m.channel === q.channel) && (!q.kind || m.kind === q.kind))
+          .reverse();
+        return page(all, q.page, q.pageSize);
+      },
+    }),
+  ];
+}

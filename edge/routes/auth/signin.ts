@@ -1,0 +1,227 @@
+// Sign-up, sign-in (every documented alias), magic codes, passcode sign-in, the org directory and
+// token refresh (spec: Endpoints → Authentication and profile; Authentication).
+import { Type } from '@sinclair/typebox';
+import { GLOBAL_TENANT, NS, normalizeEmail, type DirectoryEntry, type SubjectKind } from '../../../actors/auth/model.js';
+import type { AuthService } from '../../../actors/auth/service.js';
+import { AppError, appError } from '../../../core/errors.js';
+import { route, type RequestContext, type RouteDef } from '../../route.js';
+import {
+  Body,
+  CardUidSchema,
+  EmailSchema,
+  EmployeeIdSchema,
+  NewPasswordSchema,
+  SessionSchema,
+  TAG_AUTH,
+  TAG_PASSCODE,
+  clientInfo,
+} from './common.js';
+
+const ORGID_HEADER = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+
+/**
+ * The organisation a sign-in is for: the `orgid` header, else `orgId` in the body (the spec sends
+ * both). Both present and different is a client bug worth a clear 400.
+ */
+function signInTenant(ctx: RequestContext, bodyOrgId: string | undefined): string {
+  const fromBody = bodyOrgId?.trim();
+  if (ctx.tenant) {
+    if (fromBody && fromBody !== ctx.tenant) throw appError('ERR_VALIDATION', 'body/orgId differs from the orgid header');
+    return ctx.tenant;
+  }
+  if (!fromBody) throw new AppError('ERR_ORGID_MISSING');
+  if (!ORGID_HEADER.test(fromBody) || !ctx.deps.store.getOrg(fromBody)) throw new AppError('ERR_ORGID_INVALID', [fromBody.slice(0, 64)]);
+  return fromBody;
+}
+
+function bearer(ctx: RequestContext): string | undefined {
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(ctx.headers['authorization'] ?? '');
+  return m?.[1];
+}
+
+const SignInBody = Type.Object(
+  {
+    orgId: Type.Optional(Type.String({ maxLength: 64, description: 'The chosen organisation; the orgid header wins' })),
+    email: Type.String({ minLength: 1, maxLength: 254 }),
+    password: Type.String({ minLength: 1, maxLength: 256 }),
+  },
+  { additionalProperties: true },
+);
+
+const RefreshBody = Type.Object(
+  { refreshToken: Type.Optional(Type.String({ minLength: 1, maxLength: 4096, description: 'Or send it as the bearer token' })) },
+  { additionalProperties: true },
+);
+
+export function signInRoutes(svc: AuthService): RouteDef[] {
+  const signIn = (path: string, kind: SubjectKind, summary: string) =>
+    route({
+      method: 'POST',
+      path,
+      auth: 'none',
+      tenant: 'optional',
+      tag: TAG_AUTH,
+      summary,
+      description:
+        'Wrong email or password answers 401 with one generic message. After 5 failures for one account (or 50 from one address) within 15 minutes, attempts answer 429 with Retry-After (30 s, doubling, at most 15 min). When a challenge is due (org-wide 2FA, personal 2FA, or an unrecognised device with new-device verification on) the answer has no tokens: {requiresTwoFactor, challengeToken, twoFactorMethod, message}.',
+      body: SignInBody,
+      response: SessionSchema,
+      errors: [401, 429],
+      handler: (ctx) => svc.passwordSignIn(signInTenant(ctx, ctx.body.orgId), kind, ctx.body.email, ctx.body.password, clientInfo(ctx)),
+    });
+
+  const refresh = (path: string, kind: SubjectKind, summary: string) =>
+    route({
+      method: 'POST',
+      path,
+      auth: 'none',
+      tenant: 'optional',
+      tag: TAG_AUTH,
+      summary,
+      description:
+        'Send the refresh token as the bearer token (body {}) or as body.refreshToken. Answers a new token and refreshToken; the old refresh token stops working. Presenting an already rotated refresh token revokes the whole session (every token descended from the same sign-in).',
+      body: RefreshBody,
+      response: SessionSchema,
+      errors: [401],
+      handler: (ctx) => {
+        const token = ctx.body.refreshToken ?? bearer(ctx);
+        if (!token) throw appError('ERR_UNAUTHENTICATED', 'send the refresh token as the bearer token or in body.refreshToken');
+        return svc.refresh(token, kind, ctx.tenant);
+      },
+    });
+
+  return [
+    route({
+      method: 'POST',
+      path: '/profile/user/directory/lookup',
+      auth: 'none',
+      tenant: 'none',
+      tag: TAG_AUTH,
+      summary: 'Organisations an email has a staff account in',
+      description: 'No orgid and no token. Most recently used organisation first; an empty list means there is no such account.',
+      body: Body({ email: Type.String({ minLength: 1, maxLength: 254 }) }),
+      response: Type.Object({ orgs: Type.Array(Type.Object({ orgId: Type.String(), displayName: Type.String() })) }),
+      handler: (ctx) => {
+        const { store } = ctx.deps;
+        const entries = store.listKv<DirectoryEntry>(GLOBAL_TENANT, NS.directory(normalizeEmail(ctx.body.email)));
+        entries.sort(
+          (a, b) => b.value.lastUsedAt - a.value.lastUsedAt || b.value.addedAt - a.value.addedAt || (a.key < b.key ? -1 : 1),
+        );
+        const orgs = [];
+        for (const { key } of entries) {
+          const org = store.getOrg(key);
+          if (org) orgs.push({ orgId: org.orgId, displayName: String(org.displayName ?? org.orgId) });
+        }
+        return { orgs };
+      },
+    }),
+    signIn('/profile/user/signin', 'staff', 'Staff sign-in with email and password'),
+    signIn('/profile/signin', 'staff', 'Staff sign-in (alias of /profile/user/signin)'),
+    signIn('/user/signin', 'staff', 'Staff sign-in (alias of /profile/user/signin)'),
+    signIn('/customer/signin', 'customer', 'Customer sign-in with email and password'),
+    signIn('/profile/customer/signin', 'customer', 'Customer sign-in (alias of /customer/signin)'),
+    route({
+      method: 'POST',
+      path: '/profile/user/signup',
+      auth: 'none',
+      tenant: 'optional',
+      tag: TAG_AUTH,
+      summary: 'Create an organisation with its first user, or (with orgid and an Admin bearer) a staff user',
+      description:
+        'Without orgid: {email, password, name?, orgName} creates an organisation whose id is a slug of orgName plus a short random suffix; the user is its primary contact with roles User, Admin and ConfigAdmin; answers {orgId, user, token, refreshToken}. With orgid: only a caller holding an Admin token of that organisation may create a staff user ({email, password, name?, roles?, employeeId?, phone?}; role User is always included); answers {orgId, user} and no tokens.',
+      status: 201,
+      body: Body({
+        email: EmailSchema,
+        password: NewPasswordSchema,
+        name: Type.Optional(Type.String({ maxLength: 120 })),
+        orgName: Type.Optional(Type.String({ minLength: 1, maxLength: 120 })),
+        roles: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 40, pattern: '^[A-Za-z][A-Za-z0-9_-]*$' }), { maxItems: 20 })),
+        employeeId: Type.Optional(EmployeeIdSchema),
+        phone: Type.Optional(Type.String({ minLength: 3, maxLength: 32, pattern: '^\\+?[0-9 ()-]+$' })),
+      }),
+      response: SessionSchema,
+      errors: [403, 409],
+      handler: async (ctx) => {
+        const b = ctx.body;
+        if (!ctx.tenant) {
+          if (!b.orgName?.trim()) throw appError('ERR_VALIDATION', 'body/orgName is required to create an organisation');
+          if (b.roles || b.employeeId) throw appError('ERR_VALIDATION', 'body/roles and body/employeeId are set by an Admin, not at organisation sign-up');
+          return svc.signupOrg({ email: b.email, password: b.password, name: b.name, orgName: b.orgName }, clientInfo(ctx));
+        }
+        const p = ctx.principal;
+        if (!p || p.kind !== 'staff' || !p.roles.includes('Admin')) {
+          throw appError('ERR_FORBIDDEN', 'creating a user in an existing organisation needs an Admin token of that organisation');
+        }
+        const user = await svc.createStaff(ctx.tenant, b, p.sub);
+        return { orgId: ctx.tenant, user: svc.publicOf(ctx.tenant, { kind: 'staff', rec: user }) };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/profile/customer/signup',
+      auth: 'none',
+      tag: TAG_AUTH,
+      summary: 'Create a customer account and sign it in',
+      description:
+        'Creates a customer record and its credentials (or gives credentials to an existing customer record with this email that has none yet). Answers {token, refreshToken, orgId, user}.',
+      status: 201,
+      body: Body({
+        email: EmailSchema,
+        password: NewPasswordSchema,
+        name: Type.Optional(Type.String({ maxLength: 120 })),
+        phone: Type.Optional(Type.String({ minLength: 3, maxLength: 32, pattern: '^\\+?[0-9 ()-]+$' })),
+      }),
+      response: SessionSchema,
+      errors: [409],
+      handler: (ctx) => svc.signupCustomer(ctx.tenant, ctx.body, clientInfo(ctx)),
+    }),
+    route({
+      method: 'GET',
+      path: '/profile/user/magic-link',
+      auth: 'none',
+      tag: TAG_AUTH,
+      summary: 'Send a 6-digit sign-in code by email',
+      description:
+        'Only type=code is supported. The code lives 10 minutes and allows 5 attempts; at most 5 codes per address per 10 minutes (429 beyond). The answer is the same whether or not the email has an account.',
+      query: Type.Object({ email: EmailSchema, type: Type.String({ enum: ['code'] }) }),
+      response: Type.Object({ sent: Type.Boolean(), message: Type.String() }),
+      errors: [429],
+      handler: async (ctx) => {
+        await svc.magicIssue(ctx.tenant, ctx.query.email);
+        return { sent: true, message: 'if an account exists for this email, a sign-in code has been sent to it' };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/profile/user/magic-link/redirect',
+      auth: 'none',
+      tag: TAG_AUTH,
+      summary: 'Exchange a magic sign-in code for tokens',
+      description: 'No two-factor check on this path (spec: Sign-in sequence 7). A wrong, used or expired code answers 401.',
+      body: Body({ email: Type.String({ minLength: 1, maxLength: 254 }), code: Type.String({ minLength: 1, maxLength: 16 }) }),
+      response: SessionSchema,
+      errors: [401, 429],
+      handler: (ctx) => svc.magicRedeem(ctx.tenant, ctx.body.email, ctx.body.code, clientInfo(ctx)),
+    }),
+    route({
+      method: 'POST',
+      path: '/profile/user/signin/passcode',
+      auth: 'none',
+      tenant: 'optional',
+      tag: TAG_PASSCODE,
+      summary: 'Quick sign-in with employee id and PIN and/or access card',
+      description:
+        'The organisation is the orgid header\'s, else the one this device (x-device-id) last signed into. Refused (403) while base-setting passcodeLoginSettings.enable is not true, and for revoked or lost cards. passcodeLoginSettings.mode: pin, card, both, or anything else for either. No two-factor or new-device challenge.',
+      body: Body({
+        employeeId: EmployeeIdSchema,
+        pin: Type.Optional(Type.String({ pattern: '^[0-9]{4,8}$' })),
+        cardUid: Type.Optional(CardUidSchema),
+      }),
+      response: SessionSchema,
+      errors: [401, 403, 429],
+      handler: (ctx) => svc.passcodeSignIn(ctx.tenant, ctx.body, clientInfo(ctx)),
+    }),
+    refresh('/profile/user/refresh', 'staff', 'Rotate a staff refresh token'),
+    refresh('/profile/customer/refresh', 'customer', 'Rotate a customer refresh token'),
+  ];
+}
