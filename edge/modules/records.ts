@@ -1,4 +1,33 @@
-// The records feature area. (Filled in by its issue.)
+// The records feature area: the generic record store over HTTP (`/repository/*`,
+// `/dynamic-query/*`), notes on reservations and customer self-service reads (`/client-data/*`).
+// Writes go through the tenant's records actor; reads go straight to the store.
+import { recordsActor } from '../../actors/records/records-actor.js';
 import type { Module } from '../deps.js';
+import { clientDataRoutes } from '../routes/records/client-data.js';
+import { dynamicQueryRoutes } from '../routes/records/dynamic-query.js';
+import { notesRoutes } from '../routes/records/notes.js';
+import { repositoryRoutes } from '../routes/records/repository.js';
 
-export const recordsModule: Module = { name: 'records' };
+export const recordsModule: Module = {
+  name: 'records',
+  actors: [recordsActor],
+  // The fields known datatypes are looked up by with equality, so those queries read an index
+  // range instead of the whole datatype. Other areas declare their own in their modules.
+  indexes: [
+    ['location', 'data.name'],
+    ['reservation', 'data.customerId'],
+    ['ticket', 'data.event'],
+    ['ticket', 'data.number'],
+    ['ticket', 'data.holderEmail'],
+    ['sf_order', 'data.orderNumber'],
+    ['sf_order', 'data.customerId'],
+    ['service_point', 'data.name'],
+    ['customer', 'data.email'],
+    ['user', 'data.email'],
+    ['setting', 'data.name'],
+    ['lead', 'data.status'],
+    ['task', 'data.businessLocationId'],
+    ['note', 'data.subjectId'],
+  ],
+  routes: (deps) => [...repositoryRoutes(deps), ...dynamicQueryRoutes(deps), ...notesRoutes(deps), ...clientDataRoutes(deps)],
+};

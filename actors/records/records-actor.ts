@@ -1,0 +1,174 @@
+// The records actor: one per tenant, the single writer for the generic record store
+// (`/repository/*` writes and reservation notes). The store checks versions atomically at commit;
+// the actor's mailbox is what makes an idempotent create check, create and record in one step.
+//
+// Hot state is only what is written but maybe not yet committed: the idempotency keys of creates
+// whose commit is in flight, so a retry arriving meanwhile is answered from memory instead of
+// creating a second record. After a failure the runtime re-activates the actor only once every
+// earlier commit has landed, so an empty map is then exact (the store has the rest).
+import type { ActivationContext, ActorContext, ActorKind } from '../../core/actor/runtime.js';
+import { appError } from '../../core/errors.js';
+import {
+  expiredIdempotencyKeys,
+  findIdempotent,
+  IDEMPOTENCY_NS,
+  IDEMPOTENCY_TTL_MS,
+  recordIdempotent,
+  type IdempotentResult,
+} from '../../core/idempotency.js';
+import { newRecord, nextVersion, type Data, type StoredRecord } from '../../core/store/record.js';
+import { applyPartial, assertPartialKeys } from './partial-update.js';
+import { assertWritable } from './policy.js';
+
+export const RECORDS_ACTOR = 'records';
+/** Every tenant has one records actor, under this key. */
+export const RECORDS_KEY = 'repository';
+export const NOTE_DATATYPE = 'note';
+
+export type RecordsMsg =
+  | {
+      op: 'create';
+      datatype: string;
+      data: Data;
+      state?: string;
+      /** The key and the request's fingerprint (core/idempotency.ts). */
+      idempotency?: { key: string; print: string };
+    }
+  | { op: 'update'; datatype: string; sk: string; data: Data; version: number; state?: string }
+  | { op: 'update-partial'; datatype: string; sk: string; set: Record<string, unknown>; version?: number }
+  | { op: 'delete'; datatype: string; sk: string; version?: number }
+  | {
+      op: 'add-note';
+      subject: { datatype: string; id: string };
+      comment: string;
+      author: { id: string; email?: string };
+    };
+
+export interface CreateReply extends IdempotentResult<StoredRecord> {
+  /** True when this answer is the first result of an earlier request with the same key. */
+  replayed: boolean;
+}
+
+interface PendingKey {
+  print: string;
+  result: IdempotentResult<StoredRecord>;
+  expiresAt: number;
+}
+
+interface RecordsState {
+  /** Idempotency keys recorded by this activation, newest last (bounded). */
+  readonly pending: Map<string, PendingKey>;
+  /** Idempotent creates since the last sweep of expired keys. */
+  sinceSweep: number;
+}
+
+/** Creates kept in memory after their commit; far more than can be in flight at once. */
+const PENDING_CAP = 4096;
+/** Expired idempotency keys are swept every this many idempotent creates. */
+const SWEEP_EVERY = 1024;
+
+function conflict(datatype: string, sk: string, expected: number, stored: number): never {
+  throw appError('ERR_VERSION_CONFLICT', `${datatype} ${sk}`, expected, stored);
+}
+
+function current(ctx: ActorContext, datatype: string, sk: string): StoredRecord {
+  const rec = ctx.store.getRecord(ctx.tenant, datatype, sk);
+  if (!rec) throw appError('ERR_NOT_FOUND', `${datatype} ${sk}`);
+  return rec;
+}
+
+function create(state: RecordsState, msg: Extract<RecordsMsg, { op: 'create' }>, ctx: ActorContext): CreateReply {
+  assertWritable(msg.datatype, 'create');
+  const now = ctx.clock.now();
+  const idem = msg.idempotency;
+  if (idem) {
+    const inFlight = state.pending.get(idem.key);
+    if (inFlight && inFlight.expiresAt > now) {
+      if (inFlight.print !== idem.print) throw appError('ERR_IDEMPOTENCY_MISMATCH');
+      return { ...inFlight.result, replayed: true };
+    }
+    const first = findIdempotent<StoredRecord>(ctx.store, ctx.tenant, idem.key, idem.print, ctx.clock);
+    if (first) return { ...first, replayed: true };
+  }
+  const rec = newRecord(ctx.tenant, msg.datatype, msg.data, { state: msg.state, now });
+  ctx.batch.putRecord(rec, 0);
+  const result: IdempotentResult<StoredRecord> = { status: 201, body: rec };
+  if (idem) {
+    recordIdempotent(ctx.batch, ctx.tenant, idem.key, idem.print, result, ctx.clock);
+    state.pending.set(idem.key, { print: idem.print, result, expiresAt: now + IDEMPOTENCY_TTL_MS });
+    if (state.pending.size > PENDING_CAP) state.pending.delete(state.pending.keys().next().value!);
+    if (++state.sinceSweep >= SWEEP_EVERY) {
+      state.sinceSweep = 0;
+      for (const key of expiredIdempotencyKeys(ctx.store, ctx.tenant, ctx.clock)) ctx.batch.deleteKv(ctx.tenant, IDEMPOTENCY_NS, key);
+    }
+  }
+  return { ...result, replayed: false };
+}
+
+function update(msg: Extract<RecordsMsg, { op: 'update' }>, ctx: ActorContext): StoredRecord {
+  assertWritable(msg.datatype, 'update');
+  const cur = current(ctx, msg.datatype, msg.sk);
+  if (cur.version !== msg.version) conflict(msg.datatype, msg.sk, msg.version, cur.version);
+  // Shallow merge: each top-level key of `data` replaces that field (spec: "modified fields").
+  const changes: Partial<StoredRecord> = { data: { ...cur.data, ...msg.data } };
+  if (msg.state !== undefined) changes.state = msg.state;
+  const next = nextVersion(cur, changes, ctx.clock.now());
+  // The store re-checks the version in the commit: a write by another actor in between is a 409.
+  ctx.batch.putRecord(next, cur.version);
+  return next;
+}
+
+function updatePartial(msg: Extract<RecordsMsg, { op: 'update-partial' }>, ctx: ActorContext): boolean {
+  assertWritable(msg.datatype, 'update-partial');
+  assertPartialKeys(msg.set);
+  const cur = current(ctx, msg.datatype, msg.sk);
+  if (msg.version !== undefined && cur.version !== msg.version) conflict(msg.datatype, msg.sk, msg.version, cur.version);
+  const applied = applyPartial(cur, msg.set);
+  ctx.batch.putRecord(nextVersion(applied, {}, ctx.clock.now()), cur.version);
+  return true;
+}
+
+function remove(msg: Extract<RecordsMsg, { op: 'delete' }>, ctx: ActorContext): { deleted: true; datatype: string; sk: string } {
+  assertWritable(msg.datatype, 'delete');
+  const cur = current(ctx, msg.datatype, msg.sk);
+  if (msg.version !== undefined && cur.version !== msg.version) conflict(msg.datatype, msg.sk, msg.version, cur.version);
+  ctx.batch.deleteRecord(ctx.tenant, msg.datatype, msg.sk, cur.version);
+  return { deleted: true, datatype: msg.datatype, sk: msg.sk };
+}
+
+function addNote(msg: Extract<RecordsMsg, { op: 'add-note' }>, ctx: ActorContext): StoredRecord {
+  const { subject } = msg;
+  if (!ctx.store.getRecord(ctx.tenant, subject.datatype, subject.id)) throw appError('ERR_NOT_FOUND', `${subject.datatype} ${subject.id}`);
+  const note = newRecord(
+    ctx.tenant,
+    NOTE_DATATYPE,
+    { subjectType: subject.datatype, subjectId: subject.id, comment: msg.comment, author: msg.author },
+    { now: ctx.clock.now() },
+  );
+  // A note is always a new record: notes are appended, never replaced.
+  ctx.batch.putRecord(note, 0);
+  return note;
+}
+
+export const recordsActor: ActorKind<RecordsState, RecordsMsg, unknown> = {
+  kind: RECORDS_ACTOR,
+  activate(_ctx: ActivationContext): RecordsState {
+    return { pending: new Map(), sinceSweep: 0 };
+  },
+  receive(state, msg, ctx) {
+    switch (msg.op) {
+      case 'create':
+        return create(state, msg, ctx);
+      case 'update':
+        return update(msg, ctx);
+      case 'update-partial':
+        return updatePartial(msg, ctx);
+      case 'delete':
+        return remove(msg, ctx);
+      case 'add-note':
+        return addNote(msg, ctx);
+      default:
+        throw appError('ERR_BAD_REQUEST', `unknown records message ${(msg as { op: string }).op}`);
+    }
+  },
+};

@@ -1,0 +1,230 @@
+// `/repository/*` (spec: Endpoints → Repository; Resources → Request bodies; Versioning): generic
+// record CRUD and queries, staff only. Writes go through the tenant's records actor; reads go
+// straight to the store.
+import { Type } from '@sinclair/typebox';
+import { appError } from '../../../core/errors.js';
+import { assertIdempotencyKey, fingerprint } from '../../../core/idempotency.js';
+import { findRecords, attributeFilter, getRecord } from '../../../actors/records/reads.js';
+import { RECORDS_ACTOR, RECORDS_KEY, type CreateReply, type RecordsMsg } from '../../../actors/records/records-actor.js';
+import type { AppDeps } from '../../deps.js';
+import { route, type RequestContext, type RouteDef } from '../../route.js';
+import { DatatypeParams, Datatype, pageQuery, RecordList, RecordParams, RecordSchema, SortType } from './schemas.js';
+
+const TAG = 'Repository';
+const DataObject = Type.Object({}, { additionalProperties: true, description: 'Business fields (`data.<field>`)' });
+
+function ask<R>(ctx: RequestContext, msg: RecordsMsg): Promise<R> {
+  return ctx.deps.runtime.ask<R>(ctx.tenant, RECORDS_ACTOR, RECORDS_KEY, msg);
+}
+
+export function repositoryRoutes(deps: AppDeps): RouteDef[] {
+  const maxPageSize = deps.config.store.maxPageSize;
+  const PageQuery = pageQuery(maxPageSize);
+
+  return [
+    route({
+      method: 'POST',
+      path: '/repository/create',
+      auth: 'staff',
+      tag: TAG,
+      summary: 'Create a record',
+      description:
+        'Body `{datatype, data, isNew: true, version: 0}`; answers 201 with the record at version 1 (`state` `new` unless ' +
+        'given). With `idempotencyKey` (a UUID) every retry within 24 hours answers the first result (header ' +
+        '`idempotent-replayed: true`) without creating again; the same key with another body is a 409. The account ' +
+        'datatypes (`user`, `customer`, `apikey`, `user_security`, `two_factor_backup`) are refused (403).',
+      status: 201,
+      body: Type.Object(
+        {
+          datatype: Datatype,
+          data: DataObject,
+          isNew: Type.Literal(true, { description: 'Must be `true`' }),
+          version: Type.Optional(Type.Literal(0, { description: 'Must be 0 when sent' })),
+          state: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+          idempotencyKey: Type.Optional(Type.String({ description: 'UUID; see the description' })),
+        },
+        { additionalProperties: false },
+      ),
+      response: RecordSchema,
+      errors: [403, 409],
+      handler: async (ctx) => {
+        const { datatype, data, state, idempotencyKey } = ctx.body;
+        assertIdempotencyKey(idempotencyKey);
+        const idempotency = idempotencyKey
+          ? { key: idempotencyKey, print: fingerprint('repository.create', { datatype, data, state }) }
+          : undefined;
+        const reply = await ask<CreateReply>(ctx, { op: 'create', datatype, data, state, idempotency });
+        ctx.status = reply.status;
+        if (reply.replayed) ctx.responseHeaders['idempotent-replayed'] = 'true';
+        return reply.body;
+      },
+    }),
+
+    route({
+      method: 'POST',
+      path: '/repository/update/:datatype/:id',
+      auth: 'staff',
+      tag: TAG,
+      summary: 'Update a record',
+      description:
+        'Body `{data, version}`: each top-level field of `data` replaces the stored one (a shallow merge; other fields ' +
+        'are kept); `version` is the version read, and a stale one is a 409 (refetch and retry). Answers the record.',
+      params: RecordParams,
+      body: Type.Object(
+        {
+          data: DataObject,
+          version: Type.Integer({ minimum: 1, description: 'The version read' }),
+          state: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+        },
+        { additionalProperties: false },
+      ),
+      response: RecordSchema,
+      errors: [403, 404, 409],
+      handler: (ctx) =>
+        ask(ctx, {
+          op: 'update',
+          datatype: ctx.params.datatype,
+          sk: ctx.params.id,
+          data: ctx.body.data,
+          version: ctx.body.version,
+          state: ctx.body.state,
+        }),
+    }),
+
+    route({
+      method: 'POST',
+      path: '/repository/update-partial/:datatype/:id',
+      auth: 'staff',
+      tag: TAG,
+      summary: 'Set fields of a record by path',
+      description:
+        'A flat key map applied verbatim as a set. Keys are full paths from the record root: `data.productItems` sets ' +
+        'inside `data`, while `productItems` lands at the record root. A `version` key is not set: it is checked ' +
+        'against the stored version (409 when stale). Answers `true`. Refused (403) on `user`, `customer`, `apikey`, ' +
+        '`user_security` and `two_factor_backup`.',
+      params: RecordParams,
+      body: Type.Record(Type.String(), Type.Unknown(), { description: 'Field path → value' }),
+      response: Type.Boolean(),
+      errors: [403, 404, 409],
+      handler: (ctx) => {
+        const { version, ...set } = ctx.body as Record<string, unknown>;
+        if (version !== undefined && !(Number.isInteger(version) && (version as number) >= 1)) {
+          throw appError('ERR_VALIDATION', 'body/version must be an integer of at least 1');
+        }
+        return ask<boolean>(ctx, {
+          op: 'update-partial',
+          datatype: ctx.params.datatype,
+          sk: ctx.params.id,
+          set,
+          version: version as number | undefined,
+        });
+      },
+    }),
+
+    route({
+      method: 'DELETE',
+      path: '/repository/delete/:datatype/:id',
+      auth: 'staff',
+      tag: TAG,
+      summary: 'Delete a record',
+      description:
+        'With `?version=n` the delete happens only at that version (409 otherwise). Refused (403) on `user` and ' +
+        '`customer`, and on the other account datatypes.',
+      params: RecordParams,
+      query: Type.Object({ version: Type.Optional(Type.Integer({ minimum: 1 })) }),
+      response: Type.Object({ deleted: Type.Boolean(), datatype: Type.String(), sk: Type.String() }),
+      errors: [403, 404, 409],
+      handler: (ctx) => ask(ctx, { op: 'delete', datatype: ctx.params.datatype, sk: ctx.params.id, version: ctx.query.version }),
+    }),
+
+    route({
+      method: 'GET',
+      path: '/repository/get/:datatype/:id',
+      auth: 'staff',
+      tag: TAG,
+      summary: 'Read a record',
+      params: RecordParams,
+      response: RecordSchema,
+      errors: [404],
+      handler: (ctx) => getRecord(ctx.deps.store, ctx.tenant, ctx.params.datatype, ctx.params.id),
+    }),
+
+    route({
+      method: 'POST',
+      path: '/repository/find/:datatype',
+      auth: 'staff',
+      tag: TAG,
+      summary: 'Query records',
+      description:
+        'Body `{query: {<field-path>: <value>}, options: {page, pageSize, sort, sortType}}`; `query` is a MongoDB ' +
+        'filter. Values compare as stored (a numeric string matches the same string, not a number); a sort is ' +
+        'numeric when every value of the field is a number or a numeric string. No match is an empty list.',
+      params: DatatypeParams,
+      body: Type.Object(
+        {
+          query: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'MongoDB filter' })),
+          options: Type.Optional(
+            Type.Object(
+              {
+                page: Type.Optional(Type.Integer({ minimum: 1 })),
+                pageSize: Type.Optional(Type.Integer({ minimum: 1, maximum: maxPageSize })),
+                sort: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+                sortType: Type.Optional(SortType),
+              },
+              { additionalProperties: false },
+            ),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+      response: RecordList,
+      handler: (ctx) =>
+        findRecords(ctx.deps.store, ctx.tenant, ctx.params.datatype, { filter: ctx.body.query, ...ctx.body.options }),
+    }),
+
+    route({
+      method: 'GET',
+      path: '/repository/find-page-data/:datatype',
+      auth: 'staff',
+      tag: TAG,
+      summary: 'Read one page of a datatype',
+      description: 'Query `p` (page), `ps` (page size), `s` (sort field, e.g. `data.price`), `st` (`asc` or `desc`).',
+      params: DatatypeParams,
+      query: PageQuery,
+      response: RecordList,
+      handler: (ctx) =>
+        findRecords(ctx.deps.store, ctx.tenant, ctx.params.datatype, {
+          page: ctx.query.p,
+          pageSize: ctx.query.ps,
+          sort: ctx.query.s,
+          sortType: ctx.query.st,
+        }),
+    }),
+
+    route({
+      method: 'GET',
+      path: '/repository/find-by-attribute/:datatype/:attribute/:value',
+      auth: 'staff',
+      tag: TAG,
+      summary: 'Find records by one field',
+      description:
+        'An attribute without a `data.` prefix is looked up inside `data` (`name` means `data.name`). The value is ' +
+        'text; a numeric text also matches the same number stored as a number. Paged like find-page-data.',
+      params: Type.Object({
+        datatype: Datatype,
+        attribute: Type.String({ pattern: '^[A-Za-z0-9_-]+(\\.[A-Za-z0-9_-]+)*$', maxLength: 200 }),
+        value: Type.String({ maxLength: 1000 }),
+      }),
+      query: PageQuery,
+      response: RecordList,
+      handler: (ctx) =>
+        findRecords(ctx.deps.store, ctx.tenant, ctx.params.datatype, {
+          filter: attributeFilter(ctx.params.attribute, ctx.params.value),
+          page: ctx.query.p,
+          pageSize: ctx.query.ps,
+          sort: ctx.query.s,
+          sortType: ctx.query.st,
+        }),
+    }),
+  ];
+}
