@@ -1,4 +1,46 @@
-// The events feature area. (Filled in by its issue.)
+// The events feature area (spec: Endpoints → Events, and `/client/events/tickets/mine`): events
+// and ticketing, with one door-scanning actor per event (actors/scanner) and one events actor per
+// tenant (actors/events).
+import { eventsActor } from '../../actors/events/events-actor.js';
+import {
+  EVENT,
+  EVENT_MEDIA,
+  EVENT_ORDER,
+  EVENT_PARTICIPANT,
+  EVENT_SESSION,
+  TICKET,
+  TICKET_TYPE,
+} from '../../actors/events/records.js';
+import { scannerActor } from '../../actors/scanner/scanner.js';
+import { unmatchedScansActor } from '../../actors/scanner/unmatched.js';
 import type { Module } from '../deps.js';
+import { attendeeRoutes } from '../routes/events/attendee.js';
+import { eventRoutes } from '../routes/events/events.js';
+import { scanningRoutes } from '../routes/events/scanning.js';
+import { EventsService } from '../routes/events/service.js';
+import { ticketRoutes } from '../routes/events/tickets.js';
 
-export const eventsModule: Module = { name: 'events' };
+/** A scanner replays its event's scan log when activated: keep it warm for an hour of quiet. */
+const SCANNER_IDLE_MS = 60 * 60 * 1000;
+
+export const eventsModule: Module = {
+  name: 'events',
+  actors: [eventsActor, scannerActor({ idleMs: SCANNER_IDLE_MS }), unmatchedScansActor],
+  indexes: [
+    [EVENT, 'data.slug'],
+    [TICKET_TYPE, 'data.event'],
+    [TICKET, 'data.event'],
+    [TICKET, 'data.number'],
+    [TICKET, 'data.holderEmail'],
+    [TICKET, 'data.customerId'],
+    [TICKET, 'data.holderNameKeys'],
+    [EVENT_ORDER, 'data.event'],
+    [EVENT_SESSION, 'data.event'],
+    [EVENT_PARTICIPANT, 'data.event'],
+    [EVENT_MEDIA, 'data.event'],
+  ],
+  routes: (deps) => {
+    const svc = new EventsService(deps);
+    return [...eventRoutes(svc), ...ticketRoutes(svc), ...scanningRoutes(svc), ...attendeeRoutes(svc)];
+  },
+};

@@ -1,0 +1,328 @@
+// The door-scanning actor, one per event (key: the event id). Every check-in, check-out and
+// validation of the event is decided here, one message at a time, so two gates scanning one
+// ticket at the same moment get exactly one success. The decision is synchronous and touches
+// memory plus a couple of LMDB key reads; the ticket's new status and the scan log entry go into
+// the message's batch, and the runtime releases the answer only once they are committed (the
+// output gate), so an acknowledged scan survives kill -9.
+//
+// State: the door (who is inside, occupancy, counters, offline nonces), rebuilt on activation by
+// replaying the scan log; codes resolve through their `ticket_code` claims and ticket bodies are
+// read from LMDB, so activation costs the same for 1,000 or 1,000,000 tickets.
+import type { ActorContext, ActorKind, ActivationContext } from '../../core/actor/runtime.js';
+import { AppError, appError } from '../../core/errors.js';
+import { recordIdempotent } from '../../core/idempotency.js';
+import { nextVersion, type StoredRecord } from '../../core/store/record.js';
+import { issue, ticketOp, type IssueMsg, type IssueResult, type TicketOpMsg } from '../events/tickets.js';
+import { EVENT, eventConfig, SOLD_NS, ticketOfEvent, UNKNOWN_ZONE, type SoldCounts } from '../events/records.js';
+import { DoorState, type CheckinStats, type NonceResult, type ScanEntry, type ZoneOccupancy } from './door-state.js';
+import { byCredentialCode, byStaticCode, type RecordReader } from './locate.js';
+import { RecordOverlay } from './record-overlay.js';
+import { Failure, iso, readTicket, secretOf, type ScannerState } from './state.js';
+import { parseDynamicCode, verifySignature, withinWindow } from './ticket-code.js';
+
+export const SCANNER = 'scanner';
+
+/** Stable denial reasons, documented in the OpenAPI description of the scan routes. */
+export const DENIAL_REASONS = [
+  'invalid_code',
+  'bad_signature',
+  'expired_code',
+  'wrong_event',
+  'already_checked_in',
+  'refunded',
+  'cancelled',
+  'not_active',
+  'zone_full',
+  'not_checked_in',
+] as const;
+export type DenialReason = (typeof DENIAL_REASONS)[number];
+
+export interface ScanInput {
+  code?: string;
+  /** Check-out only: the ticket by id instead of a code. */
+  ticketId?: string;
+  zone?: string;
+  checkpoint?: string;
+  nonce?: string;
+  /** When an offline scanner made the scan (epoch ms). */
+  scannedAt?: number;
+  device?: string;
+}
+
+export interface ScanReply {
+  success: boolean;
+  ticket?: StoredRecord;
+  reason?: DenialReason;
+}
+
+export interface ValidateReply {
+  valid: boolean;
+  ticket?: StoredRecord;
+  reason?: DenialReason;
+}
+
+export type ScannerMsg =
+  | ({ op: 'in' | 'out'; by: string | null } & ScanInput)
+  | { op: 'validate'; code: string; zone?: string }
+  | { op: 'batch'; by: string | null; scans: Array<ScanInput & { direction: 'in' | 'out' }> }
+  | { op: 'stats' }
+  | { op: 'occupancy' }
+  | { op: 'reload' }
+  | IssueMsg
+  | TicketOpMsg;
+
+const PAGE = 4096;
+
+export const SCAN_LOG_PREFIX = 'scan:';
+
+function activate(ctx: ActivationContext): ScannerState {
+  const rec = ctx.store.getRecord(ctx.tenant, EVENT, ctx.key);
+  const log = SCAN_LOG_PREFIX + ctx.key;
+  const st: ScannerState = {
+    tenant: ctx.tenant,
+    eventId: ctx.key,
+    ev: rec ? eventConfig(rec) : undefined,
+    door: new DoorState(),
+    overlay: new RecordOverlay(ctx.store, ctx.tenant, () => ctx.store.lastLogSeq(ctx.tenant, log)),
+    secrets: new Map(),
+    sold: ctx.store.getKv<SoldCounts>(ctx.tenant, SOLD_NS, ctx.key) ?? { total: 0, byType: {} },
+    log,
+    store: ctx.store,
+  };
+  // Replay the scan log page by page: memory stays flat however long the log is.
+  let from = 1;
+  for (;;) {
+    const page = ctx.store.readLog<ScanEntry>(ctx.tenant, st.log, from, PAGE);
+    for (const e of page) st.door.apply(e.entry);
+    if (page.length > 0) st.door.seq = page[page.length - 1].seq;
+    if (page.length < PAGE) break;
+    from = st.door.seq + 1;
+  }
+  return st;
+}
+
+interface Resolved {
+  ticket?: StoredRecord;
+  reason?: DenialReason;
+}
+
+/**
+ * Resolution in the spec's order: dynamic QR, static code (as typed, upper, lower), credential.
+ * A code shaped like a dynamic one that does not verify is still tried as a static and a
+ * credential code (a static code may contain colons); only when neither matches does the
+ * signature or window failure become the answer.
+ */
+function resolve(st: ScannerState, code: string, at: number): Resolved {
+  const read: RecordReader = (datatype, sk) => st.overlay.get(datatype, sk);
+  let failed: DenialReason | undefined;
+  const dyn = parseDynamicCode(code);
+  if (dyn) {
+    const t = readTicket(st, dyn.ticketId);
+    if (t) {
+      const secret = secretOf(st, t.sk);
+      if (!secret || !verifySignature(secret, dyn)) failed = 'bad_signature';
+      else if (!withinWindow(dyn.timestamp, at, st.ev!.codeWindowMs, st.ev!.codeSkewMs)) failed = 'expired_code';
+      else return { ticket: t };
+    }
+  }
+  const t = byStaticCode(read, code) ?? byCredentialCode(read, code);
+  if (t) return { ticket: t };
+  return { reason: failed ?? 'invalid_code' };
+}
+
+/** Why `t` may not enter `zone` now; undefined when it may. */
+function refusal(st: ScannerState, t: StoredRecord, zone: string): DenialReason | undefined {
+  const ev = st.ev!;
+  if (!ticketOfEvent(t, ev)) return 'wrong_event';
+  const d = t.data;
+  if (d.status === 'cancelled') return 'cancelled';
+  if (d.status === 'refunded') return 'refunded';
+  if (d.requiresActivation === true && !d.activatedAt) return 'not_active';
+  if (st.door.inside.has(t.sk)) return 'already_checked_in';
+  // With re-entry off, a ticket that ever entered stays used (spec: status remains checked_in).
+  if (!ev.allowReentry && (d.status === 'checked_in' || d.checkedInAt)) return 'already_checked_in';
+  const z = ev.zoneById.get(zone);
+  if (z && z.capacity !== null && st.door.occupancy(zone) >= z.capacity) return 'zone_full';
+  return undefined;
+}
+
+/** A scan log entry for `s`, denied until the decision says otherwise. */
+export function scanEntry(kind: 'in' | 'out', s: ScanInput, by: string | null, now: number): ScanEntry {
+  const at = s.scannedAt ?? now;
+  return {
+    at,
+    kind,
+    ok: false,
+    reason: null,
+    ticketId: null,
+    zone: s.zone ?? UNKNOWN_ZONE,
+    from: null,
+    checkpoint: s.checkpoint ?? null,
+    nonce: s.nonce ?? null,
+    first: false,
+    by,
+    device: s.device ?? null,
+    receivedAt: at === now ? null : now,
+    code: null,
+  };
+}
+
+function record(st: ScannerState, ctx: ActorContext, e: ScanEntry): void {
+  st.door.apply(e);
+  ctx.batch.append(st.tenant, st.log, ++st.door.seq, e);
+}
+
+/** A nonce seen before: the original answer, counted once (offline scanners retry). */
+function replay(st: ScannerState, seen: NonceResult): ScanReply {
+  const reply: ScanReply = { success: seen.ok };
+  if (seen.reason) reply.reason = seen.reason as DenialReason;
+  if (seen.ticketId) {
+    const t = readTicket(st, seen.ticketId);
+    if (t) reply.ticket = t;
+  }
+  return reply;
+}
+
+/** Lets `t` in (or refuses it), logs the scan. `t` is undefined when the code matched nothing. */
+function enter(st: ScannerState, ctx: ActorContext, s: ScanInput, by: string | null, t: StoredRecord | undefined, reason: DenialReason | undefined): ScanReply {
+  const now = ctx.clock.now();
+  const e = scanEntry('in', s, by, now);
+  if (t) {
+    e.ticketId = t.sk;
+    reason = refusal(st, t, e.zone);
+  } else if (s.code !== undefined) {
+    e.code = s.code.length > 256 ? s.code.slice(0, 256) : s.code;
+  }
+  if (reason !== undefined || !t) {
+    e.reason = reason ?? 'invalid_code';
+    record(st, ctx, e);
+    return t ? { success: false, reason: e.reason as DenialReason, ticket: t } : { success: false, reason: e.reason as DenialReason };
+  }
+  const d = t.data;
+  const when = iso(e.at);
+  e.ok = true;
+  e.first = !d.checkedInAt;
+  const next = nextVersion(
+    t,
+    {
+      state: 'checked_in',
+      data: { ...d, status: 'checked_in', inside: true, zone: e.zone, checkedInAt: d.checkedInAt ?? when, lastCheckInAt: when },
+    },
+    now,
+  );
+  // Tagged with the sequence its log entry gets: the entry lands with it (see RecordOverlay).
+  st.overlay.put(ctx.batch, next, t.version, st.door.seq + 1);
+  record(st, ctx, e);
+  return { success: true, ticket: next };
+}
+
+function checkIn(st: ScannerState, ctx: ActorContext, s: ScanInput, by: string | null): ScanReply {
+  if (s.nonce) {
+    const seen = st.door.nonces.get(s.nonce);
+    if (seen) return replay(st, seen);
+  }
+  const r = resolve(st, s.code ?? '', s.scannedAt ?? ctx.clock.now());
+  return enter(st, ctx, s, by, r.ticket, r.reason);
+}
+
+function checkOut(st: ScannerState, ctx: ActorContext, s: ScanInput, by: string | null): ScanReply {
+  if (s.nonce) {
+    const seen = st.door.nonces.get(s.nonce);
+    if (seen) return replay(st, seen);
+  }
+  const now = ctx.clock.now();
+  const e = scanEntry('out', s, by, now);
+  let t: StoredRecord | undefined;
+  let reason: DenialReason | undefined;
+  if (s.ticketId !== undefined) {
+    t = readTicket(st, s.ticketId);
+    if (!t) reason = 'invalid_code';
+  } else {
+    const r = resolve(st, s.code ?? '', e.at);
+    t = r.ticket;
+    reason = r.reason;
+  }
+  if (t) {
+    e.ticketId = t.sk;
+    if (!ticketOfEvent(t, st.ev!)) reason = 'wrong_event';
+    else if (!st.door.inside.has(t.sk)) reason = 'not_checked_in';
+  } else if (s.code !== undefined) {
+    e.code = s.code.length > 256 ? s.code.slice(0, 256) : s.code;
+  }
+  if (reason !== undefined || !t) {
+    e.reason = reason ?? 'invalid_code';
+    record(st, ctx, e);
+    return t ? { success: false, reason: e.reason as DenialReason, ticket: t } : { success: false, reason: e.reason as DenialReason };
+  }
+  e.ok = true;
+  e.from = st.door.inside.get(t.sk)!;
+  if (s.zone === undefined) e.zone = e.from;
+  // Status stays checked_in (spec: States and transitions); the ticket is just no longer inside.
+  const next = nextVersion(t, { data: { ...t.data, inside: false, zone: null, lastCheckOutAt: iso(e.at) } }, now);
+  st.overlay.put(ctx.batch, next, t.version, st.door.seq + 1);
+  record(st, ctx, e);
+  return { success: true, ticket: next };
+}
+
+function validate(st: ScannerState, code: string, zone: string | undefined, now: number): ValidateReply {
+  const r = resolve(st, code, now);
+  if (!r.ticket) return { valid: false, reason: r.reason ?? 'invalid_code' };
+  const reason = refusal(st, r.ticket, zone ?? UNKNOWN_ZONE);
+  return reason ? { valid: false, reason, ticket: r.ticket } : { valid: true, ticket: r.ticket };
+}
+
+/** Refusals from the ticket handlers come back as values (see Failure), never with writes queued. */
+function guarded<R>(ctx: ActorContext, fn: () => R): R | Failure {
+  try {
+    return fn();
+  } catch (err) {
+    if (err instanceof AppError && ctx.batch.size === 0) return new Failure(err);
+    throw err;
+  }
+}
+
+export interface WalkInResult extends IssueResult {
+  checkins?: ScanReply[];
+}
+
+function receive(st: ScannerState, msg: ScannerMsg, ctx: ActorContext): unknown {
+  if (msg.op === 'reload') {
+    const rec = ctx.store.getRecord(st.tenant, EVENT, st.eventId);
+    st.ev = rec ? eventConfig(rec) : undefined;
+    return true;
+  }
+  if (!st.ev) return new Failure(appError('ERR_NOT_FOUND', `event ${st.eventId}`));
+  switch (msg.op) {
+    case 'in':
+      return checkIn(st, ctx, msg, msg.by);
+    case 'out':
+      return checkOut(st, ctx, msg, msg.by);
+    case 'validate':
+      return validate(st, msg.code, msg.zone, ctx.clock.now());
+    case 'batch':
+      return msg.scans.map((s) => (s.direction === 'out' ? checkOut(st, ctx, s, msg.by) : checkIn(st, ctx, s, msg.by)));
+    case 'stats':
+      return st.door.stats() satisfies CheckinStats;
+    case 'occupancy':
+      return st.door.occupancyByZone(st.ev) satisfies Record<string, ZoneOccupancy>;
+    case 'issue':
+      return guarded(ctx, () => {
+        const result: WalkInResult = issue(st, msg, ctx);
+        if (msg.checkIn) {
+          const by = msg.by;
+          result.checkins = result.tickets.map((t) => enter(st, ctx, { ...msg.checkIn }, by, t, undefined));
+          // Answer the tickets as they are after entering.
+          result.tickets = result.checkins.map((c, i) => c.ticket ?? result.tickets[i]);
+        }
+        // The answer is recorded with the effect, in the same batch (core/idempotency.ts).
+        if (msg.idempotency) recordIdempotent(ctx.batch, st.tenant, msg.idempotency.key, msg.idempotency.print, { status: 201, body: result }, ctx.clock);
+        return result;
+      });
+    default:
+      return guarded(ctx, () => ticketOp(st, msg, ctx));
+  }
+}
+
+export function scannerActor(opts: { idleMs?: number } = {}): ActorKind<ScannerState, ScannerMsg, unknown> {
+  return { kind: SCANNER, activate, receive, ...(opts.idleMs ? { idleMs: opts.idleMs } : {}) };
+}

@@ -1,0 +1,74 @@
+// The attendee surface (spec: Customer self-service → `/client/events`): a signed-in customer's
+// own tickets, each naming its event in `data.event`, and the rotating QR code of one of them.
+// "Own" means holderEmail is the caller's email or data.customerId is the caller's customer id;
+// anyone else's ticket is a 404 (spec: Errors → 404 on customer-owned routes).
+import { Type } from '@sinclair/typebox';
+import type { Principal } from '../../../core/auth/tokens.js';
+import { appError } from '../../../core/errors.js';
+import type { StoredRecord } from '../../../core/store/record.js';
+import { normalizeEmail, TICKET } from '../../../actors/events/records.js';
+import { route, type RouteDef } from '../../route.js';
+import { IdParams, Paging, TicketList } from './schemas.js';
+import { byCreated, type EventsService } from './service.js';
+import { TicketWithCode, ticketWithCode } from './tickets.js';
+
+const TAG = 'Attendee';
+
+function owns(p: Principal, t: StoredRecord): boolean {
+  const email = p.email ? normalizeEmail(p.email) : undefined;
+  const customerId = p.customerId ?? (p.kind === 'customer' ? p.sub : undefined);
+  return (email !== undefined && t.data.holderEmail === email) || (customerId !== undefined && t.data.customerId === customerId);
+}
+
+function myTickets(svc: EventsService, tenant: string, p: Principal): StoredRecord[] {
+  const byId = new Map<string, StoredRecord>();
+  if (p.email) for (const t of svc.deps.store.scan(tenant, TICKET, { 'data.holderEmail': normalizeEmail(p.email) })) byId.set(t.sk, t);
+  const customerId = p.customerId ?? (p.kind === 'customer' ? p.sub : undefined);
+  if (customerId) for (const t of svc.deps.store.scan(tenant, TICKET, { 'data.customerId': customerId })) byId.set(t.sk, t);
+  // Event tickets only: records of datatype `ticket` written elsewhere without an event are not tickets to show.
+  return [...byId.values()].filter((t) => typeof t.data.event === 'string');
+}
+
+export function attendeeRoutes(svc: EventsService): RouteDef[] {
+  return [
+    route({
+      method: 'GET',
+      path: '/client/events/tickets/mine',
+      auth: 'customer',
+      tag: TAG,
+      summary: 'My tickets',
+      description:
+        'The caller’s tickets, newest first, each referencing its event in `data.event` (an event id, or a slug for ' +
+        'tickets written that way). Mine: `holderEmail` equals the token’s email, or `data.customerId` its customer id. ' +
+        'Filter by `eventId` (id or slug).',
+      query: Type.Object({ ...Paging, eventId: Type.Optional(Type.String({ minLength: 1, maxLength: 80 })) }),
+      response: TicketList,
+      handler: (ctx) => {
+        let tickets = myTickets(svc, ctx.tenant, ctx.principal!);
+        if (ctx.query.eventId !== undefined) {
+          const ev = svc.findEvent(ctx.tenant, ctx.query.eventId);
+          tickets = ev ? tickets.filter((t) => t.data.event === ev.sk || t.data.event === ev.data.slug) : [];
+        }
+        tickets.sort((a, b) => byCreated(b, a));
+        return svc.page(tickets, ctx.query);
+      },
+    }),
+
+    route({
+      method: 'GET',
+      path: '/client/events/tickets/:id/qr',
+      auth: 'customer',
+      tag: TAG,
+      summary: 'One of my tickets with a freshly signed QR code',
+      description: 'As the staff route `GET /events/tickets/:id/qr`, for the caller’s own tickets; another’s ticket is a 404. Refresh before `data.codeExpiresAt`.',
+      params: IdParams,
+      response: TicketWithCode,
+      errors: [404, 409],
+      handler: (ctx) => {
+        const t = svc.deps.store.getRecord(ctx.tenant, TICKET, ctx.params.id);
+        if (!t || !owns(ctx.principal!, t)) throw appError('ERR_NOT_FOUND', `ticket ${ctx.params.id}`);
+        return ticketWithCode(svc, ctx.tenant, ctx.params.id);
+      },
+    }),
+  ];
+}
