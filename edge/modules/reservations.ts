@@ -1,4 +1,40 @@
-// The reservations feature area. (Filled in by its issue.)
+// The reservations feature area: reservation definitions, bookings (the reservations actor, one
+// per definition), service points (the service-points actor, one per location) and the durable
+// reminder timers.
+import { reservationsActor } from '../../actors/reservations/actor.js';
+import { RESERVATION_DATATYPE, RESERVATION_DEFINITION_DATATYPE } from '../../actors/reservations/definition.js';
+import { REMINDER_JOB, RESERVATIONS_ACTOR, type ReservationMessage } from '../../actors/reservations/messages.js';
+import { LOCATION_DATATYPE } from '../../actors/reservations/queries.js';
+import { SERVICE_POINT_DATATYPE, servicePointsActor } from '../../actors/service-points/actor.js';
+import { bindOutbox } from '../../actors/workflow/services.js';
+import { Scheduler, schedulerOf } from '../../core/scheduler.js';
 import type { Module } from '../deps.js';
+import { reservationRoutes } from '../routes/reservations/index.js';
 
-export const reservationsModule: Module = { name: 'reservations' };
+export const reservationsModule: Module = {
+  name: 'reservations',
+  actors: [reservationsActor, servicePointsActor],
+  indexes: [
+    [RESERVATION_DATATYPE, 'data.confirmationNumber'],
+    [RESERVATION_DATATYPE, 'data.customerId'],
+    [RESERVATION_DATATYPE, 'data.businessLocationId'],
+    [RESERVATION_DATATYPE, 'data.reservationDefinitionId'],
+    [RESERVATION_DEFINITION_DATATYPE, 'data.businessLocationId'],
+    [SERVICE_POINT_DATATYPE, 'data.businessLocationId'],
+    [SERVICE_POINT_DATATYPE, 'data.name'],
+    [LOCATION_DATATYPE, 'data.name'],
+  ],
+  routes: reservationRoutes,
+  start(deps) {
+    bindOutbox(deps.store, deps.outbox);
+    const scheduler = Scheduler.attach({ store: deps.store, clock: deps.clock, logger: deps.logger });
+    scheduler.register(REMINDER_JOB, async (job) => {
+      const msg: ReservationMessage = { type: 'fire-reminder', jobId: job.id, reservationId: String(job.payload.reservationId) };
+      await deps.runtime.ask(job.tenant, RESERVATIONS_ACTOR, String(job.payload.reservationDefinitionId ?? ''), msg);
+    });
+    scheduler.start();
+  },
+  async stop(deps) {
+    await schedulerOf(deps.store)?.stop();
+  },
+};

@@ -1,0 +1,5 @@
+// The reservations area's public surface.
+export { reservationsActor } from './actor.js';
+export * from './definition.js';
+export * from './messages.js';
+export * from './queries.js';

@@ -1,0 +1,26 @@
+// The workflow area's public surface (for other areas: the storefront fires POS lines here).
+export { workflowActor } from './actor.js';
+export {
+  advanceTask,
+  askWorkflow,
+  askerOf,
+  cancelTask,
+  completeTask,
+  createTask,
+  createTaskDetailed,
+  getTask,
+  type Asker,
+} from './client.js';
+export {
+  CHECKIN_SERVING,
+  CHECKIN_WAITING,
+  CHECKIN_WORKFLOW,
+  KITCHEN_WORKFLOW,
+  TASK_DATATYPE,
+  WORKFLOW_DEFINITION_DATATYPE,
+  findDefinition,
+  loadDefinitions,
+  type StageDef,
+  type WorkflowDef,
+} from './definitions.js';
+export * from './messages.js';

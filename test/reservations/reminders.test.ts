@@ -1,0 +1,143 @@
+import t from 'tap';
+import { ManualClock } from '../../core/clock.js';
+import { AppError } from '../../core/errors.js';
+import { LocalOutbox, type OutboxMessage, type OutboxProvider } from '../../core/outbox.js';
+import type { WriteBatch } from '../../core/store/store.js';
+import { schedulerOf } from '../../core/scheduler.js';
+import { diningDefinition, outbox, seed, sharedApp, T0, venue, type Venue } from './world.js';
+
+// Subtests that do not restart share one app (a fresh org each); they leave no job pending.
+const shared = await sharedApp(t);
+
+const SAT_10 = '2026-03-21T09:00:00.000Z'; // 10:00 Berlin; the reminder is two hours before: 07:00Z
+const SAT_12 = '2026-03-21T11:00:00.000Z';
+
+async function eventually<T>(check: () => T | undefined | false, ms = 5000): Promise<T | undefined> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const v = check();
+    if (v) return v;
+    if (Date.now() > until) return undefined;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+function reminders(v: Venue) {
+  return outbox(v.app, v.org).filter((m) => m.kind === 'reservation-reminder');
+}
+
+async function book(v: Venue, defId: string, startTime: string) {
+  const res = await v.alice.post('/crm/reservations/create', { reservationDefinitionId: defId, service: 'Table', startTime, phone: '1' });
+  return res.body;
+}
+
+t.test('reminder - sent once when due, in the same write that stamps the booking', async (t) => {
+  const v = await venue(t, { shared });
+  const def = await seed(v.app, v.org, 'reservation_definition', diningDefinition());
+  const b = await book(v, def.sk, SAT_10);
+  const s = schedulerOf(v.app.deps.store)!;
+  v.clock.set(Date.UTC(2026, 2, 21, 6, 59));
+  t.equal(await s.runDue(), 0, 'a minute early');
+  t.equal(reminders(v).length, 0);
+  v.clock.advance(60_000);
+  t.equal(await s.runDue(), 1);
+  const sent = reminders(v);
+  t.equal(sent.length, 1);
+  t.match(sent[0], { to: 'alice@example.com', channel: 'email', payload: { reservationId: b.sk } });
+  t.match(sent[0].body, 'on 2026-03-21 at 10:00 (Europe/Berlin)');
+  const rec = v.app.deps.store.getRecord(v.org, 'reservation', b.sk)!;
+  t.same([rec.data.reminderSentAt, rec.data.reminderJobId], ['2026-03-21T07:00:00.000Z', null]);
+  v.clock.advance(3_600_000);
+  t.equal(await s.runDue(), 0);
+  t.equal(reminders(v).length, 1, 'once');
+});
+
+t.test('reminder - fires after a restart on a clock past its due time, and only once', async (t) => {
+  const clock = new ManualClock(T0);
+  const first = await venue(t, { clock });
+  const def = await seed(first.app, first.org, 'reservation_definition', diningDefinition());
+  const b = await book(first, def.sk, SAT_10);
+  t.equal(reminders(first).length, 0);
+  await first.app.close();
+
+  clock.set(Date.UTC(2026, 2, 21, 7, 30));
+  const second = await venue(t, { clock, dataDir: first.dataDir });
+  const sent = await eventually(() => (reminders(second).length > 0 ? reminders(second) : undefined));
+  t.ok(sent, 'the reminder went out without anyone asking');
+  t.equal(sent?.length, 1);
+  t.equal(sent?.[0].payload?.reservationId, b.sk);
+  t.equal(second.app.deps.store.getRecord(second.org, 'reservation', b.sk)!.data.reminderSentAt, '2026-03-21T07:30:00.000Z');
+  t.same(second.app.deps.store.listKv(second.org, 'scheduler'), []);
+  await second.app.close();
+
+  const third = await venue(t, { clock, dataDir: first.dataDir });
+  t.equal(await schedulerOf(third.app.deps.store)!.runDue(), 0);
+  t.equal(reminders(third).length, 1, 'a second restart sends nothing more');
+});
+
+t.test('reminder - a cancelled booking and a rescheduled one get no stale reminder', async (t) => {
+  const clock = new ManualClock(T0);
+  const first = await venue(t, { clock });
+  const def = await seed(first.app, first.org, 'reservation_definition', diningDefinition());
+  const gone = await book(first, def.sk, SAT_10);
+  const moved = await book(first, def.sk, SAT_10);
+  await first.alice.post('/crm/reservations/update', { id: gone.sk, status: 'cancelled' });
+  await first.alice.post('/crm/reservations/update', { id: moved.sk, startTime: SAT_12 });
+  await first.app.close();
+
+  clock.set(Date.UTC(2026, 2, 21, 7, 30)); // past the old 07:00Z reminder, before the new 09:00Z one
+  const second = await venue(t, { clock, dataDir: first.dataDir });
+  const s = schedulerOf(second.app.deps.store)!;
+  await s.runDue();
+  t.equal(reminders(second).length, 0, 'nothing for the cancelled or the moved booking yet');
+  clock.set(Date.UTC(2026, 2, 21, 9, 0));
+  t.equal(await s.runDue(), 1);
+  const sent = reminders(second);
+  t.same(sent.map((m) => m.payload?.reservationId), [moved.sk]);
+  t.match(sent[0].body, 'at 12:00');
+});
+
+t.test('reminder - none when booked inside the reminder window, none when switched off', async (t) => {
+  const v = await venue(t, { shared });
+  const off = await seed(v.app, v.org, 'reservation_definition', diningDefinition({ reminder: { enabled: false }, confirmation: false }));
+  const on = await seed(v.app, v.org, 'reservation_definition', diningDefinition());
+  const soon = await book(v, on.sk, '2026-03-20T09:00:00Z'); // in one hour; the reminder would be due an hour ago
+  t.equal(soon.data.reminderJobId, undefined);
+  const quiet = await book(v, off.sk, SAT_10);
+  t.equal(quiet.data.reminderJobId, undefined);
+  t.equal(quiet.data.confirmationSentAt, undefined, 'confirmations switched off');
+  t.same(schedulerOf(v.app.deps.store)!.pending(v.org), []);
+  t.same(outbox(v.app, v.org).map((m) => m.kind), ['reservation-confirmation'], 'only the first definition confirms');
+});
+
+t.test('messages - a failing provider never loses a booking; a failed reminder is retried', async (t) => {
+  let down = true;
+  let local: LocalOutbox | undefined;
+  // Like a real provider: sends at once, and can fail.
+  const flaky: OutboxProvider = {
+    name: 'flaky',
+    async send(tenant: string, msg: OutboxMessage, batch?: WriteBatch) {
+      if (down) throw new AppError('ERR_UNAVAILABLE', ['mail server down']);
+      return local!.send(tenant, msg, batch);
+    },
+  };
+  const v = await venue(t, { outbox: flaky });
+  local = new LocalOutbox(v.app.deps.store, v.clock);
+  const def = await seed(v.app, v.org, 'reservation_definition', diningDefinition());
+  const res = await v.alice.post('/crm/reservations/create', { reservationDefinitionId: def.sk, service: 'Table', startTime: SAT_10, phone: '1' });
+  t.equal(res.status, 201, 'booked although the confirmation could not be sent');
+  t.match(res.body.data.messageError, /confirmation message not sent: mail server down/);
+  t.equal(res.body.data.confirmationSentAt, undefined);
+  t.ok(res.body.data.reminderJobId, 'the reminder is armed all the same');
+  const explicit = await v.alice.post(`/crm/reservations/send-reminder/${res.body.sk}`);
+  t.equal(explicit.status, 503, 'an explicit send says it failed');
+
+  const s = schedulerOf(v.app.deps.store)!;
+  v.clock.set(Date.UTC(2026, 2, 21, 7, 0));
+  t.equal(await s.runDue(), 0, 'the reminder failed');
+  t.equal(s.pending(v.org).length, 1, 'and stays scheduled');
+  down = false;
+  v.clock.advance(5_000);
+  t.equal(await s.runDue(), 1, 'retried after the back-off');
+  t.equal(reminders(v).length, 1);
+});

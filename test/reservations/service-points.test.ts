@@ -1,0 +1,141 @@
+import t from 'tap';
+import { occupyServicePoint, setServicePointStatus } from '../../actors/service-points/index.js';
+import { createOrg } from '../helpers/app.js';
+import { request } from '../helpers/http.js';
+import { caller, seed, sharedApp, venue } from './world.js';
+
+const shared = await sharedApp(t);
+
+t.test('service points - staff create, customers read, customers may not change a venue', async (t) => {
+  const v = await venue(t, { shared });
+  const created = await v.staff.post('/crm/reservations/service-point/create', {
+    name: 'Table 1',
+    businessLocationId: 'downtown',
+    capacity: 4,
+    section: 'terrace',
+  });
+  t.equal(created.status, 201);
+  t.match(created.body, { datatype: 'service_point', version: 1, state: 'available' });
+  t.same(created.body.data, { name: 'Table 1', businessLocationId: 'downtown', capacity: 4, section: 'terrace', status: 'available' });
+
+  const list = await v.alice.get('/crm/reservations/service-point/get?businessLocationId=downtown');
+  t.equal(list.status, 200, 'customers read them');
+  t.equal(list.body.total, 1);
+  const one = await v.alice.get(`/crm/reservations/service-point/get/${created.body.sk}`);
+  t.equal(one.body.data.name, 'Table 1');
+  t.equal((await v.alice.get('/crm/reservations/service-point/get/ffffffffffffffffffffffff')).status, 404);
+
+  const custCreate = await v.alice.post('/crm/reservations/service-point/create', { name: 'Sneaky', businessLocationId: 'downtown' });
+  t.equal(custCreate.status, 403);
+  const custUpdate = await v.alice.post('/crm/reservations/service-point/update', { id: created.body.sk, status: 'reserved' });
+  t.equal(custUpdate.status, 403);
+  const custDelete = await v.alice.del(`/crm/reservations/service-point/delete/${created.body.sk}`);
+  t.equal(custDelete.status, 403);
+  const anon = await request(v.app.url, '/crm/reservations/service-point/get', { headers: { orgid: v.org } });
+  t.equal(anon.status, 401);
+});
+
+t.test('service points - validation, unique names per location, slug not sk, unknown location', async (t) => {
+  const v = await venue(t, { shared });
+  await seed(v.app, v.org, 'location', { name: 'uptown', timezone: 'Europe/Berlin' });
+  const noName = await v.staff.post('/crm/reservations/service-point/create', { businessLocationId: 'downtown' });
+  t.equal(noName.status, 400);
+  t.same(noName.body.message, ['body/name is required']);
+  const badStatus = await v.staff.post('/crm/reservations/service-point/create', { name: 'T', businessLocationId: 'downtown', status: 5 });
+  t.equal(badStatus.status, 400);
+  t.match(badStatus.body.message, ['body/status must be string']);
+  t.equal((await v.staff.post('/crm/reservations/service-point/create', { name: 'Bar 1', businessLocationId: 'downtown' })).status, 201);
+  const dup = await v.staff.post('/crm/reservations/service-point/create', { name: 'bar 1', businessLocationId: 'downtown' });
+  t.equal(dup.status, 409, 'names are unique per location, without case');
+  const elsewhere = await v.staff.post('/crm/reservations/service-point/create', { name: 'Bar 1', businessLocationId: 'uptown' });
+  t.equal(elsewhere.status, 201, 'the same name at another location is fine');
+  const bySk = await v.staff.post('/crm/reservations/service-point/create', { name: 'T9', businessLocationId: v.location.sk });
+  t.equal(bySk.status, 400);
+  t.match(bySk.body.message, /must be the location slug \("downtown"\)/);
+  const unknown = await v.staff.post('/crm/reservations/service-point/create', { name: 'T9', businessLocationId: 'nowhere' });
+  t.equal(unknown.status, 404);
+  const bySkList = await v.staff.get(`/crm/reservations/service-point/get?businessLocationId=${v.location.sk}`);
+  t.same([bySkList.status, bySkList.body.total], [200, 0], 'an sk as businessLocationId lists nothing, no error');
+});
+
+t.test('service points - update by sk with versions; delete; occupied points are kept', async (t) => {
+  const v = await venue(t, { shared });
+  const p = (await v.staff.post('/crm/reservations/service-point/create', { name: 'Table 2', businessLocationId: 'downtown' })).body;
+  const other = (await v.staff.post('/crm/reservations/service-point/create', { name: 'Table 3', businessLocationId: 'downtown' })).body;
+  const upd = await v.staff.post('/crm/reservations/service-point/update', { id: p.sk, name: 'Table 2A', status: 'out-of-order', version: 1 });
+  t.equal(upd.status, 200);
+  t.match(upd.body, { sk: p.sk, version: 2, data: { name: 'Table 2A', status: 'out-of-order' } });
+  t.equal((await v.staff.post('/crm/reservations/service-point/update', { id: p.sk, name: 'x', version: 1 })).status, 409, 'stale version');
+  t.equal((await v.staff.post('/crm/reservations/service-point/update', { id: p.sk, name: 'Table 3' })).status, 409, 'name taken');
+  const move = await v.staff.post('/crm/reservations/service-point/update', { id: p.sk, businessLocationId: 'uptown' });
+  t.equal(move.status, 400, 'the location cannot change');
+  t.equal((await v.staff.post('/crm/reservations/service-point/update', { id: 'ffffffffffffffffffffffff', name: 'x' })).status, 404);
+  t.equal((await v.staff.post('/crm/reservations/service-point/update', { name: 'x' })).status, 400, 'id is required');
+
+  const walk = await v.staff.post('/checkin/walk-in', { businessLocationId: 'downtown', name: 'Guest' });
+  t.equal((await v.staff.post(`/checkin/${walk.body.sk}/assign`, { servicePointId: 'Table 3' })).status, 200);
+  const busy = await v.staff.del(`/crm/reservations/service-point/delete/${other.sk}`);
+  t.equal(busy.status, 409, 'a guest is being served there');
+  const del = await v.staff.del(`/crm/reservations/service-point/delete/${p.sk}`);
+  t.same([del.status, del.body], [200, { deleted: true, id: p.sk }]);
+  t.equal((await v.staff.get(`/crm/reservations/service-point/get/${p.sk}`)).status, 404);
+  t.equal((await v.staff.del(`/crm/reservations/service-point/delete/${p.sk}`)).status, 404);
+});
+
+t.test('service points - tenant isolation', async (t) => {
+  const v = await venue(t, { shared });
+  const p = (await v.staff.post('/crm/reservations/service-point/create', { name: 'Table 1', businessLocationId: 'downtown' })).body;
+  await createOrg(v.app, `${v.org}-rival`);
+  const rival = caller(v.app, `${v.org}-rival`, { kind: 'staff', sub: 'rival-staff' });
+  t.equal((await rival.get(`/crm/reservations/service-point/get/${p.sk}`)).status, 404);
+  t.equal((await rival.get('/crm/reservations/service-point/get')).body.total, 0);
+  t.equal((await rival.post('/crm/reservations/service-point/update', { id: p.sk, status: 'reserved' })).status, 404);
+  t.equal((await rival.del(`/crm/reservations/service-point/delete/${p.sk}`)).status, 404);
+  t.equal((await v.staff.get(`/crm/reservations/service-point/get/${p.sk}`)).body.data.status, 'available', 'untouched');
+});
+
+t.test('setServicePointStatus - the storefront writes status through the same actor', async (t) => {
+  const v = await venue(t, { shared });
+  const p = (await v.staff.post('/crm/reservations/service-point/create', { name: 'Booth', businessLocationId: 'downtown' })).body;
+  const deps = { runtime: v.app.deps.runtime, store: v.app.deps.store };
+  const dirty = await setServicePointStatus(deps, v.org, { servicePointId: p.sk, status: 'dirty' });
+  t.match(dirty, { sk: p.sk, version: 2, data: { status: 'dirty' } });
+  const byName = await setServicePointStatus(deps, v.org, { servicePointId: 'Booth', status: 'reserved', businessLocationId: 'downtown' });
+  t.equal(byName.data.status, 'reserved');
+  const walk = await v.staff.post('/checkin/walk-in', { businessLocationId: 'downtown', phone: '+1555' });
+  const refused = await v.staff.post(`/checkin/${walk.body.sk}/assign`, { servicePointId: 'Booth' });
+  t.equal(refused.status, 409, 'assign sees the storefront status');
+  const unknown = await setServicePointStatus(deps, v.org, { servicePointId: 'Nope', status: 'dirty' }).catch((e: { statusCode: number }) => e);
+  t.equal((unknown as { statusCode: number }).statusCode, 404);
+  const blank = await setServicePointStatus(deps, v.org, { servicePointId: p.sk, status: '' }).catch((e: { statusCode: number }) => e);
+  t.equal((blank as { statusCode: number }).statusCode, 400);
+});
+
+t.test('service-points actor - concurrent occupy, status writes and renames of one point are serialized', async (t) => {
+  const v = await venue(t, { shared });
+  const p = (await v.staff.post('/crm/reservations/service-point/create', { name: 'Bar stool', businessLocationId: 'downtown' })).body;
+  const rt = v.app.deps.runtime;
+  const outcomes = await Promise.all(
+    Array.from({ length: 20 }, (_, i) =>
+      occupyServicePoint(rt, v.org, 'downtown', i % 2 ? p.sk : 'Bar stool', `task-${i}`).then(
+        () => 'ok',
+        (e: { statusCode: number }) => e.statusCode,
+      ),
+    ),
+  );
+  t.equal(outcomes.filter((o) => o === 'ok').length, 1, 'exactly one occupies it');
+  t.equal(outcomes.filter((o) => o === 409).length, 19);
+  const stored = v.app.deps.store.getRecord(v.org, 'service_point', p.sk)!;
+  t.equal(stored.version, 2, 'one write');
+  // Mixed writers at once: each applies on top of the previous one, none is lost to a stale version.
+  const deps = { runtime: rt, store: v.app.deps.store };
+  await Promise.all([
+    setServicePointStatus(deps, v.org, { servicePointId: p.sk, status: 'dirty' }),
+    v.staff.post('/crm/reservations/service-point/update', { id: p.sk, label: 'near the window' }),
+    setServicePointStatus(deps, v.org, { servicePointId: p.sk, status: 'available' }),
+  ]);
+  const after = v.app.deps.store.getRecord(v.org, 'service_point', p.sk)!;
+  t.equal(after.version, 5);
+  t.equal(after.data.label, 'near the window');
+  t.equal(after.data.status, 'available');
+});
