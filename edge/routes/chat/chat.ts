@@ -1,0 +1,234 @@
+// Support chat over REST (spec: Endpoints → Chat and presence): chat sessions, history, a
+// customer's messages, the widget configuration, and the queue.
+import { Type } from '@sinclair/typebox';
+import { CHAT_DATATYPE, chatLog, emptyReceipts, messageStatus, type ChatData, type ChatMessage as Msg } from '../../../actors/chat-room/types.js';
+import { appError } from '../../../core/errors.js';
+import type { StoredRecord } from '../../../core/store/record.js';
+import type { AppDeps } from '../../deps.js';
+import { route, type RouteDef } from '../../route.js';
+import type { ChatFeature } from '../../sockets/chat-feature.js';
+import { OneOf } from '../../sockets/schemas.js';
+import { ListOf, RecordSchema } from '../records/schemas.js';
+import { ChatId, ChatMessage, EmailParam, pageOf, pageQuery, Participant, TAG_CHAT } from './common.js';
+
+/** Chats of one customer whose messages /chat/messages/:email reads at most. */
+const MAX_CHATS_PER_CUSTOMER = 200;
+
+const QueueEntry = Type.Object({
+  chatId: Type.String(),
+  position: Type.Integer({ description: '1 is next' }),
+  queuedAt: Type.String({ format: 'date-time' }),
+  waitSeconds: Type.Integer(),
+  department: Type.Union([Type.String(), Type.Null()]),
+  subject: Type.Union([Type.String(), Type.Null()]),
+  customer: Participant,
+});
+
+const Position = Type.Object({
+  chatId: Type.String(),
+  status: Type.String({ description: 'The chat status: `ai`, `queued`, `assigned` or `closed`' }),
+  position: Type.Union([Type.Integer(), Type.Null()], { description: 'Null unless the chat waits in the queue' }),
+  waiting: Type.Integer({ description: 'Chats waiting in the queue' }),
+});
+
+const WidgetConfig = Type.Object({
+  chatId: Type.String(),
+  greeting: Type.String(),
+  departments: Type.Array(Type.Object({ id: Type.String(), name: Type.String() }, { additionalProperties: true })),
+  aiEnabled: Type.Boolean(),
+  aiName: Type.String(),
+  offlineMessage: Type.String(),
+  requireEmail: Type.Boolean(),
+  source: Type.String({ description: '`widget` (its own chat_config record), `default` (the tenant\'s) or `built-in`' }),
+});
+
+function withLastSeq(deps: AppDeps, tenant: string, r: StoredRecord): StoredRecord {
+  return { ...r, data: { ...r.data, lastSeq: deps.store.lastLogSeq(tenant, chatLog(r.sk)) } };
+}
+
+export function chatRoutes(f: ChatFeature, deps: AppDeps): RouteDef[] {
+  const max = deps.config.store.maxPageSize;
+  const svc = f.chat;
+  const queueView = (e: { chatId: string; position: number; queuedAt: number; department: string | null; subject: string | null; customer: unknown }) => ({
+    ...e,
+    queuedAt: new Date(e.queuedAt).toISOString(),
+    waitSeconds: Math.max(0, Math.floor((deps.clock.now() - e.queuedAt) / 1000)),
+  });
+
+  return [
+    route({
+      method: 'GET',
+      path: '/chat/sessions',
+      auth: 'staff',
+      tag: TAG_CHAT,
+      summary: 'List chat sessions (support conversations), newest first',
+      description: 'Each is a `chat` record; `data.lastSeq` is the sequence number of its latest message. Filter by `status` (`ai`, `queued`, `assigned`, `closed`), `agentId` or customer `email`.',
+      query: Type.Object({
+        status: Type.Optional(OneOf(['ai', 'queued', 'assigned', 'closed'])),
+        agentId: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+        email: Type.Optional(Type.String({ format: 'email' })),
+        ...pageQuery(max),
+      }),
+      response: ListOf(RecordSchema),
+      handler: (ctx) => {
+        const filter: Record<string, unknown> = {};
+        if (ctx.query.status) filter['data.status'] = ctx.query.status;
+        if (ctx.query.agentId) filter['data.agentId'] = ctx.query.agentId;
+        if (ctx.query.email) filter['data.customerEmail'] = ctx.query.email.toLowerCase();
+        const list = deps.store.find(ctx.tenant, CHAT_DATATYPE, filter, {
+          page: ctx.query.page,
+          pageSize: ctx.query.pageSize,
+          sort: 'createdate',
+          sortType: 'desc',
+        });
+        return { ...list, data: list.data.map((r) => withLastSeq(deps, ctx.tenant, r)) };
+      },
+    }),
+
+    route({
+      method: 'GET',
+      path: '/chat/history/:chatId',
+      auth: 'staff',
+      tag: TAG_CHAT,
+      summary: "A chat's messages, paged by sequence number",
+      description:
+        'Without `afterSeq` or `beforeSeq` the latest `limit` messages (default 50, at most 200). `afterSeq` pages forward (a client catching up), `beforeSeq` pages back. Each message carries `status` from the other side\'s receipts.',
+      params: Type.Object({ chatId: ChatId }),
+      query: Type.Object({
+        afterSeq: Type.Optional(Type.Integer({ minimum: 0 })),
+        beforeSeq: Type.Optional(Type.Integer({ minimum: 1 })),
+        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })),
+      }),
+      response: Type.Object({
+        chatId: Type.String(),
+        chat: Type.Object({}, { additionalProperties: true }),
+        data: Type.Array(ChatMessage),
+        hasMore: Type.Boolean(),
+        lastSeq: Type.Integer(),
+      }),
+      errors: [404],
+      handler: (ctx) => {
+        const page = svc.messages(ctx.tenant, ctx.params.chatId, ctx.query);
+        return { chatId: page.chatId, chat: svc.chat(ctx.tenant, ctx.params.chatId)!, data: page.messages, hasMore: page.hasMore, lastSeq: page.lastSeq };
+      },
+    }),
+
+    route({
+      method: 'GET',
+      path: '/chat/messages/:email',
+      auth: 'staff',
+      tag: TAG_CHAT,
+      summary: "Every chat message of one customer, across their chats, newest first",
+      params: EmailParam,
+      query: Type.Object(pageQuery(max)),
+      response: ListOf(ChatMessage),
+      handler: (ctx) => {
+        const email = ctx.params.email.toLowerCase();
+        const chats = deps.store
+          .find(ctx.tenant, CHAT_DATATYPE, { 'data.customerEmail': email }, { sort: 'createdate', sortType: 'desc', pageSize: MAX_CHATS_PER_CUSTOMER })
+          .data as StoredRecord<ChatData>[];
+        const all = [];
+        for (const c of chats) {
+          const receipts = c.data.receipts ?? emptyReceipts();
+          for (const { entry } of deps.store.readLog<Msg>(ctx.tenant, chatLog(c.sk))) all.push({ ...entry, status: messageStatus(entry, receipts) });
+        }
+        all.sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : b.seq - a.seq));
+        return pageOf(all, ctx.query, deps);
+      },
+    }),
+
+    route({
+      method: 'GET',
+      path: '/chat/config/:chatId',
+      auth: 'none',
+      tag: TAG_CHAT,
+      summary: "The chat widget's configuration: greeting, departments, AI on or off",
+      description:
+        'Public (the widget reads it before anyone signs in). `chatId` names a widget (a `chat_config` record with that `data.chatId`) or a conversation (the configuration of the widget it came from); otherwise the tenant default (`data.chatId` = `default`) or the built-in one applies. With AI on, a customer\'s first message is answered by the AI; with it off, it goes straight to the queue.',
+      params: Type.Object({ chatId: Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_.:-]+$' }) }),
+      response: WidgetConfig,
+      handler: (ctx) => svc.config(ctx.tenant, ctx.params.chatId),
+    }),
+
+    route({
+      method: 'GET',
+      path: '/chat/queue',
+      auth: 'staff',
+      tag: TAG_CHAT,
+      summary: 'The chats waiting for an agent, longest-waiting first',
+      query: Type.Object({ department: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })), ...pageQuery(max) }),
+      response: ListOf(QueueEntry),
+      handler: async (ctx) => {
+        const q = await svc.queue(ctx.tenant, { type: 'list' });
+        const entries = ctx.query.department ? q.entries.filter((e) => e.department === ctx.query.department) : q.entries;
+        return pageOf(entries.map(queueView), ctx.query, deps);
+      },
+    }),
+
+    route({
+      method: 'POST',
+      path: '/chat/queue',
+      auth: 'staff',
+      tag: TAG_CHAT,
+      summary: 'Put a chat in the queue (for example one the AI is handling)',
+      description: 'Idempotent: a chat already waiting keeps its place. A chat with an agent is transferred instead (409); a closed chat stays closed (409).',
+      body: Type.Object({ chatId: ChatId, department: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })) }),
+      response: Position,
+      errors: [404, 409],
+      handler: async (ctx) => {
+        const p = ctx.principal!;
+        const r = await svc.requeue(ctx.tenant, { id: p.sub, role: 'agent', ...(p.email ? { email: p.email } : {}) }, ctx.body.chatId, ctx.body.department ?? null);
+        return { chatId: r.chat.chatId, status: r.chat.status, position: r.position, waiting: r.waiting };
+      },
+    }),
+
+    route({
+      method: 'GET',
+      path: '/chat/queue/stats',
+      auth: 'staff',
+      tag: TAG_CHAT,
+      summary: 'Queue length and waiting times, and how many agents are available',
+      response: Type.Object({
+        waiting: Type.Integer(),
+        longestWaitSeconds: Type.Integer(),
+        averageWaitSeconds: Type.Integer(),
+        byDepartment: Type.Record(Type.String(), Type.Integer()),
+        agentsOnline: Type.Integer({ description: 'Agents online, away or busy' }),
+        agentsAvailable: Type.Integer({ description: 'Agents whose status is `online`' }),
+      }),
+      handler: async (ctx) => {
+        const [q, p] = await Promise.all([svc.queue(ctx.tenant, { type: 'list' }), f.presence.ask(ctx.tenant, { type: 'stats' })]);
+        const now = deps.clock.now();
+        const waits = q.entries.map((e) => Math.max(0, Math.floor((now - e.queuedAt) / 1000)));
+        const byDepartment: Record<string, number> = {};
+        for (const e of q.entries) byDepartment[e.department ?? 'none'] = (byDepartment[e.department ?? 'none'] ?? 0) + 1;
+        const a = p.stats!.agents;
+        return {
+          waiting: q.waiting,
+          longestWaitSeconds: waits.length ? Math.max(...waits) : 0,
+          averageWaitSeconds: waits.length ? Math.round(waits.reduce((x, y) => x + y, 0) / waits.length) : 0,
+          byDepartment,
+          agentsOnline: a.online + a.away + a.busy,
+          agentsAvailable: a.online,
+        };
+      },
+    }),
+
+    route({
+      method: 'GET',
+      path: '/chat/queue/position/:chatId',
+      auth: 'staff',
+      tag: TAG_CHAT,
+      summary: "A chat's place in the queue",
+      params: Type.Object({ chatId: ChatId }),
+      response: Position,
+      errors: [404],
+      handler: async (ctx) => {
+        const chat = svc.chat(ctx.tenant, ctx.params.chatId);
+        if (!chat) throw appError('ERR_NOT_FOUND', 'chat');
+        const q = await svc.queue(ctx.tenant, { type: 'position', chatId: ctx.params.chatId });
+        return { chatId: chat.chatId, status: chat.status, position: q.entry?.position ?? null, waiting: q.waiting };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,431 @@
+// Support chat on the edge: the steps that span more than one actor (the chat, the tenant's
+// queue), and the events they announce. Actors never ask each other here (no ask cycles); this
+// service asks them in turn. The chat actor is the authority on a chat's status, so a step that
+// fails half-way leaves the queue at worst holding a chat that the next pick skips.
+//
+// Events always go out after the actor's reply, which the runtime releases only after the writes
+// it depends on are committed: an acknowledged or broadcast message is durable.
+import { chatQueueActor, entryFromChat, QUEUE_KEY, type QueueMsg, type QueueReply } from '../../actors/chat-queue/chat-queue.js';
+import type { ChatRoomMsg, ChatRoomReply, OpenSpec } from '../../actors/chat-room/chat-room.js';
+import {
+  CHAT_CONFIG_DATATYPE,
+  CHAT_DATATYPE,
+  chatLog,
+  emptyReceipts,
+  messageStatus,
+  type ChatData,
+  type ChatMessage,
+  type ListedMessage,
+  type Participant,
+} from '../../actors/chat-room/types.js';
+import type { AiMessage, AiProvider } from '../../core/ai.js';
+import { HANDOVER_REPLY } from '../../core/ai.js';
+import { AppError, appError } from '../../core/errors.js';
+import type { StoredRecord } from '../../core/store/record.js';
+import type { Socket } from 'socket.io';
+import type { AppDeps } from '../deps.js';
+import type { AiStream, AiStreams } from './ai-streams.js';
+import type { PresenceService } from './presence-service.js';
+import type { Realtime } from './realtime.js';
+import { chatTopic } from './topics.js';
+
+/** Staff roles that may act on any chat and any agent's status, not only their own. */
+export const SUPERVISOR_ROLES = ['Admin', 'Supervisor', 'ChatSupervisor'];
+
+export const AI_PARTICIPANT: Participant = { id: 'ai', role: 'ai', name: 'Assistant' };
+const SYSTEM: Participant = { id: 'system', role: 'system' };
+/** Messages of history an AI answer sees. */
+const AI_CONTEXT = 20;
+/** Waiting chats listed in queue-updated. */
+const QUEUE_PREVIEW = 50;
+
+export interface WidgetConfig {
+  chatId: string;
+  greeting: string;
+  departments: Array<{ id: string; name: string }>;
+  aiEnabled: boolean;
+  aiName: string;
+  offlineMessage: string;
+  requireEmail: boolean;
+}
+
+export const DEFAULT_WIDGET: Omit<WidgetConfig, 'chatId'> = {
+  greeting: 'Hi! How can we help you today?',
+  departments: [],
+  aiEnabled: true,
+  aiName: 'Assistant',
+  offlineMessage: 'We are offline right now. Leave a message and we will get back to you.',
+  requireEmail: false,
+};
+
+export interface MessagePage {
+  chatId: string;
+  messages: ListedMessage[];
+  hasMore: boolean;
+  lastSeq: number;
+}
+
+export class ChatService {
+  /** AI answers in flight, aborted when the node stops. */
+  private readonly running = new Set<AbortController>();
+
+  constructor(
+    private readonly deps: AppDeps,
+    private readonly rt: Realtime,
+    private readonly streams: AiStreams,
+    private readonly ai: AiProvider,
+    private readonly presence: PresenceService,
+  ) {}
+
+  room(tenant: string, chatId: string, msg: ChatRoomMsg): Promise<ChatRoomReply> {
+    return this.deps.runtime.ask<ChatRoomReply>(tenant, 'chat-room', chatId, msg);
+  }
+
+  queue(tenant: string, msg: QueueMsg): Promise<QueueReply> {
+    return this.deps.runtime.ask<QueueReply>(tenant, chatQueueActor.kind, QUEUE_KEY, msg);
+  }
+
+  chat(tenant: string, chatId: string): ChatData | undefined {
+    return (this.deps.store.getRecord(tenant, CHAT_DATATYPE, chatId) as StoredRecord<ChatData> | undefined)?.data;
+  }
+
+  private now(): string {
+    return new Date(this.deps.clock.now()).toISOString();
+  }
+
+  private emitChat(tenant: string, chatId: string, ev: string, data: unknown, except?: Socket): void {
+    this.rt.emit(tenant, [chatTopic.chat(tenant, chatId)], ev, data, except);
+  }
+
+  private emitUser(tenant: string, userId: string, ev: string, data: unknown): void {
+    this.rt.emit(tenant, [chatTopic.user(tenant, userId)], ev, data);
+  }
+
+  /** queue-updated to staff, and each waiting customer's position to their chat. */
+  private announceQueue(tenant: string, q: QueueReply): void {
+    this.rt.emit(tenant, [chatTopic.staff(tenant)], 'queue-updated', { waiting: q.waiting, chats: q.entries.slice(0, QUEUE_PREVIEW) });
+    for (const e of q.entries) this.emitChat(tenant, e.chatId, 'queue-notification', { chatId: e.chatId, position: e.position, waiting: q.waiting });
+  }
+
+  private async enqueue(tenant: string, chat: ChatData): Promise<QueueReply> {
+    const q = await this.queue(tenant, { type: 'enqueue', entry: entryFromChat(chat, Date.parse(chat.queuedAt ?? this.now())) });
+    if (q.changed) this.announceQueue(tenant, q);
+    return q;
+  }
+
+  private async dequeue(tenant: string, chatId: string): Promise<void> {
+    const q = await this.queue(tenant, { type: 'remove', chatId });
+    if (q.changed) this.announceQueue(tenant, q);
+  }
+
+  private statusUpdate(tenant: string, chat: ChatData): void {
+    this.emitChat(tenant, chat.chatId, 'update', { chatId: chat.chatId, type: 'status', status: chat.status, agent: chat.agent, at: this.now() });
+  }
+
+  /** Widget configuration: the `chat_config` record for this id, else the tenant default, else built-in. */
+  config(tenant: string, id: string): WidgetConfig & { source: 'widget' | 'default' | 'built-in' } {
+    const find = (key: string) => this.deps.store.find(tenant, CHAT_CONFIG_DATATYPE, { 'data.chatId': key }, { pageSize: 1 }).data[0];
+    let rec = find(id);
+    let source: 'widget' | 'default' | 'built-in' = 'widget';
+    if (!rec) {
+      // A conversation's id: the configuration of the widget it was opened from.
+      const widget = this.chat(tenant, id)?.widgetId;
+      if (widget) rec = find(widget);
+    }
+    if (!rec) {
+      rec = find('default');
+      source = rec ? 'default' : 'built-in';
+    }
+    const d = (rec?.data ?? {}) as Partial<WidgetConfig>;
+    return {
+      chatId: id,
+      greeting: typeof d.greeting === 'string' ? d.greeting : DEFAULT_WIDGET.greeting,
+      departments: Array.isArray(d.departments) ? d.departments : DEFAULT_WIDGET.departments,
+      aiEnabled: typeof d.aiEnabled === 'boolean' ? d.aiEnabled : DEFAULT_WIDGET.aiEnabled,
+      aiName: typeof d.aiName === 'string' ? d.aiName : DEFAULT_WIDGET.aiName,
+      offlineMessage: typeof d.offlineMessage === 'string' ? d.offlineMessage : DEFAULT_WIDGET.offlineMessage,
+      requireEmail: typeof d.requireEmail === 'boolean' ? d.requireEmail : DEFAULT_WIDGET.requireEmail,
+      source,
+    };
+  }
+
+  async request(
+    tenant: string,
+    customer: Participant,
+    p: { chatId: string; department?: string | null; subject?: string | null; widgetId?: string | null; sessionId?: string | null },
+  ): Promise<{ chatId: string; status: string; position: number | null; waiting: number }> {
+    const r = await this.room(tenant, p.chatId, { type: 'request', customer, ...p });
+    const chat = r.chat!;
+    let q: QueueReply | undefined;
+    if (r.changed && chat.status === 'queued') {
+      q = await this.enqueue(tenant, chat);
+      if (r.previous) this.statusUpdate(tenant, chat);
+    } else if (chat.status === 'queued') {
+      q = await this.queue(tenant, { type: 'position', chatId: chat.chatId });
+    }
+    return { chatId: chat.chatId, status: chat.status, position: q?.entry?.position ?? null, waiting: q?.waiting ?? 0 };
+  }
+
+  /**
+   * Stores a message (acked with it) and broadcasts it to everyone in the chat but the sending
+   * socket; a customer's message to the AI gets an answer.
+   */
+  async send(
+    tenant: string,
+    from: Participant,
+    p: { chatId: string; text: string; clientId?: string; metadata?: Record<string, unknown> },
+    open?: OpenSpec,
+    sender?: Socket,
+  ): Promise<ChatMessage> {
+    const r = await this.room(tenant, p.chatId, { type: 'send', from, text: p.text, clientId: p.clientId, metadata: p.metadata, open });
+    const m = r.message!;
+    if (r.duplicate) return m;
+    this.emitChat(tenant, p.chatId, 'message', m, sender);
+    const chat = r.chat!;
+    if (r.changed && chat.status === 'queued') await this.enqueue(tenant, chat);
+    if (from.role === 'customer' && chat.status === 'ai') this.aiReply(tenant, chat);
+    return m;
+  }
+
+  async pickNext(tenant: string, agent: Participant, department?: string | null): Promise<ChatData | null> {
+    // A picked chat that no longer waits (closed, taken over meanwhile) is skipped.
+    for (let attempt = 0; attempt < 50; attempt++) {
+      const q = await this.queue(tenant, { type: 'pick', department });
+      if (!q.entry) return null;
+      this.announceQueue(tenant, q);
+      let r: ChatRoomReply;
+      try {
+        r = await this.room(tenant, q.entry.chatId, { type: 'assign', agent, from: ['queued'] });
+      } catch (err) {
+        if (err instanceof AppError && (err.code === 'ERR_CONFLICT' || err.code === 'ERR_NOT_FOUND')) continue;
+        // The chat still waits: put it back where it was.
+        await this.queue(tenant, { type: 'enqueue', entry: q.entry }).catch(() => undefined);
+        throw err;
+      }
+      this.assigned(tenant, r.chat!, agent);
+      return r.chat!;
+    }
+    return null;
+  }
+
+  private assigned(tenant: string, chat: ChatData, agent: Participant): void {
+    this.rt.subscribeUser(tenant, chatTopic.user(tenant, agent.id), chatTopic.chat(tenant, chat.chatId));
+    this.emitUser(tenant, agent.id, 'chat-assigned', { chatId: chat.chatId, chat });
+    this.emitChat(tenant, chat.chatId, 'agent-assigned', { chatId: chat.chatId, agent });
+  }
+
+  async takeover(tenant: string, agent: Participant, chatId: string): Promise<ChatData> {
+    const r = await this.room(tenant, chatId, { type: 'assign', agent, from: ['ai', 'queued'] });
+    if (r.previous === 'queued') await this.dequeue(tenant, chatId);
+    this.assigned(tenant, r.chat!, agent);
+    return r.chat!;
+  }
+
+  /** Finds an online agent by user id or email (transfers go to someone who can answer). */
+  private async onlineAgent(tenant: string, who: string): Promise<Participant> {
+    const r = await this.presence.ask(tenant, { type: 'list', kind: 'agent', onlineOnly: true });
+    const needle = who.toLowerCase();
+    const a = r.users?.find((u) => u.userId === who || u.email === needle);
+    if (!a) throw appError('ERR_CONFLICT', `agent ${who} is not online`);
+    const p: Participant = { id: a.userId, role: 'agent' };
+    if (a.name) p.name = a.name;
+    if (a.email) p.email = a.email;
+    return p;
+  }
+
+  async transfer(
+    tenant: string,
+    by: Participant,
+    p: { chatId: string; toAgent?: string; department?: string; note?: string },
+    supervisor: boolean,
+  ): Promise<ChatData> {
+    const to = p.toAgent ? await this.onlineAgent(tenant, p.toAgent) : null;
+    const r = await this.room(tenant, p.chatId, { type: 'transfer', by, to, department: p.department, note: p.note, supervisor });
+    const chat = r.chat!;
+    const t = chat.transfers[chat.transfers.length - 1];
+    const from = t.from;
+    const event = { chatId: chat.chatId, from, to, department: t.department, note: t.note, chat, at: t.at };
+    if (from) {
+      this.emitUser(tenant, from.id, 'chat-transferred', event);
+      this.rt.unsubscribeUser(tenant, chatTopic.user(tenant, from.id), chatTopic.chat(tenant, chat.chatId));
+    }
+    if (to) {
+      this.rt.subscribeUser(tenant, chatTopic.user(tenant, to.id), chatTopic.chat(tenant, chat.chatId));
+      this.emitUser(tenant, to.id, 'chat-transferred', event);
+    }
+    this.emitChat(tenant, chat.chatId, 'agent-changed', { chatId: chat.chatId, agent: to, previousAgent: from, at: t.at });
+    if (!to) await this.enqueue(tenant, chat);
+    return chat;
+  }
+
+  async resumeAi(tenant: string, by: Participant, chatId: string): Promise<ChatData> {
+    const current = this.chat(tenant, chatId);
+    if (!current) throw appError('ERR_NOT_FOUND', 'chat');
+    if (!this.config(tenant, chatId).aiEnabled) throw appError('ERR_CONFLICT', 'the AI is turned off for this chat');
+    const r = await this.room(tenant, chatId, { type: 'resume-ai', by });
+    const chat = r.chat!;
+    if (!r.changed) return chat;
+    if (r.previous === 'queued') await this.dequeue(tenant, chatId);
+    if (current.agentId) this.rt.unsubscribeUser(tenant, chatTopic.user(tenant, current.agentId), chatTopic.chat(tenant, chatId));
+    this.statusUpdate(tenant, chat);
+    this.aiReply(tenant, chat);
+    return chat;
+  }
+
+  async requeue(tenant: string, by: Participant, chatId: string, department?: string | null): Promise<{ chat: ChatData; position: number | null; waiting: number }> {
+    const r = await this.room(tenant, chatId, { type: 'requeue', by, department });
+    const chat = r.chat!;
+    const q = r.changed ? await this.enqueue(tenant, chat) : await this.queue(tenant, { type: 'position', chatId });
+    if (r.changed) this.statusUpdate(tenant, chat);
+    return { chat, position: q.entry?.position ?? null, waiting: q.waiting };
+  }
+
+  async close(tenant: string, by: Participant, chatId: string, reason?: string | null): Promise<ChatData> {
+    const r = await this.room(tenant, chatId, { type: 'close', by, reason });
+    const chat = r.chat!;
+    if (!r.changed) return chat;
+    if (r.previous === 'queued') await this.dequeue(tenant, chatId);
+    this.emitChat(tenant, chatId, 'chat-ended', { chatId, closedBy: chat.closedBy, reason: chat.closeReason, at: chat.closedAt });
+    if (chat.agentId) this.rt.unsubscribeUser(tenant, chatTopic.user(tenant, chat.agentId), chatTopic.chat(tenant, chatId));
+    return chat;
+  }
+
+  async receipt(tenant: string, by: Participant, chatId: string, seq: number, status: 'delivered' | 'read', messageId?: string) {
+    const r = await this.room(tenant, chatId, { type: 'receipt', by, seq, status });
+    const event = { chatId, seq, status, messageId: messageId ?? null, by, at: this.now() };
+    if (r.changed) this.emitChat(tenant, chatId, 'status', event);
+    return { ...event, receipts: r.chat!.receipts };
+  }
+
+  /** A page of a chat's messages by sequence: after `afterSeq`, or the `limit` before `beforeSeq` (default: the latest). */
+  messages(tenant: string, chatId: string, p: { afterSeq?: number; beforeSeq?: number; limit?: number }): MessagePage {
+    const chat = this.chat(tenant, chatId);
+    if (!chat) throw appError('ERR_NOT_FOUND', 'chat');
+    const limit = Math.min(Math.max(p.limit ?? 50, 1), 200);
+    const log = chatLog(chatId);
+    const lastSeq = this.deps.store.lastLogSeq(tenant, log);
+    const receipts = chat.receipts ?? emptyReceipts();
+    let entries;
+    let hasMore: boolean;
+    if (p.afterSeq !== undefined) {
+      entries = this.deps.store.readLog<ChatMessage>(tenant, log, p.afterSeq + 1, limit);
+      hasMore = entries.length > 0 && entries[entries.length - 1].seq < lastSeq;
+    } else {
+      const before = Math.min(p.beforeSeq ?? lastSeq + 1, lastSeq + 1);
+      const from = Math.max(1, before - limit);
+      entries = before > 1 ? this.deps.store.readLog<ChatMessage>(tenant, log, from, before - from) : [];
+      hasMore = from > 1;
+    }
+    return { chatId, messages: entries.map((e) => ({ ...e.entry, status: messageStatus(e.entry, receipts) })), hasMore, lastSeq };
+  }
+
+  private history(tenant: string, chatId: string): AiMessage[] {
+    const last = this.deps.store.lastLogSeq(tenant, chatLog(chatId));
+    const out: AiMessage[] = [];
+    for (const { entry } of this.deps.store.readLog<ChatMessage>(tenant, chatLog(chatId), Math.max(1, last - AI_CONTEXT + 1))) {
+      if (entry.type !== 'text') continue;
+      out.push({ role: entry.from.role === 'customer' ? 'user' : 'assistant', content: entry.text });
+    }
+    return out;
+  }
+
+  /**
+   * Streams the provider's answer as `chunk` events into `s`, then calls `done` with the whole
+   * text. Returns once the stream has ended (failures end it with `error`).
+   */
+  private async run(
+    tenant: string,
+    s: AiStream,
+    messages: AiMessage[],
+    chunk: (index: number, text: string) => void,
+    done: (text: string, handover: boolean, faqId: string | undefined) => Promise<Record<string, unknown>>,
+  ): Promise<void> {
+    let text = '';
+    const abort = new AbortController();
+    this.running.add(abort);
+    try {
+      const answer = await this.ai.answer({ tenant, messages, purpose: s.purpose, signal: abort.signal });
+      let index = 0;
+      for await (const c of answer.chunks) {
+        text += c;
+        this.streams.push(s, c);
+        chunk(index++, c);
+      }
+      if (abort.signal.aborted) {
+        this.streams.finish(s, { error: 'the server is shutting down' });
+        return;
+      }
+      const handover = answer.handover || text.trim() === '';
+      if (text.trim() === '') {
+        text = HANDOVER_REPLY;
+        this.streams.push(s, text);
+        chunk(index, text);
+      }
+      const end = await done(text, handover, answer.faqId);
+      this.streams.finish(s, { ...end, handover });
+    } catch (err) {
+      this.deps.logger.warn({ err, tenant, chatId: s.chatId }, 'AI answer failed');
+      const message = err instanceof AppError ? err.message : 'the AI answer failed';
+      this.streams.finish(s, { error: message });
+      try {
+        chunk(-1, '');
+      } catch {
+        // the node is stopping: nobody left to tell
+      }
+    } finally {
+      this.running.delete(abort);
+    }
+  }
+
+  /** Stops the AI answers in flight (node shutdown). */
+  shutdown(): void {
+    for (const a of this.running) a.abort();
+    this.running.clear();
+  }
+
+  /** The AI answers the customer's latest message: ai-stream chunks, then the stored message. */
+  aiReply(tenant: string, chat: ChatData): AiStream {
+    const s = this.streams.create(chat.chatId, 'reply', { tenant, customerId: chat.customer.id, staffOnly: false });
+    const chatId = chat.chatId;
+    void this.run(
+      tenant,
+      s,
+      this.history(tenant, chatId),
+      (index, c) => {
+        if (index < 0) this.emitChat(tenant, chatId, 'ai-stream', { chatId, streamId: s.id, done: true, error: s.end?.error });
+        else this.emitChat(tenant, chatId, 'ai-stream', { chatId, streamId: s.id, index, chunk: c, done: false });
+      },
+      async (text, handover, faqId) => {
+        const m = await this.send(tenant, AI_PARTICIPANT, { chatId, text, metadata: { streamId: s.id, handover, ...(faqId ? { faqId } : {}) } });
+        this.emitChat(tenant, chatId, 'ai-stream', { chatId, streamId: s.id, done: true, messageId: m.id, seq: m.seq, handover });
+        // The AI could not help: a human takes over from the queue.
+        if (handover && this.chat(tenant, chatId)?.status === 'ai') await this.requeue(tenant, SYSTEM, chatId);
+        return { messageId: m.id, seq: m.seq };
+      },
+    );
+    return s;
+  }
+
+  /** A draft reply for the agent, streamed as chat-stream to the agent's sockets only; nothing stored. */
+  assist(tenant: string, agent: Participant, chatId: string, prompt?: string): AiStream {
+    const chat = this.chat(tenant, chatId);
+    if (!chat) throw appError('ERR_NOT_FOUND', 'chat');
+    const s = this.streams.create(chatId, 'assist', { tenant, customerId: null, staffOnly: true });
+    const messages = this.history(tenant, chatId);
+    if (prompt) messages.push({ role: 'user', content: prompt });
+    void this.run(
+      tenant,
+      s,
+      messages,
+      (index, c) => {
+        if (index < 0) this.emitUser(tenant, agent.id, 'chat-stream', { chatId, streamId: s.id, done: true, error: s.end?.error });
+        else this.emitUser(tenant, agent.id, 'chat-stream', { chatId, streamId: s.id, index, chunk: c, done: false });
+      },
+      async (text) => {
+        this.emitUser(tenant, agent.id, 'chat-stream', { chatId, streamId: s.id, done: true, text });
+        return {};
+      },
+    );
+    return s;
+  }
+}

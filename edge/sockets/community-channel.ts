@@ -1,0 +1,108 @@
+// The /community-chat channel: attendees' direct messages and groups (spec: Events →
+// /community-chat). A user's every socket gets their direct messages and their groups' messages
+// (group membership is stored, so a new socket rejoins every group on connect). A client that
+// reconnects with the last seq it saw per conversation (`lastSeqs`) gets every later message.
+import type { Socket } from 'socket.io';
+import { dmKey, groupKey, userGroupsNs, type CommunityUser } from '../../actors/community/community.js';
+import { appError } from '../../core/errors.js';
+import type { ChatFeature } from './chat-feature.js';
+import { bindEvents, type EventSpec } from './events.js';
+import { handshake, type SocketData } from './handshake.js';
+import { presenceUser } from './presence-service.js';
+import { NS_COMMUNITY } from './realtime.js';
+import { CommunityHandshake, communityEvents, compileAll, compilePayload } from './schemas.js';
+import { communityTopic } from './topics.js';
+
+export function communityChannel(f: ChatFeature): void {
+  const { deps, rt, community: svc, presence } = f;
+  const cfg = deps.config.chat;
+  const validators = compileAll(communityEvents(cfg.maxMessageLength));
+  const nsp = rt.io!.of(NS_COMMUNITY);
+  nsp.use(handshake(deps, compilePayload(CommunityHandshake)));
+
+  nsp.on('connection', (socket: Socket) => {
+    const { user, auth } = socket.data as SocketData & { auth: CommunityHandshake };
+    const tenant = user.tenant;
+    const uid = user.userId;
+    const userTopic = communityTopic.user(tenant, uid);
+    const socketId = `${deps.config.nodeId}:${socket.id}`;
+    const me: CommunityUser = { id: uid };
+    if (user.name) me.name = user.name;
+    if (user.email) me.email = user.email;
+    const isMember = (groupId: string) => deps.store.getKv(tenant, userGroupsNs(uid), groupId) !== undefined;
+
+    const connect = async () => {
+      rt.addUserSocket(userTopic, socket);
+      const groups = deps.store.listKv(tenant, userGroupsNs(uid)).map((e) => e.key);
+      for (const g of groups) rt.join(socket, communityTopic.group(tenant, g));
+      for (const [threadId, seq] of Object.entries(auth.lastSeqs ?? {})) {
+        const mine = threadId.startsWith('g:') ? groups.includes(threadId.slice(2)) : threadId.startsWith('d:') && threadId.split(':').includes(uid);
+        if (!mine) continue;
+        const ev = threadId.startsWith('g:') ? 'groupMessage' : 'message';
+        for (const m of svc.after(tenant, threadId, seq, cfg.replayLimit)) socket.emit(ev, m);
+      }
+      await presence.connect(tenant, presenceUser(user), socketId);
+    };
+    const ready = connect();
+    ready.catch((err: unknown) => {
+      deps.logger.error({ err, tenant }, 'community connection set-up failed');
+      socket.disconnect(true);
+    });
+
+    socket.on('disconnect', () => {
+      rt.removeUserSocket(userTopic, socket);
+      void ready.then(() => presence.disconnect(tenant, presenceUser(user), socketId)).catch(() => undefined);
+    });
+
+    const events: Record<string, EventSpec> = {
+      sendMessage: {
+        handler: (p: { to: string; text: string; clientId?: string }) => svc.sendDirect(tenant, me, p.to, p.text, p.clientId, socket),
+      },
+      sendGroupMessage: {
+        handler: (p: { groupId: string; text: string; clientId?: string }) => svc.sendGroup(tenant, me, p.groupId, p.text, p.clientId, socket),
+      },
+      typing: {
+        handler: (p: { to: string; isTyping?: boolean }) => {
+          if (p.to === uid) throw appError('ERR_BAD_REQUEST', 'typing to yourself');
+          svc.setTyping(tenant, me, { to: p.to }, p.isTyping ?? true);
+          return { ok: true };
+        },
+      },
+      groupTyping: {
+        handler: (p: { groupId: string; isTyping?: boolean }) => {
+          if (!isMember(p.groupId)) throw appError('ERR_FORBIDDEN', 'join the group first');
+          svc.setTyping(tenant, me, { groupId: p.groupId }, p.isTyping ?? true);
+          return { ok: true };
+        },
+      },
+      markRead: {
+        handler: (p: { with?: string; groupId?: string; threadId?: string; seq: number }) => {
+          const threadId = p.with ? dmKey(uid, p.with) : p.groupId ? groupKey(p.groupId) : p.threadId;
+          if (!threadId) throw appError('ERR_VALIDATION', 'payload needs one of with, groupId or threadId');
+          return svc.markRead(tenant, uid, threadId, p.seq);
+        },
+      },
+      getOnlineUsers: {
+        handler: async () => {
+          const r = await presence.ask(tenant, { type: 'list', onlineOnly: true });
+          // From now on this socket hears onlineStatus whenever someone comes online or leaves.
+          rt.join(socket, communityTopic.presence(tenant));
+          return { users: (r.users ?? []).map((u) => ({ userId: u.userId, online: u.online, status: u.status, lastSeen: u.lastSeen })) };
+        },
+        // Without an ack the list arrives as an onlineStatus event.
+        noAck: (result) => socket.emit('onlineStatus', result),
+      },
+      joinGroup: {
+        handler: (p: { groupId: string }) => svc.join(tenant, uid, p.groupId),
+      },
+      leaveGroup: {
+        handler: (p: { groupId: string }) => {
+          if (!isMember(p.groupId)) throw appError('ERR_NOT_FOUND', `group membership ${p.groupId}`);
+          return svc.leave(tenant, uid, p.groupId);
+        },
+      },
+    };
+
+    bindEvents(socket, { user, validators, events, ready, logger: deps.logger });
+  });
+}
