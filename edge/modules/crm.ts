@@ -1,4 +1,60 @@
-// The crm feature area. (Filled in by its issue.)
-import type { Module } from '../deps.js';
+// The CRM feature area (spec: Endpoints → CRM (staff)): leads, support tickets, customer
+// activity, the inbox and the communications log; plus social sync and the integration
+// catalogue, which have no module of their own.
+import { customerActivityActor, CUSTOMER_ACTIVITY } from '../../actors/crm/customer-activity.js';
+import { LEAD } from '../../actors/crm/leads.js';
+import { outboxRegistry } from '../../actors/crm/outbox-resolver.js';
+import { SOCIAL_ACTIVITY, socialSyncActor } from '../../actors/crm/social.js';
+import { SUPPORT_TICKET, SUPPORT_TICKET_MESSAGE, supportTicketActor } from '../../actors/crm/support-ticket.js';
+import { COMM_MESSAGE, INBOX_CONVERSATION, inboxActor } from '../../actors/inbox/conversation.js';
+import { CALL_RECORDING, PHONE_CALL } from '../../actors/phone/call.js';
+import type { ActorKind } from '../../core/actor/runtime.js';
+import type { AppDeps, Module } from '../deps.js';
+import { communicationRoutes } from '../routes/crm/communications.js';
+import { customerActivityRoutes } from '../routes/crm/customer-activity.js';
+import { inboxRoutes } from '../routes/crm/inbox.js';
+import { leadRoutes } from '../routes/crm/leads.js';
+import { ticketRoutes } from '../routes/crm/tickets.js';
+import { integrationRoutes } from '../routes/integrations/catalogue.js';
+import { socialRoutes } from '../routes/social/social.js';
 
-export const crmModule: Module = { name: 'crm' };
+// Actors are defined once per process; each node binds its own outbox when it builds its routes.
+const outboxes = outboxRegistry();
+
+const actors: ActorKind<any, any, any>[] = [
+  supportTicketActor(outboxes.resolve),
+  customerActivityActor,
+  inboxActor(outboxes.resolve),
+  socialSyncActor,
+];
+
+export const crmModule: Module = {
+  name: 'crm',
+  actors,
+  indexes: [
+    [LEAD, 'data.status'],
+    [LEAD, 'data.owner'],
+    [SUPPORT_TICKET, 'data.status'],
+    [SUPPORT_TICKET_MESSAGE, 'data.ticketId'],
+    // Pinned: the chat module reads a person's activity for /chat/customers/:email/journey.
+    [CUSTOMER_ACTIVITY, 'data.email'],
+    [INBOX_CONVERSATION, 'data.channel'],
+    [COMM_MESSAGE, 'data.conversationId'],
+    [COMM_MESSAGE, 'data.channel'],
+    [PHONE_CALL, 'data.status'],
+    [CALL_RECORDING, 'data.callSid'],
+    [SOCIAL_ACTIVITY, 'data.kind'],
+  ],
+  routes(deps: AppDeps) {
+    outboxes.bind(deps.store, deps.outbox);
+    return [
+      ...leadRoutes(),
+      ...ticketRoutes(),
+      ...customerActivityRoutes(),
+      ...inboxRoutes(),
+      ...communicationRoutes(),
+      ...socialRoutes(),
+      ...integrationRoutes(),
+    ];
+  },
+};

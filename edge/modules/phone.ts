@@ -1,4 +1,19 @@
-// The phone feature area. (Filled in by its issue.)
-import type { Module } from '../deps.js';
+// The phone feature area (spec: Endpoints → Phone (staff)): softphone devices with heartbeats,
+// voice access tokens, numbers, the system summary, and the provider webhooks for inbound SMS
+// and calls. The voice provider is built per node from config `voice`.
+import { phoneCallActor } from '../../actors/phone/call.js';
+import { PHONE_DEVICE, phoneDeviceActor } from '../../actors/phone/device.js';
+import { createVoiceProvider } from '../../core/voice.js';
+import type { AppDeps, Module } from '../deps.js';
+import { inboundRoutes } from '../routes/phone/inbound.js';
+import { phoneRoutes } from '../routes/phone/voice.js';
 
-export const phoneModule: Module = { name: 'phone' };
+export const phoneModule: Module = {
+  name: 'phone',
+  actors: [phoneDeviceActor, phoneCallActor],
+  indexes: [[PHONE_DEVICE, 'data.email']],
+  routes(deps: AppDeps) {
+    const voice = createVoiceProvider(deps.config, deps.logger, deps.clock);
+    return [...phoneRoutes(voice), ...inboundRoutes()];
+  },
+};

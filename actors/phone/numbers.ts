@@ -1,0 +1,45 @@
+// The organisation's phone numbers (datatype `phone_number`, id derived from the number). A number
+// is assigned to the staff listed in `assignedTo`; a number with nobody listed is shared by every
+// staff user of the organisation. Registration answers a user's assigned numbers.
+import type { StoredRecord } from '../../core/store/record.js';
+import type { Store } from '../../core/store/store.js';
+import { stableId } from '../crm/stable-id.js';
+
+export const PHONE_NUMBER = 'phone_number';
+
+export function numberRecordId(number: string): string {
+  return stableId('phone-number', number);
+}
+
+export function assignedTo(rec: StoredRecord, email: string): boolean {
+  const list = Array.isArray(rec.data.assignedTo) ? (rec.data.assignedTo as string[]) : [];
+  return list.length === 0 || list.includes(email);
+}
+
+export interface NumberView {
+  id: string;
+  number: string;
+  label: string;
+  capabilities: string[];
+  shared: boolean;
+}
+
+export function numberView(rec: StoredRecord): NumberView {
+  const list = Array.isArray(rec.data.assignedTo) ? (rec.data.assignedTo as string[]) : [];
+  return {
+    id: rec.sk,
+    number: String(rec.data.number),
+    label: String(rec.data.label ?? rec.data.number),
+    capabilities: (rec.data.capabilities as string[]) ?? [],
+    shared: list.length === 0,
+  };
+}
+
+/** The numbers a user may use, in number order. */
+export function numbersFor(store: Store, tenant: string, email: string): NumberView[] {
+  return store
+    .scan(tenant, PHONE_NUMBER)
+    .filter((r) => assignedTo(r, email))
+    .map(numberView)
+    .sort((a, b) => (a.number < b.number ? -1 : 1));
+}

@@ -1,0 +1,187 @@
+// The shared inbox (spec: Endpoints → CRM (staff)): conversations threaded server-side by contact
+// plus channel (email, sms, chat, social), their messages, and one update route for status, read
+// flags and assignment that, with `?send=true`, also wraps a message into a record and sends it
+// through the channel's outbox provider (which is how staff send an SMS).
+import { Type } from '@sinclair/typebox';
+import { CHANNELS, conversationId, normalizeContact, parseParties, type Channel } from '../../../actors/inbox/contact.js';
+import {
+  COMM_MESSAGE,
+  CONVERSATION_STATUSES,
+  INBOX_ACTOR,
+  INBOX_CONVERSATION,
+  type InboxMsg,
+  type InboxReply,
+} from '../../../actors/inbox/conversation.js';
+import { AppError, appError } from '../../../core/errors.js';
+import type { StoredRecord } from '../../../core/store/record.js';
+import { route, type RouteDef } from '../../route.js';
+import { Enum, Email, Id, ListOf, pageOf, PageProps, RecordOf } from './schemas.js';
+
+const TAG = 'Inbox';
+const ChannelT = Enum(CHANNELS);
+const StatusT = Enum(CONVERSATION_STATUSES);
+const ConversationRecord = RecordOf(
+  Type.Object(
+    {
+      channel: Type.String(),
+      contact: Type.String(),
+      status: Type.String(),
+      unread: Type.Integer(),
+    },
+    {
+      additionalProperties: true,
+      description: 'channel, contact, contactName, status, assignedTo, unread, messageCount, lastMessageAt, lastMessagePreview, lastDirection, address',
+    },
+  ),
+);
+const MessageRecord = RecordOf(
+  Type.Object({}, {
+    additionalProperties: true,
+    description: 'conversationId, channel, direction (inbound or outbound), contact, from, to, body, subject, status, read, at, delivery {outboxId}',
+  }),
+);
+
+function byLastMessage(a: StoredRecord, b: StoredRecord): number {
+  const ta = String(a.data.lastMessageAt ?? a.createdate);
+  const tb = String(b.data.lastMessageAt ?? b.createdate);
+  if (ta !== tb) return ta < tb ? 1 : -1;
+  return a.sk < b.sk ? 1 : -1;
+}
+
+export function inboxRoutes(): RouteDef[] {
+  return [
+    route({
+      method: 'GET',
+      path: '/crm/inbox/conversations',
+      auth: 'staff',
+      tag: TAG,
+      summary: 'Conversations, most recent message first, with unread counts',
+      description:
+        'One conversation per contact plus channel. Filters: channel, status, assignedTo (`none` for unassigned), unread (true: only those with unread messages), q (contact or name). `unreadTotal` sums the unread messages of every matching conversation, `unreadConversations` counts them.',
+      query: Type.Object({
+        channel: Type.Optional(ChannelT),
+        status: Type.Optional(StatusT),
+        assignedTo: Type.Optional(Type.String({ minLength: 1, maxLength: 254 })),
+        unread: Type.Optional(Type.Boolean()),
+        q: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+        ...PageProps,
+      }),
+      response: ListOf(ConversationRecord, { unreadTotal: Type.Integer(), unreadConversations: Type.Integer() }),
+      handler: (ctx) => {
+        const q = ctx.query;
+        const needle = q.q?.toLowerCase();
+        const assigned = q.assignedTo?.toLowerCase();
+        const all = ctx.deps.store
+          .scan(ctx.tenant, INBOX_CONVERSATION, q.channel ? { 'data.channel': q.channel } : undefined)
+          .filter((c) => {
+            const d = c.data;
+            if (q.status && d.status !== q.status) return false;
+            if (assigned !== undefined && (assigned === 'none' ? d.assignedTo != null : d.assignedTo !== assigned)) return false;
+            if (q.unread !== undefined && Number(d.unread ?? 0) > 0 !== q.unread) return false;
+            if (needle && !`${d.contact} ${d.contactName ?? ''}`.toLowerCase().includes(needle)) return false;
+            return true;
+          })
+          .sort(byLastMessage);
+        let unreadTotal = 0;
+        let unreadConversations = 0;
+        for (const c of all) {
+          const n = Number(c.data.unread ?? 0);
+          unreadTotal += n;
+          if (n > 0) unreadConversations++;
+        }
+        return pageOf(ctx.deps, all, q, { unreadTotal, unreadConversations });
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/crm/inbox/conversations/:parties',
+      auth: 'staff',
+      tag: TAG,
+      summary: 'One conversation and its messages',
+      description:
+        '`parties` is the conversation id or `<channel>:<contact>` (e.g. `sms:+15551234567`, `email:ana@example.com`). Messages are oldest first unless `sortType=desc`; reading does not mark them read (use POST /crm/inbox/update).',
+      params: Type.Object({ parties: Type.String({ minLength: 3, maxLength: 400 }) }),
+      query: Type.Object({
+        sortType: Type.Optional(Enum(['asc', 'desc'])),
+        ...PageProps,
+      }),
+      response: Type.Object({ conversation: ConversationRecord, messages: ListOf(MessageRecord) }),
+      errors: [404],
+      handler: (ctx) => {
+        const { id } = parseParties(ctx.params.parties);
+        const conversation = ctx.deps.store.getRecord(ctx.tenant, INBOX_CONVERSATION, id);
+        if (!conversation) throw appError('ERR_NOT_FOUND', `conversation ${ctx.params.parties}`);
+        const messages = ctx.deps.store.find(
+          ctx.tenant,
+          COMM_MESSAGE,
+          { 'data.conversationId': id },
+          { page: ctx.query.page, pageSize: ctx.query.pageSize, sort: 'data.at', sortType: ctx.query.sortType ?? 'asc' },
+        );
+        return { conversation, messages };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/crm/inbox/update',
+      auth: 'staff',
+      tag: TAG,
+      summary: 'Change a conversation (status, read flags, assignment); with send=true, send a message',
+      description:
+        'Name the conversation by `conversationId`, or by `channel` and `contact`. `read` marks every inbound message read (true) or the newest unread (false); with `messageIds` only those. `assignedTo` is a staff email, null unassigns. With `?send=true`, `message {body, subject?, from?}` is recorded in the thread and sent through the outbox (email or sms channels); sending to a new contact opens the conversation.',
+      query: Type.Object({ send: Type.Optional(Type.Boolean({ description: 'Send `message` through the channel provider' })) }),
+      body: Type.Object({
+        conversationId: Type.Optional(Id),
+        channel: Type.Optional(ChannelT),
+        contact: Type.Optional(Type.String({ minLength: 1, maxLength: 320 })),
+        status: Type.Optional(StatusT),
+        read: Type.Optional(Type.Boolean()),
+        messageIds: Type.Optional(Type.Array(Id, { minItems: 1, maxItems: 500 })),
+        assignedTo: Type.Optional(Type.Union([Email, Type.Null()])),
+        message: Type.Optional(
+          Type.Object({
+            body: Type.String({ minLength: 1, maxLength: 20_000 }),
+            subject: Type.Optional(Type.String({ minLength: 1, maxLength: 300 })),
+            from: Type.Optional(Type.String({ minLength: 1, maxLength: 320 })),
+          }),
+        ),
+      }),
+      response: Type.Object({ conversation: ConversationRecord, message: Type.Optional(MessageRecord) }),
+      errors: [404],
+      handler: async (ctx) => {
+        const b = ctx.body;
+        const send = ctx.query.send === true;
+        const problems: string[] = [];
+        if (!b.conversationId && !(b.channel && b.contact)) {
+          problems.push('body/conversationId is required (or body/channel with body/contact)');
+        }
+        if (send && !b.message) problems.push('body/message is required with send=true');
+        if (!send && b.message) problems.push('body/message is only accepted with send=true');
+        if (b.messageIds && b.read === undefined) problems.push('body/read is required with body/messageIds');
+        if (!b.message && b.status === undefined && b.read === undefined && b.assignedTo === undefined) {
+          problems.push('body must change something: status, read, assignedTo or (with send=true) message');
+        }
+        if (problems.length) throw new AppError('ERR_VALIDATION', [problems.join('; ')], { messages: problems });
+        let id = b.conversationId;
+        let channel: Channel | undefined;
+        let contact: string | undefined;
+        if (!id) {
+          channel = b.channel!;
+          contact = normalizeContact(channel, b.contact!, 'body/contact');
+          id = conversationId(channel, contact);
+        }
+        const msg: InboxMsg = {
+          type: 'update',
+          channel,
+          contact,
+          status: b.status,
+          read: b.read,
+          messageIds: b.messageIds,
+          assignedTo: b.assignedTo,
+          send: send ? b.message : undefined,
+          by: { email: ctx.principal!.email, id: ctx.principal!.sub },
+        };
+        return ctx.deps.runtime.ask<InboxReply>(ctx.tenant, INBOX_ACTOR, id, msg);
+      },
+    }),
+  ];
+}

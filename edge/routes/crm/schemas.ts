@@ -1,0 +1,83 @@
+// Schema pieces shared by the CRM, phone and social route tables: the record envelope, the list
+// envelope, paging parameters, and paging of an in-memory list into the list envelope.
+import { Type, type TObject, type TProperties, type TSchema } from '@sinclair/typebox';
+import type { ListResult, StoredRecord } from '../../../core/store/record.js';
+import { resolvePaging } from '../../../core/store/query.js';
+import type { AppDeps } from '../../deps.js';
+
+/** The record envelope (spec: Resources → Record envelope) around a datatype's data. */
+export function RecordOf(data: TSchema = Type.Object({}, { additionalProperties: true })) {
+  return Type.Object(
+    {
+      pk: Type.String(),
+      sk: Type.String(),
+      datatype: Type.String(),
+      version: Type.Integer(),
+      state: Type.String(),
+      createdate: Type.String(),
+      modifydate: Type.String(),
+      data,
+    },
+    { additionalProperties: true },
+  );
+}
+
+/** The list envelope (spec: Resources → List envelope), with optional extra fields. */
+export function ListOf<T extends TSchema>(item: T, extra: TProperties = {}) {
+  return Type.Object({
+    data: Type.Array(item),
+    total: Type.Integer(),
+    hasNext: Type.Boolean(),
+    page: Type.Integer(),
+    pageSize: Type.Integer(),
+    ...extra,
+  });
+}
+
+/** Free-form object data with some documented fields. */
+export function DataOf(props: TProperties): TObject {
+  return Type.Object(props, { additionalProperties: true });
+}
+
+export const PageProps = {
+  page: Type.Optional(Type.Integer({ minimum: 1, description: '1-based page (default 1)' })),
+  pageSize: Type.Optional(
+    Type.Integer({ minimum: 1, description: 'Items per page (default 20; larger values are clamped to the maximum, 200)' }),
+  ),
+};
+
+export const SinceUntilProps = {
+  since: Type.Optional(Type.String({ format: 'date-time', description: 'Only items at or after this instant' })),
+  until: Type.Optional(Type.String({ format: 'date-time', description: 'Only items before this instant' })),
+};
+
+export const Email = Type.String({ format: 'email', maxLength: 254 });
+export const Id = Type.String({ pattern: '^[0-9a-f]{24}$', description: '24-character hexadecimal record id' });
+
+/** Pages an already filtered and ordered list into the list envelope. */
+export function pageOf<T>(deps: AppDeps, items: readonly T[], q: { page?: number; pageSize?: number }, extra: object = {}): ListResult<T> & Record<string, unknown> {
+  const { page, pageSize, offset } = resolvePaging({ page: q.page, pageSize: q.pageSize }, deps.config.store);
+  const data = items.slice(offset, offset + pageSize);
+  return { data, total: items.length, hasNext: offset + data.length < items.length, page, pageSize, ...extra };
+}
+
+/** Newest first by `data.at`, then by id (ids grow with creation time). */
+export function newestFirst(a: StoredRecord, b: StoredRecord): number {
+  const ta = String(a.data.at ?? a.createdate);
+  const tb = String(b.data.at ?? b.createdate);
+  if (ta !== tb) return ta < tb ? 1 : -1;
+  return a.sk < b.sk ? 1 : a.sk > b.sk ? -1 : 0;
+}
+
+/** Keeps records whose `data.at` falls in [since, until). */
+export function inWindow(r: StoredRecord, since?: string, until?: string): boolean {
+  const at = Date.parse(String(r.data.at ?? r.createdate));
+  if (since && at < Date.parse(since)) return false;
+  if (until && at >= Date.parse(until)) return false;
+  return true;
+}
+
+/** A string that is one of `values`: validation names the allowed values (a union would not). */
+export function Enum<const T extends readonly string[]>(values: T, opts: { description?: string } = {}) {
+  return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...opts });
+}

@@ -1,0 +1,224 @@
+// Support tickets (spec: Endpoints → CRM (staff)): the thread `GET /crm/tickets/messages/:id`, a
+// public reply `POST /crm/tickets/reply/:id` (emailed to the requester) and internal comments
+// `GET|POST /crm/tickets/comments/:id` (never sent, never listed with the messages). The spec
+// shows no way to open or list tickets; `/crm/tickets/detail[/:id]` does that, shaped like leads.
+import { Type } from '@sinclair/typebox';
+import {
+  SUPPORT_TICKET,
+  SUPPORT_TICKET_ACTOR,
+  SUPPORT_TICKET_MESSAGE,
+  TICKET_PRIORITIES,
+  TICKET_STATUSES,
+  type Author,
+  type TicketMsg,
+  type TicketReply,
+} from '../../../actors/crm/support-ticket.js';
+import { appError } from '../../../core/errors.js';
+import { newId } from '../../../core/ids.js';
+import type { Filter } from '../../../core/store/query.js';
+import type { RequestContext } from '../../route.js';
+import { route, type RouteDef } from '../../route.js';
+import { Enum, Email, Id, ListOf, PageProps, RecordOf } from './schemas.js';
+
+const TAG = 'Support tickets';
+
+const Status = Enum(TICKET_STATUSES);
+const Priority = Enum(TICKET_PRIORITIES);
+const TicketRecord = RecordOf(
+  Type.Object({}, { additionalProperties: true, description: 'subject, requester {email, name}, status, priority, assignee, tags, messageCount, commentCount, lastMessageAt, ...' }),
+);
+const EntryRecord = RecordOf(
+  Type.Object({}, { additionalProperties: true, description: 'ticketId, kind (message or comment), visibility, author {type, email, name}, body, at; replies carry delivery {outboxId}' }),
+);
+const Body = Type.String({ minLength: 1, maxLength: 50_000 });
+
+function author(ctx: RequestContext): Author {
+  const p = ctx.principal!;
+  return { type: 'staff', email: p.email, id: p.sub };
+}
+
+function ask(ctx: RequestContext, id: string, msg: TicketMsg): Promise<TicketReply> {
+  return ctx.deps.runtime.ask<TicketReply>(ctx.tenant, SUPPORT_TICKET_ACTOR, id, msg);
+}
+
+function thread(ctx: RequestContext<{ id: string }, { page?: number; pageSize?: number }>, kind: 'message' | 'comment') {
+  if (!ctx.deps.store.getRecord(ctx.tenant, SUPPORT_TICKET, ctx.params.id)) {
+    throw appError('ERR_NOT_FOUND', `support ticket ${ctx.params.id}`);
+  }
+  // Oldest first: a thread reads top to bottom. Ids grow with time, so they break ties in order.
+  return ctx.deps.store.find(
+    ctx.tenant,
+    SUPPORT_TICKET_MESSAGE,
+    { 'data.ticketId': ctx.params.id, 'data.kind': kind },
+    { page: ctx.query.page, pageSize: ctx.query.pageSize, sort: 'data.at', sortType: 'asc' },
+  );
+}
+
+function escapeRegex(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+export function ticketRoutes(): RouteDef[] {
+  return [
+    route({
+      method: 'GET',
+      path: '/crm/tickets/detail',
+      auth: 'staff',
+      tag: TAG,
+      summary: 'List support tickets',
+      description: 'Filters: status, priority, assignee, requester (email), q (subject). Newest first.',
+      query: Type.Object({
+        status: Type.Optional(Status),
+        priority: Type.Optional(Priority),
+        assignee: Type.Optional(Type.String({ minLength: 1, maxLength: 254 })),
+        requester: Type.Optional(Type.String({ minLength: 1, maxLength: 254 })),
+        q: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+        ...PageProps,
+      }),
+      response: ListOf(TicketRecord),
+      handler: (ctx) => {
+        const f: Filter = {};
+        if (ctx.query.status) f['data.status'] = ctx.query.status;
+        if (ctx.query.priority) f['data.priority'] = ctx.query.priority;
+        if (ctx.query.assignee) f['data.assignee'] = ctx.query.assignee.toLowerCase();
+        if (ctx.query.requester) f['data.requester.email'] = ctx.query.requester.toLowerCase();
+        if (ctx.query.q) f['data.subject'] = { $regex: escapeRegex(ctx.query.q), $options: 'i' };
+        return ctx.deps.store.find(ctx.tenant, SUPPORT_TICKET, f, {
+          page: ctx.query.page,
+          pageSize: ctx.query.pageSize,
+          sort: 'createdate',
+          sortType: 'desc',
+        });
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/crm/tickets/detail',
+      auth: 'staff',
+      tag: TAG,
+      summary: 'Open a support ticket',
+      description:
+        '`description`, when given, becomes the requester\'s first message. Status defaults to `open`, priority to `normal`.',
+      status: 201,
+      body: Type.Object(
+        {
+          subject: Type.String({ minLength: 1, maxLength: 300 }),
+          requester: Type.Object({ email: Email, name: Type.Optional(Type.String({ maxLength: 200 })) }),
+          description: Type.Optional(Body),
+          status: Type.Optional(Status),
+          priority: Type.Optional(Priority),
+          assignee: Type.Optional(Type.String({ format: 'email', maxLength: 254 })),
+          channel: Type.Optional(Type.String({ minLength: 1, maxLength: 32 })),
+          tags: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 50 })),
+        },
+        { additionalProperties: true },
+      ),
+      response: Type.Object({ ticket: TicketRecord, message: Type.Optional(EntryRecord) }),
+      handler: async (ctx) => {
+        const { description, ...fields } = ctx.body;
+        const id = newId(ctx.deps.clock.now());
+        return ask(ctx, id, { type: 'create', fields, description, author: author(ctx) });
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/crm/tickets/detail/:id',
+      auth: 'staff',
+      tag: TAG,
+      summary: 'One support ticket',
+      params: Type.Object({ id: Id }),
+      response: TicketRecord,
+      errors: [404],
+      handler: (ctx) => {
+        const rec = ctx.deps.store.getRecord(ctx.tenant, SUPPORT_TICKET, ctx.params.id);
+        if (!rec) throw appError('ERR_NOT_FOUND', `support ticket ${ctx.params.id}`);
+        return rec;
+      },
+    }),
+    route({
+      method: 'PUT',
+      path: '/crm/tickets/detail/:id',
+      auth: 'staff',
+      tag: TAG,
+      summary: 'Change a support ticket (version-checked)',
+      description: 'Body `{data, version}`: status, priority, assignee (null unassigns), subject, tags. A stale version answers 409.',
+      params: Type.Object({ id: Id }),
+      body: Type.Object({
+        data: Type.Object(
+          {
+            subject: Type.Optional(Type.String({ minLength: 1, maxLength: 300 })),
+            status: Type.Optional(Status),
+            priority: Type.Optional(Priority),
+            assignee: Type.Optional(Type.Union([Type.String({ format: 'email', maxLength: 254 }), Type.Null()])),
+            tags: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 50 })),
+          },
+          { additionalProperties: false, minProperties: 1 },
+        ),
+        version: Type.Integer({ minimum: 1 }),
+      }),
+      response: TicketRecord,
+      errors: [404, 409],
+      handler: async (ctx) =>
+        (await ask(ctx, ctx.params.id, { type: 'update', version: ctx.body.version, changes: ctx.body.data, author: author(ctx) }))
+          .ticket,
+    }),
+    route({
+      method: 'GET',
+      path: '/crm/tickets/messages/:id',
+      auth: 'staff',
+      tag: TAG,
+      summary: "A ticket's public thread: the requester's messages and staff replies, oldest first",
+      description: 'Internal comments are never listed here.',
+      params: Type.Object({ id: Id }),
+      query: Type.Object(PageProps),
+      response: ListOf(EntryRecord),
+      errors: [404],
+      handler: (ctx) => thread(ctx, 'message'),
+    }),
+    route({
+      method: 'POST',
+      path: '/crm/tickets/reply/:id',
+      auth: 'staff',
+      tag: TAG,
+      summary: 'Reply to the requester',
+      description:
+        'Appends a public message to the thread and emails it to the requester through the outbox, atomically. `status` optionally moves the ticket (e.g. to `pending` or `solved`).',
+      status: 201,
+      params: Type.Object({ id: Id }),
+      body: Type.Object({
+        body: Body,
+        subject: Type.Optional(Type.String({ minLength: 1, maxLength: 300 })),
+        status: Type.Optional(Status),
+      }),
+      response: Type.Object({ ticket: TicketRecord, message: EntryRecord }),
+      errors: [404],
+      handler: (ctx) =>
+        ask(ctx, ctx.params.id, { type: 'reply', body: ctx.body.body, subject: ctx.body.subject, status: ctx.body.status, author: author(ctx) }),
+    }),
+    route({
+      method: 'GET',
+      path: '/crm/tickets/comments/:id',
+      auth: 'staff',
+      tag: TAG,
+      summary: "A ticket's internal comments, oldest first",
+      params: Type.Object({ id: Id }),
+      query: Type.Object(PageProps),
+      response: ListOf(EntryRecord),
+      errors: [404],
+      handler: (ctx) => thread(ctx, 'comment'),
+    }),
+    route({
+      method: 'POST',
+      path: '/crm/tickets/comments/:id',
+      auth: 'staff',
+      tag: TAG,
+      summary: 'Add an internal comment (never sent to the requester)',
+      status: 201,
+      params: Type.Object({ id: Id }),
+      body: Type.Object({ body: Body }),
+      response: Type.Object({ ticket: TicketRecord, message: EntryRecord }),
+      errors: [404],
+      handler: (ctx) => ask(ctx, ctx.params.id, { type: 'comment', body: ctx.body.body, author: author(ctx) }),
+    }),
+  ];
+}
