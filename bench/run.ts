@@ -1,0 +1,47 @@
+// Runs the benchmark scenarios and writes bench/results/<scenario>.json for each.
+//
+//   npm run bench                    every registered scenario
+//   npm run bench -- edge-echo       only the named ones
+//
+// Knobs (env): BENCH_SECONDS measured seconds per side (10), BENCH_CONNECTIONS (50),
+// BENCH_ROUNDS alternating runs per side (2), BENCH_WARMUP seconds (2), BENCH_LOG_LEVEL of the
+// servers (warn). Servers listen on 127.0.0.1 only, each with a temp DATA_DIR removed afterwards.
+// A scenario that throws makes the exit code 1; a low ratio is reported, not failed.
+import type { Scenario } from './scenario.js';
+import { chat } from './scenarios/chat.js';
+import { edgeEcho } from './scenarios/edge-echo.js';
+import { repository } from './scenarios/repository.js';
+import { scan } from './scenarios/scan.js';
+
+/** Adding a scenario: import it above and list it here. */
+const scenarios: Scenario[] = [edgeEcho, repository, chat, scan];
+
+async function main(): Promise<number> {
+  const names = process.argv.slice(2).filter((a) => !a.startsWith('-'));
+  const unknown = names.filter((n) => !scenarios.some((s) => s.name === n));
+  if (unknown.length > 0) {
+    console.error(`unknown scenario(s): ${unknown.join(', ')}; known: ${scenarios.map((s) => s.name).join(', ')}`);
+    return 2;
+  }
+  const chosen = names.length > 0 ? scenarios.filter((s) => names.includes(s.name)) : scenarios;
+  let failed = 0;
+  for (const s of chosen) {
+    console.log(`\n== ${s.name}: ${s.description}`);
+    try {
+      await s.run();
+    } catch (err) {
+      failed++;
+      console.error(`scenario ${s.name} failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+    }
+  }
+  return failed > 0 ? 1 : 0;
+}
+
+// Exit explicitly: a stray handle (a keep-alive socket) must not keep the bench running.
+main().then(
+  (code) => process.exit(code),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,259 @@
+// The record store vs the raw ceiling, on a tenant with 100,000 `sf_order` records:
+//   get   GET /repository/get/sf_order/:id with a random id per request
+//   find  POST /repository/find/sf_order {query: {"data.customerId": <random customer>}}, an
+//         equality on a declared index (10 matches per customer, one page)
+// both with a real staff JWT, against bench/baselines/raw-uws-record.ts, which answers the same
+// bytes from memory. Measured like the harness's compare(): a warm-up per side, then runs in ABBA
+// order. The runs are driven here rather than through compare() because every request picks
+// its own id (autocannon's setupRequest), which the harness's load options do not carry.
+import { randomBytes } from 'node:crypto';
+import { loadavg } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { TokenService } from '../../core/auth/tokens.js';
+import { CUSTOMERS, customerIdOf, DATATYPE, RECORDS, skOf, TENANT } from '../fixtures/repository-records.js';
+import {
+  formatTable,
+  startServer,
+  writeResult,
+  type Comparison,
+  type MeasuredRun,
+  type RunningServer,
+  type SideSummary,
+} from '../harness.js';
+import { envInt, type Scenario } from '../scenario.js';
+
+const NAME = 'repository';
+const DESCRIPTION = `GET /repository/get (random id) and indexed POST /repository/find on ${RECORDS.toLocaleString('en-US')} records vs a raw uWebSockets.js server answering the same bytes`;
+
+const script = (rel: string) => fileURLToPath(new URL(rel, import.meta.url));
+const rand = (n: number) => Math.floor(Math.random() * n);
+
+interface Workload {
+  name: string;
+  method: 'GET' | 'POST';
+  path: string;
+  headers: Record<string, string>;
+  /** Picks this request's id or customer. */
+  setupRequest(req: { path: string; body?: string }): { path: string; body?: string };
+}
+
+interface RequestSpec {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  setupRequest: Workload['setupRequest'];
+}
+
+async function loadOnce(server: RunningServer, w: Workload, seconds: number, connections: number): Promise<MeasuredRun> {
+  const cpu0 = server.cpuSeconds();
+  // bench/autocannon.d.ts declares only what the harness uses; `requests` is autocannon's own.
+  const opts: autocannon.Options & { requests: RequestSpec[] } = {
+    url: server.url,
+    connections,
+    pipelining: 1,
+    duration: seconds,
+    timeout: 10,
+    requests: [{ method: w.method, path: w.path, headers: w.headers, setupRequest: w.setupRequest }],
+  };
+  const instance = autocannon(opts);
+  const guard = setTimeout(() => instance.stop(), (seconds + 30) * 1000);
+  try {
+    const r = await instance;
+    const cpu = server.cpuSeconds() - cpu0;
+    return {
+      requestsPerSec: r.requests.average,
+      latencyP50: r.latency.p50,
+      latencyP99: r.latency.p99,
+      latencyMean: r.latency.average,
+      non2xx: r.non2xx,
+      errors: r.errors,
+      timeouts: r.timeouts,
+      totalRequests: r.requests.total,
+      seconds: r.duration,
+      cpuMicrosPerRequest: r.requests.total > 0 ? (cpu * 1e6) / r.requests.total : NaN,
+      serverCores: r.duration > 0 ? cpu / r.duration : NaN,
+    };
+  } finally {
+    clearTimeout(guard);
+  }
+}
+
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+
+function summarize(label: string, runs: MeasuredRun[], rss: number[]): SideSummary {
+  return {
+    label,
+    requestsPerSec: mean(runs.map((r) => r.requestsPerSec)),
+    cpuMicrosPerRequest: mean(runs.map((r) => r.cpuMicrosPerRequest)),
+    serverCores: mean(runs.map((r) => r.serverCores)),
+    latencyP50: mean(runs.map((r) => r.latencyP50)),
+    latencyP99: mean(runs.map((r) => r.latencyP99)),
+    non2xx: sum(runs.map((r) => r.non2xx)),
+    errors: sum(runs.map((r) => r.errors)),
+    timeouts: sum(runs.map((r) => r.timeouts)),
+    totalRequests: sum(runs.map((r) => r.totalRequests)),
+    rssBytes: rss,
+    runs,
+  };
+}
+
+async function compareWorkload(
+  w: Workload,
+  sides: Array<{ label: string; server: RunningServer }>,
+  o: { seconds: number; rounds: number; warmupSeconds: number; connections: number },
+): Promise<Comparison> {
+  const perRun = Math.max(1, Math.round(o.seconds / o.rounds));
+  const loadBefore = loadavg()[0];
+  const runs: MeasuredRun[][] = [[], []];
+  const rss: number[][] = [[], []];
+  for (const i of [0, 1]) {
+    if (o.warmupSeconds === 0) break;
+    console.log(`  warm-up ${w.name} ${sides[i].label} (${o.warmupSeconds} s)`);
+    await loadOnce(sides[i].server, w, o.warmupSeconds, o.connections);
+    rss[i].push(sides[i].server.rssBytes());
+  }
+  for (let round = 0; round < o.rounds; round++) {
+    for (const i of round % 2 === 0 ? [0, 1] : [1, 0]) {
+      console.log(`  measure ${w.name} ${sides[i].label} (${perRun} s)`);
+      runs[i].push(await loadOnce(sides[i].server, w, perRun, o.connections));
+      rss[i].push(sides[i].server.rssBytes());
+    }
+  }
+  const baseline = summarize(sides[0].label, runs[0], rss[0]);
+  const subject = summarize(sides[1].label, runs[1], rss[1]);
+  const ratio = (a: number, b: number) => (b > 0 ? a / b : NaN);
+  return {
+    params: {
+      method: w.method,
+      connections: o.connections,
+      pipelining: 1,
+      secondsPerSide: perRun * o.rounds,
+      rounds: o.rounds,
+      warmupSeconds: o.warmupSeconds,
+      bodyBytes: w.method === 'POST' ? Buffer.byteLength(w.setupRequest({ path: w.path }).body ?? '') : 0,
+    },
+    loadAverage: { before: loadBefore, after: loadavg()[0] },
+    baseline,
+    subject,
+    ratios: {
+      requestsPerSec: ratio(subject.requestsPerSec, baseline.requestsPerSec),
+      cpuMicrosPerRequest: ratio(subject.cpuMicrosPerRequest, baseline.cpuMicrosPerRequest),
+      latencyP50: ratio(subject.latencyP50, baseline.latencyP50),
+      latencyP99: ratio(subject.latencyP99, baseline.latencyP99),
+      rss: ratio(subject.rssBytes.at(-1) ?? 0, baseline.rssBytes.at(-1) ?? 0),
+    },
+  };
+}
+
+/** Both servers must answer a sample of the bench requests with the same bytes. */
+async function verifySameAnswers(raw: RunningServer, ours: RunningServer, workloads: Workload[]): Promise<void> {
+  for (const w of workloads) {
+    for (let n = 0; n < 25; n++) {
+      const req = w.setupRequest({ path: w.path });
+      const call = async (s: RunningServer) => {
+        const res = await fetch(s.url + req.path, {
+          method: w.method,
+          headers: w.headers,
+          body: req.body,
+          signal: AbortSignal.timeout(5000),
+        });
+        return { status: res.status, body: Buffer.from(await res.arrayBuffer()).toString('utf8') };
+      };
+      const [a, b] = [await call(raw), await call(ours)];
+      if (a.status !== 200 || b.status !== 200 || a.body !== b.body) {
+        throw new Error(
+          `${w.name}: the servers do not answer ${w.method} ${req.path} ${req.body ?? ''} alike:\n` +
+            `  raw:  ${a.status} ${a.body.slice(0, 300)}\n  ours: ${b.status} ${b.body.slice(0, 300)}`,
+        );
+      }
+    }
+  }
+}
+
+export const repository: Scenario = {
+  name: NAME,
+  description: DESCRIPTION,
+  async run() {
+    const seconds = envInt('BENCH_SECONDS', 10);
+    const connections = envInt('BENCH_CONNECTIONS', 50);
+    const rounds = envInt('BENCH_ROUNDS', 2);
+    const warmupSeconds = envInt('BENCH_WARMUP', 2);
+
+    // A staff token signed with the server's own secret, as the auth area's sign-in would issue.
+    const secret = randomBytes(32).toString('hex');
+    const token = new TokenService(secret, { accessTtlSeconds: 3600, refreshTtlSeconds: 3600, cacheSize: 16 }).signAccess({
+      sub: 'bench-staff',
+      org: TENANT,
+      roles: ['User'],
+      kind: 'staff',
+      email: 'bench@example.com',
+    });
+    const auth = { orgid: TENANT, authorization: `Bearer ${token}` };
+    const workloads: Workload[] = [
+      {
+        name: 'get',
+        method: 'GET',
+        path: `/repository/get/${DATATYPE}/${skOf(0)}`,
+        headers: auth,
+        setupRequest: (req) => ({ ...req, path: `/repository/get/${DATATYPE}/${skOf(rand(RECORDS))}` }),
+      },
+      {
+        name: 'find',
+        method: 'POST',
+        path: `/repository/find/${DATATYPE}`,
+        headers: { ...auth, 'content-type': 'application/json' },
+        setupRequest: (req) => ({ ...req, body: JSON.stringify({ query: { 'data.customerId': customerIdOf(rand(CUSTOMERS)) } }) }),
+      },
+    ];
+
+    const servers: RunningServer[] = [];
+    try {
+      const raw = await startServer({ script: script('../baselines/raw-uws-record.js') });
+      servers.push(raw);
+      const t0 = Date.now();
+      const ours = await startServer({
+        script: script('../servers/repository.js'),
+        readyPath: '/bench/seeded',
+        env: { JWT_SECRET: secret },
+      });
+      servers.push(ours);
+      console.log(`  server ready with ${RECORDS.toLocaleString('en-US')} records after ${Date.now() - t0} ms (${ours.output().trim().split('\n').at(-1)})`);
+      await verifySameAnswers(raw, ours, workloads);
+
+      const results: Record<string, Comparison> = {};
+      for (const w of workloads) {
+        results[w.name] = await compareWorkload(
+          w,
+          [
+            { label: 'raw uWS (ceiling)', server: raw },
+            { label: 'record store', server: ours },
+          ],
+          { seconds, rounds, warmupSeconds, connections },
+        );
+      }
+      for (const w of workloads) {
+        const c = results[w.name];
+        console.log(`\n${w.name}: ${w.method} ${w.path}${w.method === 'POST' ? ' {query: {"data.customerId": <random>}}' : ''}`);
+        console.log(formatTable(c));
+        console.log(
+          `record store keeps ${(c.ratios.requestsPerSec * 100).toFixed(1)}% of the raw ceiling; ` +
+            `${c.ratios.cpuMicrosPerRequest.toFixed(2)}× its CPU per request`,
+        );
+      }
+      const result = {
+        description: DESCRIPTION,
+        fixture: { tenant: TENANT, datatype: DATATYPE, records: RECORDS, customers: CUSTOMERS, ordersPerCustomer: RECORDS / CUSTOMERS },
+        logLevel: process.env.BENCH_LOG_LEVEL ?? 'warn',
+        workloads: Object.fromEntries(
+          workloads.map((w) => [w.name, { request: { method: w.method, path: w.path }, ...results[w.name] }]),
+        ),
+      };
+      console.log(`wrote ${writeResult(NAME, result)}`);
+      return result;
+    } finally {
+      await Promise.all(servers.map((s) => s.stop()));
+    }
+  },
+};

@@ -1,0 +1,310 @@
+// Door scanning under load (issue 5): an event with 100,000 tickets; autocannon POSTs
+// /events/checkin with a real staff JWT and a pool of distinct codes (in every 10 requests: 8 first
+// entries, 1 repeat, 1 invalid code), against four servers in the same run:
+//
+//   raw uWS + memory      the ceiling: uWebSockets.js and the scan logic in memory, nothing else
+//   service               the real node: edge, validation, auth, scanner actor, LMDB, output gate
+//   Fastify + memory      the same scan logic in memory on Fastify (no durability: generous)
+//   Express + memory      the same on Express
+//
+// Every side gets a fresh server per measured run (the service on a copy of one seeded store), so
+// every run sees the same fresh tickets. Then the service's memory: RSS after start, after the
+// scanner actor loaded the event, and after scanning, with 100,000 and 1,000,000 tickets.
+// Aims: service ≥ 0.5× raw, ≥ 2.5× Fastify, p99 < 10 ms at 50 connections.
+//
+// Knobs (env): BENCH_SECONDS measured seconds per side (10), BENCH_ROUNDS (2), BENCH_WARMUP (2),
+// BENCH_CONNECTIONS (50), SCAN_TICKETS (100000), SCAN_BIG_TICKETS (1000000; 1 skips that step).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { startServer, writeResult, type RunningServer } from '../harness.js';
+import { envInt, type Scenario } from '../scenario.js';
+import { EVENT_ID, JWT_SECRET, ORG, scanBodies, seedScanStore, staffToken } from '../fixtures/scan-dataset.js';
+
+const NAME = 'scan';
+const DESCRIPTION = 'POST /events/checkin, 100,000-ticket event, 80% first entries / 10% repeats / 10% invalid: service vs raw uWS, Fastify, Express';
+const PATH = '/events/checkin';
+const AIMS = { minRawRatio: 0.5, minFastifyRatio: 2.5, maxP99Ms: 10 };
+
+const script = (rel: string) => fileURLToPath(new URL(rel, import.meta.url));
+const MiB = (b: number) => Math.round((b / 2 ** 20) * 10) / 10;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface SideDef {
+  key: 'raw' | 'service' | 'fastify' | 'express';
+  label: string;
+  script: string;
+  env: Record<string, string>;
+  /** Counts of answered scans, to check the mix each run really had. */
+  stats(server: RunningServer, headers: Record<string, string>): Promise<{ successful: number; denied: number }>;
+}
+
+interface Run {
+  requestsPerSec: number;
+  latencyP50: number;
+  latencyP99: number;
+  latencyMean: number;
+  totalRequests: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  cpuMicrosPerRequest: number;
+  successful: number;
+  denied: number;
+  rssBytes: number;
+}
+
+async function getJson(url: string, headers: Record<string, string> = {}): Promise<any> {
+  const res = await fetch(url, { headers, signal: AbortSignal.timeout(120_000) });
+  const text = await res.text();
+  if (res.status !== 200) throw new Error(`GET ${url}: ${res.status} ${text}`);
+  return JSON.parse(text);
+}
+
+/** autocannon with a different body per request, taken in order from `bodies`. */
+async function load(url: string, headers: Record<string, string>, bodies: string[], seconds: number, connections: number) {
+  if (new URL(url).hostname !== '127.0.0.1') throw new Error('the bench targets 127.0.0.1 only');
+  let next = 0;
+  const instance = autocannon({
+    url,
+    method: 'POST',
+    headers,
+    connections,
+    duration: seconds,
+    timeout: 10,
+    requests: [
+      {
+        method: 'POST',
+        path: PATH,
+        headers,
+        setupRequest: (req: Record<string, unknown>) => {
+          req.body = bodies[next++ % bodies.length];
+          return req;
+        },
+      },
+    ],
+  } as autocannon.Options);
+  const guard = setTimeout(() => instance.stop(), (seconds + 30) * 1000);
+  try {
+    return await instance;
+  } finally {
+    clearTimeout(guard);
+  }
+}
+
+/** Every side must answer a bench request the same way, or the ratios compare different work. */
+async function probe(server: RunningServer, headers: Record<string, string>): Promise<string> {
+  const res = await fetch(server.url + PATH, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ code: 'NOPE-0000', zone: 'main', eventId: EVENT_ID }),
+    signal: AbortSignal.timeout(30_000),
+  });
+  const text = await res.text();
+  if (res.status !== 200) throw new Error(`probe of ${server.url}: ${res.status} ${text}`);
+  return text;
+}
+
+async function measureSide(side: SideDef, headers: Record<string, string>, warm: string[], measured: string[], o: { warmup: number; seconds: number; connections: number }): Promise<Run> {
+  const server = await startServer({ script: side.script, env: side.env });
+  try {
+    if (/fallback/i.test(server.output())) throw new Error(`${side.label} runs uWS's JS fallback:\n${server.output()}`);
+    const answer = await probe(server, headers);
+    if (answer !== '{"success":false,"reason":"invalid_code"}') throw new Error(`${side.label} answered the probe with ${answer}`);
+    if (o.warmup > 0) await load(server.url + PATH, headers, warm, o.warmup, o.connections);
+    const before = await side.stats(server, headers);
+    const cpu0 = server.cpuSeconds();
+    const r = await load(server.url + PATH, headers, measured, o.seconds, o.connections);
+    const cpu = server.cpuSeconds() - cpu0;
+    const after = await side.stats(server, headers);
+    return {
+      requestsPerSec: r.requests.average,
+      latencyP50: r.latency.p50,
+      latencyP99: r.latency.p99,
+      latencyMean: r.latency.average,
+      totalRequests: r.requests.total,
+      non2xx: r.non2xx,
+      errors: r.errors,
+      timeouts: r.timeouts,
+      cpuMicrosPerRequest: r.requests.total > 0 ? (cpu * 1e6) / r.requests.total : NaN,
+      successful: after.successful - before.successful,
+      denied: after.denied - before.denied,
+      rssBytes: server.rssBytes(),
+    };
+  } finally {
+    await server.stop();
+  }
+}
+
+/** RSS of the service with `n` tickets: after start, after its scanner loaded the event, after scanning. */
+async function memoryOf(n: number, template: string, headers: Record<string, string>, connections: number) {
+  const server = await startServer({ script: script('../fixtures/scan-server.js'), env: { SCAN_TEMPLATE_DIR: template, JWT_SECRET } });
+  try {
+    await sleep(500);
+    const started = server.rssBytes();
+    const t0 = performance.now();
+    await getJson(`${server.url}/events/${EVENT_ID}/occupancy`, headers);
+    const activationMs = performance.now() - t0;
+    const loaded = server.rssBytes();
+    // A cold run (JIT, first touch of the data file's pages), then a measured one on other tickets.
+    const bodies = scanBodies(0, n, 120_000);
+    await load(server.url + PATH, headers, bodies.slice(0, 60_000), 3, connections);
+    const r = await load(server.url + PATH, headers, bodies.slice(60_000), 3, connections);
+    const scanned = server.rssBytes();
+    return { tickets: n, activationMs: Math.round(activationMs), rssAfterStart: started, rssAfterLoad: loaded, rssAfterScans: scanned, scansPerSec: r.requests.average, scanP99: r.latency.p99 };
+  } finally {
+    await server.stop();
+  }
+}
+
+/** RSS of an in-memory baseline holding `n` tickets, for comparison. */
+async function baselineMemory(n: number, scriptPath: string): Promise<number> {
+  const server = await startServer({ script: scriptPath, env: { SCAN_TICKETS: String(n) } });
+  try {
+    await sleep(500);
+    return server.rssBytes();
+  } finally {
+    await server.stop();
+  }
+}
+
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+
+function fmt(n: number, digits = 0): string {
+  return Number.isFinite(n) ? n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }) : '-';
+}
+
+export const scan: Scenario = {
+  name: NAME,
+  description: DESCRIPTION,
+  async run() {
+    const seconds = envInt('BENCH_SECONDS', 10);
+    const connections = envInt('BENCH_CONNECTIONS', 50);
+    const rounds = envInt('BENCH_ROUNDS', 2);
+    const warmup = envInt('BENCH_WARMUP', 2);
+    const tickets = envInt('SCAN_TICKETS', 100_000);
+    const big = envInt('SCAN_BIG_TICKETS', 1_000_000);
+    const perRun = Math.max(1, Math.round(seconds / rounds));
+    const templates: string[] = [];
+    try {
+      const template = mkdtempSync(join(tmpdir(), 'bench-scan-'));
+      templates.push(template);
+      let t0 = performance.now();
+      await seedScanStore(template, tickets);
+      const seedMs = performance.now() - t0;
+      console.log(`  seeded ${fmt(tickets)} tickets in ${fmt(seedMs / 1000, 1)} s`);
+
+      const headers = { 'content-type': 'application/json', orgid: ORG, authorization: `Bearer ${staffToken()}` };
+      // Measured runs use the first 80% of the tickets, warm-ups the rest: every run starts fresh.
+      const split = Math.floor(tickets * 0.8);
+      const measured = scanBodies(0, split, Math.ceil(split / 0.8));
+      const warm = scanBodies(split, tickets, 30_000);
+      const memStats = async (s: RunningServer) => getJson(`${s.url}/bench/stats`);
+      const sides: SideDef[] = [
+        { key: 'raw', label: 'raw uWS + memory (ceiling)', script: script('../baselines/scan-raw-uws.js'), env: { SCAN_TICKETS: String(tickets) }, stats: memStats },
+        {
+          key: 'service',
+          label: 'service (durable)',
+          script: script('../fixtures/scan-server.js'),
+          env: { SCAN_TEMPLATE_DIR: template, JWT_SECRET },
+          stats: (s, h) => getJson(`${s.url}/events/${EVENT_ID}/checkin-stats`, h),
+        },
+        { key: 'fastify', label: 'Fastify + memory', script: script('../baselines/scan-fastify.js'), env: { SCAN_TICKETS: String(tickets) }, stats: memStats },
+        { key: 'express', label: 'Express + memory', script: script('../baselines/scan-express.js'), env: { SCAN_TICKETS: String(tickets) }, stats: memStats },
+      ];
+      const runs = new Map<string, Run[]>(sides.map((s) => [s.key, []]));
+      for (let round = 0; round < rounds; round++) {
+        for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
+          console.log(`  round ${round + 1}: ${side.label} (${warmup} s warm-up, ${perRun} s measured)`);
+          runs.get(side.key)!.push(await measureSide(side, headers, warm, measured, { warmup, seconds: perRun, connections }));
+        }
+      }
+      const summary = Object.fromEntries(
+        sides.map((s) => {
+          const rs = runs.get(s.key)!;
+          return [
+            s.key,
+            {
+              label: s.label,
+              requestsPerSec: mean(rs.map((r) => r.requestsPerSec)),
+              latencyP50: mean(rs.map((r) => r.latencyP50)),
+              latencyP99: mean(rs.map((r) => r.latencyP99)),
+              cpuMicrosPerRequest: mean(rs.map((r) => r.cpuMicrosPerRequest)),
+              successShare: mean(rs.map((r) => r.successful / Math.max(1, r.successful + r.denied))),
+              non2xx: rs.reduce((a, r) => a + r.non2xx, 0),
+              errors: rs.reduce((a, r) => a + r.errors + r.timeouts, 0),
+              rssBytes: rs.at(-1)!.rssBytes,
+              runs: rs,
+            },
+          ];
+        }),
+      ) as Record<SideDef['key'], { label: string; requestsPerSec: number; latencyP50: number; latencyP99: number; cpuMicrosPerRequest: number; successShare: number; non2xx: number; errors: number; rssBytes: number; runs: Run[] }>;
+
+      const rows = [['side', 'scans/s', 'cpu µs/scan', 'p50 ms', 'p99 ms', 'allowed', 'non2xx', 'errors', 'rss MiB']];
+      for (const s of sides) {
+        const x = summary[s.key];
+        rows.push([x.label, fmt(x.requestsPerSec), fmt(x.cpuMicrosPerRequest, 1), fmt(x.latencyP50, 2), fmt(x.latencyP99, 2), `${fmt(x.successShare * 100, 1)}%`, fmt(x.non2xx), fmt(x.errors), fmt(MiB(x.rssBytes), 1)]);
+      }
+      const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
+      console.log('\n' + rows.map((r) => r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ')).join('\n'));
+
+      const svc = summary.service;
+      const ratios = {
+        vsRaw: svc.requestsPerSec / summary.raw.requestsPerSec,
+        vsFastify: svc.requestsPerSec / summary.fastify.requestsPerSec,
+        vsExpress: svc.requestsPerSec / summary.express.requestsPerSec,
+      };
+      const meets = {
+        raw: ratios.vsRaw >= AIMS.minRawRatio,
+        fastify: ratios.vsFastify >= AIMS.minFastifyRatio,
+        p99: svc.latencyP99 < AIMS.maxP99Ms,
+      };
+      console.log(
+        `\nservice: ${fmt(ratios.vsRaw, 2)}× raw (aim ≥ ${AIMS.minRawRatio})${meets.raw ? '' : ' BELOW AIM'}, ` +
+          `${fmt(ratios.vsFastify, 2)}× Fastify (aim ≥ ${AIMS.minFastifyRatio})${meets.fastify ? '' : ' BELOW AIM'}, ` +
+          `${fmt(ratios.vsExpress, 2)}× Express; p99 ${fmt(svc.latencyP99, 2)} ms (aim < ${AIMS.maxP99Ms})${meets.p99 ? '' : ' ABOVE AIM'}`,
+      );
+
+      console.log('\n  memory of the service by event size');
+      const memory = [await memoryOf(tickets, template, headers, connections)];
+      const baselines = [{ tickets, fastifyRss: await baselineMemory(tickets, script('../baselines/scan-fastify.js')) }];
+      if (big > 1) {
+        const bigTemplate = mkdtempSync(join(tmpdir(), 'bench-scan-big-'));
+        templates.push(bigTemplate);
+        t0 = performance.now();
+        await seedScanStore(bigTemplate, big, (done) => {
+          if (done % 200_000 === 0) console.log(`  seeding ${fmt(done)} / ${fmt(big)}`);
+        });
+        console.log(`  seeded ${fmt(big)} tickets in ${fmt((performance.now() - t0) / 1000, 1)} s`);
+        memory.push(await memoryOf(big, bigTemplate, headers, connections));
+        baselines.push({ tickets: big, fastifyRss: await baselineMemory(big, script('../baselines/scan-fastify.js')) });
+      }
+      for (const m of memory) {
+        const b = baselines.find((x) => x.tickets === m.tickets)!;
+        console.log(
+          `  ${fmt(m.tickets).padStart(9)} tickets: RSS ${fmt(MiB(m.rssAfterStart), 1)} MiB started, ${fmt(MiB(m.rssAfterLoad), 1)} MiB with the event loaded ` +
+            `(activation ${fmt(m.activationMs)} ms), ${fmt(MiB(m.rssAfterScans), 1)} MiB after 6 s of scans (second 3 s: ${fmt(m.scansPerSec)} scans/s, p99 ${fmt(m.scanP99, 1)} ms); ` +
+            `Fastify + memory holding them: ${fmt(MiB(b.fastifyRss), 1)} MiB`,
+        );
+      }
+
+      const result = {
+        description: DESCRIPTION,
+        request: { method: 'POST', path: PATH, mix: '80% first entries, 10% repeats, 10% invalid codes', tickets, body: JSON.parse(measured[0]) },
+        params: { connections, secondsPerSide: perRun * rounds, rounds, warmupSeconds: warmup, logLevel: process.env.BENCH_LOG_LEVEL ?? 'warn' },
+        aims: AIMS,
+        meets,
+        ratios,
+        sides: summary,
+        memory: memory.map((m) => ({ ...m, fastifyRssSameTickets: baselines.find((b) => b.tickets === m.tickets)!.fastifyRss })),
+        seedSeconds: seedMs / 1000,
+      };
+      console.log(`wrote ${writeResult(NAME, result)}`);
+      return result;
+    } finally {
+      for (const d of templates) rmSync(d, { recursive: true, force: true });
+    }
+  },
+};

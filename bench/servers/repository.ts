@@ -1,0 +1,63 @@
+// The server under test of the `repository` scenario: the real startApp with the records module,
+// configured from the environment like production (the harness sets PORT, HOST, DATA_DIR,
+// LOG_LEVEL; the scenario sets JWT_SECRET so it can sign a staff token). After start-up it seeds
+// the fixture straight into the store in large batches (not through HTTP), and only then answers
+// 200 on GET /bench/seeded, which the harness waits for.
+import { WriteBatch } from '../../core/store/store.js';
+import { startApp } from '../../edge/app.js';
+import type { Module } from '../../edge/deps.js';
+import { recordsModule } from '../../edge/modules/records.js';
+import { route } from '../../edge/route.js';
+import { RECORDS, recordOf, TENANT } from '../fixtures/repository-records.js';
+
+const BATCH = 5000;
+let seeded = false;
+
+const readyModule: Module = {
+  name: 'bench-ready',
+  routes: () => [
+    route({
+      method: 'GET',
+      path: '/bench/seeded',
+      auth: 'none',
+      tenant: 'none',
+      tag: 'Bench',
+      summary: 'Answers 200 once the fixture is stored (benchmark only)',
+      handler: (ctx) => {
+        if (!seeded) ctx.status = 503;
+        return { seeded };
+      },
+    }),
+  ],
+};
+
+const app = await startApp({ modules: [recordsModule, readyModule] }).catch((err: unknown) => {
+  process.stderr.write(`repository bench server: start-up failed: ${err instanceof Error ? err.stack : String(err)}\n`);
+  process.exit(1);
+});
+
+const started = performance.now();
+const store = app.deps.store;
+await store.commit(new WriteBatch().putOrg({ orgId: TENANT, displayName: 'Bench', createdate: new Date().toISOString() }));
+for (let from = 0; from < RECORDS; from += BATCH) {
+  const batch = new WriteBatch();
+  for (let i = from; i < Math.min(RECORDS, from + BATCH); i++) batch.putRecord(recordOf(i));
+  await store.commit(batch);
+}
+seeded = true;
+process.stdout.write(`seeded ${RECORDS} records in ${Math.round(performance.now() - started)} ms\n`);
+
+let stopping = false;
+const stop = () => {
+  if (stopping) return;
+  stopping = true;
+  app.close().then(
+    () => process.exit(0),
+    (err: unknown) => {
+      process.stderr.write(`repository bench server: shutdown failed: ${String(err)}\n`);
+      process.exit(1);
+    },
+  );
+};
+process.on('SIGTERM', stop);
+process.on('SIGINT', stop);
