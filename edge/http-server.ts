@@ -3,16 +3,19 @@
 // body collected chunk by chunk (copied: uWS reuses the buffer), then validated, authenticated and
 // handed to the route's handler. Writes after an await happen inside `res.cork`, and nothing is
 // written to a response the client has aborted.
+import { isUtf8 } from 'node:buffer';
 import { randomBytes } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import uWS from 'uWebSockets.js';
 import type { Principal } from '../core/auth/tokens.js';
+import type { Org } from '../core/store/store.js';
 import { AppError, toEnvelope } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
 import { compileRoute, type CompiledRoute } from './compile.js';
 import type { AppDeps } from './deps.js';
 import type { HttpMetrics } from './metrics.js';
-import { paramNames, type Method, type RequestContext, type RouteDef } from './route.js';
+import { RateLimiter } from './rate-limit.js';
+import { paramNames, type Method, type RequestContext, type ResponseStream, type RouteDef } from './route.js';
 
 export type HttpResponse = uWS.HttpResponse;
 export type HttpRequest = uWS.HttpRequest;
@@ -38,6 +41,8 @@ interface Exchange {
   requestId: string;
   origin: string | undefined;
   started: number;
+  /** A streamed answer's hook: told when the client goes away. */
+  onAbort?: () => void;
 }
 
 export interface EdgeOptions {
@@ -47,9 +52,28 @@ export interface EdgeOptions {
   logger: Logger;
 }
 
+// Request ids: a random per-process prefix and a counter (unique without a syscall per request).
+// A caller's own x-request-id is kept when it is a plain token, so it can never inject into logs
+// or headers.
+const ID_PREFIX = randomBytes(4).toString('hex');
+let idSeq = 0;
+const CALLER_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 function newRequestId(): string {
-  return randomBytes(8).toString('hex');
+  return ID_PREFIX + (++idSeq).toString(36).padStart(8, '0');
 }
+
+/** Sent on every answer. */
+const SECURITY_HEADERS: ReadonlyArray<readonly [string, string]> = [
+  ['x-content-type-options', 'nosniff'],
+  ['x-frame-options', 'DENY'],
+  ['referrer-policy', 'no-referrer'],
+  ['cross-origin-opener-policy', 'same-origin'],
+];
+/** Sent on JSON answers, unless the handler set its own. */
+const JSON_HEADERS: ReadonlyArray<readonly [string, string]> = [
+  ['content-security-policy', "default-src 'none'; frame-ancestors 'none'"],
+  ['cache-control', 'no-store'],
+];
 
 function parseQuery(q: string): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
@@ -63,6 +87,17 @@ function parseQuery(q: string): Record<string, string | string[]> {
   return out;
 }
 
+function callerRequestId(given: string): string {
+  return given && CALLER_ID.test(given) ? given : newRequestId();
+}
+
+/** Security headers, plus the JSON ones on JSON answers where the handler set none of its own. */
+function writeStandardHeaders(res: HttpResponse, type: string, own: Record<string, string> | undefined): void {
+  for (const [k, v] of SECURITY_HEADERS) res.writeHeader(k, v);
+  if (type !== JSON_TYPE) return;
+  for (const [k, v] of JSON_HEADERS) if (!own || own[k] === undefined) res.writeHeader(k, v);
+}
+
 export class HttpEdge {
   readonly app: TemplatedApp;
   private listenSocket: uWS.us_listen_socket | null = null;
@@ -74,12 +109,17 @@ export class HttpEdge {
   private readonly log: Logger;
   private readonly metrics?: HttpMetrics;
   private readonly maxBody: number;
+  /** Streamed answers still open; ended on close() so shutdown does not wait on them. */
+  private readonly streams = new Set<ResponseStream>();
+  private readonly limiter?: RateLimiter;
 
   constructor(opts: EdgeOptions) {
     this.deps = opts.deps;
     this.log = opts.logger;
     this.metrics = opts.metrics;
     this.maxBody = opts.deps.config.http.maxBodyBytes;
+    const limits = opts.deps.config.rateLimits;
+    if (limits?.enabled) this.limiter = new RateLimiter(limits, opts.deps.clock);
     const origins = opts.deps.config.http.corsOrigins;
     this.corsAny = origins.includes('*');
     this.corsOrigins = new Set(origins);
@@ -102,7 +142,7 @@ export class HttpEdge {
     const ex: Exchange = {
       aborted: false,
       done: false,
-      requestId: req.getHeader('x-request-id') || newRequestId(),
+      requestId: callerRequestId(req.getHeader('x-request-id')),
       origin: req.getHeader('origin') || undefined,
       started: performance.now(),
     };
@@ -110,6 +150,7 @@ export class HttpEdge {
     res.onAborted(() => {
       ex.aborted = true;
       this.finish(ex);
+      ex.onAbort?.();
     });
     return ex;
   }
@@ -145,6 +186,7 @@ export class HttpEdge {
         res.writeHeader('access-control-max-age', '600');
       }
       res.writeHeader('x-request-id', ex.requestId);
+      writeStandardHeaders(res, '', undefined);
       res.endWithoutBody();
     });
     this.finish(ex);
@@ -165,6 +207,7 @@ export class HttpEdge {
       res.writeHeader('content-type', type);
       res.writeHeader('x-request-id', ex.requestId);
       this.corsHeaders(res, ex.origin);
+      writeStandardHeaders(res, type, headers);
       if (headers) for (const k in headers) res.writeHeader(k, headers[k]);
       res.end(body, close);
     });
@@ -255,18 +298,18 @@ export class HttpEdge {
     }
   }
 
-  private resolveTenant(def: RouteDef, headers: Record<string, string>): string {
+  /** The organisation named by `orgid`, as the route's tenant mode asks. */
+  private resolveTenant(def: RouteDef, headers: Record<string, string>): Org | undefined {
     const mode = def.tenant ?? 'required';
     const orgid = headers['orgid'];
-    if (mode === 'none') return '';
+    if (mode === 'none') return undefined;
     if (!orgid) {
-      if (mode === 'optional') return '';
+      if (mode === 'optional') return undefined;
       throw new AppError('ERR_ORGID_MISSING');
     }
-    if (!ORGID.test(orgid) || !this.deps.store.getOrg(orgid)) {
-      throw new AppError('ERR_ORGID_INVALID', [orgid.length > 64 ? orgid.slice(0, 64) + '…' : orgid]);
-    }
-    return orgid;
+    const org = ORGID.test(orgid) ? this.deps.store.getOrg(orgid) : undefined;
+    if (!org) throw new AppError('ERR_ORGID_INVALID', [orgid.length > 64 ? orgid.slice(0, 64) + '…' : orgid]);
+    return org;
   }
 
   private authenticate(def: RouteDef, headers: Record<string, string>, tenant: string): Principal | undefined {
@@ -336,7 +379,12 @@ export class HttpEdge {
     raw: Buffer | undefined,
   ): Promise<void> {
     try {
-      const tenant = this.resolveTenant(def, headers);
+      const org = this.resolveTenant(def, headers);
+      const tenant = org ? org.orgId : '';
+      if (this.limiter) {
+        if (def.rateLimit === 'address') this.limiter.chargeAddress(ip);
+        if (org) this.limiter.chargeOrg(tenant, org.plan);
+      }
       const principal = this.authenticate(def, headers, tenant);
       for (const k in rawParams) rawParams[k] = decodeParam(rawParams[k]);
       const params = compiled.params ? compiled.params(rawParams) : rawParams;
@@ -350,6 +398,7 @@ export class HttpEdge {
           throw new AppError('ERR_UNSUPPORTED_MEDIA_TYPE', [accepts.join(' or ')]);
         }
         if (!type || type === JSON_TYPE || type.endsWith('+json')) {
+          if (!isUtf8(raw)) throw new AppError('ERR_INVALID_JSON', ['it is not valid UTF-8']);
           try {
             body = JSON.parse(raw.toString('utf8'));
           } catch (e) {
@@ -377,6 +426,7 @@ export class HttpEdge {
         status: def.status ?? 200,
         responseHeaders: {},
       };
+      if (def.stream) return await this.handleStream(res, ex, def, ctx);
       let result = def.handler(ctx);
       if (result instanceof Promise) result = await result;
       if (ex.aborted) return this.observe(ex, def.method, def.path, 499);
@@ -399,6 +449,99 @@ export class HttpEdge {
     }
   }
 
+  /**
+   * A `stream: true` route: the handler gets ctx.stream and answers through it. An error thrown
+   * before the first write is answered with the usual envelope; after it, the stream just ends.
+   */
+  private async handleStream(res: HttpResponse, ex: Exchange, def: RouteDef, ctx: RequestContext): Promise<void> {
+    let started = false;
+    let ended = false;
+    let waitingWritable = false;
+    let drain: Array<() => void> = [];
+    let close: Array<() => void> = [];
+    const closed = () => {
+      const cbs = close;
+      close = [];
+      drain = [];
+      this.streams.delete(stream);
+      for (const cb of cbs) cb();
+    };
+    const head = () => {
+      started = true;
+      res.writeStatus(statusLine(ctx.status));
+      res.writeHeader('content-type', ctx.type ?? JSON_TYPE);
+      res.writeHeader('x-request-id', ex.requestId);
+      writeStandardHeaders(res, ctx.type ?? JSON_TYPE, ctx.responseHeaders);
+      this.corsHeaders(res, ex.origin);
+      for (const k in ctx.responseHeaders) res.writeHeader(k, ctx.responseHeaders[k]);
+    };
+    const stream: ResponseStream = {
+      get closed() {
+        return ended || ex.aborted;
+      },
+      write: (chunk) => {
+        if (ended || ex.aborted) return false;
+        let ok = true;
+        res.cork(() => {
+          if (!started) head();
+          ok = res.write(chunk);
+        });
+        if (!ok && !waitingWritable) {
+          waitingWritable = true;
+          res.onWritable(() => {
+            waitingWritable = false;
+            const cbs = drain;
+            drain = [];
+            for (const cb of cbs) cb();
+            return true;
+          });
+        }
+        return ok;
+      },
+      onDrain: (cb) => {
+        if (!ended && !ex.aborted) drain.push(cb);
+      },
+      onClose: (cb) => {
+        if (ended || ex.aborted) queueMicrotask(cb);
+        else close.push(cb);
+      },
+      end: (chunk) => {
+        if (ended) return;
+        ended = true;
+        if (!ex.aborted) {
+          res.cork(() => {
+            if (!started) head();
+            res.end(chunk ?? '');
+          });
+          this.finish(ex);
+          this.observe(ex, def.method, def.path, ctx.status);
+        }
+        closed();
+      },
+    };
+    (ctx as { stream?: ResponseStream }).stream = stream;
+    ex.onAbort = () => {
+      if (ended) return;
+      ended = true;
+      this.observe(ex, def.method, def.path, 499);
+      closed();
+    };
+    this.streams.add(stream);
+    try {
+      const result = def.handler(ctx);
+      if (result instanceof Promise) await result;
+    } catch (err) {
+      if (started || ended || ex.aborted) {
+        this.log.error({ err, reqId: ex.requestId }, 'stream failed');
+        stream.end();
+      } else {
+        ended = true;
+        this.streams.delete(stream);
+        this.fail(res, ex, err, def.path, def.method);
+      }
+    }
+  }
+
   listen(host: string, port: number): Promise<number> {
     return new Promise((resolve, reject) => {
       this.app.listen(host, port, (sock) => {
@@ -416,6 +559,7 @@ export class HttpEdge {
   /** Stops accepting connections, then waits (up to graceMs) for requests in flight. */
   async close(graceMs: number): Promise<void> {
     this.accepting = false;
+    for (const s of [...this.streams]) s.end();
     if (this.listenSocket) {
       uWS.us_listen_socket_close(this.listenSocket);
       this.listenSocket = null;

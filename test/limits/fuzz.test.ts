@@ -10,7 +10,7 @@ import t from 'tap';
 import type { LmdbStore } from '../../core/store/lmdb-store.js';
 import type { RouteDef } from '../../edge/route.js';
 import { createOrg, startTestApp, tokenFor, TEST_JWT_SECRET } from '../helpers/app.js';
-import { request, type Reply } from '../helpers/http.js';
+import { rawRequest, request, type Reply } from '../helpers/http.js';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261122);
 const RUNS_PER_FIELD = Number(process.env.FUZZ_RUNS ?? 3);
@@ -96,7 +96,9 @@ t.test('fuzz - every route refuses invalid requests with a 4xx envelope and writ
       check(label('no orgid'), await send({ authorization: `Bearer ${admin}` }), is4xx);
       check(label('unknown orgid'), await send({ orgid: 'no-such-org', authorization: `Bearer ${admin}` }), is4xx);
       check(label('traversal orgid'), await send({ orgid: '../../etc/passwd', authorization: `Bearer ${admin}` }), is4xx);
-      check(label('unicode orgid'), await send({ orgid: 'acmé💥', authorization: `Bearer ${admin}` }), is4xx);
+      check(label('latin1 orgid'), await send({ orgid: 'acm\u00e9\u00ff', authorization: `Bearer ${admin}` }), is4xx);
+      // node:http refuses to send UTF-8 beyond latin1 in a header, so these go as raw bytes.
+      check(label('utf-8 orgid'), await rawRequest(app.url, r.method, path, { orgid: 'acmé💥', authorization: `Bearer ${admin}` }, hasBody ? '{}' : undefined), is4xx);
     }
     if (r.auth !== 'none') {
       check(label('no token'), await send({ orgid: 'acme' }), is4xx);
@@ -104,7 +106,10 @@ t.test('fuzz - every route refuses invalid requests with a 4xx envelope and writ
       check(label('expired token'), await send({ orgid: 'acme', authorization: `Bearer ${expired}` }), is4xx);
       check(label('alg none'), await send({ orgid: 'acme', authorization: `Bearer ${algNone}` }), is4xx);
       check(label('foreign org token'), await send({ orgid: 'acme', authorization: `Bearer ${foreign}` }), is4xx);
-      check(label('garbage bearer'), await send({ orgid: 'acme', authorization: 'Bearer \u0000\u0001' }), is4xx);
+      check(label('garbage bearer'), await send({ orgid: 'acme', authorization: 'Bearer \u00ff\u00fe..' }), is4xx);
+      // uWebSockets.js's HTTP parser drops a connection whose header holds control characters
+      // without an answer (status 0 here): refused before any route runs, which is all we need.
+      check(label('control-character bearer'), await rawRequest(app.url, r.method, path, { orgid: 'acme', authorization: 'Bearer \u0001\u0002' }, hasBody ? '{}' : undefined), (s) => s === 0 || is4xx(s));
     }
     const auth = { orgid: 'acme', authorization: `Bearer ${admin}` };
     if (hasBody && r.body) {
