@@ -97,6 +97,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     env: {
       ...process.env,
       LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
+      // A load test is far above any plan's limit: without this every scenario would measure 429s.
+      // BENCH_RATE_LIMITS=true measures with the limiter on (each tenant is then capped by its plan).
+      RATE_LIMITS: process.env.BENCH_RATE_LIMITS ?? 'false',
       ...opts.env,
       PORT: String(port),
       HOST: '127.0.0.1',
@@ -413,7 +416,15 @@ export function formatTable(c: Comparison): string {
   const widths = rows[0].map((_, col) => Math.max(...rows.map((r) => r[col].length)));
   const line = (r: string[]) => r.map((cell, col) => (col === 0 ? cell.padEnd(widths[col]) : cell.padStart(widths[col]))).join('  ');
   const rule = widths.map((w) => '-'.repeat(w)).join('  ');
-  return [line(rows[0]), rule, ...rows.slice(1, -1).map(line), rule, line(rows.at(-1)!)].join('\n');
+  const table = [line(rows[0]), rule, ...rows.slice(1, -1).map(line), rule, line(rows.at(-1)!)];
+  // A side answering errors measures the error path, not the work: say so under the table.
+  for (const side of [c.baseline, c.subject]) {
+    const share = side.non2xx / Math.max(1, side.totalRequests);
+    if (share > 0.01 && c.baseline.non2xx !== c.subject.non2xx) {
+      table.push(`WARNING: ${side.label} answered ${(share * 100).toFixed(1)}% non-2xx: compare with care`);
+    }
+  }
+  return table.join('\n');
 }
 
 /** The package root: the nearest folder above this file holding package.json (works from dist/). */
