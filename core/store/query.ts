@@ -26,10 +26,23 @@ export interface PageLimits {
 
 export type Filter = Record<string, unknown>;
 
-const compiled = new Map<string, Query>();
+/** A compiled filter. */
+export interface Matcher {
+  test(obj: unknown): boolean;
+}
 
-/** Compiles (and caches) a filter; an unknown operator is a 400 naming it. */
-export function compileFilter(filter: Filter): Query {
+const compiled = new Map<string, Matcher>();
+
+/**
+ * Compiles (and caches) a filter; an unknown operator is a 400 naming it. A filter of plain
+ * equalities on scalar values (`{"data.customerId": "c-17"}`, the common lookup) is matched
+ * without mingo: compiling a mingo query costs far more than testing a page of records, and such
+ * filters rarely repeat. A record whose path crosses an array falls back to mingo, so the
+ * semantics stay MongoDB's (a field holding an array matches when an element equals the value).
+ */
+export function compileFilter(filter: Filter): Matcher {
+  const simple = scalarEqualities(filter);
+  if (simple) return simple;
   const key = JSON.stringify(filter);
   let q = compiled.get(key);
   if (q) return q;
@@ -41,6 +54,44 @@ export function compileFilter(filter: Filter): Query {
   if (compiled.size > 1000) compiled.clear();
   compiled.set(key, q);
   return q;
+}
+
+type Scalar = string | number | boolean;
+const NOT_SCALAR = Symbol('not scalar');
+
+function scalarEqualities(filter: Filter): Matcher | undefined {
+  const terms: Array<[string[], Scalar]> = [];
+  for (const k in filter) {
+    const v = filter[k];
+    if (k.startsWith('$') || k.includes('.$') || k === '' || k.split('.').some((p) => p === '')) return undefined;
+    if (typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v))) {
+      terms.push([k.split('.'), v]);
+    } else return undefined;
+  }
+  let fallback: Query | undefined;
+  return {
+    test(obj: unknown): boolean {
+      for (const [parts, want] of terms) {
+        const got = scalarAt(obj, parts);
+        if (got === NOT_SCALAR) return (fallback ??= new Query(filter)).test(obj as Record<string, unknown>);
+        if (got !== want) return false;
+      }
+      return true;
+    },
+  };
+}
+
+/** The value at a path when no step crosses an array or ends on one; NOT_SCALAR otherwise. */
+function scalarAt(obj: unknown, parts: string[]): unknown {
+  let cur: unknown = obj;
+  for (const part of parts) {
+    if (cur === null || cur === undefined) return undefined;
+    if (Array.isArray(cur)) return NOT_SCALAR;
+    if (typeof cur !== 'object') return undefined;
+    cur = (cur as Record<string, unknown>)[part];
+  }
+  if (Array.isArray(cur) || (cur !== null && typeof cur === 'object')) return NOT_SCALAR;
+  return cur;
 }
 
 export function getPath(obj: unknown, path: string): unknown {
