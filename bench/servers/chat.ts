@@ -3,9 +3,9 @@
 // environment like production (the harness sets PORT, HOST, DATA_DIR, LOG_LEVEL; the scenario
 // sets JWT_SECRET so its client processes can sign tokens). The bench org is created on start.
 import { WriteBatch } from '../../core/store/store.js';
-import { startApp } from '../../edge/app.js';
 import type { Module } from '../../edge/deps.js';
 import { chatModule } from '../../edge/modules/chat.js';
+import { serve } from './serve.js';
 
 const ORG = process.env.CHAT_ORG ?? 'bench';
 
@@ -18,22 +18,4 @@ const benchOrg: Module = {
   },
 };
 
-const app = await startApp({ modules: [benchOrg, chatModule] }).catch((err: unknown) => {
-  process.stderr.write(`chat bench server: start-up failed: ${err instanceof Error ? err.stack : String(err)}\n`);
-  process.exit(1);
-});
-
-let stopping = false;
-const stop = () => {
-  if (stopping) return;
-  stopping = true;
-  app.close().then(
-    () => process.exit(0),
-    (err: unknown) => {
-      process.stderr.write(`chat bench server: shutdown failed: ${String(err)}\n`);
-      process.exit(1);
-    },
-  );
-};
-process.on('SIGTERM', stop);
-process.on('SIGINT', stop);
+const app = await serve('chat bench server', { modules: [benchOrg, chatModule] });

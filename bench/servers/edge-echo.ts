@@ -4,9 +4,9 @@
 // touches no actor or store, so the bench measures the edge alone. Configured like production,
 // from the environment (the harness sets PORT, HOST, DATA_DIR and LOG_LEVEL).
 import { Type } from '@sinclair/typebox';
-import { startApp } from '../../edge/app.js';
 import type { Module } from '../../edge/deps.js';
 import { route } from '../../edge/route.js';
+import { serve } from './serve.js';
 
 const EchoBody = Type.Object({
   name: Type.String({ maxLength: 200 }),
@@ -38,22 +38,4 @@ const benchModule: Module = {
   ],
 };
 
-const app = await startApp({ modules: [benchModule] }).catch((err: unknown) => {
-  process.stderr.write(`edge-echo: start-up failed: ${err instanceof Error ? err.stack : String(err)}\n`);
-  process.exit(1);
-});
-
-let stopping = false;
-const stop = () => {
-  if (stopping) return;
-  stopping = true;
-  app.close().then(
-    () => process.exit(0),
-    (err: unknown) => {
-      process.stderr.write(`edge-echo: shutdown failed: ${String(err)}\n`);
-      process.exit(1);
-    },
-  );
-};
-process.on('SIGTERM', stop);
-process.on('SIGINT', stop);
+await serve('edge-echo', { modules: [benchModule] });

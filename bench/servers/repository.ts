@@ -4,11 +4,11 @@
 // the fixture straight into the store in large batches (not through HTTP), and only then answers
 // 200 on GET /bench/seeded, which the harness waits for.
 import { WriteBatch } from '../../core/store/store.js';
-import { startApp } from '../../edge/app.js';
 import type { Module } from '../../edge/deps.js';
 import { recordsModule } from '../../edge/modules/records.js';
 import { route } from '../../edge/route.js';
 import { RECORDS, recordOf, TENANT } from '../fixtures/repository-records.js';
+import { serve } from './serve.js';
 
 const BATCH = 5000;
 let seeded = false;
@@ -31,10 +31,7 @@ const readyModule: Module = {
   ],
 };
 
-const app = await startApp({ modules: [recordsModule, readyModule] }).catch((err: unknown) => {
-  process.stderr.write(`repository bench server: start-up failed: ${err instanceof Error ? err.stack : String(err)}\n`);
-  process.exit(1);
-});
+const app = await serve('repository bench server', { modules: [recordsModule, readyModule] });
 
 const started = performance.now();
 const store = app.deps.store;
@@ -46,18 +43,3 @@ for (let from = 0; from < RECORDS; from += BATCH) {
 }
 seeded = true;
 process.stdout.write(`seeded ${RECORDS} records in ${Math.round(performance.now() - started)} ms\n`);
-
-let stopping = false;
-const stop = () => {
-  if (stopping) return;
-  stopping = true;
-  app.close().then(
-    () => process.exit(0),
-    (err: unknown) => {
-      process.stderr.write(`repository bench server: shutdown failed: ${String(err)}\n`);
-      process.exit(1);
-    },
-  );
-};
-process.on('SIGTERM', stop);
-process.on('SIGINT', stop);

@@ -38,5 +38,5 @@ t.test('examples: arrays along the path, type-strict equality, operators still g
   t.equal(compileFilter({ 'data.n': 5 }).test({ data: { n: '5' } }), false, 'a number never equals a numeric string');
   t.equal(compileFilter({ 'data.items.sku': 'k1' }).test({ data: { items: [{ sku: 'k0' }, { sku: 'k1' }] } }), true);
   t.equal(compileFilter({ 'data.n': { $gt: 3 } }).test({ data: { n: 5 } }), true);
-  t.throws(() => compileFilter({ 'data.n': { $nope: 3 } }), { statusCode: 400 });
+  t.throws(() => compileFilter({ 'data.n': { $nope: 3 } }), { message: /not a valid filter/ });
 });
