@@ -97,15 +97,7 @@ export const CardSchema = Type.Object({
   modifydate: Type.String(),
 });
 
-export function listOf(item: TSchema) {
-  return Type.Object({
-    data: Type.Array(item),
-    total: Type.Integer(),
-    hasNext: Type.Boolean(),
-    page: Type.Integer(),
-    pageSize: Type.Integer(),
-  });
-}
+export { ListOf as listOf } from '../../schemas.js';
 
 export const PageQuery = {
   page: Type.Optional(Type.Integer({ minimum: 1, description: '1-based page (default 1)' })),

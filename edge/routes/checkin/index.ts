@@ -15,6 +15,7 @@ import { locationOfPoint } from '../../../actors/service-points/client.js';
 import { CHECKIN_WAITING, CHECKIN_WORKFLOW, TASK_DATATYPE } from '../../../actors/workflow/definitions.js';
 import type { AppDeps } from '../../deps.js';
 import { route, type RequestContext, type RouteDef } from '../../route.js';
+import { FreeObject, recordOf } from '../../schemas.js';
 import { requireLocation } from '../reservations/index.js';
 import { byOf, IdParam, ISODate, ISODateTime, ListOf, Paging, RecordList, RecordSchema, Slug, StringEnum } from '../workflow/schemas.js';
 
@@ -48,20 +49,9 @@ function taskAction(kind: 'leave' | 'no-show', summary: string, description: str
   });
 }
 
-const QueueItem = Type.Object(
-  {
-    pk: Type.String(),
-    sk: Type.String(),
-    datatype: Type.String(),
-    version: Type.Integer(),
-    state: Type.String(),
-    createdate: Type.String(),
-    modifydate: Type.String(),
-    data: Type.Object({}, { additionalProperties: true }),
-    queuePosition: Type.Integer({ description: '1-based place among waiting tasks; 0 while being served' }),
-  },
-  { additionalProperties: true },
-);
+const QueueItem = recordOf(FreeObject, {
+  queuePosition: Type.Integer({ description: '1-based place among waiting tasks; 0 while being served' }),
+});
 
 const ServedSchema = Type.Object({ task: RecordSchema, servicePoint: RecordSchema });
 

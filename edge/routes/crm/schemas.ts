@@ -1,38 +1,11 @@
 // Schema pieces shared by the CRM, phone and social route tables: the record envelope, the list
 // envelope, paging parameters, and paging of an in-memory list into the list envelope.
-import { Type, type TObject, type TProperties, type TSchema } from '@sinclair/typebox';
+import { Type, type TObject, type TProperties } from '@sinclair/typebox';
 import type { ListResult, StoredRecord } from '../../../core/store/record.js';
 import { resolvePaging } from '../../../core/store/query.js';
 import type { AppDeps } from '../../deps.js';
 
-/** The record envelope (spec: Resources → Record envelope) around a datatype's data. */
-export function RecordOf(data: TSchema = Type.Object({}, { additionalProperties: true })) {
-  return Type.Object(
-    {
-      pk: Type.String(),
-      sk: Type.String(),
-      datatype: Type.String(),
-      version: Type.Integer(),
-      state: Type.String(),
-      createdate: Type.String(),
-      modifydate: Type.String(),
-      data,
-    },
-    { additionalProperties: true },
-  );
-}
-
-/** The list envelope (spec: Resources → List envelope), with optional extra fields. */
-export function ListOf<T extends TSchema>(item: T, extra: TProperties = {}) {
-  return Type.Object({
-    data: Type.Array(item),
-    total: Type.Integer(),
-    hasNext: Type.Boolean(),
-    page: Type.Integer(),
-    pageSize: Type.Integer(),
-    ...extra,
-  });
-}
+export { ListOf, recordOf as RecordOf } from '../../schemas.js';
 
 /** Free-form object data with some documented fields. */
 export function DataOf(props: TProperties): TObject {

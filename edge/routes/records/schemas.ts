@@ -1,6 +1,7 @@
 // Schemas shared by the record store's routes: the record envelope and the list envelope
 // (spec: Resources → Record envelope, List envelope), and the path parameters.
-import { Type, type TSchema } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
+import { ListOf, RecordSchema } from '../../schemas.js';
 
 /** Datatype names as used with the store: `sf_order`, `bm_location_product`, ... */
 export const Datatype = Type.String({ pattern: '^[A-Za-z][A-Za-z0-9_.-]{0,63}$', description: 'Record kind, e.g. `sf_order`' });
@@ -10,30 +11,7 @@ export const RecordId = Type.String({ pattern: '^[A-Za-z0-9_:.-]{1,128}$', descr
 export const DatatypeParams = Type.Object({ datatype: Datatype });
 export const RecordParams = Type.Object({ datatype: Datatype, id: RecordId });
 
-/** A stored record. Fields a partial update put at the root are sent too. */
-export const RecordSchema = Type.Object(
-  {
-    pk: Type.String({ description: 'Tenant id' }),
-    sk: Type.String({ description: 'Record id' }),
-    datatype: Type.String(),
-    version: Type.Integer({ description: 'Optimistic-concurrency counter' }),
-    state: Type.String(),
-    createdate: Type.String({ format: 'date-time' }),
-    modifydate: Type.String({ format: 'date-time' }),
-    data: Type.Object({}, { additionalProperties: true, description: 'Datatype-specific body' }),
-  },
-  { additionalProperties: true },
-);
-
-export function ListOf<T extends TSchema>(item: T) {
-  return Type.Object({
-    data: Type.Array(item),
-    total: Type.Integer({ description: 'Exact count of matches' }),
-    hasNext: Type.Boolean(),
-    page: Type.Integer({ description: '1-based' }),
-    pageSize: Type.Integer(),
-  });
-}
+export { ListOf, RecordSchema } from '../../schemas.js';
 
 export const RecordList = ListOf(RecordSchema);
 /** A document of any shape (projections and pipeline output). */

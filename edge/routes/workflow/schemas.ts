@@ -1,34 +1,8 @@
 // Response and query schemas shared by the reservation, check-in and workflow routes.
-import { Type, type TSchema } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
+import { ListOf, RecordSchema } from '../../schemas.js';
 
-const FreeObject = Type.Object({}, { additionalProperties: true });
-
-/** A stored record (spec: Record envelope); `data` is free-form, so every field of it is sent. */
-export const RecordSchema = Type.Object(
-  {
-    pk: Type.String(),
-    sk: Type.String(),
-    datatype: Type.String(),
-    version: Type.Integer(),
-    state: Type.String(),
-    createdate: Type.String(),
-    modifydate: Type.String(),
-    data: FreeObject,
-  },
-  { additionalProperties: true },
-);
-
-/** The spec's list envelope around `item`. */
-export function ListOf<T extends TSchema>(item: T, extra: Record<string, TSchema> = {}) {
-  return Type.Object({
-    data: Type.Array(item),
-    total: Type.Integer(),
-    hasNext: Type.Boolean(),
-    page: Type.Integer(),
-    pageSize: Type.Integer(),
-    ...extra,
-  });
-}
+export { FreeObject, ListOf, RecordSchema } from '../../schemas.js';
 
 export const RecordList = ListOf(RecordSchema);
 
