@@ -27,6 +27,8 @@ export const SCHEDULER_NS = 'scheduler';
 const MAX_DELAY_MS = 2_147_483_647;
 const RETRY_BASE_MS = 5_000;
 const RETRY_MAX_MS = 10 * 60_000;
+/** How soon a job found armed but not yet committed is looked at again (real time). */
+const RECHECK_MS = 100;
 
 export interface ScheduledJob<P = Record<string, unknown>> {
   id: string;
@@ -103,6 +105,9 @@ export class Scheduler {
   /** A retry time per job after a failed run (not persisted: a restart retries at once). */
   private readonly retryAt = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
+  private recheck: NodeJS.Timeout | undefined;
+  /** Armed jobs not in the store yet (their batch is committing): left to the recheck timer. */
+  private readonly awaitingCommit = new Set<string>();
   private timerAt = Infinity;
   private started = false;
   private stopped = false;
@@ -159,6 +164,7 @@ export class Scheduler {
     this.jobs.delete(k);
     this.retryAt.delete(k);
     this.attempts.delete(k);
+    this.awaitingCommit.delete(k);
   }
 
   /** Jobs waiting on this node (optionally of one tenant), earliest first: armed and still stored. */
@@ -193,7 +199,9 @@ export class Scheduler {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
+    if (this.recheck) clearTimeout(this.recheck);
     this.timer = undefined;
+    this.recheck = undefined;
     this.timerAt = Infinity;
     await Promise.allSettled([...this.running.values()]);
     this.jobs.clear();
@@ -210,13 +218,17 @@ export class Scheduler {
     if (!this.stored(job)) {
       // Completed or cancelled by a committed batch. One armed a moment ago may not be committed
       // yet: give it a second before deciding.
+      // The check is repeated on a real-time timer, not pushed back on the job's clock, so a run
+      // that comes just before the arming batch commits never delays the job itself.
       if (this.clock.now() - job.createdAt < 2_000) {
-        this.retryAt.set(k, this.clock.now() + 1_000);
+        this.awaitingCommit.add(k);
+        this.recheckSoon();
         return false;
       }
       this.disarm(job.tenant, job.id);
       return false;
     }
+    this.awaitingCommit.delete(k);
     let ok = false;
     const p = (async () => {
       try {
@@ -244,11 +256,21 @@ export class Scheduler {
     return ok;
   }
 
+  private recheckSoon(): void {
+    if (this.recheck || this.stopped) return;
+    this.recheck = setTimeout(() => {
+      this.recheck = undefined;
+      this.awaitingCommit.clear();
+      void this.runDue().catch((err) => this.log.error({ err }, 'scheduler run failed'));
+    }, RECHECK_MS);
+    this.recheck.unref();
+  }
+
   private rearm(): void {
     if (!this.started || this.stopped) return;
     let next = Infinity;
     for (const [k, j] of this.jobs) {
-      if (!this.handlers.has(j.kind) || this.running.has(k)) continue;
+      if (!this.handlers.has(j.kind) || this.running.has(k) || this.awaitingCommit.has(k)) continue;
       const at = this.effectiveDue(j);
       if (at < next) next = at;
     }

@@ -40,7 +40,9 @@ export class TokenBuckets {
       s = { tokens: bucket.burst, at: now };
       this.state.set(key, s);
     } else {
-      s.tokens = Math.min(bucket.burst, s.tokens + ((now - s.at) / 1000) * bucket.perSecond);
+      // A clock stepped backwards (NTP, a test's manual clock) refills nothing rather than draining.
+      const elapsed = Math.max(0, now - s.at);
+      s.tokens = Math.min(bucket.burst, s.tokens + (elapsed / 1000) * bucket.perSecond);
       s.at = now;
     }
     if (now - this.sweptAt > 60_000) this.sweep(now);

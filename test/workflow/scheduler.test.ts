@@ -80,6 +80,33 @@ t.test('Scheduler - concurrent runDue calls hand a job out once', async (t) => {
   t.equal(calls, 1);
 });
 
+t.test('Scheduler - a run that comes before the arming batch commits does not delay the job', async (t) => {
+  const { store } = await openStore(t);
+  const clock = new ManualClock(7_000_000);
+  const s = Scheduler.attach({ store, clock });
+  t.teardown(async () => {
+    await s.stop();
+    await store.close();
+  });
+  const seen: string[] = [];
+  s.register('test.kind', effectHandler(store, seen));
+  s.start();
+  // Armed in memory, batch not committed yet: a run now finds nothing stored and must leave it.
+  const batch = new WriteBatch();
+  const job = scheduleJob({ store, tenant: TENANT, batch, clock }, 'test.kind', clock.now() - 1, {});
+  t.equal(await s.runDue(), 0, 'not committed: nothing runs');
+  await store.commit(batch);
+  t.equal(await s.runDue(), 1, 'committed: it runs at once, the clock unmoved');
+  t.same(seen, [job.id]);
+  // One armed whose batch never commits is dropped once it is old.
+  const lost = scheduleJob({ store, tenant: TENANT, batch: new WriteBatch(), clock }, 'test.kind', clock.now(), {});
+  t.equal(await s.runDue(), 0);
+  clock.advance(2_001);
+  t.equal(await s.runDue(), 0);
+  t.notOk(s.pending(TENANT).some((j) => j.id === lost.id), 'never stored, so never pending');
+  t.same(seen, [job.id]);
+});
+
 t.test('Scheduler - a failed job stays stored and is retried with back-off', async (t) => {
   const { store } = await openStore(t);
   const clock = new ManualClock(9_000_000);
