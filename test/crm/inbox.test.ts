@@ -200,3 +200,15 @@ t.test('inbox - access', async (t) => {
   await assertStaffOnly(t, env, 'post', '/crm/inbox/update?send=true', { channel: 'sms', contact: '+15551234567', message: { body: 'x' } });
   t.equal(readOutbox(env.app.deps.store, A).length + readOutbox(env.app.deps.store, B).length, 0, 'nothing was sent');
 });
+
+t.test('inbox - a conversation record written through the record store with odd data still lists', async (t) => {
+  const { a } = await setup(t);
+  for (const data of [{}, { unread: 'many', channel: 7 }]) {
+    const r = await a.post('/repository/create', { datatype: 'inbox_conversation', data, isNew: true, version: 0 });
+    t.equal(r.status, 201);
+  }
+  const list = await a.get('/crm/inbox/conversations');
+  t.equal(list.status, 200, 'no 500 from records the inbox did not write');
+  t.equal(list.body.data.length, 2);
+  t.ok(list.body.data.some((c: any) => c.data.unread === 'many'), 'answered as stored');
+});

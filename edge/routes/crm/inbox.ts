@@ -21,13 +21,10 @@ const TAG = 'Inbox';
 const ChannelT = Enum(CHANNELS);
 const StatusT = Enum(CONVERSATION_STATUSES);
 const ConversationRecord = RecordOf(
+  // Free-form: the generic record store can write a conversation record with any data, and the
+  // list must still answer it as stored.
   Type.Object(
-    {
-      channel: Type.String(),
-      contact: Type.String(),
-      status: Type.String(),
-      unread: Type.Integer(),
-    },
+    {},
     {
       additionalProperties: true,
       description: 'channel, contact, contactName, status, assignedTo, unread, messageCount, lastMessageAt, lastMessagePreview, lastDirection, address',
@@ -40,6 +37,12 @@ const MessageRecord = RecordOf(
     description: 'conversationId, channel, direction (inbound or outbound), contact, from, to, body, subject, status, read, at, delivery {outboxId}',
   }),
 );
+
+/** The unread count of a conversation; 0 for anything but a non-negative integer (odd stored data). */
+function unreadOf(c: StoredRecord): number {
+  const n = Number(c.data.unread ?? 0);
+  return Number.isSafeInteger(n) && n > 0 ? n : 0;
+}
 
 function byLastMessage(a: StoredRecord, b: StoredRecord): number {
   const ta = String(a.data.lastMessageAt ?? a.createdate);
@@ -77,7 +80,7 @@ export function inboxRoutes(): RouteDef[] {
             const d = c.data;
             if (q.status && d.status !== q.status) return false;
             if (assigned !== undefined && (assigned === 'none' ? d.assignedTo != null : d.assignedTo !== assigned)) return false;
-            if (q.unread !== undefined && Number(d.unread ?? 0) > 0 !== q.unread) return false;
+            if (q.unread !== undefined && unreadOf(c) > 0 !== q.unread) return false;
             if (needle && !`${d.contact} ${d.contactName ?? ''}`.toLowerCase().includes(needle)) return false;
             return true;
           })
@@ -85,7 +88,7 @@ export function inboxRoutes(): RouteDef[] {
         let unreadTotal = 0;
         let unreadConversations = 0;
         for (const c of all) {
-          const n = Number(c.data.unread ?? 0);
+          const n = unreadOf(c);
           unreadTotal += n;
           if (n > 0) unreadConversations++;
         }
