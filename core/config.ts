@@ -24,6 +24,8 @@ export interface Config {
     perAddress: { perSecond: number; burst: number };
   };
   store: { mapSizeGiB: number; defaultPageSize: number; maxPageSize: number };
+  /** Media uploads: file size cap, chunk size and idle time-out of chunked uploads, storage directory (null: <dataDir>/media). */
+  uploads: { maxBytes: number; chunkBytes: number; chunkTimeoutMs: number; dir: string | null };
   chat: {
     presenceGraceMs: number;
     presenceTtlMs: number;
@@ -52,7 +54,24 @@ export interface Config {
     };
   };
   actors: { idleMs: number; askTimeoutMs: number };
+  cluster: {
+    prefix: string;
+    leaseTtlMs: number;
+    replicas: number;
+    forwardTimeoutMs: number;
+    retryMs: number;
+    heartbeatMs: number;
+  };
   auth: { accessTokenTtlSeconds: number; refreshTokenTtlSeconds: number; tokenCacheSize: number };
+  payments: {
+    /** Gateways offered (`local`, `stripe`); `stripe` is added when its secret key is set. */
+    gateways: string[];
+    /** The processor used when a request names none. */
+    defaultProcessor: string;
+    /** ISO 4217 currency of an order whose location names none. */
+    currency: string;
+    stripe: { secretKey: string | null; publishableKey: string | null; apiBase: string | null };
+  };
   voice: {
     provider: 'local' | 'twilio';
     accountSid: string | null;
@@ -83,8 +102,14 @@ const ENV: ReadonlyArray<[string, string[], Parse]> = [
   ['JWT_SECRET', ['jwtSecret'], text],
   ['NATS_URL', ['natsUrl'], text],
   ['NODE_ID', ['nodeId'], text],
+  ['CLUSTER_PREFIX', ['cluster', 'prefix'], text],
+  ['CLUSTER_LEASE_TTL_MS', ['cluster', 'leaseTtlMs'], int],
+  ['CLUSTER_REPLICAS', ['cluster', 'replicas'], int],
+  ['CLUSTER_RETRY_MS', ['cluster', 'retryMs'], int],
   ['LOG_LEVEL', ['logLevel'], text],
   ['MAX_BODY_BYTES', ['http', 'maxBodyBytes'], int],
+  ['UPLOAD_MAX_BYTES', ['uploads', 'maxBytes'], int],
+  ['UPLOAD_DIR', ['uploads', 'dir'], text],
   ['CORS_ORIGINS', ['http', 'corsOrigins'], list],
   ['RATE_LIMITS', ['rateLimits', 'enabled'], bool],
   ['RATE_LIMIT_DEFAULT_PLAN', ['rateLimits', 'defaultPlan'], text],
@@ -99,6 +124,12 @@ const ENV: ReadonlyArray<[string, string[], Parse]> = [
   ['AI_BASE_URL', ['providers', 'ai', 'baseUrl'], text],
   ['AI_API_KEY', ['providers', 'ai', 'apiKey'], text],
   ['AI_MODEL', ['providers', 'ai', 'model'], text],
+  ['PAYMENT_GATEWAYS', ['payments', 'gateways'], list],
+  ['PAYMENT_DEFAULT_PROCESSOR', ['payments', 'defaultProcessor'], text],
+  ['PAYMENT_CURRENCY', ['payments', 'currency'], text],
+  ['STRIPE_SECRET_KEY', ['payments', 'stripe', 'secretKey'], text],
+  ['STRIPE_PUBLISHABLE_KEY', ['payments', 'stripe', 'publishableKey'], text],
+  ['STRIPE_API_BASE', ['payments', 'stripe', 'apiBase'], text],
   ['VOICE_PROVIDER', ['voice', 'provider'], text],
   ['VOICE_ACCOUNT_SID', ['voice', 'accountSid'], text],
   ['VOICE_API_KEY_SID', ['voice', 'apiKeySid'], text],
@@ -149,6 +180,7 @@ export function loadConfig(
   }
   const out = cfg as unknown as Config;
   out.dataDir = resolve(out.dataDir);
+  if (out.uploads) out.uploads.dir = resolve(out.uploads.dir ?? join(out.dataDir, 'media'));
   if (!out.nodeId) out.nodeId = `${hostname().replace(/[^A-Za-z0-9_-]/g, '-').slice(0, 40)}-${process.pid}`;
   return out;
 }

@@ -1,0 +1,101 @@
+// The POS tabs actor's messages (kind `pos-tabs`, key: the location slug) and the typed call that
+// unwraps its replies. Inputs carry money and quantities as they arrived (numbers or numeric
+// strings); the actor parses them in the currency of the order. A refusal (400, 404, 409) comes
+// back as a value rather than a throw, so the actor keeps its state instead of being rebuilt from
+// the store after every bad request.
+import { fromWire, type WireError } from '../../core/errors.js';
+import type { StoredRecord } from '../../core/store/record.js';
+import type { TaskRecord } from '../workflow/messages.js';
+
+export const POS_TABS_ACTOR = 'pos-tabs';
+
+export interface Customer {
+  name?: string;
+  email?: string;
+  phone?: string;
+  customerId?: string;
+}
+
+export interface OpenInput {
+  tabLabel?: string;
+  servicePointId?: string;
+  customer?: Customer;
+  /** The signed-in customer placing the order (from the token). */
+  customerId?: string;
+  by?: string;
+}
+
+export interface ModifierInput {
+  name: string;
+  price?: unknown;
+}
+
+export interface ItemInput {
+  productId?: string;
+  name?: string;
+  quantity: unknown;
+  unitPrice?: unknown;
+  modifiers?: Array<string | ModifierInput>;
+  notes?: string;
+}
+
+export interface SettleInput {
+  amount: unknown;
+  tip?: unknown;
+  method?: string;
+  gateway?: string;
+  ref?: string;
+  idempotencyKey?: string;
+}
+
+export interface RefundInput {
+  amount?: unknown;
+  transactionId?: string;
+  reason?: string;
+  idempotencyKey?: string;
+}
+
+export type PosMessage =
+  | { type: 'open'; input: OpenInput }
+  | { type: 'list-open' }
+  | { type: 'add-items'; orderId: string; items: ItemInput[]; by?: string }
+  | { type: 'fire'; orderId: string; by?: string }
+  | { type: 'settle'; orderId: string; input: SettleInput; by?: string }
+  | { type: 'refund'; orderId: string; input: RefundInput; by?: string }
+  | { type: 'split'; orderId: string; itemIds?: string[]; parts?: number; by?: string }
+  | { type: 'assign-point'; orderId: string; servicePointId: string; by?: string }
+  | { type: 'release-point'; orderId: string; status?: string; by?: string };
+
+export interface OpenReply {
+  order: StoredRecord;
+  created: boolean;
+}
+
+export interface FireReply {
+  order: StoredRecord;
+  task: TaskRecord | null;
+  fired: number;
+}
+
+export interface SettleReply {
+  order: StoredRecord;
+  transaction: Record<string, unknown>;
+}
+
+export interface SplitReply {
+  order: StoredRecord;
+  orders: StoredRecord[];
+}
+
+export type PosReply<T> = { ok: true; value: T } | { ok: false; error: WireError };
+
+interface Asker {
+  ask<R = unknown>(tenant: string, kind: string, key: string, msg: unknown): Promise<R>;
+}
+
+/** Sends a message to the tabs actor of `location` and answers its value or throws its refusal. */
+export async function askPos<T>(runtime: Asker, tenant: string, location: string, msg: PosMessage): Promise<T> {
+  const reply = await runtime.ask<PosReply<T>>(tenant, POS_TABS_ACTOR, location, msg);
+  if (!reply.ok) throw fromWire(reply.error);
+  return reply.value;
+}

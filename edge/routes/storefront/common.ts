@@ -1,0 +1,139 @@
+// What the storefront routes share: schemas, the staff-token gate of `posRequiresStaffToken`, the
+// location of an order, and the services bound to this node.
+import { Type, type TSchema } from '@sinclair/typebox';
+import { appError } from '../../../core/errors.js';
+import { isId } from '../../../core/ids.js';
+import { createGateways } from '../../../core/payments/index.js';
+import type { StoredRecord } from '../../../core/store/record.js';
+import { findLocation, LOCATION_DATATYPE } from '../../../actors/reservations/queries.js';
+import { bindStorefront, type StorefrontServices } from '../../../actors/storefront/services.js';
+import { storefrontSettingsOf } from '../../../actors/storefront/settings.js';
+import { SF_ORDER } from '../../../actors/storefront/order.js';
+import type { AppDeps } from '../../deps.js';
+import type { RequestContext, RouteDef } from '../../route.js';
+
+export const TAG = 'Storefront';
+export const PAY_TAG = 'Storefront payments';
+
+/**
+ * Money or a quantity: a number or a numeric string. Deliberately untyped for the validator so a
+ * bad value gets the storefront's own message ("body/amount must be a number or a numeric
+ * string"), not three lines of schema alternatives.
+ */
+export function MoneyLike(description: string): TSchema {
+  return Type.Unsafe<number | string>({ description: `${description}. A number or a numeric string in plain decimal notation (12.5 or "12.50"); negative or non-numeric values are refused (400)` });
+}
+
+export const FreeObject = Type.Object({}, { additionalProperties: true });
+
+export const RecordSchema = Type.Object(
+  {
+    pk: Type.String(),
+    sk: Type.String(),
+    datatype: Type.String(),
+    version: Type.Integer(),
+    state: Type.String(),
+    createdate: Type.String(),
+    modifydate: Type.String(),
+    data: FreeObject,
+  },
+  { additionalProperties: true },
+);
+
+export function ListOf<T extends TSchema>(item: T) {
+  return Type.Object({
+    data: Type.Array(item),
+    total: Type.Integer(),
+    hasNext: Type.Boolean(),
+    page: Type.Integer(),
+    pageSize: Type.Integer(),
+  });
+}
+
+export const Paging = {
+  page: Type.Optional(Type.Integer({ minimum: 1, description: '1-based page (default 1)' })),
+  pageSize: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: 'Page size (default 20; clamped to the configured maximum, 200)' })),
+};
+
+export const Slug = Type.String({
+  minLength: 1,
+  maxLength: 200,
+  description: 'Location slug: `data.name` of the location record (sending its sk yields empty lists)',
+});
+
+export const IdParam = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, description: 'Order id (sk)' }) });
+
+export const SettleResult = Type.Object({ order: RecordSchema, transaction: FreeObject }, { description: 'spec: Derived shapes → Settle result' });
+
+/** Pages an in-memory list into the list envelope. */
+export function page<T>(items: T[], p: number | undefined, size: number | undefined, max: number): { data: T[]; total: number; hasNext: boolean; page: number; pageSize: number } {
+  const pageSize = Math.min(size ?? 20, max);
+  const pageNo = p ?? 1;
+  const offset = (pageNo - 1) * pageSize;
+  const data = items.slice(offset, offset + pageSize);
+  return { data, total: items.length, hasNext: offset + data.length < items.length, page: pageNo, pageSize };
+}
+
+/** This node's storefront services (gateways from config), created and bound on first use. */
+export function servicesOf(deps: AppDeps): StorefrontServices {
+  let s = made.get(deps.store);
+  if (!s) {
+    s = { gateways: createGateways(deps.config, deps.store, deps.clock, deps.logger), defaultCurrency: deps.config.payments.currency, logger: deps.logger };
+    bindStorefront(deps.store, s);
+    made.set(deps.store, s);
+  }
+  return s;
+}
+const made = new WeakMap<object, StorefrontServices>();
+
+export function byOf(ctx: RequestContext): string | undefined {
+  return ctx.principal?.sub;
+}
+
+/**
+ * The tenant setting `posRequiresStaffToken`: when on, a storefront write needs a staff token
+ * (no token or a bad one: 401; a customer's or an application's: 403).
+ */
+export function requireStaffIfConfigured(ctx: RequestContext): void {
+  if (!storefrontSettingsOf(ctx.deps.store.getOrg(ctx.tenant)).posRequiresStaffToken) return;
+  const p = ctx.principal;
+  if (!p) throw appError('ERR_UNAUTHENTICATED', 'this organisation requires a staff token for storefront writes (posRequiresStaffToken)');
+  if (!(p.kind === 'staff' && p.roles.includes('User'))) {
+    throw appError('ERR_FORBIDDEN', 'this organisation requires a staff token for storefront writes (posRequiresStaffToken)');
+  }
+}
+
+const GATE_NOTE = ' When the organisation sets `posRequiresStaffToken`, this write needs a staff token (401 without one, 403 with another kind).';
+
+/** A public storefront write: its handler runs behind the `posRequiresStaffToken` gate. */
+export function storefrontWrite(def: RouteDef): RouteDef {
+  const handler = def.handler;
+  return {
+    ...def,
+    description: (def.description ?? def.summary) + GATE_NOTE,
+    handler: (ctx) => {
+      requireStaffIfConfigured(ctx);
+      return handler(ctx);
+    },
+  };
+}
+
+/** The stored order `id` and the location whose tabs actor owns it. */
+export function orderAndLocation(ctx: RequestContext, id: string): { rec: StoredRecord; location: string } {
+  const rec = ctx.deps.store.getRecord(ctx.tenant, SF_ORDER, id);
+  if (!rec) throw appError('ERR_NOT_FOUND', `order ${id}`);
+  const location = rec.data.businessLocationId;
+  if (typeof location !== 'string' || !location) {
+    throw appError('ERR_CONFLICT', `order ${id} has no data.businessLocationId; POS operations need the location slug`);
+  }
+  return { rec, location };
+}
+
+/** The location a write names: it must exist by slug; its sk gets a 400 that says what to send. */
+export function requireLocation(ctx: RequestContext, slug: string): StoredRecord {
+  const loc = findLocation(ctx.deps.store, ctx.tenant, slug);
+  if (loc) return loc;
+  const byId = isId(slug) ? ctx.deps.store.getRecord(ctx.tenant, LOCATION_DATATYPE, slug) : undefined;
+  if (byId) throw appError('ERR_VALIDATION', `body/businessLocationId must be the location slug ("${String(byId.data.name)}"), not the location's id`);
+  throw appError('ERR_NOT_FOUND', `location ${slug}`);
+}

@@ -1,0 +1,161 @@
+// Order routes: read an order, its payments, the caller's own order by number, add lines, fire.
+import { Type } from '@sinclair/typebox';
+import { appError } from '../../../core/errors.js';
+import type { StoredRecord } from '../../../core/store/record.js';
+import { askPos, type FireReply, type ItemInput } from '../../../actors/storefront/messages.js';
+import { presentOrder, SF_ORDER } from '../../../actors/storefront/order.js';
+import type { AppDeps } from '../../deps.js';
+import { route, type RouteDef } from '../../route.js';
+import {
+  byOf,
+  FreeObject,
+  IdParam,
+  ListOf,
+  MoneyLike,
+  orderAndLocation,
+  page,
+  Paging,
+  RecordSchema,
+  servicesOf,
+  storefrontWrite,
+  TAG,
+} from './common.js';
+
+const MAX_ITEMS = 100;
+
+const Modifier = Type.Union([
+  Type.String({ minLength: 1, maxLength: 100 }),
+  Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }), price: Type.Optional(MoneyLike('Added to the unit price')) }),
+]);
+
+const Item = Type.Object({
+  productId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'An sf_product id; its name, price and tax rate apply unless given' })),
+  name: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Required with unitPrice for an item without a product' })),
+  quantity: Type.Optional(MoneyLike('Quantity, greater than 0, at most 3 decimals (required)')),
+  unitPrice: Type.Optional(MoneyLike('Price of one unit (default: the product price at this location, else the product price)')),
+  modifiers: Type.Optional(Type.Array(Modifier, { maxItems: 50 })),
+  notes: Type.Optional(Type.String({ maxLength: 500 })),
+});
+
+const ItemsBody = Type.Union(
+  [Type.Array(Item, { minItems: 1, maxItems: MAX_ITEMS }), Type.Object({ items: Type.Array(Item, { minItems: 1, maxItems: MAX_ITEMS }) })],
+  { description: 'The lines: a JSON array, or `{items: [...]}`' },
+);
+
+function itemsOf(body: unknown): ItemInput[] {
+  const items = (Array.isArray(body) ? body : (body as { items: unknown[] }).items) as Array<Record<string, unknown>>;
+  items.forEach((it, i) => {
+    if (it.quantity === undefined || it.quantity === null) throw appError('ERR_VALIDATION', `body/items/${i}/quantity is required`);
+  });
+  return items as unknown as ItemInput[];
+}
+
+export function orderRoutes(deps: AppDeps): RouteDef[] {
+  const currency = () => servicesOf(deps).defaultCurrency;
+  const max = deps.config.store.maxPageSize;
+  return [
+    route({
+      method: 'GET',
+      path: '/storefront/order/:id',
+      auth: 'none',
+      tag: TAG,
+      summary: 'An order (tab) with every amount computed',
+      description:
+        'Money is answered as numbers in major units of `data.currency`; each line carries its `subtotal`, `tax`, `total`, and ' +
+        'its `taskId` once fired. A record written elsewhere with string amounts, no line ids or only a `subtotal` reads too.',
+      params: IdParam,
+      response: RecordSchema,
+      errors: [404],
+      handler: (ctx) => {
+        const rec = ctx.deps.store.getRecord(ctx.tenant, SF_ORDER, ctx.params.id);
+        if (!rec) throw appError('ERR_NOT_FOUND', `order ${ctx.params.id}`);
+        return presentOrder(rec, currency());
+      },
+    }),
+
+    route({
+      method: 'GET',
+      path: '/storefront/order/:id/payments',
+      auth: 'none',
+      tag: TAG,
+      summary: "An order's payments and refunds, oldest first",
+      params: IdParam,
+      query: Type.Object({ ...Paging }),
+      response: ListOf(FreeObject),
+      errors: [404],
+      handler: (ctx) => {
+        const rec = ctx.deps.store.getRecord(ctx.tenant, SF_ORDER, ctx.params.id);
+        if (!rec) throw appError('ERR_NOT_FOUND', `order ${ctx.params.id}`);
+        const payments = presentOrder(rec, currency()).data.payments as unknown[];
+        return page(payments, ctx.query.page, ctx.query.pageSize, max);
+      },
+    }),
+
+    route({
+      method: 'GET',
+      path: '/storefront/order/get/me/:orderNumber',
+      auth: 'customer',
+      tag: TAG,
+      summary: "The caller's own order by its order number (another's: 404)",
+      params: Type.Object({ orderNumber: Type.String({ minLength: 1, maxLength: 20, pattern: '^[0-9]+$' }) }),
+      response: RecordSchema,
+      errors: [404],
+      handler: (ctx) => {
+        const p = ctx.principal!;
+        const who = p.customerId ?? p.sub;
+        const n = Number(ctx.params.orderNumber);
+        const rec = ctx.deps.store.scan(ctx.tenant, SF_ORDER, { 'data.orderNumber': { $in: [n, ctx.params.orderNumber] } }).find((r) => r.data.customerId === who);
+        if (!rec) throw appError('ERR_NOT_FOUND', `order ${ctx.params.orderNumber}`);
+        return presentOrder(rec, currency());
+      },
+    }),
+
+    storefrontWrite(
+      route({
+        method: 'POST',
+        path: '/storefront/order/:id/items',
+        auth: 'none',
+        tag: TAG,
+        summary: 'Add lines to an open tab',
+        description:
+          'Each line is `{productId, quantity, unitPrice?, modifiers?, notes?}` (or `{name, quantity, unitPrice}` without a product). ' +
+          'Quantities and prices are numbers or numeric strings; computed in integer minor units, so 0.1 + 0.2 is 0.3. The unit ' +
+          'price defaults to the price at this location (`bm_location_product`), else the product price; the tax rate (a ' +
+          'percentage) is the product\'s, else the location\'s `taxRate`, fixed on the line when it is added. Subtotal, tax and total ' +
+          'are recomputed. A closed tab is 409.',
+        params: IdParam,
+        body: ItemsBody,
+        response: RecordSchema,
+        errors: [404, 409],
+        handler: async (ctx) => {
+          const items = itemsOf(ctx.body);
+          const { location } = orderAndLocation(ctx, ctx.params.id);
+          const rec = await askPos<StoredRecord>(ctx.deps.runtime, ctx.tenant, location, { type: 'add-items', orderId: ctx.params.id, items, by: byOf(ctx) });
+          return presentOrder(rec, currency());
+        },
+      }),
+    ),
+
+    storefrontWrite(
+      route({
+        method: 'POST',
+        path: '/storefront/order/:id/fire',
+        auth: 'none',
+        tag: TAG,
+        summary: 'Send the lines not yet fired to the kitchen (idempotent)',
+        description:
+          'spec: States and transitions → order line. The lines without a `taskId` become one `kitchen` workflow task, and each ' +
+          'of them then carries its `taskId`; lines that already have one are left out, so firing again adds nothing ' +
+          '(`fired: 0`, `task: null`).',
+        params: IdParam,
+        response: Type.Object({ order: RecordSchema, task: Type.Union([RecordSchema, Type.Null()]), fired: Type.Integer() }),
+        errors: [404, 409],
+        handler: async (ctx) => {
+          const { location } = orderAndLocation(ctx, ctx.params.id);
+          const reply = await askPos<FireReply>(ctx.deps.runtime, ctx.tenant, location, { type: 'fire', orderId: ctx.params.id, by: byOf(ctx) });
+          return { order: presentOrder(reply.order, currency()), task: reply.task, fired: reply.fired };
+        },
+      }),
+    ),
+  ];
+}

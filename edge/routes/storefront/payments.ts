@@ -1,0 +1,220 @@
+// Payment gateway routes (spec: the payment rows; `payproc` is the processor's name in the path).
+// The processor is a configured gateway (`local`, `stripe`); another name is 404. A terminal intent
+// is created for `card_present`; once the reader has taken the card, its id goes to settle as `ref`.
+import { Type } from '@sinclair/typebox';
+import { appError } from '../../../core/errors.js';
+import { assertIdempotencyKey } from '../../../core/idempotency.js';
+import { GatewayError, type PaymentGateway, type PaymentIntent } from '../../../core/payments/gateway.js';
+import { currencyExponent, currencyOf, parseMoney, toMajor } from '../../../actors/storefront/money.js';
+import { readOrder, SF_ORDER, totalsOf } from '../../../actors/storefront/order.js';
+import type { AppDeps } from '../../deps.js';
+import { route, type RequestContext, type RouteDef } from '../../route.js';
+import { MoneyLike, PAY_TAG, requireLocation, servicesOf, Slug, storefrontWrite } from './common.js';
+
+const Processor = Type.Object({ processor: Type.String({ minLength: 1, maxLength: 40, description: 'Payment processor: a configured gateway (local, stripe)' }) });
+
+const IntentSchema = Type.Object({
+  id: Type.String(),
+  provider: Type.String(),
+  amount: Type.Number({ description: 'Major units' }),
+  currency: Type.String(),
+  status: Type.String(),
+  clientSecret: Type.Union([Type.String(), Type.Null()]),
+  paymentMethodTypes: Type.Array(Type.String()),
+  captureMethod: Type.String(),
+  orderId: Type.Optional(Type.String()),
+  createdAt: Type.String(),
+});
+
+const IntentBody = Type.Object({
+  amount: Type.Optional(MoneyLike('Amount in major units (default: the balance due of orderId)')),
+  currency: Type.Optional(Type.String({ pattern: '^[A-Za-z]{3}$', description: "ISO 4217 (default: the order's, else the configured currency)" })),
+  orderId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'The tab this payment is for' })),
+  description: Type.Optional(Type.String({ maxLength: 500 })),
+  captureMethod: Type.Optional(Type.Unsafe<'automatic' | 'manual'>({ type: 'string', enum: ['automatic', 'manual'] })),
+  idempotencyKey: Type.Optional(Type.String({ maxLength: 64, description: 'UUID: a retry makes one intent' })),
+});
+
+function gatewayOf(ctx: RequestContext, name: string): PaymentGateway {
+  const g = servicesOf(ctx.deps).gateways.get(name);
+  if (!g) throw appError('ERR_NOT_FOUND', `payment processor ${name}`);
+  return g;
+}
+
+async function call<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof GatewayError) {
+      if (err.kind === 'declined') throw appError('ERR_PAYMENT_DECLINED', err.message);
+      if (err.kind === 'invalid') throw appError('ERR_BAD_REQUEST', err.message);
+      throw appError('ERR_UNAVAILABLE', `payment gateway unavailable: ${err.message}`);
+    }
+    throw err;
+  }
+}
+
+function present(i: PaymentIntent) {
+  return {
+    id: i.id,
+    provider: i.provider,
+    amount: toMajor(i.amount, currencyExponent(i.currency)),
+    currency: i.currency,
+    status: i.status,
+    clientSecret: i.clientSecret,
+    paymentMethodTypes: i.paymentMethodTypes,
+    captureMethod: i.captureMethod,
+    ...(i.metadata.orderId ? { orderId: i.metadata.orderId } : {}),
+    createdAt: i.createdAt,
+  };
+}
+
+type IntentBodyT = { amount?: unknown; currency?: string; orderId?: string; description?: string; captureMethod?: 'automatic' | 'manual'; idempotencyKey?: string };
+
+async function createIntent(ctx: RequestContext, processor: string, body: IntentBodyT, methodTypes: string[]) {
+  assertIdempotencyKey(body.idempotencyKey);
+  const gateway = gatewayOf(ctx, processor);
+  const metadata: Record<string, string> = {};
+  let currency = currencyOf(body.currency?.toUpperCase(), servicesOf(ctx.deps).defaultCurrency);
+  if (body.currency && currency !== body.currency.toUpperCase()) throw appError('ERR_VALIDATION', `body/currency "${body.currency}" is not an ISO 4217 code`);
+  let due: number | undefined;
+  if (body.orderId) {
+    const rec = ctx.deps.store.getRecord(ctx.tenant, SF_ORDER, body.orderId);
+    if (!rec) throw appError('ERR_NOT_FOUND', `order ${body.orderId}`);
+    const o = readOrder(rec, servicesOf(ctx.deps).defaultCurrency);
+    if (o.status !== 'open') throw appError('ERR_CONFLICT', `order ${body.orderId} is ${o.status}: nothing to pay`);
+    if (body.currency && o.currency !== currency) throw appError('ERR_VALIDATION', `body/currency must be the order's (${o.currency})`);
+    currency = o.currency;
+    due = totalsOf(o).balanceDue;
+    metadata.orderId = rec.sk;
+    metadata.orderNumber = String(rec.data.orderNumber ?? '');
+    metadata.businessLocationId = String(rec.data.businessLocationId ?? '');
+  }
+  const exponent = currencyExponent(currency);
+  const amount = body.amount !== undefined ? parseMoney(body.amount, 'body/amount', exponent, { zero: false }) : due;
+  if (amount === undefined) throw appError('ERR_VALIDATION', 'body/amount is required without body/orderId');
+  if (amount === 0) throw appError('ERR_VALIDATION', 'nothing to pay: the order has no balance due');
+  const intent = await call(() =>
+    gateway.createIntent({
+      tenant: ctx.tenant,
+      amount,
+      currency,
+      paymentMethodTypes: methodTypes,
+      captureMethod: body.captureMethod ?? 'automatic',
+      ...(body.description ? { description: body.description } : {}),
+      metadata,
+      ...(body.idempotencyKey ? { idempotencyKey: body.idempotencyKey } : {}),
+    }),
+  );
+  return present(intent);
+}
+
+export function paymentRoutes(_deps: AppDeps): RouteDef[] {
+  return [
+    route({
+      method: 'GET',
+      path: '/storefront/payment-gateways',
+      auth: 'none',
+      tag: PAY_TAG,
+      summary: 'The configured payment gateways with their publishable keys',
+      description: '`provider` is the name used in `/storefront/:processor/...` and as settle\'s `gateway`; `local` has no publishable key.',
+      response: Type.Array(Type.Object({ provider: Type.String(), publishableKey: Type.Union([Type.String(), Type.Null()]), default: Type.Boolean() })),
+      handler: (ctx) => {
+        const gw = servicesOf(ctx.deps).gateways;
+        return gw.list().map((g) => ({ provider: g.name, publishableKey: g.publishableKey, default: g.name === gw.defaultProcessor }));
+      },
+    }),
+
+    storefrontWrite(
+      route({
+        method: 'POST',
+        path: '/storefront/:processor/intent',
+        auth: 'none',
+        tag: PAY_TAG,
+        summary: 'Create a card payment intent',
+        description:
+          'With `orderId` the amount defaults to the balance due and the currency is the order\'s. The client completes the intent ' +
+          'with its `clientSecret`; then settle the tab with the intent id as `ref`. An unknown processor is 404.',
+        params: Processor,
+        body: IntentBody,
+        status: 201,
+        response: IntentSchema,
+        errors: [402, 404, 409, 503],
+        handler: (ctx) => createIntent(ctx, ctx.params.processor, ctx.body, ['card']),
+      }),
+    ),
+
+    storefrontWrite(
+      route({
+        method: 'POST',
+        path: '/storefront/:processor/terminal/intent',
+        auth: 'none',
+        tag: PAY_TAG,
+        summary: 'Create a card-present intent for a terminal reader',
+        description:
+          "Created with `payment_method_types: ['card_present']`. The reader collects the card; the intent id then goes to settle as " +
+          '`ref` (an intent left `requires_capture` is captured by settle). The `local` processor simulates the reader.',
+        params: Processor,
+        body: IntentBody,
+        status: 201,
+        response: IntentSchema,
+        errors: [402, 404, 409, 503],
+        handler: (ctx) => createIntent(ctx, ctx.params.processor, ctx.body, ['card_present']),
+      }),
+    ),
+
+    storefrontWrite(
+      route({
+        method: 'POST',
+        path: '/storefront/:processor/terminal/connection-token',
+        auth: 'none',
+        tag: PAY_TAG,
+        summary: 'A connection token for a terminal SDK',
+        params: Processor,
+        body: Type.Object({ terminalLocationId: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })) }),
+        response: Type.Object({ secret: Type.String(), location: Type.Union([Type.String(), Type.Null()]) }),
+        errors: [404, 503],
+        handler: (ctx) => {
+          const g = gatewayOf(ctx, ctx.params.processor);
+          return call(() => g.connectionToken(ctx.tenant, { ...(ctx.body.terminalLocationId ? { terminalLocationId: ctx.body.terminalLocationId } : {}) }));
+        },
+      }),
+    ),
+
+    storefrontWrite(
+      route({
+        method: 'POST',
+        path: '/storefront/:processor/terminal/location/ensure',
+        auth: 'none',
+        tag: PAY_TAG,
+        summary: "The processor's terminal location for a business location (created on first call)",
+        description:
+          'Idempotent: the location is created once per business location and remembered. The display name defaults to the ' +
+          "location's `displayName` (else its slug); the address to its `address` object (needs a `country`).",
+        params: Processor,
+        body: Type.Object({
+          businessLocationId: Slug,
+          displayName: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+        }),
+        response: Type.Object({ id: Type.String(), provider: Type.String(), businessLocationId: Type.String(), displayName: Type.String(), created: Type.Boolean() }),
+        errors: [404, 503],
+        handler: (ctx) => {
+          const g = gatewayOf(ctx, ctx.params.processor);
+          const loc = requireLocation(ctx, ctx.body.businessLocationId);
+          const addr = loc.data.address && typeof loc.data.address === 'object' ? (loc.data.address as Record<string, unknown>) : undefined;
+          const str = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
+          const displayName = ctx.body.displayName ?? str(loc.data.displayName) ?? str(loc.data.title) ?? ctx.body.businessLocationId;
+          return call(() =>
+            g.ensureTerminalLocation(ctx.tenant, {
+              businessLocationId: ctx.body.businessLocationId,
+              displayName,
+              ...(addr && str(addr.country)
+                ? { address: { country: str(addr.country), line1: str(addr.line1), line2: str(addr.line2), city: str(addr.city), state: str(addr.state), postalCode: str(addr.postalCode) } }
+                : {}),
+            }),
+          );
+        },
+      }),
+    ),
+  ];
+}

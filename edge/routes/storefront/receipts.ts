@@ -1,0 +1,147 @@
+// Receipts and checks: printer-ready payloads, print jobs and sent receipts. A print job or a sent
+// receipt is a message in the outbox (kind `print`, `email` or `sms`) carrying the payload, and its
+// text rendering as the body.
+import { Type } from '@sinclair/typebox';
+import { appError } from '../../../core/errors.js';
+import type { OutboxMessage } from '../../../core/outbox.js';
+import { findLocation } from '../../../actors/reservations/queries.js';
+import { readOrder, SF_ORDER } from '../../../actors/storefront/order.js';
+import { formatMinor } from '../../../actors/storefront/money.js';
+import { buildPayload, receiptText, type Copy, type PayloadKind, type ReceiptPayload } from '../../../actors/storefront/receipt.js';
+import type { AppDeps } from '../../deps.js';
+import { route, type RequestContext, type RouteDef } from '../../route.js';
+import { FreeObject, IdParam, servicesOf, storefrontWrite, TAG } from './common.js';
+
+const CopyEnum = Type.Unsafe<Copy>({ type: 'string', enum: ['customer', 'merchant'], description: 'Which copy (default customer)' });
+
+const Queued = Type.Object({ id: Type.String(), channel: Type.String(), to: Type.String(), kind: Type.String(), provider: Type.String() });
+
+function payloadOf(ctx: RequestContext, id: string, kind: PayloadKind, copy: Copy): { payload: ReceiptPayload; exponent: number } {
+  const rec = ctx.deps.store.getRecord(ctx.tenant, SF_ORDER, id);
+  if (!rec) throw appError('ERR_NOT_FOUND', `order ${id}`);
+  const order = readOrder(rec, servicesOf(ctx.deps).defaultCurrency);
+  const slug = typeof rec.data.businessLocationId === 'string' ? rec.data.businessLocationId : '';
+  const org = ctx.deps.store.getOrg(ctx.tenant);
+  const location = slug ? findLocation(ctx.deps.store, ctx.tenant, slug) : undefined;
+  const printedAt = new Date(ctx.deps.clock.now()).toISOString();
+  return { payload: buildPayload(kind, copy, order, org, location, printedAt), exponent: order.exponent };
+}
+
+async function queue(ctx: RequestContext, msg: OutboxMessage) {
+  const sent = await ctx.deps.outbox.send(ctx.tenant, msg);
+  return { id: sent.id, channel: sent.channel, to: sent.to, kind: sent.kind ?? '', provider: sent.provider };
+}
+
+function payloadRoute(kind: PayloadKind): RouteDef {
+  return route({
+    method: 'GET',
+    path: `/storefront/pos/tab/:id/${kind}-payload`,
+    auth: 'none',
+    tag: TAG,
+    summary: kind === 'receipt' ? 'A printer-ready receipt' : 'A printer-ready check (the bill before payment)',
+    description:
+      'Structured: business and location header, order (number, label, point, times), lines with modifiers, subtotal, tax, ' +
+      'tip, total, payments, change, balance due, footer, the copy name (`copy=customer` or `copy=merchant`; the merchant copy ' +
+      'adds processor references and a signature line for card payments)' +
+      (kind === 'check' ? ', and suggested tips (15, 18, 20 % of the subtotal).' : '.'),
+    params: IdParam,
+    query: Type.Object({ copy: Type.Optional(CopyEnum) }),
+    response: FreeObject,
+    errors: [404],
+    handler: (ctx) => payloadOf(ctx, ctx.params.id, kind, ctx.query.copy ?? 'customer').payload,
+  });
+}
+
+function printRoute(kind: PayloadKind): RouteDef {
+  return storefrontWrite(
+    route({
+      method: 'POST',
+      path: `/storefront/pos/tab/:id/print-${kind}`,
+      auth: 'none',
+      tag: TAG,
+      summary: kind === 'receipt' ? 'Queue a receipt print job' : 'Queue a check print job',
+      description:
+        `Queues a print job (outbox channel \`print\`, kind \`${kind}\`) carrying the ${kind} payload and its text. The printer is ` +
+        '`printerId`, else the location\'s `data.receiptPrinterId`, else `default`.',
+      params: IdParam,
+      body: Type.Object({ copy: Type.Optional(CopyEnum), printerId: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })) }),
+      status: 202,
+      response: Type.Object({ queued: Queued, payload: FreeObject }),
+      errors: [404],
+      handler: async (ctx) => {
+        const { payload, exponent } = payloadOf(ctx, ctx.params.id, kind, ctx.body.copy ?? 'customer');
+        const loc = findLocation(ctx.deps.store, ctx.tenant, payload.location.businessLocationId);
+        const to = ctx.body.printerId ?? (typeof loc?.data.receiptPrinterId === 'string' ? loc.data.receiptPrinterId : 'default');
+        const queued = await queue(ctx, {
+          channel: 'print',
+          to,
+          kind,
+          subject: `${kind === 'receipt' ? 'Receipt' : 'Check'} #${payload.order.orderNumber} (${payload.copyLabel})`,
+          body: receiptText(payload, exponent),
+          payload: payload as unknown as Record<string, unknown>,
+        });
+        return { queued, payload };
+      },
+    }),
+  );
+}
+
+export function receiptRoutes(_deps: AppDeps): RouteDef[] {
+  return [
+    payloadRoute('receipt'),
+    payloadRoute('check'),
+    printRoute('check'),
+    printRoute('receipt'),
+    storefrontWrite(
+      route({
+        method: 'POST',
+        path: '/storefront/pos/tab/:id/send-receipt',
+        auth: 'none',
+        tag: TAG,
+        summary: 'Send the receipt by email or text message',
+        description: 'At least one of `email` and `phone`. The email carries the full receipt; the text message a short summary. Both go through the outbox.',
+        params: IdParam,
+        body: Type.Object({
+          email: Type.Optional(Type.String({ format: 'email', maxLength: 254 })),
+          phone: Type.Optional(Type.String({ pattern: '^\\+?[0-9 ()-]{6,20}$', description: 'E.164 preferred' })),
+          copy: Type.Optional(CopyEnum),
+        }),
+        status: 202,
+        response: Type.Object({ queued: Type.Array(Queued) }),
+        errors: [404],
+        handler: async (ctx) => {
+          const { email, phone } = ctx.body;
+          if (!email && !phone) throw appError('ERR_VALIDATION', 'send body/email or body/phone (or both)');
+          const { payload, exponent } = payloadOf(ctx, ctx.params.id, 'receipt', ctx.body.copy ?? 'customer');
+          const title = `Receipt for order #${payload.order.orderNumber} at ${payload.business.name}`;
+          const queued = [];
+          if (email) {
+            queued.push(
+              await queue(ctx, {
+                channel: 'email',
+                to: email.trim().toLowerCase(),
+                kind: 'receipt',
+                subject: title,
+                body: receiptText(payload, exponent),
+                payload: payload as unknown as Record<string, unknown>,
+              }),
+            );
+          }
+          if (phone) {
+            const total = formatMinor(Math.round(payload.total * 10 ** exponent), exponent);
+            queued.push(
+              await queue(ctx, {
+                channel: 'sms',
+                to: phone.replace(/[ ()-]/g, ''),
+                kind: 'receipt',
+                body: `${title}: total ${total} ${payload.currency}. ${payload.footer}`.slice(0, 320),
+                payload: payload as unknown as Record<string, unknown>,
+              }),
+            );
+          }
+          return { queued };
+        },
+      }),
+    ),
+  ];
+}

@@ -1,0 +1,318 @@
+// POS tab routes (spec: Endpoints → Storefront: POS tabs and orders): open, list, settle, refund,
+// split and service points. Every write is one message to the tabs actor of the order's location;
+// lists of open tabs come from that actor's memory, closed tabs from the store.
+import { Type } from '@sinclair/typebox';
+import { appError } from '../../../core/errors.js';
+import { assertIdempotencyKey } from '../../../core/idempotency.js';
+import type { StoredRecord } from '../../../core/store/record.js';
+import { findLocation } from '../../../actors/reservations/queries.js';
+import { setServicePointStatus } from '../../../actors/service-points/client.js';
+import { askPos, type OpenReply, type SettleReply, type SplitReply } from '../../../actors/storefront/messages.js';
+import { CLOSED, presentOrder, SF_ORDER } from '../../../actors/storefront/order.js';
+import type { AppDeps } from '../../deps.js';
+import { route, type RouteDef } from '../../route.js';
+import {
+  byOf,
+  IdParam,
+  ListOf,
+  MoneyLike,
+  orderAndLocation,
+  page,
+  Paging,
+  RecordSchema,
+  requireLocation,
+  servicesOf,
+  SettleResult,
+  Slug,
+  storefrontWrite,
+  TAG,
+} from './common.js';
+
+const Customer = Type.Object({
+  name: Type.Optional(Type.String({ maxLength: 200 })),
+  email: Type.Optional(Type.String({ maxLength: 254 })),
+  phone: Type.Optional(Type.String({ maxLength: 40 })),
+  customerId: Type.Optional(Type.String({ maxLength: 64 })),
+});
+
+const IdempotencyKey = Type.Optional(Type.String({ maxLength: 64, description: 'UUID: a retry with the same key answers the first result without repeating it (24 h)' }));
+
+/** `YYYY-MM-DD` (start of that UTC day) or an ISO date-time; `endOfDay` moves a bare date to the next day. */
+function instant(v: string | undefined, field: string, endOfDay: boolean): string | undefined {
+  if (v === undefined) return undefined;
+  const dateOnly = /^\d{4}-\d{2}-\d{2}$/.test(v);
+  const ms = Date.parse(dateOnly ? `${v}T00:00:00Z` : v);
+  if (!Number.isFinite(ms)) throw appError('ERR_VALIDATION', `query/${field} must be a date (YYYY-MM-DD) or an ISO 8601 date-time`);
+  return new Date(dateOnly && endOfDay ? ms + 86_400_000 : ms).toISOString();
+}
+
+export function tabRoutes(deps: AppDeps): RouteDef[] {
+  const currency = () => servicesOf(deps).defaultCurrency;
+  const max = deps.config.store.maxPageSize;
+  return [
+    storefrontWrite(
+      route({
+        method: 'POST',
+        path: '/storefront/pos/tab',
+        auth: 'none',
+        tag: TAG,
+        summary: 'Open a tab (or answer the open one at that service point or with that label)',
+        description:
+          'Opens an `sf_order` with status `open` and the next order number of the organisation (201). With `servicePointId` (id ' +
+          'or name) a point that already has an open tab answers that tab (200) instead of a second one, and a new tab marks the ' +
+          'point `occupied`; without one, an open tab with the same `tabLabel` (compared without case) is answered. ' +
+          '`businessLocationId` is the location slug (its sk is refused with 400); a token, when sent, stamps `openedBy` and a ' +
+          "customer token the order's `customerId`.",
+        body: Type.Object({
+          businessLocationId: Slug,
+          tabLabel: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Display label (default: the point name, else #<orderNumber>)' })),
+          servicePointId: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Service point id or name at this location' })),
+          customer: Type.Optional(Customer),
+        }),
+        status: 201,
+        response: RecordSchema,
+        errors: [404, 409],
+        handler: async (ctx) => {
+          requireLocation(ctx, ctx.body.businessLocationId);
+          const p = ctx.principal;
+          const reply = await askPos<OpenReply>(ctx.deps.runtime, ctx.tenant, ctx.body.businessLocationId, {
+            type: 'open',
+            input: {
+              tabLabel: ctx.body.tabLabel,
+              servicePointId: ctx.body.servicePointId,
+              customer: ctx.body.customer,
+              customerId: p?.kind === 'customer' ? (p.customerId ?? p.sub) : undefined,
+              by: p?.sub,
+            },
+          });
+          if (!reply.created) ctx.status = 200;
+          return presentOrder(reply.order, currency());
+        },
+      }),
+    ),
+
+    route({
+      method: 'GET',
+      path: '/storefront/pos/tabs',
+      auth: 'none',
+      tag: TAG,
+      summary: "A location's open tabs, oldest first",
+      description: 'From the tabs actor of the location (its memory, not a scan). A location sk instead of its slug yields an empty list (spec: Errors 10).',
+      query: Type.Object({ businessLocationId: Slug, ...Paging }),
+      response: ListOf(RecordSchema),
+      handler: async (ctx) => {
+        const slug = ctx.query.businessLocationId;
+        if (!findLocation(ctx.deps.store, ctx.tenant, slug)) return page([], ctx.query.page, ctx.query.pageSize, max);
+        const open = await askPos<StoredRecord[]>(ctx.deps.runtime, ctx.tenant, slug, { type: 'list-open' });
+        return page(open, ctx.query.page, ctx.query.pageSize, max);
+      },
+    }),
+
+    route({
+      method: 'GET',
+      path: '/storefront/pos/tabs/closed',
+      auth: 'none',
+      tag: TAG,
+      summary: "A location's closed tabs, most recently closed first",
+      description:
+        '`from` and `to` bound `closedAt` (`from` inclusive, `to` exclusive; a bare date `to` includes that whole UTC day). Paged.',
+      query: Type.Object({
+        businessLocationId: Slug,
+        from: Type.Optional(Type.String({ maxLength: 40, description: 'YYYY-MM-DD or ISO date-time' })),
+        to: Type.Optional(Type.String({ maxLength: 40, description: 'YYYY-MM-DD or ISO date-time' })),
+        ...Paging,
+      }),
+      response: ListOf(RecordSchema),
+      handler: (ctx) => {
+        const from = instant(ctx.query.from, 'from', false);
+        const to = instant(ctx.query.to, 'to', true);
+        if (from && to && from >= to) throw appError('ERR_VALIDATION', 'query/from must be before query/to');
+        const range: Record<string, string> = {};
+        if (from) range.$gte = from;
+        if (to) range.$lt = to;
+        const filter: Record<string, unknown> = { 'data.businessLocationId': ctx.query.businessLocationId, 'data.status': CLOSED };
+        if (from || to) filter['data.closedAt'] = range;
+        const result = ctx.deps.store.find(ctx.tenant, SF_ORDER, filter, {
+          page: ctx.query.page,
+          pageSize: ctx.query.pageSize,
+          sort: 'data.closedAt',
+          sortType: 'desc',
+        });
+        return { ...result, data: result.data.map((r) => presentOrder(r, currency())) };
+      },
+    }),
+
+    storefrontWrite(
+      route({
+        method: 'POST',
+        path: '/storefront/pos/tab/:id/settle',
+        auth: 'none',
+        tag: TAG,
+        summary: 'Take a payment on a tab; the tab closes when it is paid in full',
+        description:
+          'Payments accumulate in `amountPaid`; when it reaches the total (subtotal + tax + tip) the tab closes (`status: closed`, ' +
+          '`closedAt`) and its service point becomes `dirty`. `method` defaults to `cash` (to `card` with a `ref`); only cash may ' +
+          'exceed the balance due, the rest is recorded as change (`transaction.change`, `order.changeDue`). `tip` adds to the ' +
+          "total first. A `ref` names a payment intent of `gateway` (default: the default processor) that has succeeded, in the order's " +
+          'currency and for exactly `amount`; anything else is 400, and an intent already applied is 409. Settling a closed tab is ' +
+          '409. Two settles racing on one tab are applied one after the other. `idempotencyKey` (UUID) makes a retry answer the first result.',
+        params: IdParam,
+        body: Type.Object({
+          amount: MoneyLike('Amount tendered, in major units of the order currency'),
+          tip: Type.Optional(MoneyLike('Tip added to the total before this payment')),
+          method: Type.Optional(Type.String({ minLength: 1, maxLength: 40, description: 'cash (default), card, or your own word' })),
+          gateway: Type.Optional(Type.String({ minLength: 1, maxLength: 40, description: 'Payment gateway of `ref` (default: the default processor)' })),
+          ref: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Payment intent id (e.g. from /storefront/:processor/terminal/intent)' })),
+          idempotencyKey: IdempotencyKey,
+        }),
+        response: SettleResult,
+        errors: [402, 404, 409],
+        handler: async (ctx) => {
+          assertIdempotencyKey(ctx.body.idempotencyKey);
+          const { location } = orderAndLocation(ctx, ctx.params.id);
+          const reply = await askPos<SettleReply>(ctx.deps.runtime, ctx.tenant, location, { type: 'settle', orderId: ctx.params.id, input: ctx.body, by: byOf(ctx) });
+          return { order: presentOrder(reply.order, currency()), transaction: reply.transaction };
+        },
+      }),
+    ),
+
+    storefrontWrite(
+      route({
+        method: 'POST',
+        path: '/storefront/pos/tab/:id/refund',
+        auth: 'none',
+        tag: TAG,
+        summary: 'Refund a payment (all or part); never more than was paid',
+        description:
+          'Without `transactionId` the refund is taken from the newest payments first; with it, from that payment only. Without ' +
+          '`amount`, everything still refundable. A refund above what was paid and not yet refunded is 400. Card payments made ' +
+          'through a gateway are refunded there. Answers `{order, transaction}` (the refund, with its allocations).',
+        params: IdParam,
+        body: Type.Object({
+          amount: Type.Optional(MoneyLike('Amount to refund (default: all that is refundable)')),
+          transactionId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+          reason: Type.Optional(Type.String({ maxLength: 500 })),
+          idempotencyKey: IdempotencyKey,
+        }),
+        response: SettleResult,
+        errors: [402, 404, 409],
+        handler: async (ctx) => {
+          assertIdempotencyKey(ctx.body.idempotencyKey);
+          const { location } = orderAndLocation(ctx, ctx.params.id);
+          const reply = await askPos<SettleReply>(ctx.deps.runtime, ctx.tenant, location, { type: 'refund', orderId: ctx.params.id, input: ctx.body, by: byOf(ctx) });
+          return { order: presentOrder(reply.order, currency()), transaction: reply.transaction };
+        },
+      }),
+    ),
+
+    storefrontWrite(
+      route({
+        method: 'POST',
+        path: '/storefront/pos/tab/:id/split',
+        auth: 'none',
+        tag: TAG,
+        summary: 'Split a tab: move lines to a new tab, or divide it into equal parts',
+        description:
+          '`{itemIds}` (line ids) moves those lines to one new open tab; the rest stay. `{parts: n}` makes n new open tabs that ' +
+          'share subtotal, tax and tip (each divided in minor units, the remainder cents on the first), and the original becomes ' +
+          '`split`; the sums equal the original exactly. Only an unpaid open tab can be split (409 otherwise). Answers ' +
+          '`{order, orders}`: the original and the new tabs.',
+        params: IdParam,
+        body: Type.Object({
+          itemIds: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: 500, uniqueItems: true })),
+          parts: Type.Optional(Type.Integer({ minimum: 2, maximum: 50 })),
+        }),
+        response: Type.Object({ order: RecordSchema, orders: Type.Array(RecordSchema) }),
+        errors: [404, 409],
+        handler: async (ctx) => {
+          if ((ctx.body.itemIds === undefined) === (ctx.body.parts === undefined)) throw appError('ERR_VALIDATION', 'send either body/itemIds or body/parts');
+          const { location } = orderAndLocation(ctx, ctx.params.id);
+          const reply = await askPos<SplitReply>(ctx.deps.runtime, ctx.tenant, location, {
+            type: 'split',
+            orderId: ctx.params.id,
+            itemIds: ctx.body.itemIds,
+            parts: ctx.body.parts,
+            by: byOf(ctx),
+          });
+          return { order: presentOrder(reply.order, currency()), orders: reply.orders.map((r) => presentOrder(r, currency())) };
+        },
+      }),
+    ),
+
+    storefrontWrite(
+      route({
+        method: 'POST',
+        path: '/storefront/pos/tab/:id/assign-service-point',
+        auth: 'none',
+        tag: TAG,
+        summary: 'Move an open tab to a service point',
+        description:
+          'The new point (id or name at the tab\'s location) becomes `occupied`; the one it leaves becomes `dirty` unless another ' +
+          'open tab is still there. A point that already has another open tab is 409.',
+        params: IdParam,
+        body: Type.Object({ servicePointId: Type.String({ minLength: 1, maxLength: 100 }) }),
+        response: RecordSchema,
+        errors: [404, 409],
+        handler: async (ctx) => {
+          const { location } = orderAndLocation(ctx, ctx.params.id);
+          const rec = await askPos<StoredRecord>(ctx.deps.runtime, ctx.tenant, location, {
+            type: 'assign-point',
+            orderId: ctx.params.id,
+            servicePointId: ctx.body.servicePointId,
+            by: byOf(ctx),
+          });
+          return presentOrder(rec, currency());
+        },
+      }),
+    ),
+
+    storefrontWrite(
+      route({
+        method: 'POST',
+        path: '/storefront/pos/tab/:id/release-service-point',
+        auth: 'none',
+        tag: TAG,
+        summary: 'Detach a tab from its service point',
+        description: 'The point gets `status` (default `dirty`) unless another open tab is still there. A tab without a point is 409.',
+        params: IdParam,
+        body: Type.Object({ status: Type.Optional(Type.String({ minLength: 1, maxLength: 40 })) }),
+        response: RecordSchema,
+        errors: [404, 409],
+        handler: async (ctx) => {
+          const { location } = orderAndLocation(ctx, ctx.params.id);
+          const rec = await askPos<StoredRecord>(ctx.deps.runtime, ctx.tenant, location, {
+            type: 'release-point',
+            orderId: ctx.params.id,
+            status: ctx.body.status,
+            by: byOf(ctx),
+          });
+          return presentOrder(rec, currency());
+        },
+      }),
+    ),
+
+    storefrontWrite(
+      route({
+        method: 'POST',
+        path: '/storefront/service-point/:id/status',
+        auth: 'none',
+        tag: TAG,
+        summary: "Write a service point's status (a free string)",
+        description:
+          'spec: Fields known per kind → service_point: the status is free (`dirty`, `available`, `out-of-order`, ...). `:id` is the ' +
+          "point's sk, or its name with `businessLocationId` to say where. Written through the location's service-points actor.",
+        params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100, description: 'Service point id or name' }) }),
+        body: Type.Object({ status: Type.String({ minLength: 1, maxLength: 40 }), businessLocationId: Type.Optional(Slug) }),
+        response: RecordSchema,
+        errors: [404, 409],
+        handler: (ctx) =>
+          setServicePointStatus(ctx.deps, ctx.tenant, {
+            servicePointId: ctx.params.id,
+            status: ctx.body.status,
+            ...(ctx.body.businessLocationId ? { businessLocationId: ctx.body.businessLocationId } : {}),
+          }),
+      }),
+    ),
+  ];
+}
+

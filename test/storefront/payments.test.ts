@@ -1,0 +1,250 @@
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import t from 'tap';
+import { ConfigError, loadConfig } from '../../core/config.js';
+import { createGateways } from '../../core/payments/index.js';
+import { openTab, sharedApp, shop, type Shop, type Teardown } from './world.js';
+
+const shared = await sharedApp(t);
+
+async function tabFor(s: Shop, price: string) {
+  const tab = await openTab(s, { servicePointId: 'Bar' });
+  const res = await s.pub.post(`/storefront/order/${tab.sk}/items`, [{ name: 'Wine', quantity: 1, unitPrice: price }]);
+  return res.body;
+}
+
+t.test('payment gateways - the configured list, and an unknown processor is 404', async (t) => {
+  const s = await shop(shared);
+  const list = await s.pub.get('/storefront/payment-gateways');
+  t.same(list.body, [{ provider: 'local', publishableKey: null, default: true }]);
+  for (const path of ['/storefront/nope/intent', '/storefront/stripe/terminal/intent', '/storefront/paypal/terminal/connection-token']) {
+    const res = await s.pub.post(path, { amount: 5 });
+    t.equal(res.status, 404, path);
+    t.match(res.body, { statusCode: 404, error: 'Not Found', message: /payment processor/ });
+  }
+});
+
+t.test('terminal intent → settle with ref - only a succeeded intent of that gateway, for that amount, once', async (t) => {
+  const s = await shop(shared);
+  const tab = await tabFor(s, '18.00'); // 18.00 + 10 % tax
+  t.equal(tab.data.total, 19.8);
+
+  const created = await s.pub.post('/storefront/local/terminal/intent', { orderId: tab.sk });
+  t.equal(created.status, 201);
+  const intent = created.body;
+  t.match(intent, { provider: 'local', amount: 19.8, currency: 'USD', status: 'requires_payment_method', paymentMethodTypes: ['card_present'], captureMethod: 'automatic', orderId: tab.sk });
+  t.match(intent.id, /^pi_local_/);
+  t.match(intent.clientSecret, new RegExp(`^${intent.id}_secret_`));
+
+  const early = await s.pub.post(`/storefront/pos/tab/${tab.sk}/settle`, { amount: 19.8, method: 'card', ref: intent.id });
+  t.equal(early.status, 400);
+  t.match(early.body.message, 'has not succeeded (status: requires_payment_method)');
+
+  await s.local.simulate(s.org, intent.id, 'succeeded');
+  const wrongAmount = await s.pub.post(`/storefront/pos/tab/${tab.sk}/settle`, { amount: '10', method: 'card', ref: intent.id });
+  t.equal(wrongAmount.status, 400);
+  t.match(wrongAmount.body.message, 'does not match payment intent');
+  const unknown = await s.pub.post(`/storefront/pos/tab/${tab.sk}/settle`, { amount: '19.80', ref: 'pi_local_nothing' });
+  t.equal(unknown.status, 400);
+  t.match(unknown.body.message, 'is not a payment intent of gateway local');
+  t.equal((await s.pub.post(`/storefront/pos/tab/${tab.sk}/settle`, { amount: '19.80', ref: intent.id, gateway: 'stripe' })).status, 400, 'a gateway that is not configured');
+  t.equal((await s.pub.post(`/storefront/pos/tab/${tab.sk}/settle`, { amount: '19.80', ref: intent.id, method: 'cash' })).status, 400, 'cash takes no ref');
+
+  const paid = await s.pub.post(`/storefront/pos/tab/${tab.sk}/settle`, { amount: '19.80', ref: intent.id });
+  t.equal(paid.status, 200);
+  t.match(paid.body.transaction, { method: 'card', gateway: 'local', ref: intent.id, amount: 19.8, applied: 19.8 });
+  t.match(paid.body.order.data, { status: 'closed', amountPaid: 19.8 });
+
+  // The same intent cannot pay a second tab.
+  const other = await tabFor(s, '18.00');
+  const reuse = await s.pub.post(`/storefront/pos/tab/${other.sk}/settle`, { amount: '19.80', ref: intent.id });
+  t.equal(reuse.status, 409);
+  t.match(reuse.body.message, 'already applied to another order');
+
+  // A declined card.
+  const declined = (await s.pub.post('/storefront/local/terminal/intent', { orderId: other.sk })).body;
+  await s.local.simulate(s.org, declined.id, 'failed');
+  const refused = await s.pub.post(`/storefront/pos/tab/${other.sk}/settle`, { amount: '19.80', ref: declined.id });
+  t.equal(refused.status, 400);
+  t.match(refused.body.message, 'status: failed, card declined (simulated)');
+
+  // A manual-capture intent is captured by settle.
+  const manual = (await s.pub.post('/storefront/local/terminal/intent', { orderId: other.sk, captureMethod: 'manual' })).body;
+  const authorised = await s.local.simulate(s.org, manual.id, 'succeeded');
+  t.equal(authorised.status, 'requires_capture');
+  const captured = await s.pub.post(`/storefront/pos/tab/${other.sk}/settle`, { amount: '19.80', ref: manual.id });
+  t.equal(captured.status, 200);
+  t.equal((await s.local.getIntent(s.org, manual.id))!.status, 'succeeded');
+
+  // Refunding a card payment goes through its gateway.
+  const refund = await s.pub.post(`/storefront/pos/tab/${tab.sk}/refund`, { amount: 5 });
+  t.equal(refund.status, 200);
+  t.match(refund.body.transaction.allocations[0], { transactionId: paid.body.transaction.id, amount: 5, gatewayRefundId: /^re_local_/ });
+
+  // Another tenant cannot see this tenant's intents.
+  const elsewhere = await shop(shared);
+  const foreignTab = await tabFor(elsewhere, '18.00');
+  const foreign = await elsewhere.pub.post(`/storefront/pos/tab/${foreignTab.sk}/settle`, { amount: '19.80', ref: manual.id });
+  t.equal(foreign.status, 400);
+});
+
+t.test('intents, connection tokens and terminal locations of the local processor', async (t) => {
+  const s = await shop(shared);
+  const free = await s.pub.post('/storefront/local/intent', { amount: '12.5', currency: 'eur', description: 'deposit' });
+  t.equal(free.status, 201);
+  t.match(free.body, { amount: 12.5, currency: 'EUR', paymentMethodTypes: ['card'], status: 'requires_payment_method' });
+  t.equal((await s.pub.post('/storefront/local/intent', {})).status, 400, 'an amount or an order');
+  t.equal((await s.pub.post('/storefront/local/intent', { amount: '-1' })).status, 400);
+  t.equal((await s.pub.post('/storefront/local/intent', { amount: 1, currency: 'XXQ' })).status, 400);
+  t.equal((await s.pub.post('/storefront/local/intent', { orderId: '0123456789abcdef01234567' })).status, 404);
+  const key = '3b241101-e2bb-4255-8caf-4136c566a962';
+  const a = await s.pub.post('/storefront/local/intent', { amount: 3, idempotencyKey: key });
+  const b = await s.pub.post('/storefront/local/intent', { amount: 3, idempotencyKey: key });
+  t.equal(a.body.id, b.body.id, 'a retried create makes one intent');
+
+  const token = await s.pub.post('/storefront/local/terminal/connection-token', { terminalLocationId: 'tml_x' });
+  t.equal(token.status, 200);
+  t.match(token.body, { secret: /^pst_local_/, location: 'tml_x' });
+  const first = await s.pub.post('/storefront/local/terminal/location/ensure', { businessLocationId: 'main' });
+  t.match(first.body, { provider: 'local', businessLocationId: 'main', displayName: 'Main Street', created: true });
+  const second = await s.pub.post('/storefront/local/terminal/location/ensure', { businessLocationId: 'main' });
+  t.match(second.body, { id: first.body.id, created: false });
+  t.equal((await s.pub.post('/storefront/local/terminal/location/ensure', { businessLocationId: 'nowhere' })).status, 404);
+
+  const paidTab = await tabFor(s, '1.00');
+  await s.pub.post(`/storefront/pos/tab/${paidTab.sk}/settle`, { amount: '1.10' });
+  const late = await s.pub.post('/storefront/local/intent', { orderId: paidTab.sk });
+  t.equal(late.status, 409, 'a closed tab takes no new intent');
+});
+
+t.test('payments config - stripe needs its secret key, unknown gateways are refused', async (t) => {
+  const clock = { now: () => Date.now() };
+  const store = shared.app.deps.store;
+  t.throws(() => createGateways(loadConfig({ payments: { gateways: ['local', 'stripe'] } }, {}), store, clock), ConfigError);
+  t.throws(() => loadConfig({}, { PAYMENT_GATEWAYS: 'local,paypal' }), /payments\/gateways/);
+  t.throws(() => loadConfig({}, { STRIPE_SECRET_KEY: 'not-a-key' }), /STRIPE_SECRET_KEY/);
+  const withKey = createGateways(loadConfig({}, { STRIPE_SECRET_KEY: 'sk_test_abc', STRIPE_PUBLISHABLE_KEY: 'pk_test_abc' }), store, clock);
+  t.same(withKey.list().map((g) => [g.name, g.publishableKey]), [['local', null], ['stripe', 'pk_test_abc']], 'a secret key enables stripe');
+});
+
+// ---- the stripe adapter, against a local stand-in for the Stripe API (no network) ----------------
+
+interface Recorded {
+  method: string;
+  path: string;
+  params: URLSearchParams;
+  headers: IncomingMessage['headers'];
+}
+
+async function stripeStandIn(t: Teardown) {
+  const requests: Recorded[] = [];
+  const intents = new Map<string, Record<string, unknown>>();
+  let n = 0;
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const url = new URL(req.url ?? '/', 'http://x');
+      const params = new URLSearchParams(req.method === 'GET' ? url.search : Buffer.concat(chunks).toString());
+      requests.push({ method: req.method ?? '', path: url.pathname, params, headers: req.headers });
+      const send = (status: number, body: unknown) => {
+        res.writeHead(status, { 'content-type': 'application/json', 'request-id': `req_${++n}` });
+        res.end(JSON.stringify(body));
+      };
+      const metadata = () => Object.fromEntries([...params].filter(([k]) => k.startsWith('metadata[')).map(([k, v]) => [k.slice(9, -1), v]));
+      const m = /^\/v1\/payment_intents\/([^/]+)(\/capture)?$/.exec(url.pathname);
+      if (req.method === 'POST' && url.pathname === '/v1/payment_intents') {
+        const id = `pi_stub${++n}`;
+        const pi = {
+          id,
+          object: 'payment_intent',
+          amount: Number(params.get('amount')),
+          currency: params.get('currency'),
+          status: 'requires_payment_method',
+          client_secret: `${id}_secret_x`,
+          allowed_payment_method_types: params.getAll('allowed_payment_method_types[0]'),
+          payment_method_types: params.getAll('allowed_payment_method_types[0]'),
+          capture_method: params.get('capture_method'),
+          metadata: metadata(),
+          created: 1_700_000_000,
+        };
+        intents.set(id, pi);
+        return send(200, pi);
+      }
+      if (m) {
+        const pi = intents.get(m[1]);
+        if (!pi) return send(404, { error: { type: 'invalid_request_error', code: 'resource_missing', message: `No such payment_intent: '${m[1]}'` } });
+        if (m[2]) pi.status = 'succeeded';
+        return send(200, pi);
+      }
+      if (url.pathname === '/v1/refunds') {
+        return send(200, { id: `re_stub${++n}`, object: 'refund', amount: Number(params.get('amount')), currency: 'usd', status: 'succeeded', created: 1_700_000_000, payment_intent: params.get('payment_intent') });
+      }
+      if (url.pathname === '/v1/terminal/connection_tokens') return send(200, { object: 'terminal.connection_token', secret: 'pst_test_stub', location: params.get('location') });
+      if (url.pathname === '/v1/terminal/locations') return send(200, { id: `tml_stub${++n}`, object: 'terminal.location', display_name: params.get('display_name') });
+      send(404, { error: { type: 'invalid_request_error', message: `unknown path ${url.pathname}` } });
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.teardown(() => new Promise<void>((r) => server.close(() => r())));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requests, intents };
+}
+
+t.test('stripe adapter - terminal intent with card_present, settle with its ref, refund, through the official SDK', async (t) => {
+  const stripe = await stripeStandIn(t);
+  const app = await sharedApp(t, {
+    config: { payments: { gateways: ['local'], defaultProcessor: 'stripe', currency: 'USD', stripe: { secretKey: 'sk_test_123', publishableKey: 'pk_test_123', apiBase: stripe.url } } },
+  });
+  const s = await shop(app);
+  t.same((await s.pub.get('/storefront/payment-gateways')).body, [
+    { provider: 'local', publishableKey: null, default: false },
+    { provider: 'stripe', publishableKey: 'pk_test_123', default: true },
+  ]);
+  const tab = await tabFor(s, '18.00');
+  const created = await s.pub.post('/storefront/stripe/terminal/intent', { orderId: tab.sk, idempotencyKey: '9f1c7e0a-5d43-4a8b-9e2f-1b6a7c3d5e70' });
+  t.equal(created.status, 201);
+  t.match(created.body, { provider: 'stripe', amount: 19.8, currency: 'USD', status: 'requires_payment_method', paymentMethodTypes: ['card_present'], clientSecret: /_secret_/ });
+  const sent = stripe.requests.find((r) => r.path === '/v1/payment_intents')!;
+  t.equal(sent.headers.authorization, 'Bearer sk_test_123');
+  t.equal(sent.params.get('amount'), '1980', 'minor units');
+  t.equal(sent.params.get('currency'), 'usd');
+  t.equal(sent.params.get('allowed_payment_method_types[0]'), 'card_present');
+  t.equal(sent.params.get('metadata[tenant]'), s.org, 'the intent names its tenant');
+  t.equal(sent.params.get('metadata[orderId]'), tab.sk);
+  t.equal(sent.headers['idempotency-key'], `${s.org}:9f1c7e0a-5d43-4a8b-9e2f-1b6a7c3d5e70`);
+
+  const id = created.body.id as string;
+  const notYet = await s.pub.post(`/storefront/pos/tab/${tab.sk}/settle`, { amount: '19.80', ref: id });
+  t.equal(notYet.status, 400, 'the reader has not taken the card yet');
+  stripe.intents.get(id)!.status = 'succeeded';
+  const paid = await s.pub.post(`/storefront/pos/tab/${tab.sk}/settle`, { amount: '19.80', ref: id });
+  t.equal(paid.status, 200);
+  t.match(paid.body.transaction, { gateway: 'stripe', ref: id, method: 'card' });
+  t.equal(paid.body.order.data.status, 'closed');
+  t.equal((await s.pub.post(`/storefront/pos/tab/${tab.sk}/settle`, { amount: '1', ref: 'pi_missing' })).status, 409, 'closed');
+
+  const other = await tabFor(s, '18.00');
+  t.equal((await s.pub.post(`/storefront/pos/tab/${other.sk}/settle`, { amount: '19.80', ref: 'pi_missing' })).status, 400, 'an intent Stripe does not know');
+  stripe.intents.set('pi_foreign', { ...stripe.intents.get(id)!, id: 'pi_foreign', metadata: { tenant: 'someone-else' } });
+  const foreign = await s.pub.post(`/storefront/pos/tab/${other.sk}/settle`, { amount: '19.80', ref: 'pi_foreign' });
+  t.equal(foreign.status, 400, "another tenant's intent reads as unknown");
+
+  const refund = await s.pub.post(`/storefront/pos/tab/${tab.sk}/refund`, { amount: '4.80', reason: 'corked' });
+  t.equal(refund.status, 200);
+  const r = stripe.requests.find((x) => x.path === '/v1/refunds')!;
+  t.equal(r.params.get('payment_intent'), id);
+  t.equal(r.params.get('amount'), '480');
+  t.equal(r.params.get('metadata[reason]'), 'corked');
+  t.match(refund.body.transaction.allocations[0].gatewayRefundId, /^re_stub/);
+
+  const token = await s.pub.post('/storefront/stripe/terminal/connection-token', { terminalLocationId: 'tml_1' });
+  t.same(token.body, { secret: 'pst_test_stub', location: 'tml_1' });
+  const loc1 = await s.pub.post('/storefront/stripe/terminal/location/ensure', { businessLocationId: 'main' });
+  const loc2 = await s.pub.post('/storefront/stripe/terminal/location/ensure', { businessLocationId: 'main' });
+  t.match(loc1.body, { provider: 'stripe', displayName: 'Main Street', created: true });
+  t.match(loc2.body, { id: loc1.body.id, created: false });
+  const locReq = stripe.requests.filter((x) => x.path === '/v1/terminal/locations');
+  t.equal(locReq.length, 1, 'created once');
+  t.equal(locReq[0].params.get('address[country]'), 'US');
+  t.equal(locReq[0].params.get('address[line1]'), '1 Main St');
+});
