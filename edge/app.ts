@@ -11,6 +11,8 @@ import { createLogger, type Logger } from '../core/log.js';
 import { LocalOutbox, type OutboxProvider } from '../core/outbox.js';
 import { SmtpOutbox } from '../core/outbox-smtp.js';
 import { LmdbStore } from '../core/store/lmdb-store.js';
+import type { ClusterNode } from '../core/cluster/node.js';
+import { ClusterForwarder } from './cluster-forward.js';
 import type { AppDeps, CredentialResolver, Module } from './deps.js';
 import { HttpEdge } from './http-server.js';
 import { HttpMetrics } from './metrics.js';
@@ -39,6 +41,8 @@ export interface RunningApp {
   /** `http://127.0.0.1:<port>` */
   readonly url: string;
   readonly edge: HttpEdge;
+  /** Cluster mode only: this node's membership, leases and commit log. */
+  readonly cluster?: ClusterNode;
   close(): Promise<void>;
 }
 
@@ -47,9 +51,15 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
   const logger = opts.logger ?? createLogger(config.logLevel);
   const clock = opts.clock ?? systemClock;
   const secret = resolveJwtSecret(config, (m) => logger.warn(m));
-  const store = new LmdbStore({ path: config.dataDir, mapSizeGiB: config.store.mapSizeGiB, limits: config.store });
+  const lmdb = new LmdbStore({ path: config.dataDir, mapSizeGiB: config.store.mapSizeGiB, limits: config.store });
   const bus = opts.bus ?? (await createBus({ natsUrl: config.natsUrl ?? undefined, logger }));
-  const runtime = new ActorRuntime({ store, bus, clock, logger, idleMs: config.actors.idleMs });
+  // Cluster mode (NATS_URL): writes go through the commit stream, a tenant's actors and requests
+  // live on its owner. Without NATS none of it is loaded.
+  const cluster = config.natsUrl ? await (await import('./cluster.js')).startCluster(config, lmdb, logger) : undefined;
+  const store = cluster?.store ?? lmdb;
+  const runtime = new ActorRuntime({ store, bus, clock, logger, idleMs: config.actors.idleMs, remote: cluster?.remoteAsk });
+  cluster?.attachRuntime(runtime);
+  const forwarder = cluster ? new ClusterForwarder(cluster, secret) : undefined;
   const tokens = new TokenService(secret, {
     accessTtlSeconds: config.auth.accessTokenTtlSeconds,
     refreshTtlSeconds: config.auth.refreshTokenTtlSeconds,
@@ -96,10 +106,11 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
   );
   for (const m of mods) if (m.routes) routes.push(...m.routes(deps));
 
-  const edge = new HttpEdge({ deps, routes, metrics, logger });
+  const edge = new HttpEdge({ deps, routes, metrics, logger, forwarder });
   for (const m of mods) m.attach?.(edge, deps);
   for (const m of mods) await m.start?.(deps);
   const port = await edge.listen(config.host, config.port);
+  forwarder?.serve(port);
   ready = true;
   logger.info({ port, host: config.host, dataDir: config.dataDir, nodeId: config.nodeId, routes: routes.length }, 'listening');
 
@@ -110,12 +121,14 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
     port,
     url: `http://127.0.0.1:${port}`,
     edge,
+    cluster,
     close: () =>
       (closing ??= (async () => {
         ready = false;
         await edge.close(config.http.shutdownGraceMs);
         for (const m of [...mods].reverse()) await m.stop?.(deps);
         await runtime.close();
+        await cluster?.close();
         await bus.close();
         await store.close();
         logger.info('stopped');

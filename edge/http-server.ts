@@ -12,6 +12,7 @@ import type { Org } from '../core/store/store.js';
 import { AppError, toEnvelope } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
 import { compileRoute, type CompiledRoute } from './compile.js';
+import type { EdgeForwarder, ForwardedResponse } from './cluster-forward.js';
 import type { AppDeps } from './deps.js';
 import type { HttpMetrics } from './metrics.js';
 import { RateLimiter } from './rate-limit.js';
@@ -50,6 +51,8 @@ export interface EdgeOptions {
   routes: RouteDef[];
   metrics?: HttpMetrics;
   logger: Logger;
+  /** Cluster mode: sends requests for tenants this node does not own to their owner. */
+  forwarder?: EdgeForwarder;
 }
 
 // Request ids: a random per-process prefix and a counter (unique without a syscall per request).
@@ -112,9 +115,11 @@ export class HttpEdge {
   /** Streamed answers still open; ended on close() so shutdown does not wait on them. */
   private readonly streams = new Set<ResponseStream>();
   private readonly limiter?: RateLimiter;
+  private readonly forwarder?: EdgeForwarder;
 
   constructor(opts: EdgeOptions) {
     this.deps = opts.deps;
+    this.forwarder = opts.forwarder;
     this.log = opts.logger;
     this.metrics = opts.metrics;
     this.maxBody = opts.deps.config.http.maxBodyBytes;
@@ -381,6 +386,14 @@ export class HttpEdge {
     try {
       const org = this.resolveTenant(def, headers);
       const tenant = org ? org.orgId : '';
+      const fwd = this.forwarder;
+      if (fwd !== undefined && tenant !== '') {
+        if (fwd.isForwarded(headers)) ip = fwd.clientIp(headers, ip);
+        else if (!def.stream && !fwd.owns(tenant)) {
+          const answer = await fwd.forward(tenant, def.method, url, rawQuery, headers, ip, raw);
+          if (answer !== undefined) return this.relay(res, ex, def, answer);
+        }
+      }
       if (this.limiter) {
         if (def.rateLimit === 'address') this.limiter.chargeAddress(ip);
         if (org) this.limiter.chargeOrg(tenant, org.plan);
@@ -447,6 +460,19 @@ export class HttpEdge {
     } catch (err) {
       this.fail(res, ex, err, def.path, def.method);
     }
+  }
+
+  /** Cluster mode: the owner's answer to a forwarded request, written as it is. */
+  private relay(res: HttpResponse, ex: Exchange, def: RouteDef, a: ForwardedResponse): void {
+    if (!ex.aborted && !ex.done) {
+      res.cork(() => {
+        res.writeStatus(statusLine(a.status));
+        for (const [k, v] of a.headers) res.writeHeader(k, v);
+        res.end(a.body);
+      });
+      this.finish(ex);
+    }
+    this.observe(ex, def.method, def.path, ex.aborted ? 499 : a.status);
   }
 
   /**

@@ -47,12 +47,20 @@ interface Envelope {
   reject(err: unknown): void;
 }
 
+/**
+ * Cluster mode: where an ask goes when this node does not own the tenant. Returns undefined when
+ * the ask is served here, else the answer of the owner's runtime (core/cluster/node.ts).
+ */
+export type RemoteAsk = (tenant: string, kind: string, key: string, msg: unknown) => Promise<unknown> | undefined;
+
 export interface RuntimeOptions {
   store: Store;
   bus?: Bus;
   clock?: Clock;
   logger?: Logger;
   idleMs?: number;
+  /** Set in cluster mode only; a single node never pays for the check beyond one comparison. */
+  remote?: RemoteAsk;
 }
 
 const YIELD_EVERY = 256;
@@ -89,6 +97,7 @@ export class ActorRuntime {
   private readonly clock: Clock;
   private readonly log: Logger;
   private readonly idleMs: number;
+  private readonly remote?: RemoteAsk;
   private closing = false;
   /** Activations, passivations and handler failures, for /metrics and tests. */
   readonly counters = { activations: 0, passivations: 0, failures: 0, messages: 0 };
@@ -99,6 +108,7 @@ export class ActorRuntime {
     this.clock = opts.clock ?? systemClock;
     this.log = opts.logger ?? silentLogger;
     this.idleMs = opts.idleMs ?? 300_000;
+    this.remote = opts.remote;
   }
 
   register(def: ActorKind<any, any, any>): void {
@@ -108,6 +118,16 @@ export class ActorRuntime {
 
   /** Sends `msg` to the actor and resolves with its reply, released after the reply's writes commit. */
   ask<R = unknown>(tenant: string, kind: string, key: string, msg: unknown): Promise<R> {
+    if (this.closing) return Promise.reject(new AppError('ERR_UNAVAILABLE', ['the server is shutting down']));
+    if (this.remote !== undefined) {
+      const answer = this.remote(tenant, kind, key, msg);
+      if (answer !== undefined) return answer as Promise<R>;
+    }
+    return this.askLocal(tenant, kind, key, msg);
+  }
+
+  /** An ask served by this node's actor whoever owns the tenant (cluster mode: the owner's side). */
+  askLocal<R = unknown>(tenant: string, kind: string, key: string, msg: unknown): Promise<R> {
     if (this.closing) return Promise.reject(new AppError('ERR_UNAVAILABLE', ['the server is shutting down']));
     const id = `${tenant}\u0000${kind}\u0000${key}`;
     let cell = this.cells.get(id);
@@ -147,6 +167,30 @@ export class ActorRuntime {
   passivateIdle(): number {
     let n = 0;
     for (const c of [...this.cells.values()]) if (this.tryPassivate(c)) n++;
+    return n;
+  }
+
+  /**
+   * Cluster mode: forgets the in-memory state of every actor of `tenant` (the node lost or is
+   * taking over the tenant, so the store may hold writes these states never saw). Idle actors are
+   * passivated; busy ones activate again from the store before their next message.
+   */
+  evictTenant(tenant: string): number {
+    let n = 0;
+    for (const c of [...this.cells.values()]) {
+      if (c.tenant !== tenant) continue;
+      n++;
+      if (this.tryPassivate(c)) continue;
+      if (c.activated) {
+        try {
+          c.def.passivate?.(c.state, this.activation(c));
+        } catch (err) {
+          this.log.warn({ err, actor: c.def.kind }, 'actor passivate hook threw');
+        }
+      }
+      c.activated = false;
+      c.state = undefined;
+    }
     return n;
   }
 

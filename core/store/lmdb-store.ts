@@ -8,6 +8,7 @@
 //   kv       [tenant, ns, key]                     → value
 //   orgs     orgId                                 → Org
 //   meta     ['index', datatype, path]             → { builtAt }
+//            ['applied', key]                      → [seq, n]  (cluster mode: see AppliedMark)
 import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { open, type Database, type Key, type RootDatabase } from 'lmdb';
@@ -18,6 +19,32 @@ import type { LogEntry, Org, Store, WriteBatch } from './store.js';
 
 /** Sorts after every id, key and sequence we write (ids are hex, keys are short strings). */
 const HIGH = '\uffff';
+
+/**
+ * Cluster mode (core/cluster/commit-log.ts): the position in the cluster's commit stream that a
+ * batch comes from, written in the batch's own transaction. `n` counts the batches of stream
+ * message `seq` applied so far (one message may carry several). A batch whose mark is not past
+ * the stored one was applied already: it is skipped, so applying a message twice is harmless.
+ */
+export interface AppliedMark {
+  key: string;
+  seq: number;
+  n: number;
+}
+
+const ALREADY_APPLIED = 'already-applied';
+
+const ORG_CACHE_MAX = 10_000;
+
+/** Property names worth a shared structure: identifiers, not ids or numbers used as keys. */
+const STRUCTURE_KEY = /^(?![0-9a-f]{24}$)[A-Za-z_$][A-Za-z0-9_$-]{0,63}$/;
+
+/** Records a commit read in its transaction, by recordKey: null when there was none. */
+type RecordsRead = Map<string, StoredRecord | null>;
+
+function recordKey(tenant: string, datatype: string, sk: string): string {
+  return tenant + '\u0000' + datatype + '\u0000' + sk;
+}
 
 export interface LmdbStoreOptions {
   path: string;
@@ -66,6 +93,12 @@ export class LmdbStore implements Store {
   private readonly indexes = new Map<string, string[]>();
   private readonly limits: PageLimits;
   private closed = false;
+  /**
+   * Organisations as committed, read on every request (the edge resolves `orgid`). Entries are
+   * dropped once a commit that writes the organisation has landed, so a read never sees a write
+   * before it is durable. Misses are not kept (unknown ids are the caller's to choose).
+   */
+  private readonly orgCache = new Map<string, Org>();
 
   constructor(opts: LmdbStoreOptions) {
     mkdirSync(opts.path, { recursive: true });
@@ -74,18 +107,47 @@ export class LmdbStore implements Store {
       maxDbs: 16,
       mapSize: Math.floor((opts.mapSizeGiB ?? 64) * 1024 ** 3),
       compression: false,
+      // Always a directory: lmdb-js would otherwise take a path whose last part has a dot in it
+      // (`mktemp -d` gives `tmp.AbC123`) for a single-file database.
+      noSubdir: false,
     });
-    this.records = this.root.openDB({ name: 'records' });
+    this.meta = this.root.openDB({ name: 'meta' });
+    this.records = this.root.openDB({ name: 'records', ...this.sharedStructures('records') });
     this.index = this.root.openDB({ name: 'index' });
-    this.logs = this.root.openDB({ name: 'logs' });
+    this.logs = this.root.openDB({ name: 'logs', ...this.sharedStructures('logs') });
     this.kv = this.root.openDB({ name: 'kv' });
     this.orgs = this.root.openDB({ name: 'orgs' });
-    this.meta = this.root.openDB({ name: 'meta' });
     this.limits = opts.limits ?? { defaultPageSize: 20, maxPageSize: 200 };
     for (const { key } of this.meta.getRange({ start: ['index'], end: ['index', HIGH] })) {
       const [, datatype, path] = key as [string, string, string];
       this.addIndexPath(datatype, path);
     }
+  }
+
+  /**
+   * msgpackr record structures shared by every value of a database, kept in `meta` under
+   * ['structures', name] and written in the transaction of the first value that uses a new one.
+   * Without them each value carries its own key lists and every read parses them again (a ticket
+   * read took ~3 µs to decode instead of ~0.8 µs, and took 450 bytes instead of 250). Values
+   * written before (own structures) still decode. Objects keyed by ids (maps of counts and the
+   * like) are not shared, so dynamic keys cannot use up the slots.
+   */
+  private sharedStructures(name: string): object {
+    const key = ['structures', name];
+    return {
+      maxSharedStructures: 512,
+      shouldShareStructure: (keys: string[]) => keys.length <= 64 && keys.every((k) => STRUCTURE_KEY.test(k)),
+      getStructures: () => this.meta.get(key),
+      saveStructures: (structures: unknown[], isCompatible: boolean | ((existing: unknown) => boolean)) =>
+        // Inside a write transaction this runs in it (flags without ABORTABLE), like lmdb-js's own.
+        this.root.transactionSync(() => {
+          const existing = this.meta.get(key) as unknown[] | undefined;
+          const compatible = typeof isCompatible === 'function' ? isCompatible(existing) : !existing || existing.length === (isCompatible as unknown);
+          if (!compatible) return false;
+          void this.meta.put(key, structures);
+          return true;
+        }, 0x10000),
+    };
   }
 
   private addIndexPath(datatype: string, path: string): void {
@@ -205,40 +267,96 @@ export class LmdbStore implements Store {
   }
 
   getOrg(orgId: string): Org | undefined {
-    return this.orgs.get(orgId);
+    const hit = this.orgCache.get(orgId);
+    if (hit !== undefined) return hit;
+    const org = this.orgs.get(orgId);
+    if (org !== undefined) {
+      if (this.orgCache.size >= ORG_CACHE_MAX) this.orgCache.clear();
+      this.orgCache.set(orgId, org);
+    }
+    return org;
   }
 
   listOrgs(): Org[] {
     return [...this.orgs.getRange({}).map(({ value }) => value)];
   }
 
-  async commit(batch: WriteBatch): Promise<void> {
-    if (this.closed) throw new AppError('ERR_UNAVAILABLE', ['the store is closed']);
-    if (batch.size === 0) return;
-    const conflict = await this.root.transaction(() => {
-      // Check every condition first so a conflicting batch writes nothing.
-      for (const o of batch.ops) {
-        if (o.op === 'putRecord' && o.ifVersion !== undefined) {
-          const r = o.record;
-          const stored = this.records.get([r.pk, r.datatype, r.sk])?.version ?? 0;
-          if (stored !== o.ifVersion) return [`${r.datatype} ${r.sk}`, o.ifVersion, stored];
-        } else if (o.op === 'deleteRecord' && o.ifVersion !== undefined) {
-          const stored = this.records.get([o.tenant, o.datatype, o.sk])?.version ?? 0;
-          if (stored !== o.ifVersion) return [`${o.datatype} ${o.sk}`, o.ifVersion, stored];
-        }
+  /**
+   * The first failed condition of the batch against what is stored now, or null. `seen` (see
+   * RecordsRead) keeps the records it read, so a commit does not read them again to re-index.
+   */
+  conflictOf(batch: WriteBatch, seen?: RecordsRead): [string, number, number] | null {
+    for (const o of batch.ops) {
+      if (o.op === 'putRecord' && o.ifVersion !== undefined) {
+        const r = o.record;
+        const rec = this.records.get([r.pk, r.datatype, r.sk]);
+        seen?.set(recordKey(r.pk, r.datatype, r.sk), rec ?? null);
+        const stored = rec?.version ?? 0;
+        if (stored !== o.ifVersion) return [`${r.datatype} ${r.sk}`, o.ifVersion, stored];
+      } else if (o.op === 'deleteRecord' && o.ifVersion !== undefined) {
+        const rec = this.records.get([o.tenant, o.datatype, o.sk]);
+        seen?.set(recordKey(o.tenant, o.datatype, o.sk), rec ?? null);
+        const stored = rec?.version ?? 0;
+        if (stored !== o.ifVersion) return [`${o.datatype} ${o.sk}`, o.ifVersion, stored];
       }
+    }
+    return null;
+  }
+
+  /** A record as the current transaction holds it, through `seen` when the batch read it already. */
+  private recordIn(seen: RecordsRead, tenant: string, datatype: string, sk: string): StoredRecord | undefined {
+    const hit = seen.get(recordKey(tenant, datatype, sk));
+    if (hit !== undefined) return hit ?? undefined;
+    return this.records.get([tenant, datatype, sk]);
+  }
+
+  /** The stored mark of `key` as [seq, n] ([0, 0] when nothing was applied). */
+  appliedMark(key: string): [number, number] {
+    return (this.meta.get(['applied', key]) as [number, number] | undefined) ?? [0, 0];
+  }
+
+  commit(batch: WriteBatch): Promise<void> {
+    return this.write(batch, undefined) as Promise<void>;
+  }
+
+  /**
+   * Cluster mode: commits a batch of the commit stream with its mark written in the same
+   * transaction, even when a condition fails (the stream position was consumed either way, and a
+   * replay on the same state fails the same way). Resolves false when the mark shows the batch was
+   * applied already, so nothing was written.
+   */
+  async commitApplied(batch: WriteBatch, mark: AppliedMark): Promise<boolean> {
+    return (await this.write(batch, mark)) !== ALREADY_APPLIED;
+  }
+
+  private async write(batch: WriteBatch, mark: AppliedMark | undefined): Promise<void | typeof ALREADY_APPLIED> {
+    if (this.closed) throw new AppError('ERR_UNAVAILABLE', ['the store is closed']);
+    if (batch.size === 0 && mark === undefined) return;
+    const transaction = this.root.transaction(() => {
+      if (mark !== undefined) {
+        const [seq, n] = this.appliedMark(mark.key);
+        if (seq > mark.seq || (seq === mark.seq && n >= mark.n)) return ALREADY_APPLIED;
+        this.meta.put(['applied', mark.key], [mark.seq, mark.n]);
+      }
+      // Check every condition first so a conflicting batch writes nothing.
+      const seen: RecordsRead = new Map();
+      const failed = this.conflictOf(batch, seen);
+      if (failed) return failed;
       for (const o of batch.ops) {
         switch (o.op) {
           case 'putRecord': {
             const r = o.record;
-            this.reindex(r.pk, r.datatype, r.sk, this.records.get([r.pk, r.datatype, r.sk]), r);
+            // The record it replaces matters only to re-index it (read once, see conflictOf).
+            if (this.indexedPaths(r.datatype).length > 0) this.reindex(r.pk, r.datatype, r.sk, this.recordIn(seen, r.pk, r.datatype, r.sk), r);
             this.records.put([r.pk, r.datatype, r.sk], r);
+            if (seen.size > 0) seen.set(recordKey(r.pk, r.datatype, r.sk), r);
             break;
           }
           case 'deleteRecord': {
-            const old = this.records.get([o.tenant, o.datatype, o.sk]);
+            const old = this.recordIn(seen, o.tenant, o.datatype, o.sk);
             if (old) this.reindex(o.tenant, o.datatype, o.sk, old, undefined);
             this.records.remove([o.tenant, o.datatype, o.sk]);
+            if (seen.size > 0) seen.set(recordKey(o.tenant, o.datatype, o.sk), null);
             break;
           }
           case 'append':
@@ -257,6 +375,14 @@ export class LmdbStore implements Store {
       }
       return null;
     });
+    let conflict: Awaited<typeof transaction>;
+    try {
+      conflict = await transaction;
+    } finally {
+      // Landed (or failed): the next read of a written organisation goes to the store.
+      if (this.orgCache.size > 0) for (const o of batch.ops) if (o.op === 'putOrg') this.orgCache.delete(o.org.orgId);
+    }
+    if (conflict === ALREADY_APPLIED) return conflict;
     if (conflict) throw new AppError('ERR_VERSION_CONFLICT', conflict);
   }
 
@@ -290,6 +416,16 @@ export class LmdbStore implements Store {
   sizeBytes(): number {
     const s = this.root.getStats() as { pageSize?: number; lastPageNumber?: number };
     return (s.pageSize ?? 4096) * ((s.lastPageNumber ?? 0) + 1);
+  }
+
+  /**
+   * Writes a compacted copy of the store into the directory `dir` (data.mdb): no free pages. After
+   * bulk writes (a seed, an import) LMDB keeps the rewritten pages on its free list, and every
+   * later commit pays for re-saving that list (~10 ms of CPU per commit with 20,000 free pages).
+   */
+  compactTo(dir: string): Promise<void> {
+    mkdirSync(dir, { recursive: true });
+    return this.root.backup(dir, true);
   }
 
   async close(): Promise<void> {

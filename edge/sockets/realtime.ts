@@ -16,6 +16,7 @@
 import { Server, type Socket } from 'socket.io';
 import type { Bus, Unsubscribe } from '../../core/bus/bus.js';
 import type { Logger } from '../../core/log.js';
+import { busAdapter } from '../cluster-adapter.js';
 import type { TemplatedApp } from '../http-server.js';
 
 export const NS_CHAT = '/chat';
@@ -90,6 +91,8 @@ export class Realtime {
       maxHttpBufferSize: this.opts.maxPayload,
       // A client that never names a namespace is dropped quickly.
       connectTimeout: 10_000,
+      // Cluster mode: socket.io's own rooms, fetchSockets and serverSideEmit span every node.
+      ...(this.opts.clusterNodeId !== undefined ? { adapter: busAdapter(this.opts.bus) } : {}),
     });
     io.attachApp(app, { maxBackpressure: this.opts.maxBackpressure } as never);
     // Only the two channels exist; the default namespace refuses everyone.

@@ -1,3 +1,5 @@
+import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import t from 'tap';
 import { AppError } from '../../core/errors.js';
 import { LmdbStore } from '../../core/store/lmdb-store.js';
@@ -21,6 +23,19 @@ t.test('LmdbStore - create stores the spec envelope at version 1', async (t) => 
   t.ok(!Number.isNaN(Date.parse(got.createdate)) && got.createdate.endsWith('Z'), 'createdate is ISO UTC');
   t.equal(got.modifydate, got.createdate);
   t.same(Object.keys(got).sort(), ['createdate', 'data', 'datatype', 'modifydate', 'pk', 'sk', 'state', 'version']);
+});
+
+t.test('LmdbStore - a data directory whose name has a dot in it is a directory, and reopens', async (t) => {
+  const dir = join(tempDir(t), 'tmp.AbC123');
+  let store = new LmdbStore({ path: dir, mapSizeGiB: 1 });
+  const rec = newRecord('acme', 'product', { name: 'Tea' });
+  await store.commit(new WriteBatch().putRecord(rec, 0));
+  await store.close();
+  t.ok(statSync(dir).isDirectory());
+  t.ok(existsSync(join(dir, 'data.mdb')), 'the database file is inside it');
+  store = new LmdbStore({ path: dir, mapSizeGiB: 1 });
+  t.teardown(() => store.close());
+  t.equal(store.getRecord('acme', 'product', rec.sk)?.data.name, 'Tea');
 });
 
 t.test('LmdbStore - every write increments the version; a stale version is a 409 and writes nothing', async (t) => {

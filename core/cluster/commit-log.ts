@@ -1,0 +1,622 @@
+// The cluster's commit log (DESIGN: Cluster mode). Every committed batch is appended to one
+// JetStream stream before its answer is released, and every node applies the stream to its own
+// LMDB, so LMDB stays each node's local materialisation and no acknowledged write depends on the
+// node that made it.
+//
+// Subjects (names.ts): a tenant's own batches go to `<log>.t.<tenant>`; a batch of one tenant that
+// also writes platform-wide data (organisations, `_` tenants) to `<log>.x.<tenant>`; platform-wide
+// batches, and the rare batch that spans several tenants, to `<log>.g`.
+//
+// Writers. Only a tenant's owner appends its `t`/`x` batches, through the tenant's lane: batches
+// that arrive while an append is in flight are appended together as one message (group commit),
+// and each append expects the subject's last sequence to be the one the owner knows (JetStream's
+// expected-last-subject-sequence), so a node that lost its lease without knowing it cannot append
+// behind the new owner's back: its append fails and it drops the tenant. Once acknowledged, the
+// lane applies the batches to LMDB in stream order with their stream position (the mark) in the
+// same transaction, and then releases them. `g` batches are appended by any node and applied by
+// every node's applier in stream order; the appending node releases the batch when its own applier
+// has applied it, with the outcome the applier saw (a failed condition is a 409 everywhere).
+//
+// Readers. Each node's applier consumes the whole stream in order and applies what is not its own:
+// `g` batches and the platform part of `x` batches always, tenant batches unless a lane of this
+// node holds the tenant. So every node can read every tenant (sockets and tenant-less routes read
+// the store directly) a moment behind its owner. The marks make every apply idempotent, so a
+// restart resumes from the last saved position and re-reads a little without harm.
+//
+// Takeover. A node that takes a tenant over replays the tenant's two subjects from its own mark for
+// that tenant up to the stream's end, learns the tenant subject's last sequence, and only then
+// serves the tenant.
+import {
+  AckPolicy,
+  DeliverPolicy,
+  jetstream,
+  jetstreamManager,
+  type ConsumerMessages,
+  type JetStreamClient,
+  type JetStreamManager,
+} from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { AppError, appError } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { LmdbStore } from '../store/lmdb-store.js';
+import { WriteBatch, type WriteOp } from '../store/store.js';
+import { decode, encode } from './codec.js';
+import { isSystemTenant, type ClusterNames } from './names.js';
+
+/** Marks: a tenant's own key is the tenant; these two cannot be organisation ids. */
+const GLOBAL_MARK = '_g';
+const POSITION_MARK = '_position';
+/** Most batches in one appended message. */
+const MAX_GROUP = 512;
+/** Room for the message envelope within the server's max_payload. */
+const ENVELOPE_BYTES = 1024;
+/** How long an applied outcome of this node's own `g` batch is kept for its waiter. */
+const OUTCOME_TTL_MS = 60_000;
+
+/** One appended message: who appended it, through which lane, and its batches (op lists). */
+interface LogMessage {
+  o: string;
+  /** The appending lane's epoch (tenant batches only): that lane applies them itself. */
+  e?: string;
+  b: WriteOp[][];
+}
+
+let epochs = 0;
+
+/** The tenant a write belongs to; undefined for platform-wide writes (organisations). */
+export function opTenant(o: WriteOp): string | undefined {
+  switch (o.op) {
+    case 'putRecord':
+      return o.record.pk;
+    case 'putOrg':
+      return undefined;
+    default:
+      return o.tenant;
+  }
+}
+
+/** Where a batch goes: `t` (one tenant), `x` (one tenant plus platform data), `g` (platform). */
+export function classify(batch: WriteBatch): { kind: 't' | 'x' | 'g'; tenant: string } {
+  let tenant: string | undefined;
+  let platform = false;
+  for (const o of batch.ops) {
+    const t = opTenant(o);
+    if (t === undefined || isSystemTenant(t)) platform = true;
+    else if (tenant === undefined) tenant = t;
+    else if (t !== tenant) return { kind: 'g', tenant: '' };
+  }
+  if (tenant === undefined) return { kind: 'g', tenant: '' };
+  return { kind: platform ? 'x' : 't', tenant };
+}
+
+function batchOf(ops: WriteOp[]): WriteBatch {
+  const b = new WriteBatch();
+  for (const o of ops) b.ops.push(o);
+  return b;
+}
+
+/** The tenant's ops and the platform ops of an `x` batch. */
+function split(ops: WriteOp[], tenant: string): [WriteBatch, WriteBatch] {
+  const own = new WriteBatch();
+  const platform = new WriteBatch();
+  for (const o of ops) (opTenant(o) === tenant ? own : platform).ops.push(o);
+  return [own, platform];
+}
+
+function isWrongLastSequence(err: unknown): boolean {
+  return (err as { code?: number }).code === 10071 || /wrong last sequence/i.test(String((err as Error)?.message));
+}
+
+interface Deferred<T> {
+  promise: Promise<T>;
+  resolve(v: T): void;
+  reject(e: unknown): void;
+}
+
+function deferred<T>(): Deferred<T> {
+  let resolve!: (v: T) => void;
+  let reject!: (e: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  promise.catch(noop);
+  return { promise, resolve, reject };
+}
+
+function noop(): void {}
+
+interface Pending {
+  batch: WriteBatch;
+  mixed: boolean;
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
+/** What this node does for one tenant it holds. */
+class Lane {
+  state: 'syncing' | 'owned' = 'syncing';
+  /** Marks this lane's own appends, which the applier leaves to it. */
+  readonly epoch = `${process.pid.toString(36)}.${Date.now().toString(36)}.${(++epochs).toString(36)}`;
+  /** Last sequence of the tenant subject this node knows: what the next append expects. */
+  lastT = 0;
+  readonly queue: Pending[] = [];
+  pumping = false;
+  /** Resolves when every local apply issued so far has landed. */
+  tail: Promise<unknown> = Promise.resolve();
+  /** Acknowledged messages not yet applied locally, in order (the saved position stays below). */
+  readonly unlanded: number[] = [];
+  constructor(readonly tenant: string) {}
+}
+
+export interface CommitLogOptions {
+  nc: NatsConnection;
+  names: ClusterNames;
+  local: LmdbStore;
+  nodeId: string;
+  /** Stream replicas (1 on one server, 3 in production). */
+  replicas: number;
+  logger: Logger;
+  /** Milliseconds to wait for an append's acknowledgement. */
+  publishTimeoutMs: number;
+  /** Told when a lane failed to append: the tenant must be dropped and taken over again. */
+  onLaneFailed(tenant: string, err: unknown): void;
+}
+
+export class CommitLog {
+  private readonly js: JetStreamClient;
+  private readonly jsm: JetStreamManager;
+  private readonly names: ClusterNames;
+  private readonly local: LmdbStore;
+  private readonly log: Logger;
+  private readonly lanes = new Map<string, Lane>();
+  private readonly outcomes = new Map<number, { d: Deferred<void>; timer?: NodeJS.Timeout }>();
+  private readonly waiters: Array<{ seq: number; resolve(): void }> = [];
+  private readonly maxPayload: number;
+  /** Last stream sequence the applier has processed (applied or left to a lane). */
+  private position = 0;
+  private savedPosition = 0;
+  /** Local applies of the applier, in order: the position advances when they land. */
+  private applied: Promise<unknown> = Promise.resolve();
+  private messages: ConsumerMessages | undefined;
+  /** Which consumer of the applier is current (a rewind starts another). */
+  private generation = 0;
+  private saver: NodeJS.Timeout | undefined;
+  private closed = false;
+  /** Highest sequence this node's appends were acknowledged with (for read-your-writes). */
+  lastAcked = 0;
+
+  private constructor(private readonly opts: CommitLogOptions, jsm: JetStreamManager) {
+    this.jsm = jsm;
+    this.js = jetstream(opts.nc);
+    this.names = opts.names;
+    this.local = opts.local;
+    this.log = opts.logger;
+    this.maxPayload = (opts.nc.info?.max_payload ?? 1024 * 1024) - ENVELOPE_BYTES;
+  }
+
+  /** Creates the stream if needed and starts applying it; resolves once caught up with its end. */
+  static async open(opts: CommitLogOptions): Promise<CommitLog> {
+    const jsm = await jetstreamManager(opts.nc);
+    const name = opts.names.stream;
+    try {
+      await jsm.streams.info(name);
+    } catch {
+      await jsm.streams.add({
+        name,
+        subjects: [`${opts.names.log}.>`],
+        storage: 'file',
+        num_replicas: opts.replicas,
+        retention: 'limits',
+        discard: 'old',
+        max_msgs: -1,
+        max_bytes: -1,
+        max_age: 0,
+      });
+    }
+    const log = new CommitLog(opts, jsm);
+    await log.startApplier();
+    return log;
+  }
+
+  // ---- the applier -------------------------------------------------------------------------
+
+  private async startApplier(): Promise<void> {
+    const [saved] = this.local.appliedMark(POSITION_MARK);
+    this.position = this.savedPosition = saved;
+    const last = (await this.jsm.streams.info(this.names.stream)).state.last_seq;
+    await this.consumeFrom(saved + 1);
+    this.saver = setInterval(() => void this.savePosition(), 500);
+    this.saver.unref();
+    // Serve nothing (organisations included) before what was appended so far is applied here.
+    await this.waitApplied(last);
+  }
+
+  /** (Re)starts the applier's consumer at stream sequence `from`. */
+  private async consumeFrom(from: number): Promise<void> {
+    const gen = ++this.generation;
+    const consumer = await this.js.consumers.get(
+      this.names.stream,
+      from > 1
+        ? { filter_subjects: `${this.names.log}.>`, deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: from }
+        : { filter_subjects: `${this.names.log}.>`, deliver_policy: DeliverPolicy.All },
+    );
+    const messages = await consumer.consume({ max_messages: 1024 });
+    const old = this.messages;
+    this.messages = messages;
+    void this.applyLoop(messages, gen);
+    if (old) await old.close().catch(noop);
+  }
+
+  /**
+   * Reads the stream again from `from` (marks skip what was applied): after a lane failed, a
+   * message it appended may exist that neither it nor the applier (which left it to the lane) applied.
+   */
+  private rewind(from: number): void {
+    if (this.closed || from > this.position) return;
+    this.consumeFrom(from).catch((err) => this.log.error({ err }, 'cluster: rewinding the applier failed'));
+  }
+
+  private async applyLoop(messages: ConsumerMessages, gen: number): Promise<void> {
+    let n = 0;
+    try {
+      for await (const m of messages) {
+        if (gen !== this.generation) break;
+        this.applyMessage(m.seq, m.subject, m.data);
+        // Bounded work in flight while catching up on a long stream.
+        if (++n % 256 === 0) await this.applied;
+      }
+    } catch (err) {
+      if (!this.closed) this.log.error({ err }, 'cluster: commit stream applier stopped');
+    }
+  }
+
+  private applyMessage(seq: number, subject: string, data: Uint8Array): void {
+    const where = this.names.parseLogSubject(subject);
+    let msg: LogMessage;
+    try {
+      msg = decode<LogMessage>(data);
+    } catch (err) {
+      this.log.error({ err, seq, subject }, 'cluster: undecodable commit stream message skipped');
+      return this.advance(seq, []);
+    }
+    if (!where) return this.advance(seq, []);
+    const commits: Promise<unknown>[] = [];
+    const mine = msg.o === this.opts.nodeId;
+    if (where.kind === 'g') {
+      const c = this.local.commitApplied(batchOf(msg.b[0] ?? []), { key: GLOBAL_MARK, seq, n: 1 });
+      commits.push(this.settle(seq, c, mine));
+    } else if (where.kind === 'x') {
+      const [own, platform] = split(msg.b[0] ?? [], where.tenant);
+      commits.push(this.settle(seq, this.local.commitApplied(platform, { key: GLOBAL_MARK, seq, n: 1 }), mine));
+      if (!this.laneApplies(where.tenant, msg)) commits.push(this.quiet(this.local.commitApplied(own, { key: where.tenant, seq, n: 1 })));
+    } else if (!this.laneApplies(where.tenant, msg)) {
+      for (let i = 0; i < msg.b.length; i++) {
+        commits.push(this.quiet(this.local.commitApplied(batchOf(msg.b[i]), { key: where.tenant, seq, n: i + 1 })));
+      }
+    }
+    this.advance(seq, commits);
+  }
+
+  /**
+   * True when this node's current lane of the tenant appended the message and applies it itself.
+   * Everything else is applied here, in stream order: other nodes' writes, and this node's own from
+   * an earlier lane or process (whose apply may never have landed).
+   */
+  private laneApplies(tenant: string, msg: LogMessage): boolean {
+    return msg.e !== undefined && this.lanes.get(tenant)?.epoch === msg.e;
+  }
+
+  /** A failed condition is an expected outcome here (the owner saw it too); anything else is logged. */
+  private quiet(p: Promise<unknown>): Promise<unknown> {
+    return p.catch((err) => {
+      if (!(err instanceof AppError && err.code === 'ERR_VERSION_CONFLICT') && !this.closed) {
+        this.log.error({ err }, 'cluster: applying a commit stream message failed');
+      }
+    });
+  }
+
+  /** Records the outcome of one of this node's own platform batches for its waiting writer. */
+  private settle(seq: number, p: Promise<unknown>, mine: boolean): Promise<unknown> {
+    if (!mine) return this.quiet(p);
+    const o = this.outcome(seq);
+    o.timer ??= setTimeout(() => this.outcomes.delete(seq), OUTCOME_TTL_MS).unref();
+    return p.then(
+      () => o.d.resolve(),
+      (err) => o.d.reject(err),
+    );
+  }
+
+  private outcome(seq: number): { d: Deferred<void>; timer?: NodeJS.Timeout } {
+    let o = this.outcomes.get(seq);
+    if (!o) this.outcomes.set(seq, (o = { d: deferred<void>() }));
+    return o;
+  }
+
+  private advance(seq: number, commits: Promise<unknown>[]): void {
+    const prev = this.applied;
+    this.applied = (commits.length === 0 ? prev : Promise.all([prev, ...commits])).then(() => {
+      if (seq > this.position) this.position = seq;
+      this.wake();
+    });
+  }
+
+  private wake(): void {
+    for (let i = 0; i < this.waiters.length; ) {
+      if (this.waiters[i].seq <= this.position) this.waiters.splice(i, 1)[0].resolve();
+      else i++;
+    }
+  }
+
+  /** Resolves once the applier has processed the stream up to `seq` (or after `timeoutMs`). */
+  waitApplied(seq: number, timeoutMs?: number): Promise<void> {
+    if (seq <= this.position) return Promise.resolve();
+    return new Promise((resolve) => {
+      const w = { seq, resolve };
+      this.waiters.push(w);
+      if (timeoutMs !== undefined) {
+        setTimeout(() => {
+          const i = this.waiters.indexOf(w);
+          if (i >= 0) this.waiters.splice(i, 1);
+          resolve();
+        }, timeoutMs).unref();
+      }
+    });
+  }
+
+  /** Where a restart resumes: below anything a lane has had acknowledged but not yet applied. */
+  private safePosition(): number {
+    let p = this.position;
+    for (const lane of this.lanes.values()) if (lane.unlanded.length > 0) p = Math.min(p, lane.unlanded[0] - 1);
+    return p;
+  }
+
+  private savePosition(): Promise<unknown> {
+    const p = this.safePosition();
+    if (p <= this.savedPosition || this.closed) return Promise.resolve();
+    this.savedPosition = p;
+    return this.local.commitApplied(new WriteBatch(), { key: POSITION_MARK, seq: p, n: 1 }).catch(noop);
+  }
+
+  // ---- the owner's lanes ------------------------------------------------------------------
+
+  /** This node holds `tenant` and may append its batches. */
+  isOwned(tenant: string): boolean {
+    return this.lanes.get(tenant)?.state === 'owned';
+  }
+
+  /** Tenants this node holds. */
+  ownedTenants(): string[] {
+    return [...this.lanes.keys()];
+  }
+
+  /**
+   * Starts holding `tenant`: replays its subjects from this node's mark up to the stream's end,
+   * then learns the tenant subject's last sequence. Resolves when the tenant may be served.
+   */
+  async takeOver(tenant: string): Promise<void> {
+    if (this.lanes.has(tenant)) return;
+    const lane = new Lane(tenant);
+    this.lanes.set(tenant, lane);
+    try {
+      const end = (await this.jsm.streams.info(this.names.stream)).state.last_seq;
+      await this.replay(tenant, end);
+      lane.lastT = await this.lastSequence(this.names.tenantSubject(tenant));
+      if (this.lanes.get(tenant) !== lane) throw appError('ERR_UNAVAILABLE', `tenant ${tenant} was released during its takeover`);
+      lane.state = 'owned';
+    } catch (err) {
+      if (this.lanes.get(tenant) === lane) this.lanes.delete(tenant);
+      throw err;
+    }
+  }
+
+  /** Stops holding `tenant`; batches still queued fail with 503 (their writers may retry). */
+  release(tenant: string): void {
+    const lane = this.lanes.get(tenant);
+    if (!lane) return;
+    this.lanes.delete(tenant);
+    lane.state = 'syncing';
+    for (const p of lane.queue.splice(0)) p.reject(moved(tenant));
+  }
+
+  private async lastSequence(subject: string): Promise<number> {
+    try {
+      const m = await this.jsm.streams.getMessage(this.names.stream, { last_by_subj: subject });
+      return m?.seq ?? 0;
+    } catch (err) {
+      if ((err as { code?: number }).code === 10037 || /no message found/i.test(String((err as Error).message))) return 0;
+      throw err;
+    }
+  }
+
+  /** Applies the tenant's messages from this node's mark up to `end` (inclusive), in order. */
+  private async replay(tenant: string, end: number): Promise<void> {
+    const [mark] = this.local.appliedMark(tenant);
+    const start = Math.max(1, mark);
+    if (start > end) return;
+    const info = await this.jsm.consumers.add(this.names.stream, {
+      filter_subject: this.names.tenantFilter(tenant),
+      deliver_policy: DeliverPolicy.StartSequence,
+      opt_start_seq: start,
+      ack_policy: AckPolicy.None,
+      inactive_threshold: 60_000 * 1e6,
+      mem_storage: true,
+    });
+    try {
+      let left = info.num_pending;
+      let last: Promise<unknown> = Promise.resolve();
+      const consumer = await this.js.consumers.get(this.names.stream, info.name);
+      while (left > 0) {
+        let got = 0;
+        const batch = await consumer.fetch({ max_messages: Math.min(left, 1024), expires: 5000 });
+        for await (const m of batch) {
+          got++;
+          left--;
+          if (m.seq > end) {
+            left = 0;
+            break;
+          }
+          const where = this.names.parseLogSubject(m.subject);
+          const msg = decode<LogMessage>(m.data);
+          if (where?.kind === 't') {
+            for (let i = 0; i < msg.b.length; i++) {
+              last = this.quiet(this.local.commitApplied(batchOf(msg.b[i]), { key: tenant, seq: m.seq, n: i + 1 }));
+            }
+          } else if (where?.kind === 'x') {
+            last = this.quiet(this.local.commitApplied(split(msg.b[0] ?? [], tenant)[0], { key: tenant, seq: m.seq, n: 1 }));
+          }
+          if (left === 0) break;
+        }
+        if (got === 0) throw appError('ERR_UNAVAILABLE', `the commit stream did not deliver tenant ${tenant}'s writes`);
+      }
+      await last;
+    } finally {
+      await this.jsm.consumers.delete(this.names.stream, info.name).catch(noop);
+    }
+  }
+
+  /** Appends a batch of a tenant this node holds; resolves once it is applied here. */
+  commitOwned(tenant: string, batch: WriteBatch, mixed: boolean): Promise<void> {
+    const lane = this.lanes.get(tenant);
+    if (!lane || lane.state !== 'owned') return Promise.reject(moved(tenant));
+    return new Promise<void>((resolve, reject) => {
+      lane.queue.push({ batch, mixed, resolve, reject });
+      if (!lane.pumping) void this.pump(lane);
+    });
+  }
+
+  private async pump(lane: Lane): Promise<void> {
+    lane.pumping = true;
+    try {
+      while (lane.queue.length > 0 && this.lanes.get(lane.tenant) === lane) {
+        if (lane.queue[0].mixed) await this.appendMixed(lane, lane.queue.shift()!);
+        else await this.appendGroup(lane);
+      }
+    } finally {
+      lane.pumping = false;
+    }
+  }
+
+  private async appendGroup(lane: Lane): Promise<void> {
+    const group: Pending[] = [];
+    while (group.length < MAX_GROUP && lane.queue.length > 0 && !lane.queue[0].mixed) group.push(lane.queue.shift()!);
+    const message = (): Uint8Array => encode({ o: this.opts.nodeId, e: lane.epoch, b: group.map((p) => p.batch.ops) } satisfies LogMessage);
+    let data = message();
+    while (data.length > this.maxPayload && group.length > 1) {
+      lane.queue.unshift(...group.splice(group.length >> 1));
+      data = message();
+    }
+    if (data.length > this.maxPayload) {
+      group[0].reject(tooLarge(this.maxPayload));
+      return;
+    }
+    let seq: number;
+    try {
+      const ack = await this.js.publish(this.names.tenantSubject(lane.tenant), data, {
+        expect: { lastSubjectSequence: lane.lastT },
+        timeout: this.opts.publishTimeoutMs,
+      });
+      seq = ack.seq;
+    } catch (err) {
+      return this.laneFailed(lane, group, err);
+    }
+    lane.lastT = seq;
+    if (seq > this.lastAcked) this.lastAcked = seq;
+    lane.unlanded.push(seq);
+    let last: Promise<unknown> = lane.tail;
+    for (let i = 0; i < group.length; i++) {
+      const p = group[i];
+      const c = this.local.commitApplied(p.batch, { key: lane.tenant, seq, n: i + 1 });
+      c.then(() => p.resolve(), (err) => p.reject(err));
+      last = c.catch(noop);
+    }
+    lane.tail = last.then(() => {
+      if (lane.unlanded[0] === seq) lane.unlanded.shift();
+    });
+  }
+
+  /**
+   * A batch of the tenant that also writes platform data: its conditions are checked here first
+   * (so a conflicting one is never appended: every other node would apply its platform part), then
+   * it is appended; this lane applies the tenant's part, every applier the platform part.
+   */
+  private async appendMixed(lane: Lane, p: Pending): Promise<void> {
+    await lane.tail;
+    const failed = this.local.conflictOf(p.batch);
+    if (failed) return p.reject(new AppError('ERR_VERSION_CONFLICT', failed));
+    const data = encode({ o: this.opts.nodeId, e: lane.epoch, b: [p.batch.ops] } satisfies LogMessage);
+    if (data.length > this.maxPayload) return p.reject(tooLarge(this.maxPayload));
+    let seq: number;
+    try {
+      seq = (await this.js.publish(this.names.mixedSubject(lane.tenant), data, { timeout: this.opts.publishTimeoutMs })).seq;
+    } catch (err) {
+      return this.laneFailed(lane, [p], err);
+    }
+    if (seq > this.lastAcked) this.lastAcked = seq;
+    lane.unlanded.push(seq);
+    const own = this.local.commitApplied(split(p.batch.ops, lane.tenant)[0], { key: lane.tenant, seq, n: 1 });
+    lane.tail = own.catch(noop).then(() => {
+      if (lane.unlanded[0] === seq) lane.unlanded.shift();
+    });
+    const platform = this.takeOutcome(seq);
+    Promise.all([own, platform]).then(() => p.resolve(), (err) => p.reject(err));
+  }
+
+  private laneFailed(lane: Lane, group: Pending[], err: unknown): void {
+    const stale = isWrongLastSequence(err);
+    if (!this.closed) this.log.warn({ err, tenant: lane.tenant, stale }, 'cluster: append to the commit stream failed; dropping the tenant');
+    // Not appended, or appended without our knowing (a lost acknowledgement): either way the
+    // writer gets a 503 it may retry, and the tenant is taken over afresh (with a replay).
+    const e = appError('ERR_UNAVAILABLE', `the write could not be made durable; retry`);
+    for (const p of group) p.reject(e);
+    this.release(lane.tenant);
+    this.rewind(lane.lastT + 1);
+    this.opts.onLaneFailed(lane.tenant, err);
+  }
+
+  /** Appends a platform-wide batch (any node); resolves once this node's applier applied it. */
+  async commitGlobal(batch: WriteBatch): Promise<void> {
+    const data = encode({ o: this.opts.nodeId, b: [batch.ops] } satisfies LogMessage);
+    if (data.length > this.maxPayload) throw tooLarge(this.maxPayload);
+    let seq: number;
+    try {
+      seq = (await this.js.publish(this.names.globalSubject, data, { timeout: this.opts.publishTimeoutMs })).seq;
+    } catch (err) {
+      throw new AppError('ERR_UNAVAILABLE', ['the write could not be made durable; retry'], { cause: err });
+    }
+    if (seq > this.lastAcked) this.lastAcked = seq;
+    await this.takeOutcome(seq);
+  }
+
+  private takeOutcome(seq: number): Promise<void> {
+    const o = this.outcome(seq);
+    return o.d.promise.finally(() => {
+      if (o.timer) clearTimeout(o.timer);
+      this.outcomes.delete(seq);
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    // Let lanes finish what was acknowledged, then save where a restart resumes.
+    await Promise.allSettled([...this.lanes.values()].map((l) => l.tail));
+    await this.applied.catch(noop);
+    await this.savePosition();
+    this.closed = true;
+    if (this.saver) clearInterval(this.saver);
+    for (const tenant of [...this.lanes.keys()]) this.release(tenant);
+    try {
+      await this.messages?.close();
+    } catch {
+      // the connection is already gone
+    }
+  }
+}
+
+function moved(tenant: string): AppError {
+  return new AppError('ERR_UNAVAILABLE', [`tenant ${tenant} is moving to another node; retry`], { headers: { 'retry-after': '1' } });
+}
+
+function tooLarge(limit: number): AppError {
+  return appError('ERR_PAYLOAD_TOO_LARGE', limit);
+}

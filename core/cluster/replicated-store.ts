@@ -1,0 +1,76 @@
+// The Store of a cluster node: reads come from the local LMDB (kept current by the commit log's
+// applier), and every commit goes through the commit log (commit-log.ts), so it is in the stream
+// before the writer hears it succeeded. A tenant's batch is appended by the tenant's owner only:
+// here when this node holds the tenant, else on the owner through `remote` (which also waits until
+// this node has applied it, so the writer reads its own write here afterwards).
+import type { FindOptions, Filter } from '../store/query.js';
+import type { LmdbStore } from '../store/lmdb-store.js';
+import type { LogEntry, Org, Store, WriteBatch } from '../store/store.js';
+import { classify, type CommitLog } from './commit-log.js';
+
+/** Commits `batch` of `tenant` on the tenant's owner (this node included, once it took it). */
+export type RemoteCommit = (tenant: string, batch: WriteBatch, mixed: boolean) => Promise<void>;
+
+export class ReplicatedStore implements Store {
+  constructor(
+    readonly local: LmdbStore,
+    private readonly log: CommitLog,
+    private readonly remote: RemoteCommit,
+  ) {}
+
+  commit(batch: WriteBatch): Promise<void> {
+    if (batch.size === 0) return Promise.resolve();
+    const { kind, tenant } = classify(batch);
+    if (kind === 'g') return this.log.commitGlobal(batch);
+    if (this.log.isOwned(tenant)) return this.log.commitOwned(tenant, batch, kind === 'x');
+    return this.remote(tenant, batch, kind === 'x');
+  }
+
+  declareIndex(datatype: string, path: string): Promise<void> {
+    return this.local.declareIndex(datatype, path);
+  }
+  indexedPaths(datatype: string): readonly string[] {
+    return this.local.indexedPaths(datatype);
+  }
+  getRecord(tenant: string, datatype: string, sk: string) {
+    return this.local.getRecord(tenant, datatype, sk);
+  }
+  find(tenant: string, datatype: string, filter?: Filter, opts?: FindOptions) {
+    return this.local.find(tenant, datatype, filter, opts);
+  }
+  scan(tenant: string, datatype: string, filter?: Filter) {
+    return this.local.scan(tenant, datatype, filter);
+  }
+  count(tenant: string, datatype: string, filter?: Filter): number {
+    return this.local.count(tenant, datatype, filter);
+  }
+  readLog<T = unknown>(tenant: string, log: string, fromSeq?: number, limit?: number): LogEntry<T>[] {
+    return this.local.readLog<T>(tenant, log, fromSeq, limit);
+  }
+  lastLogSeq(tenant: string, log: string): number {
+    return this.local.lastLogSeq(tenant, log);
+  }
+  getKv<T = unknown>(tenant: string, ns: string, key: string): T | undefined {
+    return this.local.getKv<T>(tenant, ns, key);
+  }
+  listKv<T = unknown>(tenant: string, ns: string): Array<{ key: string; value: T }> {
+    return this.local.listKv<T>(tenant, ns);
+  }
+  getOrg(orgId: string): Org | undefined {
+    return this.local.getOrg(orgId);
+  }
+  listOrgs(): Org[] {
+    return this.local.listOrgs();
+  }
+  sizeBytes(): number {
+    return this.local.sizeBytes();
+  }
+  /** The local LMDB is closed by its opener (the app), after the cluster node. */
+  close(): Promise<void> {
+    return this.local.close();
+  }
+  /** See LmdbStore.digest (tests). */
+  digest(): string {
+    return this.local.digest();
+  }
+}

@@ -1,0 +1,193 @@
+// The cluster core without HTTP: two ClusterNodes (core/cluster/node.ts) over one nats-server, each
+// with its own LMDB and actor runtime. Writes of a tenant go through its owner and reach every
+// node; platform writes reach every node in one order; a node that lost its lease without knowing
+// cannot append behind the new owner's back; a node that comes back catches up from its position.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t, { type Test } from 'tap';
+import { Kvm } from '@nats-io/kv';
+import { connect } from '@nats-io/transport-node';
+import { ActorRuntime, type ActorKind } from '../../core/actor/runtime.js';
+import { classify } from '../../core/cluster/commit-log.js';
+import { ClusterNames } from '../../core/cluster/names.js';
+import { ClusterNode } from '../../core/cluster/node.js';
+import { LmdbStore } from '../../core/store/lmdb-store.js';
+import type { StoredRecord } from '../../core/store/record.js';
+import { WriteBatch } from '../../core/store/store.js';
+import { silentLogger } from '../../core/log.js';
+import { startNatsServer } from '../helpers/nats-server.js';
+
+const nats = await startNatsServer();
+t.teardown(() => nats.stop());
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+// Not test/helpers/app.js: this file needs no part of the HTTP app.
+function tempDir(t: Test): string {
+  const dir = mkdtempSync(join(tmpdir(), 'bp-cluster-core-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+function rec(tenant: string, sk: string, version: number, data: Record<string, unknown> = {}): StoredRecord {
+  const at = '2026-01-01T00:00:00.000Z';
+  return { pk: tenant, sk, datatype: 'thing', version, state: 'active', createdate: at, modifydate: at, data };
+}
+
+/** A counter per key: each `inc` writes the next value (with its version). */
+const counter: ActorKind<{ n: number }, { inc: true }, { n: number; node: string }> = {
+  kind: 'counter',
+  activate: (ctx) => ({ n: ctx.store.getRecord(ctx.tenant, 'thing', ctx.key)?.version ?? 0 }),
+  receive(state, _msg, ctx) {
+    state.n++;
+    ctx.batch.putRecord(rec(ctx.tenant, ctx.key, state.n, { n: state.n }), state.n - 1);
+    return { n: state.n, node: (ctx.store as unknown as { nodeId?: string }).nodeId ?? '' };
+  },
+};
+
+interface TestNode {
+  node: ClusterNode;
+  local: LmdbStore;
+  runtime: ActorRuntime;
+  dir: string;
+  close(): Promise<void>;
+}
+
+async function start(t: Test, id: string, prefix: string, dir = tempDir(t), ttl = 2000): Promise<TestNode> {
+  const local = new LmdbStore({ path: dir, mapSizeGiB: 1 });
+  const node = await ClusterNode.start({
+    natsUrl: nats.url,
+    nodeId: id,
+    prefix,
+    leaseTtlMs: ttl,
+    replicas: 1,
+    forwardTimeoutMs: 5000,
+    retryMs: 4000,
+    heartbeatMs: 100,
+    local,
+    logger: silentLogger,
+  });
+  const runtime = new ActorRuntime({ store: node.store, remote: node.remoteAsk });
+  runtime.register(counter);
+  node.attachRuntime(runtime);
+  let closed = false;
+  const close = async () => {
+    if (closed) return;
+    closed = true;
+    await runtime.close();
+    await node.close();
+    await local.close();
+  };
+  t.teardown(close);
+  return { node, local, runtime, dir, close };
+}
+
+let n = 0;
+const prefix = () => `cl${++n}${Math.random().toString(36).slice(2, 6)}`;
+
+t.test('classify - a tenant batch, a tenant batch with platform writes, and platform batches', async (t) => {
+  t.same(classify(new WriteBatch().putRecord(rec('acme', 'a', 1)).putKv('acme', 'ns', 'k', 1)), { kind: 't', tenant: 'acme' });
+  t.same(classify(new WriteBatch().putRecord(rec('acme', 'a', 1)).putKv('_global', 'dir', 'x', 1)), { kind: 'x', tenant: 'acme' });
+  t.same(classify(new WriteBatch().putRecord(rec('acme', 'a', 1)).putOrg({ orgId: 'acme', displayName: 'A', createdate: '' })), { kind: 'x', tenant: 'acme' });
+  t.same(classify(new WriteBatch().putOrg({ orgId: 'acme', displayName: 'A', createdate: '' })), { kind: 'g', tenant: '' });
+  t.same(classify(new WriteBatch().putKv('_global', 'dir', 'x', 1)), { kind: 'g', tenant: '' });
+  t.same(classify(new WriteBatch().deleteKv('acme', 'ns', 'k').deleteKv('globex', 'ns', 'k')), { kind: 'g', tenant: '' }, 'several tenants: every node applies it');
+});
+
+t.test('ClusterNames - tenants become subject tokens that cannot collide', async (t) => {
+  const names = new ClusterNames('bp');
+  t.equal(names.tenantSubject('acme-1'), 'bp.log.t.acme-1');
+  t.equal(names.parseLogSubject(names.mixedSubject('_global'))?.tenant, '_global');
+  t.not(names.tenantSubject('_x'), names.tenantSubject('x'));
+  t.throws(() => ClusterNames.assertNodeId('a.b'), /NODE_ID/);
+  t.throws(() => new ClusterNames('a b'), /prefix/);
+});
+
+t.test('LmdbStore.commitApplied - a mark makes applying twice harmless; a failed condition still consumes its position', async (t) => {
+  const store = new LmdbStore({ path: tempDir(t), mapSizeGiB: 1 });
+  t.teardown(() => store.close());
+  t.equal(await store.commitApplied(new WriteBatch().putRecord(rec('acme', 'a', 1), 0), { key: 'acme', seq: 5, n: 1 }), true);
+  t.equal(await store.commitApplied(new WriteBatch().putRecord(rec('acme', 'a', 1), 0), { key: 'acme', seq: 5, n: 1 }), false, 'the same position again is skipped');
+  t.equal(await store.commitApplied(new WriteBatch().putRecord(rec('acme', 'b', 1), 0), { key: 'acme', seq: 4, n: 9 }), false, 'an older position is skipped');
+  await t.rejects(store.commitApplied(new WriteBatch().putRecord(rec('acme', 'a', 2), 0), { key: 'acme', seq: 6, n: 1 }), { code: 'ERR_VERSION_CONFLICT' });
+  t.same(store.appliedMark('acme'), [6, 1], 'the conflicting batch moved the mark');
+  t.equal(store.getRecord('acme', 'thing', 'a')?.version, 1, 'and wrote nothing else');
+  t.same(store.appliedMark('globex'), [0, 0]);
+});
+
+t.test('ClusterNode - a tenant lives on one node; writes and asks from the other reach it and come back applied', async (t) => {
+  const p = prefix();
+  const a = await start(t, 'a', p);
+  const b = await start(t, 'b', p);
+  t.equal(await a.node.takeTenant('acme'), 'a');
+  t.ok(a.node.owns('acme'));
+  t.notOk(b.node.owns('acme'));
+  t.equal(await b.node.ownerOf('acme'), 'a');
+
+  // A commit on b is appended by a, and b reads it right after (read-your-writes).
+  await b.node.store.commit(new WriteBatch().putRecord(rec('acme', 'x', 1), 0));
+  t.equal(b.local.getRecord('acme', 'thing', 'x')?.version, 1, 'b has its write at once');
+  t.equal(a.local.getRecord('acme', 'thing', 'x')?.version, 1);
+  await t.rejects(b.node.store.commit(new WriteBatch().putRecord(rec('acme', 'x', 1), 0)), { code: 'ERR_VERSION_CONFLICT', statusCode: 409 });
+
+  // Asks from b's runtime run on a's actor: one mailbox for the key, whichever node asks.
+  const replies = await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).runtime.ask<{ n: number }>('acme', 'counter', 'c1', { inc: true })));
+  t.same(replies.map((r) => r.n).sort((x, y) => x - y), Array.from({ length: 40 }, (_, i) => i + 1), 'forty increments, none lost or doubled');
+  t.ok(a.runtime.isLive('acme', 'counter', 'c1'));
+  t.notOk(b.runtime.isLive('acme', 'counter', 'c1'), 'the actor lives on the owner only');
+  t.equal(b.local.getRecord('acme', 'thing', 'c1')?.version, 40);
+
+  // Platform writes (an organisation) reach both, whoever writes them.
+  await b.node.store.commit(new WriteBatch().putOrg({ orgId: 'globex', displayName: 'Globex', createdate: '' }));
+  t.ok(b.local.getOrg('globex'), 'the writer has it when commit resolves');
+  for (let i = 0; i < 50 && !a.local.getOrg('globex'); i++) await sleep(10);
+  t.ok(a.local.getOrg('globex'), 'and the other node a moment later');
+});
+
+t.test('ClusterNode - a node that lost its lease without knowing cannot append behind the new owner', async (t) => {
+  const p = prefix();
+  const a = await start(t, 'a', p, undefined, 60_000);
+  const b = await start(t, 'b', p, undefined, 60_000);
+  t.equal(await a.node.takeTenant('acme'), 'a');
+  await a.node.store.commit(new WriteBatch().putRecord(rec('acme', 'r', 1, { by: 'a' }), 0));
+
+  // a stalls (say a long pause) and its lease vanishes; b claims the tenant and writes.
+  const nc = await connect({ servers: nats.url });
+  t.teardown(() => nc.close());
+  const kv = await new Kvm(nc).open(new ClusterNames(p).leaseBucket);
+  await kv.purge(new ClusterNames(p).leaseKey('acme'));
+  t.equal(await b.node.takeTenant('acme'), 'b');
+  t.equal(b.local.getRecord('acme', 'thing', 'r')?.version, 1, 'b replayed what a wrote');
+  await b.node.store.commit(new WriteBatch().putRecord(rec('acme', 'r', 2, { by: 'b' }), 1));
+  t.ok(a.node.owns('acme'), 'a still believes it owns acme');
+
+  // a's next append expects the tenant's last sequence it knows: refused, and a lets go.
+  await t.rejects(a.node.store.commit(new WriteBatch().putRecord(rec('acme', 's', 1, { by: 'a' }), 0)), { code: 'ERR_UNAVAILABLE', statusCode: 503 });
+  t.notOk(a.node.owns('acme'), 'a dropped the tenant');
+  // From then on a's writes go to b, and both agree.
+  await a.node.store.commit(new WriteBatch().putRecord(rec('acme', 's', 1, { by: 'a-again' }), 0));
+  t.equal(b.local.getRecord('acme', 'thing', 's')?.data.by, 'a-again');
+  t.same(a.local.getRecord('acme', 'thing', 'r'), b.local.getRecord('acme', 'thing', 'r'));
+  t.equal(a.local.getRecord('acme', 'thing', 'r')?.data.by, 'b');
+});
+
+t.test('ClusterNode - a node that was away catches up from its own position, then serves the tenant', async (t) => {
+  const p = prefix();
+  const dir = tempDir(t);
+  let a = await start(t, 'a', p, dir);
+  const b = await start(t, 'b', p);
+  t.equal(await a.node.takeTenant('acme'), 'a');
+  for (let i = 0; i < 20; i++) await a.runtime.ask('acme', 'counter', 'k', { inc: true });
+  await a.close(); // releases its leases
+
+  // b takes over and writes while a is away.
+  for (let i = 0; i < 15; i++) t.equal((await b.runtime.ask<{ n: number }>('acme', 'counter', 'k', { inc: true })).n, 21 + i);
+  t.ok(b.node.owns('acme'));
+
+  a = await start(t, 'a', p, dir);
+  t.equal(a.local.getRecord('acme', 'thing', 'k')?.version, 35, 'a applied what it missed before serving anything');
+  await b.close();
+  for (let i = 0; i < 100 && (await a.node.ownerOf('acme').catch(() => '')) !== 'a'; i++) await sleep(50);
+  t.equal((await a.runtime.ask<{ n: number }>('acme', 'counter', 'k', { inc: true })).n, 36, 'and continues the count on the tenant');
+});
