@@ -1,6 +1,6 @@
 // Runs the benchmark scenarios and writes bench/results/<scenario>.json for each.
 //
-//   npm run bench                    every registered scenario
+//   npm run bench                    every registered scenario but soak (run only when named)
 //   npm run bench -- edge-echo       only the named ones
 //
 // Knobs (env): BENCH_SECONDS measured seconds per side (10), BENCH_CONNECTIONS (50),
@@ -9,12 +9,16 @@
 // A scenario that throws makes the exit code 1; a low ratio is reported, not failed.
 import type { Scenario } from './scenario.js';
 import { chat } from './scenarios/chat.js';
+import { cluster } from './scenarios/cluster.js';
 import { edgeEcho } from './scenarios/edge-echo.js';
 import { repository } from './scenarios/repository.js';
 import { scan } from './scenarios/scan.js';
+import { soak } from './scenarios/soak.js';
 
 /** Adding a scenario: import it above and list it here. */
-const scenarios: Scenario[] = [edgeEcho, repository, chat, scan];
+const scenarios: Scenario[] = [edgeEcho, repository, chat, scan, cluster, soak];
+/** Run only when named (`npm run bench -- soak`): ten minutes by default. */
+const byNameOnly = new Set(['soak']);
 
 async function main(): Promise<number> {
   const names = process.argv.slice(2).filter((a) => !a.startsWith('-'));
@@ -23,7 +27,7 @@ async function main(): Promise<number> {
     console.error(`unknown scenario(s): ${unknown.join(', ')}; known: ${scenarios.map((s) => s.name).join(', ')}`);
     return 2;
   }
-  const chosen = names.length > 0 ? scenarios.filter((s) => names.includes(s.name)) : scenarios;
+  const chosen = names.length > 0 ? scenarios.filter((s) => names.includes(s.name)) : scenarios.filter((s) => !byNameOnly.has(s.name));
   let failed = 0;
   for (const s of chosen) {
     console.log(`\n== ${s.name}: ${s.description}`);
