@@ -180,7 +180,8 @@ export function loadConfig(
   }
   const out = cfg as unknown as Config;
   out.dataDir = resolve(out.dataDir);
-  if (out.uploads) out.uploads.dir = resolve(out.uploads.dir ?? join(out.dataDir, 'media'));
+  // Media files live under DATA_DIR unless an absolute directory is given.
+  if (out.uploads) out.uploads.dir = resolve(out.dataDir, out.uploads.dir ?? 'media');
   if (!out.nodeId) out.nodeId = `${hostname().replace(/[^A-Za-z0-9_-]/g, '-').slice(0, 40)}-${process.pid}`;
   return out;
 }

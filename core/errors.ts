@@ -49,6 +49,7 @@ export const ErrorCodes = {
   ),
   // 413, 415
   ERR_PAYLOAD_TOO_LARGE: def('ERR_PAYLOAD_TOO_LARGE', 413, 'request body is larger than %s bytes'),
+  ERR_UPLOAD_TOO_LARGE: def('ERR_UPLOAD_TOO_LARGE', 413, 'the file is larger than the upload size cap of %s bytes'),
   ERR_UNSUPPORTED_MEDIA_TYPE: def('ERR_UNSUPPORTED_MEDIA_TYPE', 415, 'Content-Type must be %s'),
   // 429
   ERR_RATE_LIMITED: def('ERR_RATE_LIMITED', 429, 'rate limit reached; retry after %s seconds'),

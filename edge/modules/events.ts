@@ -15,6 +15,7 @@ import { scannerActor } from '../../actors/scanner/scanner.js';
 import { unmatchedScansActor } from '../../actors/scanner/unmatched.js';
 import type { Module } from '../deps.js';
 import { attendeeRoutes } from '../routes/events/attendee.js';
+import { closeMedia } from '../routes/events/media.js';
 import { eventRoutes } from '../routes/events/events.js';
 import { scanningRoutes } from '../routes/events/scanning.js';
 import { EventsService } from '../routes/events/service.js';
@@ -43,4 +44,6 @@ export const eventsModule: Module = {
     const svc = new EventsService(deps);
     return [...eventRoutes(svc), ...ticketRoutes(svc), ...scanningRoutes(svc), ...attendeeRoutes(svc)];
   },
+  // Unfinished chunked uploads and their temp files go with the node.
+  stop: (deps) => closeMedia(deps),
 };

@@ -18,6 +18,7 @@ import {
   type SoldCounts,
 } from '../../../actors/events/records.js';
 import { route, type RouteDef } from '../../route.js';
+import { mediaRoutes } from './media.js';
 import { EventCreate, EventParams, EventUpdate, EventWithTypes, Id, IdParams, ListOf, Paging, RecordList, RecordSchema, TicketType } from './schemas.js';
 import { byCreated, type EventsService } from './service.js';
 
@@ -412,6 +413,8 @@ export function eventRoutes(svc: EventsService): RouteDef[] {
       handler: (ctx) => svc.events(ctx.tenant, { op: 'confirm-participant', id: ctx.params.id, by: ctx.principal!.sub }),
     }),
 
+    // The media POST (a JSON record, or a multipart file upload), chunked uploads and file
+    // downloads are in media.ts.
     ...childRoutes(svc, {
       datatype: EVENT_MEDIA,
       plural: 'media',
@@ -420,7 +423,8 @@ export function eventRoutes(svc: EventsService): RouteDef[] {
       state: 'active',
       sort: 'createdate',
       listQuery: { kind: Type.Optional(Type.String({ maxLength: 20 })) },
-    }),
+    }).filter((r) => r.method !== 'POST'),
+    ...mediaRoutes(svc, MediaCreate),
 
     route({
       method: 'POST',
