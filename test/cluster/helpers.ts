@@ -5,6 +5,7 @@ import type { Test } from 'tap';
 import { TokenService, type Principal } from '../../core/auth/tokens.js';
 import { TEST_JWT_SECRET, tempDir } from '../helpers/app.js';
 import { runFixture, type Child } from '../helpers/child.js';
+import { transpiled } from '../helpers/transpiled.js';
 import { client } from '../helpers/http.js';
 import { startNatsServer, type NatsServer } from '../helpers/nats-server.js';
 
@@ -12,7 +13,8 @@ interface Teardown {
   teardown(fn: () => unknown): void;
 }
 
-const fixture = new URL('./node-server.ts', import.meta.url).pathname;
+// Transpiled once per run: three nodes each compiling the sources would take most of a minute.
+const fixture = transpiled('test/cluster/node-server.ts');
 
 export interface TestNode {
   id: string;
@@ -99,8 +101,7 @@ export class TestCluster {
       ORGS: (this.opts.orgs ?? ['acme']).join(','),
     });
     this.t.teardown(() => child.kill9());
-    // Generous: each child loads the TypeScript sources itself, slow on a loaded 2-core machine.
-    await child.waitFor((lines) => lines.some((l) => l.startsWith('ready ')), 90_000);
+    await child.waitFor((lines) => lines.some((l) => l.startsWith('ready ')), 60_000);
     const url = child.lines.find((l) => l.startsWith('ready '))!.split(' ')[1];
     return { id, dataDir, url, child };
   }

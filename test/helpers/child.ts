@@ -14,7 +14,9 @@ export interface Child {
 }
 
 export function runFixture(script: string, args: string[] = [], env: Record<string, string> = {}): Child {
-  const proc = spawn(process.execPath, ['--import', '@tapjs/typescript/import', script, ...args], {
+  // A TypeScript fixture goes through tap's loader; a transpiled one (helpers/transpiled.ts) runs as it is.
+  const loader = script.endsWith('.ts') ? ['--import', '@tapjs/typescript/import'] : [];
+  const proc = spawn(process.execPath, [...loader, script, ...args], {
     env: { ...process.env, TS_NODE_TRANSPILE_ONLY: '1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
