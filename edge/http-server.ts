@@ -262,6 +262,16 @@ export class HttpEdge {
         void this.handle(res, ex, def, compiled, headers, url, rawQuery, params, ip, undefined);
         return;
       }
+      if (def.maxBodyBytes !== undefined && def.auth !== 'none') {
+        // A route with its own body cap (uploads) checks the caller before reading any of it, so
+        // an anonymous or foreign caller cannot make the server hold megabytes.
+        try {
+          const org = this.resolveTenant(def, headers);
+          this.authenticate(def, headers, org ? org.orgId : '');
+        } catch (err) {
+          return void this.fail(res, ex, err, def.path, def.method, true);
+        }
+      }
       const declared = Number(headers['content-length'] ?? '0');
       if (declared > maxBody) {
         return void this.fail(res, ex, new AppError('ERR_PAYLOAD_TOO_LARGE', [maxBody]), def.path, def.method, true);

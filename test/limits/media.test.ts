@@ -5,6 +5,7 @@
 // every file there must be LMDB's, a stored file at media/<org>/<xx>/<32 hex>, or a temp file in
 // media/.tmp, and nothing may appear next to the data directory.
 import { createHash, randomBytes } from 'node:crypto';
+import { connect } from 'node:net';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import t, { type Test } from 'tap';
@@ -543,4 +544,38 @@ t.test('malformed multipart bodies are 400 envelopes and store nothing', async (
   const ok = await post('multipart/form-data; boundary="a b:c"', Buffer.concat([Buffer.from('preamble\r\n'), multipart('a b:c', [{ head: fileHead('f.bin'), data: 'data' }]), Buffer.from('epilogue')]));
   t.equal(ok.status, 201, ok.text);
   t.equal(ok.body.data.sizeBytes, 4);
+});
+
+t.test('an upload from a caller without a valid token is refused before its body is read', async (t) => {
+  const w = await world(t);
+  const port = new URL(w.app.url).port;
+  // Headers that promise almost the whole cap, then only the first bytes of the body: the answer
+  // must come without waiting for (or buffering) the rest.
+  const attempt = (headers: string) =>
+    new Promise<string>((resolve, reject) => {
+      const sock = connect(Number(port), '127.0.0.1');
+      let got = '';
+      const timer = setTimeout(() => {
+        sock.destroy();
+        reject(new Error(`no answer while the body was incomplete; got ${JSON.stringify(got)}`));
+      }, 5_000);
+      sock.on('data', (c) => {
+        got += c.toString();
+        if (got.includes('\r\n\r\n') && got.includes('"statusCode"')) {
+          clearTimeout(timer);
+          sock.destroy();
+          resolve(got);
+        }
+      });
+      sock.on('error', () => undefined);
+      sock.write(
+        `POST /events/${w.a.event}/media HTTP/1.1\r\nhost: x\r\ncontent-type: multipart/form-data; boundary=zz\r\n` +
+          `content-length: ${CAP - 10}\r\n${headers}\r\n--zz\r\n`,
+      );
+    });
+  t.match(await attempt(`orgid: ${w.a.org}\r\n`), /^HTTP\/1\.1 401 /, 'no token: 401 at once');
+  t.match(await attempt(`orgid: ${w.a.org}\r\nauthorization: Bearer not.a.token\r\n`), /^HTTP\/1\.1 401 /, 'a bad token: 401 at once');
+  t.match(await attempt(`orgid: ${w.a.org}\r\nauthorization: ${w.b.headers.authorization}\r\n`), /^HTTP\/1\.1 403 /, "another org's token: 403 at once");
+  t.match(await attempt(`orgid: nosuchorg\r\nauthorization: ${w.a.headers.authorization}\r\n`), /^HTTP\/1\.1 400 /, 'an unknown org: 400 at once');
+  t.equal(await mediaCount(w, w.a), 0, 'nothing stored');
 });
