@@ -1,4 +1,4 @@
-// Runs a TypeScript fixture in a child process (through tap's TypeScript loader), reads its stdout
+// Runs a TypeScript fixture in a child process (through tsx), reads its stdout
 // line by line, and can kill it with SIGKILL: for crash-safety tests.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -14,10 +14,10 @@ export interface Child {
 }
 
 export function runFixture(script: string, args: string[] = [], env: Record<string, string> = {}): Child {
-  // A TypeScript fixture goes through tap's loader; a transpiled one (helpers/transpiled.ts) runs as it is.
-  const loader = script.endsWith('.ts') ? ['--import', '@tapjs/typescript/import'] : [];
+  // A TypeScript fixture goes through tsx (as the tests do); a transpiled one (helpers/transpiled.ts) runs as it is.
+  const loader = script.endsWith('.ts') ? ['--import', 'tsx'] : [];
   const proc = spawn(process.execPath, [...loader, script, ...args], {
-    env: { ...process.env, TS_NODE_TRANSPILE_ONLY: '1', ...env },
+    env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: string[] = [];

@@ -1,5 +1,5 @@
 // The server's sources as plain JavaScript, for tests that start it as a child process many times
-// (crash safety, cluster nodes). Through tap's TypeScript loader every child compiles the whole
+// (crash safety, cluster nodes). Through a TypeScript loader every child transforms the whole
 // project again (~12 s per start on a loaded 2-core machine); transpiled once (transpileModule,
 // no type check: the typecheck script does that) a start takes 2-4 s.
 //
