@@ -7,10 +7,10 @@ import { assertIdempotencyKey } from '../../../core/idempotency.js';
 import type { StoredRecord } from '../../../core/store/record.js';
 import { findLocation } from '../../../actors/reservations/queries.js';
 import { setServicePointStatus } from '../../../actors/service-points/client.js';
-import { askPos, type OpenReply, type SettleReply, type SplitReply } from '../../../actors/storefront/messages.js';
+import { askPos, type OpenReply, type RefundInput, type SettleInput, type SettleReply, type SplitReply } from '../../../actors/storefront/messages.js';
 import { CLOSED, presentOrder, SF_ORDER } from '../../../actors/storefront/order.js';
 import type { AppDeps } from '../../deps.js';
-import { route, type RouteDef } from '../../route.js';
+import { route, type RequestContext, type RouteDef } from '../../route.js';
 import {
   byOf,
   IdParam,
@@ -49,6 +49,14 @@ function instant(v: string | undefined, field: string, endOfDay: boolean): strin
 export function tabRoutes(deps: AppDeps): RouteDef[] {
   const currency = () => servicesOf(deps).defaultCurrency;
   const max = deps.config.store.maxPageSize;
+  /** A settle or a refund: one message to the location's tabs actor, answered `{order, transaction}`. */
+  const moneyMove = async (ctx: RequestContext, ...[type, input]: ['settle', SettleInput] | ['refund', RefundInput]) => {
+    assertIdempotencyKey(input.idempotencyKey);
+    const { location } = orderAndLocation(ctx, ctx.params.id);
+    const msg = type === 'settle' ? { type, orderId: ctx.params.id, input, by: byOf(ctx) } : { type, orderId: ctx.params.id, input, by: byOf(ctx) };
+    const reply = await askPos<SettleReply>(ctx.deps.runtime, ctx.tenant, location, msg);
+    return { order: presentOrder(reply.order, currency()), transaction: reply.transaction };
+  };
   return [
     storefrontWrite(
       route({
@@ -167,12 +175,7 @@ export function tabRoutes(deps: AppDeps): RouteDef[] {
         }),
         response: SettleResult,
         errors: [402, 404, 409],
-        handler: async (ctx) => {
-          assertIdempotencyKey(ctx.body.idempotencyKey);
-          const { location } = orderAndLocation(ctx, ctx.params.id);
-          const reply = await askPos<SettleReply>(ctx.deps.runtime, ctx.tenant, location, { type: 'settle', orderId: ctx.params.id, input: ctx.body, by: byOf(ctx) });
-          return { order: presentOrder(reply.order, currency()), transaction: reply.transaction };
-        },
+        handler: (ctx) => moneyMove(ctx, 'settle', ctx.body),
       }),
     ),
 
@@ -196,12 +199,7 @@ export function tabRoutes(deps: AppDeps): RouteDef[] {
         }),
         response: SettleResult,
         errors: [402, 404, 409],
-        handler: async (ctx) => {
-          assertIdempotencyKey(ctx.body.idempotencyKey);
-          const { location } = orderAndLocation(ctx, ctx.params.id);
-          const reply = await askPos<SettleReply>(ctx.deps.runtime, ctx.tenant, location, { type: 'refund', orderId: ctx.params.id, input: ctx.body, by: byOf(ctx) });
-          return { order: presentOrder(reply.order, currency()), transaction: reply.transaction };
-        },
+        handler: (ctx) => moneyMove(ctx, 'refund', ctx.body),
       }),
     ),
 
