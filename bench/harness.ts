@@ -93,7 +93,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const port = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-data-'));
-  const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), opts.script], {
+  // BENCH_CPU_PROF=<dir>: every server writes a V8 CPU profile there when it stops.
+  const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+  const child = spawn(process.execPath, [...prof, ...(opts.nodeArgs ?? []), opts.script], {
     env: {
       ...process.env,
       LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
