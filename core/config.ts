@@ -23,7 +23,7 @@ export interface Config {
     plans: Record<string, { perSecond: number; burst: number }>;
     perAddress: { perSecond: number; burst: number };
   };
-  store: { mapSizeGiB: number; defaultPageSize: number; maxPageSize: number };
+  store: { mapSizeGiB: number; defaultPageSize: number; maxPageSize: number; durability: 'flush' | 'commit' };
   /** Media uploads: file size cap, chunk size and idle time-out of chunked uploads, storage directory (null: <dataDir>/media). */
   uploads: { maxBytes: number; chunkBytes: number; chunkTimeoutMs: number; dir: string | null };
   chat: {
@@ -108,6 +108,7 @@ const ENV: ReadonlyArray<[string, string[], Parse]> = [
   ['CLUSTER_RETRY_MS', ['cluster', 'retryMs'], int],
   ['LOG_LEVEL', ['logLevel'], text],
   ['MAX_BODY_BYTES', ['http', 'maxBodyBytes'], int],
+  ['STORE_DURABILITY', ['store', 'durability'], text],
   ['UPLOAD_MAX_BYTES', ['uploads', 'maxBytes'], int],
   ['UPLOAD_DIR', ['uploads', 'dir'], text],
   ['CORS_ORIGINS', ['http', 'corsOrigins'], list],

@@ -51,7 +51,7 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
   const logger = opts.logger ?? createLogger(config.logLevel);
   const clock = opts.clock ?? systemClock;
   const secret = resolveJwtSecret(config, (m) => logger.warn(m));
-  const lmdb = new LmdbStore({ path: config.dataDir, mapSizeGiB: config.store.mapSizeGiB, limits: config.store });
+  const lmdb = new LmdbStore({ path: config.dataDir, mapSizeGiB: config.store.mapSizeGiB, limits: config.store, durability: config.store.durability });
   const bus = opts.bus ?? (await createBus({ natsUrl: config.natsUrl ?? undefined, logger }));
   // Cluster mode (NATS_URL): writes go through the commit stream, a tenant's actors and requests
   // live on its owner. Without NATS none of it is loaded.

@@ -50,6 +50,13 @@ export interface LmdbStoreOptions {
   path: string;
   mapSizeGiB?: number;
   limits?: PageLimits;
+  /**
+   * When a commit resolves: `flush` (default) once the transaction is on disk, `commit` once it is
+   * committed and visible. LMDB flushes it right after, overlapped with later transactions; a
+   * killed process loses nothing either way (the OS holds the pages), power loss may lose the last
+   * unflushed commits in `commit` mode.
+   */
+  durability?: 'flush' | 'commit';
 }
 
 type IndexValue = string | number;
@@ -110,6 +117,7 @@ export class LmdbStore implements Store {
       // Always a directory: lmdb-js would otherwise take a path whose last part has a dot in it
       // (`mktemp -d` gives `tmp.AbC123`) for a single-file database.
       noSubdir: false,
+      separateFlushed: opts.durability === 'commit',
     });
     this.meta = this.root.openDB({ name: 'meta' });
     this.records = this.root.openDB({ name: 'records', ...this.sharedStructures('records') });

@@ -10,6 +10,8 @@ t.test('config - defaults', async (t) => {
   t.equal(c.natsUrl, null, 'no NATS unless asked');
   t.match(c.dataDir, /\/data$/);
   t.equal(c.http.maxBodyBytes, 1048576);
+  t.equal(c.store.durability, 'flush', 'acknowledged writes are on disk unless asked otherwise');
+  t.equal(c.uploads.dir, join(c.dataDir, 'media'), 'media under DATA_DIR');
   t.ok(c.nodeId);
 });
 
@@ -23,6 +25,8 @@ t.test('config - environment overrides', async (t) => {
     LOG_LEVEL: 'debug',
     JWT_SECRET: 'x'.repeat(40),
     CORS_ORIGINS: 'https://a.example, https://b.example',
+    STORE_DURABILITY: 'commit',
+    UPLOAD_DIR: 'uploads',
   });
   t.equal(c.port, 9090);
   t.equal(c.host, '127.0.0.1');
@@ -31,6 +35,8 @@ t.test('config - environment overrides', async (t) => {
   t.equal(c.nodeId, 'node-a');
   t.equal(c.logLevel, 'debug');
   t.same(c.http.corsOrigins, ['https://a.example', 'https://b.example']);
+  t.equal(c.store.durability, 'commit');
+  t.equal(c.uploads.dir, '/tmp/x/uploads', 'a relative upload directory is inside DATA_DIR');
 });
 
 t.test('config - an invalid value stops start-up naming it', async (t) => {
@@ -39,6 +45,7 @@ t.test('config - an invalid value stops start-up naming it', async (t) => {
   t.throws(() => loadConfig({}, { LOG_LEVEL: 'loud' }), { message: /LOG_LEVEL/ });
   t.throws(() => loadConfig({}, { NATS_URL: 'http://x' }), { message: /NATS_URL/ });
   t.throws(() => loadConfig({}, { JWT_SECRET: 'short' }), { message: /JWT_SECRET/ });
+  t.throws(() => loadConfig({}, { STORE_DURABILITY: 'eventually' }), { message: /STORE_DURABILITY/ });
   t.throws(() => loadConfig({ store: { maxPageSize: 0 } }, {}), ConfigError);
   t.throws(() => loadConfig({ nonsense: true }, {}), { message: /nonsense|additional/ });
 });

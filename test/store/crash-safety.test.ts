@@ -5,10 +5,10 @@ import { runFixture } from '../helpers/child.js';
 
 const fixture = new URL('../fixtures/store-writer.ts', import.meta.url).pathname;
 
-t.test('LmdbStore - writes acknowledged before SIGKILL are all there on reopen', async (t) => {
+for (const durability of ['flush', 'commit']) t.test(`LmdbStore (durability ${durability}) - writes acknowledged before SIGKILL are all there on reopen`, async (t) => {
   for (const target of [200, 2000]) {
     const dir = tempDir(t);
-    const child = runFixture(fixture, [dir]);
+    const child = runFixture(fixture, [dir, durability]);
     await child.waitFor((lines) => lines.length >= target);
     await child.kill9();
     t.equal(child.proc.signalCode, 'SIGKILL', 'the writer was killed, not stopped');
