@@ -8,7 +8,7 @@ import { CALL_RECORDING, PHONE_CALL, recordingRecordId } from '../../../actors/p
 import { appError } from '../../../core/errors.js';
 import type { StoredRecord } from '../../../core/store/record.js';
 import type { Filter } from '../../../core/store/query.js';
-import { route, type RouteDef } from '../../route.js';
+import { route, type RequestContext, type RouteDef } from '../../route.js';
 import { Enum, inWindow, ListOf, newestFirst, pageOf, PageProps, RecordOf, SinceUntilProps } from './schemas.js';
 
 const TAG = 'Communications';
@@ -28,6 +28,12 @@ function involves(r: StoredRecord, contact: string | undefined): boolean {
   return false;
 }
 
+/** The page of `records` that involve the contact and fall in the window, newest first. */
+function commsPage(ctx: RequestContext, records: StoredRecord[], q: { contact?: string; since?: string; until?: string; page?: number; pageSize?: number }) {
+  const all = records.filter((r) => involves(r, q.contact) && inWindow(r, q.since, q.until)).sort(newestFirst);
+  return pageOf(ctx.deps, all, q);
+}
+
 export function communicationRoutes(): RouteDef[] {
   return [
     route({
@@ -42,11 +48,7 @@ export function communicationRoutes(): RouteDef[] {
         const q = ctx.query;
         const f: Filter = { 'data.channel': 'sms' };
         if (q.direction) f['data.direction'] = q.direction;
-        const all = ctx.deps.store
-          .scan(ctx.tenant, COMM_MESSAGE, f)
-          .filter((r) => involves(r, q.contact) && inWindow(r, q.since, q.until))
-          .sort(newestFirst);
-        return pageOf(ctx.deps, all, q);
+        return commsPage(ctx, ctx.deps.store.scan(ctx.tenant, COMM_MESSAGE, f), q);
       },
     }),
     route({
@@ -68,11 +70,7 @@ export function communicationRoutes(): RouteDef[] {
         const f: Filter = {};
         if (q.direction) f['data.direction'] = q.direction;
         if (q.status) f['data.status'] = q.status;
-        const all = ctx.deps.store
-          .scan(ctx.tenant, PHONE_CALL, f)
-          .filter((r) => involves(r, q.contact) && inWindow(r, q.since, q.until))
-          .sort(newestFirst);
-        return pageOf(ctx.deps, all, q);
+        return commsPage(ctx, ctx.deps.store.scan(ctx.tenant, PHONE_CALL, f), q);
       },
     }),
     route({
@@ -97,10 +95,7 @@ export function communicationRoutes(): RouteDef[] {
         const f: Filter = q.direction ? { 'data.direction': q.direction } : {};
         const messages = q.type === 'call' ? [] : ctx.deps.store.scan(ctx.tenant, COMM_MESSAGE, q.type ? { ...f, 'data.channel': q.type } : f);
         const calls = q.type && q.type !== 'call' ? [] : ctx.deps.store.scan(ctx.tenant, PHONE_CALL, f);
-        const all = [...messages, ...calls]
-          .filter((r) => involves(r, q.contact) && inWindow(r, q.since, q.until))
-          .sort(newestFirst);
-        return pageOf(ctx.deps, all, q);
+        return commsPage(ctx, [...messages, ...calls], q);
       },
     }),
     route({
@@ -118,11 +113,7 @@ export function communicationRoutes(): RouteDef[] {
       response: ListOf(AnyRecord),
       handler: (ctx) => {
         const q = ctx.query;
-        const all = ctx.deps.store
-          .scan(ctx.tenant, CALL_RECORDING, q.callSid ? { 'data.callSid': q.callSid } : undefined)
-          .filter((r) => involves(r, q.contact) && inWindow(r, q.since, q.until))
-          .sort(newestFirst);
-        return pageOf(ctx.deps, all, q);
+        return commsPage(ctx, ctx.deps.store.scan(ctx.tenant, CALL_RECORDING, q.callSid ? { 'data.callSid': q.callSid } : undefined), q);
       },
     }),
     route({
