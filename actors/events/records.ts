@@ -14,7 +14,7 @@
 // Key-value namespaces: `ticket-secret` (ticket id → codeSecret; kept out of the record so no
 // route can ever return it), `event-sold` (event id → issued counts per ticket type),
 // `ticket-fulfilled` (order id → the tickets a fulfil issued).
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import type { StoredRecord } from '../../core/store/record.js';
 import type { Store } from '../../core/store/store.js';
 import { isId } from '../../core/ids.js';
@@ -146,7 +146,8 @@ export function newTicketNumber(): string {
  * `ifVersion: 0` is the uniqueness check. 96 bits of SHA-256: collisions are not a concern.
  */
 export function ticketIdFor(number: string): string {
-  return createHash('sha256').update('ticket-number\u0000').update(number.toUpperCase()).digest('hex').slice(0, 24);
+  // One-shot hash: every door scan computes this, and it is ~3× cheaper than a Hash object.
+  return hash('sha256', 'ticket-number\u0000' + number.toUpperCase(), 'hex').slice(0, 24);
 }
 
 /** The claim key of a credential code (matched exactly). */
