@@ -94,11 +94,26 @@ function scalarAt(obj: unknown, parts: string[]): unknown {
   return cur;
 }
 
+/** Dotted paths split once: index maintenance reads the same few paths on every write. */
+const splitPaths = new Map<string, readonly string[]>();
+
+function partsOf(path: string): readonly string[] {
+  let parts = splitPaths.get(path);
+  if (parts === undefined) {
+    // Sort fields come from callers too: keep the cache bounded.
+    if (splitPaths.size >= 1024) splitPaths.clear();
+    parts = path.split('.');
+    splitPaths.set(path, parts);
+  }
+  return parts;
+}
+
 export function getPath(obj: unknown, path: string): unknown {
   let cur: unknown = obj;
-  for (const part of path.split('.')) {
+  const parts = partsOf(path);
+  for (let i = 0; i < parts.length; i++) {
     if (cur === null || typeof cur !== 'object') return undefined;
-    cur = (cur as Record<string, unknown>)[part];
+    cur = (cur as Record<string, unknown>)[parts[i]];
   }
   return cur;
 }
