@@ -27,7 +27,7 @@ import { rendezvous } from '../../core/cluster/placement.js';
 import { LmdbStore } from '../../core/store/lmdb-store.js';
 import { WriteBatch } from '../../core/store/store.js';
 import { modules } from '../../edge/modules.js';
-import { EVENT_ID, JWT_SECRET, TYPE_ID, eventRecord, scanBodies, ticketRecord } from '../fixtures/scan-dataset.js';
+import { EVENT_ID, JWT_SECRET, TYPE_ID, eventRecord, scanBodies, ticketRecord, ticketTypeRecord } from '../fixtures/scan-dataset.js';
 import { freePort, startServer, writeResult, type RunningServer } from '../harness.js';
 import { envInt, type Scenario } from '../scenario.js';
 
@@ -65,16 +65,7 @@ async function seed(dir: string, orgs: string[], n: number): Promise<void> {
         new WriteBatch()
           .putOrg({ orgId: org, displayName: org, createdate: CREATED })
           .putRecord({ ...eventRecord(), pk: org })
-          .putRecord({
-            pk: org,
-            sk: TYPE_ID,
-            datatype: 'ticket_type',
-            version: 1,
-            state: 'active',
-            createdate: CREATED,
-            modifydate: CREATED,
-            data: { event: EVENT_ID, title: 'General admission', colour: '#1E90FF', price: 4500, quantity: null, perks: [], requiresActivation: false, description: null },
-          })
+          .putRecord(ticketTypeRecord(org))
           .putKv(org, 'event-sold', EVENT_ID, { total: n, byType: { [TYPE_ID]: n } }),
       );
       for (let i = 0; i < n; i += 5000) {
