@@ -61,8 +61,23 @@ export interface LmdbStoreOptions {
 
 type IndexValue = string | number;
 
+/**
+ * Index keys hold a bounded prefix of strings over 1,000 UTF-8 bytes: LMDB refuses keys over ~2 KB,
+ * and the index only narrows candidates (every query filters them again), so a shared prefix costs
+ * nothing but a wider range. Writes and lookups go through this one function, so both sides agree.
+ */
+const INDEX_STRING_MAX_BYTES = 1000;
+/** Characters of a long string kept: at most 3 UTF-8 bytes each, so within the byte bound. */
+const INDEX_PREFIX_CHARS = Math.floor(INDEX_STRING_MAX_BYTES / 3);
+
+function indexString(v: string): string {
+  if (v.length <= INDEX_PREFIX_CHARS || Buffer.byteLength(v, 'utf8') <= INDEX_STRING_MAX_BYTES) return v;
+  return v.slice(0, INDEX_PREFIX_CHARS);
+}
+
 function indexValues(v: unknown): IndexValue[] {
-  if (typeof v === 'string' || typeof v === 'number') return Number.isNaN(v) ? [] : [v];
+  if (typeof v === 'string') return [indexString(v)];
+  if (typeof v === 'number') return Number.isNaN(v) ? [] : [v];
   if (typeof v === 'boolean') return [v ? '\u0001true' : '\u0001false'];
   if (Array.isArray(v)) return v.flatMap((x) => (Array.isArray(x) ? [] : indexValues(x)));
   return [];
@@ -340,48 +355,20 @@ export class LmdbStore implements Store {
   private async write(batch: WriteBatch, mark: AppliedMark | undefined): Promise<void | typeof ALREADY_APPLIED> {
     if (this.closed) throw new AppError('ERR_UNAVAILABLE', ['the store is closed']);
     if (batch.size === 0 && mark === undefined) return;
-    const transaction = this.root.transaction(() => {
-      if (mark !== undefined) {
-        const [seq, n] = this.appliedMark(mark.key);
-        if (seq > mark.seq || (seq === mark.seq && n >= mark.n)) return ALREADY_APPLIED;
-        this.meta.put(['applied', mark.key], [mark.seq, mark.n]);
-      }
-      // Check every condition first so a conflicting batch writes nothing.
-      const seen: RecordsRead = new Map();
-      const failed = this.conflictOf(batch, seen);
-      if (failed) return failed;
-      for (const o of batch.ops) {
-        switch (o.op) {
-          case 'putRecord': {
-            const r = o.record;
-            // The record it replaces matters only to re-index it (read once, see conflictOf).
-            if (this.indexedPaths(r.datatype).length > 0) this.reindex(r.pk, r.datatype, r.sk, this.recordIn(seen, r.pk, r.datatype, r.sk), r);
-            this.records.put([r.pk, r.datatype, r.sk], r);
-            if (seen.size > 0) seen.set(recordKey(r.pk, r.datatype, r.sk), r);
-            break;
-          }
-          case 'deleteRecord': {
-            const old = this.recordIn(seen, o.tenant, o.datatype, o.sk);
-            if (old) this.reindex(o.tenant, o.datatype, o.sk, old, undefined);
-            this.records.remove([o.tenant, o.datatype, o.sk]);
-            if (seen.size > 0) seen.set(recordKey(o.tenant, o.datatype, o.sk), null);
-            break;
-          }
-          case 'append':
-            this.logs.put([o.tenant, o.log, o.seq], o.entry);
-            break;
-          case 'putKv':
-            this.kv.put([o.tenant, o.ns, o.key], o.value);
-            break;
-          case 'deleteKv':
-            this.kv.remove([o.tenant, o.ns, o.key]);
-            break;
-          case 'putOrg':
-            this.orgs.put(o.org.orgId, o.org);
-            break;
+    // A child transaction, so a batch that throws half-way (a key LMDB refuses, say) is rolled
+    // back whole instead of leaving its first writes in the shared transaction.
+    const transaction = this.root.childTransaction(() => {
+      try {
+        return this.apply(batch, mark);
+      } catch (err) {
+        // Structures msgpack saved in the rolled-back child are gone from `meta`: make the encoders
+        // load them again rather than write values that point at structures never stored.
+        for (const db of [this.records, this.logs]) {
+          const st = (db as unknown as { encoder?: { structures?: { uninitialized?: boolean } } }).encoder?.structures;
+          if (st) st.uninitialized = true;
         }
+        throw err;
       }
-      return null;
     });
     let conflict: Awaited<typeof transaction>;
     try {
@@ -392,6 +379,51 @@ export class LmdbStore implements Store {
     }
     if (conflict === ALREADY_APPLIED) return conflict;
     if (conflict) throw new AppError('ERR_VERSION_CONFLICT', conflict);
+  }
+
+  /** The writes of one batch, inside its transaction: the failed condition, or null when written. */
+  private apply(batch: WriteBatch, mark: AppliedMark | undefined): [string, number, number] | typeof ALREADY_APPLIED | null {
+    if (mark !== undefined) {
+      const [seq, n] = this.appliedMark(mark.key);
+      if (seq > mark.seq || (seq === mark.seq && n >= mark.n)) return ALREADY_APPLIED;
+      this.meta.put(['applied', mark.key], [mark.seq, mark.n]);
+    }
+    // Check every condition first so a conflicting batch writes nothing.
+    const seen: RecordsRead = new Map();
+    const failed = this.conflictOf(batch, seen);
+    if (failed) return failed;
+    for (const o of batch.ops) {
+      switch (o.op) {
+        case 'putRecord': {
+          const r = o.record;
+          // The record it replaces matters only to re-index it (read once, see conflictOf).
+          if (this.indexedPaths(r.datatype).length > 0) this.reindex(r.pk, r.datatype, r.sk, this.recordIn(seen, r.pk, r.datatype, r.sk), r);
+          this.records.put([r.pk, r.datatype, r.sk], r);
+          if (seen.size > 0) seen.set(recordKey(r.pk, r.datatype, r.sk), r);
+          break;
+        }
+        case 'deleteRecord': {
+          const old = this.recordIn(seen, o.tenant, o.datatype, o.sk);
+          if (old) this.reindex(o.tenant, o.datatype, o.sk, old, undefined);
+          this.records.remove([o.tenant, o.datatype, o.sk]);
+          if (seen.size > 0) seen.set(recordKey(o.tenant, o.datatype, o.sk), null);
+          break;
+        }
+        case 'append':
+          this.logs.put([o.tenant, o.log, o.seq], o.entry);
+          break;
+        case 'putKv':
+          this.kv.put([o.tenant, o.ns, o.key], o.value);
+          break;
+        case 'deleteKv':
+          this.kv.remove([o.tenant, o.ns, o.key]);
+          break;
+        case 'putOrg':
+          this.orgs.put(o.org.orgId, o.org);
+          break;
+      }
+    }
+    return null;
   }
 
   private reindex(
