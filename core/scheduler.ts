@@ -27,6 +27,12 @@ export const SCHEDULER_NS = 'scheduler';
 const MAX_DELAY_MS = 2_147_483_647;
 const RETRY_BASE_MS = 5_000;
 const RETRY_MAX_MS = 10 * 60_000;
+/**
+ * How long a job armed but not found in the store may still be committing before it is taken for
+ * a batch that failed: longer than the slowest commit (cluster mode appends to JetStream first,
+ * with a publish time-out of up to 10 s and retries).
+ */
+const UNCOMMITTED_GRACE_MS = 30_000;
 /** How soon a job found armed but not yet committed is looked at again (real time). */
 const RECHECK_MS = 100;
 
@@ -216,11 +222,10 @@ export class Scheduler {
     const handler = this.handlers.get(job.kind);
     if (!handler || this.stopped) return false;
     if (!this.stored(job)) {
-      // Completed or cancelled by a committed batch. One armed a moment ago may not be committed
-      // yet: give it a second before deciding.
-      // The check is repeated on a real-time timer, not pushed back on the job's clock, so a run
-      // that comes just before the arming batch commits never delays the job itself.
-      if (this.clock.now() - job.createdAt < 2_000) {
+      // Completed or cancelled by a committed batch, or one armed a moment ago whose batch is
+      // still committing: within UNCOMMITTED_GRACE_MS the check is repeated on a real-time timer
+      // (not pushed back on the job's clock, so a run just before the commit never delays it).
+      if (this.clock.now() - job.createdAt < UNCOMMITTED_GRACE_MS) {
         this.awaitingCommit.add(k);
         this.recheckSoon();
         return false;

@@ -265,9 +265,13 @@ export class HttpEdge {
       if (def.maxBodyBytes !== undefined && def.auth !== 'none') {
         // A route with its own body cap (uploads) checks the caller before reading any of it, so
         // an anonymous or foreign caller cannot make the server hold megabytes.
+        // In a cluster only the node that serves the tenant checks: another node's copy of the
+        // credentials (an API key created a moment ago) may lag, and the owner checks anyway.
         try {
           const org = this.resolveTenant(def, headers);
-          this.authenticate(def, headers, org ? org.orgId : '');
+          const fwd = this.forwarder;
+          const serves = !org || fwd === undefined || fwd.isForwarded(headers) || fwd.owns(org.orgId);
+          if (serves) this.authenticate(def, headers, org ? org.orgId : '');
         } catch (err) {
           return void this.fail(res, ex, err, def.path, def.method, true);
         }
