@@ -157,6 +157,24 @@ export class Scheduler {
     this.rearm();
   }
 
+  /**
+   * Arms every stored job of `tenant` not armed yet: cluster mode calls it when this node takes a
+   * tenant over, since jobs scheduled on the previous owner were armed only there.
+   */
+  armTenant(tenant: string): number {
+    if (this.stopped) return 0;
+    let n = 0;
+    for (const { value } of this.store.listKv<ScheduledJob>(tenant, SCHEDULER_NS)) {
+      if (!value || typeof value.dueAt !== 'number') continue;
+      const k = keyOf(value.tenant, value.id);
+      if (this.jobs.has(k)) continue;
+      this.jobs.set(k, value);
+      n++;
+    }
+    if (n > 0 && this.started) this.rearm();
+    return n;
+  }
+
   /** Arms a job in memory (its kv entry is written by `scheduleJob` in the caller's batch). */
   arm(job: ScheduledJob): void {
     if (this.stopped) return;

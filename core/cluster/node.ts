@@ -37,6 +37,7 @@ import { Membership } from './membership.js';
 import { ClusterNames } from './names.js';
 import { rendezvous, type Placement } from './placement.js';
 import { ReplicatedStore } from './replicated-store.js';
+import { schedulerOf } from '../scheduler.js';
 
 export interface ClusterOptions {
   natsUrl: string;
@@ -285,6 +286,8 @@ export class ClusterNode implements Placement {
     try {
       await this.log.takeOver(tenant);
       this.runtime?.evictTenant(tenant);
+      // Timers the previous owner armed (reminders, escalations) are armed here now.
+      schedulerOf(this.store)?.armTenant(tenant);
     } catch (err) {
       if (this.held.get(tenant) === held) {
         this.held.delete(tenant);

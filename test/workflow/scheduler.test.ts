@@ -107,6 +107,27 @@ t.test('Scheduler - a run that comes before the arming batch commits does not de
   t.same(seen, [job.id]);
 });
 
+t.test('Scheduler - armTenant arms jobs another node stored (a cluster takeover)', async (t) => {
+  const { store } = await openStore(t);
+  const clock = new ManualClock(11_000_000);
+  const s = Scheduler.attach({ store, clock });
+  t.teardown(async () => {
+    await s.stop();
+    await store.close();
+  });
+  const seen: string[] = [];
+  s.register('test.kind', effectHandler(store, seen));
+  s.start();
+  // Written as the previous owner's commit arrives here: in the store, never armed on this node.
+  const job: ScheduledJob = { id: 'job-from-elsewhere', tenant: TENANT, kind: 'test.kind', dueAt: clock.now() - 1, payload: {}, createdAt: clock.now() - 5_000 };
+  await store.commit(new WriteBatch().putKv(TENANT, SCHEDULER_NS, job.id, job));
+  t.equal(await s.runDue(), 0, 'not armed here yet');
+  t.equal(s.armTenant(TENANT), 1);
+  t.equal(s.armTenant(TENANT), 0, 'arming twice adds nothing');
+  t.equal(await s.runDue(), 1, 'armed: it fires');
+  t.same(seen, [job.id]);
+});
+
 t.test('Scheduler - a failed job stays stored and is retried with back-off', async (t) => {
   const { store } = await openStore(t);
   const clock = new ManualClock(9_000_000);
