@@ -13,6 +13,18 @@ async function openStore(t: Parameters<typeof tempDir>[0], path = tempDir(t)): P
   return { store, path };
 }
 
+/** A store with one org, a manual clock at `start` and the store's scheduler, all closed in teardown. */
+async function schedulerWorld(t: Parameters<typeof tempDir>[0], start: number) {
+  const { store } = await openStore(t);
+  const clock = new ManualClock(start);
+  const s = Scheduler.attach({ store, clock });
+  t.teardown(async () => {
+    await s.stop();
+    await store.close();
+  });
+  return { store, clock, s };
+}
+
 /** A handler that records the effect and completes the job in one batch, as actors do. */
 function effectHandler(store: Store, seen: string[]) {
   return async (job: ScheduledJob) => {
@@ -32,13 +44,7 @@ async function schedule(store: Store, clock: ManualClock, dueAt: number, payload
 }
 
 t.test('Scheduler - a job fires once when due and is removed with its effect', async (t) => {
-  const { store } = await openStore(t);
-  const clock = new ManualClock(1_000_000);
-  const s = Scheduler.attach({ store, clock });
-  t.teardown(async () => {
-    await s.stop();
-    await store.close();
-  });
+  const { store, clock, s } = await schedulerWorld(t, 1_000_000);
   const seen: string[] = [];
   s.register('test.kind', effectHandler(store, seen));
   s.start();
@@ -59,13 +65,7 @@ t.test('Scheduler - a job fires once when due and is removed with its effect', a
 });
 
 t.test('Scheduler - concurrent runDue calls hand a job out once', async (t) => {
-  const { store } = await openStore(t);
-  const clock = new ManualClock(5_000_000);
-  const s = Scheduler.attach({ store, clock });
-  t.teardown(async () => {
-    await s.stop();
-    await store.close();
-  });
+  const { store, clock, s } = await schedulerWorld(t, 5_000_000);
   let calls = 0;
   s.register('test.kind', async (job) => {
     calls++;
@@ -81,13 +81,7 @@ t.test('Scheduler - concurrent runDue calls hand a job out once', async (t) => {
 });
 
 t.test('Scheduler - a run that comes before the arming batch commits does not delay the job', async (t) => {
-  const { store } = await openStore(t);
-  const clock = new ManualClock(7_000_000);
-  const s = Scheduler.attach({ store, clock });
-  t.teardown(async () => {
-    await s.stop();
-    await store.close();
-  });
+  const { store, clock, s } = await schedulerWorld(t, 7_000_000);
   const seen: string[] = [];
   s.register('test.kind', effectHandler(store, seen));
   s.start();
@@ -108,13 +102,7 @@ t.test('Scheduler - a run that comes before the arming batch commits does not de
 });
 
 t.test('Scheduler - armTenant arms jobs another node stored (a cluster takeover)', async (t) => {
-  const { store } = await openStore(t);
-  const clock = new ManualClock(11_000_000);
-  const s = Scheduler.attach({ store, clock });
-  t.teardown(async () => {
-    await s.stop();
-    await store.close();
-  });
+  const { store, clock, s } = await schedulerWorld(t, 11_000_000);
   const seen: string[] = [];
   s.register('test.kind', effectHandler(store, seen));
   s.start();
@@ -129,13 +117,7 @@ t.test('Scheduler - armTenant arms jobs another node stored (a cluster takeover)
 });
 
 t.test('Scheduler - a failed job stays stored and is retried with back-off', async (t) => {
-  const { store } = await openStore(t);
-  const clock = new ManualClock(9_000_000);
-  const s = Scheduler.attach({ store, clock });
-  t.teardown(async () => {
-    await s.stop();
-    await store.close();
-  });
+  const { store, clock, s } = await schedulerWorld(t, 9_000_000);
   let fail = true;
   const seen: string[] = [];
   const ok = effectHandler(store, seen);
@@ -209,13 +191,7 @@ t.test('Scheduler - the armed timer fires by itself', async (t) => {
 });
 
 t.test('Scheduler - a cancelled job never fires', async (t) => {
-  const { store } = await openStore(t);
-  const clock = new ManualClock(30_000_000);
-  const s = Scheduler.attach({ store, clock });
-  t.teardown(async () => {
-    await s.stop();
-    await store.close();
-  });
+  const { store, clock, s } = await schedulerWorld(t, 30_000_000);
   const seen: string[] = [];
   s.register('test.kind', effectHandler(store, seen));
   s.start();
@@ -229,13 +205,7 @@ t.test('Scheduler - a cancelled job never fires', async (t) => {
 });
 
 t.test('Scheduler - a job whose completing batch fails stays armed and runs again', async (t) => {
-  const { store } = await openStore(t);
-  const clock = new ManualClock(40_000_000);
-  const s = Scheduler.attach({ store, clock });
-  t.teardown(async () => {
-    await s.stop();
-    await store.close();
-  });
+  const { store, clock, s } = await schedulerWorld(t, 40_000_000);
   let attempt = 0;
   s.register('test.kind', async (job) => {
     attempt++;
