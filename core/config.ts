@@ -8,6 +8,22 @@ import { Ajv } from 'ajv';
 import defaults from '../config/default.json' with { type: 'json' };
 import schema from '../config/schema.json' with { type: 'json' };
 
+/** Cluster mode (NATS_URL set). */
+export interface ClusterSettings {
+  /** First token of every subject, stream and bucket name. */
+  prefix: string;
+  /** Lease TTL: a dead owner's tenants are taken over within about this long. */
+  leaseTtlMs: number;
+  /** Replicas of the stream and the lease bucket (1 on one server, 3 in production). */
+  replicas: number;
+  /** How long a forwarded request may take on its owner. */
+  forwardTimeoutMs: number;
+  /** How long a request keeps retrying while its tenant has no reachable owner. */
+  retryMs: number;
+  /** Interval of the membership heartbeats. */
+  heartbeatMs: number;
+}
+
 export interface Config {
   port: number;
   host: string;
@@ -54,14 +70,7 @@ export interface Config {
     };
   };
   actors: { idleMs: number; askTimeoutMs: number };
-  cluster: {
-    prefix: string;
-    leaseTtlMs: number;
-    replicas: number;
-    forwardTimeoutMs: number;
-    retryMs: number;
-    heartbeatMs: number;
-  };
+  cluster: ClusterSettings;
   auth: { accessTokenTtlSeconds: number; refreshTokenTtlSeconds: number; tokenCacheSize: number };
   payments: {
     /** Gateways offered (`local`, `stripe`); `stripe` is added when its secret key is set. */

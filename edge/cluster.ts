@@ -9,17 +9,5 @@ export async function startCluster(config: Config, local: LmdbStore, logger: Log
   if (!config.jwtSecret) {
     logger.warn('cluster mode without JWT_SECRET: every node must share one secret, or tokens and forwarded requests fail between nodes');
   }
-  const c = config.cluster;
-  return ClusterNode.start({
-    natsUrl: config.natsUrl!,
-    nodeId: config.nodeId!,
-    prefix: c.prefix,
-    leaseTtlMs: c.leaseTtlMs,
-    replicas: c.replicas,
-    forwardTimeoutMs: c.forwardTimeoutMs,
-    retryMs: c.retryMs,
-    heartbeatMs: c.heartbeatMs,
-    local,
-    logger,
-  });
+  return ClusterNode.start({ ...config.cluster, natsUrl: config.natsUrl!, nodeId: config.nodeId!, local, logger });
 }

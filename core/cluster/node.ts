@@ -26,6 +26,7 @@ import {
   type Subscription,
 } from '@nats-io/transport-node';
 import type { ActorRuntime, RemoteAsk } from '../actor/runtime.js';
+import type { ClusterSettings } from '../config.js';
 import { AppError, appError, fromWire, toWire, type WireError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { LmdbStore } from '../store/lmdb-store.js';
@@ -39,20 +40,10 @@ import { rendezvous, type Placement } from './placement.js';
 import { ReplicatedStore } from './replicated-store.js';
 import { schedulerOf } from '../scheduler.js';
 
-export interface ClusterOptions {
+/** The `cluster` block of the configuration (its meaning is documented there), plus the node. */
+export interface ClusterOptions extends ClusterSettings {
   natsUrl: string;
   nodeId: string;
-  /** First token of every subject, stream and bucket name. */
-  prefix: string;
-  /** Lease TTL: a dead owner's tenants are taken over within about this long. */
-  leaseTtlMs: number;
-  /** Replicas of the stream and the lease bucket (1 on one server, 3 in production). */
-  replicas: number;
-  /** How long a forwarded request may take on its owner. */
-  forwardTimeoutMs: number;
-  /** How long a request keeps retrying while its tenant has no reachable owner. */
-  retryMs: number;
-  heartbeatMs: number;
   local: LmdbStore;
   logger: Logger;
 }

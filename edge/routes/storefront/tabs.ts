@@ -7,7 +7,7 @@ import { assertIdempotencyKey } from '../../../core/idempotency.js';
 import type { StoredRecord } from '../../../core/store/record.js';
 import { findLocation } from '../../../actors/reservations/queries.js';
 import { setServicePointStatus } from '../../../actors/service-points/client.js';
-import { askPos, type OpenReply, type RefundInput, type SettleInput, type SettleReply, type SplitReply } from '../../../actors/storefront/messages.js';
+import { askPos, type OpenReply, type PosMessage, type SettleReply, type SplitReply } from '../../../actors/storefront/messages.js';
 import { CLOSED, presentOrder, SF_ORDER } from '../../../actors/storefront/order.js';
 import type { AppDeps } from '../../deps.js';
 import { route, type RequestContext, type RouteDef } from '../../route.js';
@@ -50,10 +50,9 @@ export function tabRoutes(deps: AppDeps): RouteDef[] {
   const currency = () => servicesOf(deps).defaultCurrency;
   const max = deps.config.store.maxPageSize;
   /** A settle or a refund: one message to the location's tabs actor, answered `{order, transaction}`. */
-  const moneyMove = async (ctx: RequestContext, ...[type, input]: ['settle', SettleInput] | ['refund', RefundInput]) => {
-    assertIdempotencyKey(input.idempotencyKey);
-    const { location } = orderAndLocation(ctx, ctx.params.id);
-    const msg = type === 'settle' ? { type, orderId: ctx.params.id, input, by: byOf(ctx) } : { type, orderId: ctx.params.id, input, by: byOf(ctx) };
+  const moneyMove = async (ctx: RequestContext, msg: Extract<PosMessage, { type: 'settle' | 'refund' }>) => {
+    assertIdempotencyKey(msg.input.idempotencyKey);
+    const { location } = orderAndLocation(ctx, msg.orderId);
     const reply = await askPos<SettleReply>(ctx.deps.runtime, ctx.tenant, location, msg);
     return { order: presentOrder(reply.order, currency()), transaction: reply.transaction };
   };
@@ -175,7 +174,7 @@ export function tabRoutes(deps: AppDeps): RouteDef[] {
         }),
         response: SettleResult,
         errors: [402, 404, 409],
-        handler: (ctx) => moneyMove(ctx, 'settle', ctx.body),
+        handler: (ctx) => moneyMove(ctx, { type: 'settle', orderId: ctx.params.id, input: ctx.body, by: byOf(ctx) }),
       }),
     ),
 
@@ -199,7 +198,7 @@ export function tabRoutes(deps: AppDeps): RouteDef[] {
         }),
         response: SettleResult,
         errors: [402, 404, 409],
-        handler: (ctx) => moneyMove(ctx, 'refund', ctx.body),
+        handler: (ctx) => moneyMove(ctx, { type: 'refund', orderId: ctx.params.id, input: ctx.body, by: byOf(ctx) }),
       }),
     ),
 
