@@ -28,7 +28,7 @@ export const orgSettingsActor: ActorKind<{ settings?: SecuritySettings }, OrgSet
     const base = state.settings ?? securitySettingsOf(org);
     const next: SecuritySettings = { ...DEFAULT_SECURITY_SETTINGS, ...base };
     for (const [k, v] of Object.entries(msg.patch)) if (typeof v === 'boolean') next[k as keyof SecuritySettings] = v;
-    ctx.batch.putOrg({ ...org, securitySettings: next });
+    ctx.batch.patchOrg(ctx.tenant, { securitySettings: next });
     state.settings = next;
     return next;
   },

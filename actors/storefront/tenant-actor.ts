@@ -86,7 +86,7 @@ function receive(state: State, msg: StorefrontMessage, ctx: ActorContext): unkno
       if (!org) throw appError('ERR_NOT_FOUND', `organisation ${ctx.tenant}`);
       const next: StorefrontSettings = { ...(state.settings ?? storefrontSettingsOf(org)), ...msg.patch };
       const settings = { ...((org.settings as Record<string, unknown> | undefined) ?? {}), ...next };
-      ctx.batch.putOrg({ ...org, settings });
+      ctx.batch.patchOrg(ctx.tenant, { settings });
       state.settings = next;
       return next;
     }

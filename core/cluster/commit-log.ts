@@ -69,6 +69,7 @@ export function opTenant(o: WriteOp): string | undefined {
     case 'putRecord':
       return o.record.pk;
     case 'putOrg':
+    case 'patchOrg':
       return undefined;
     default:
       return o.tenant;

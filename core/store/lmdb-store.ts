@@ -375,7 +375,12 @@ export class LmdbStore implements Store {
       conflict = await transaction;
     } finally {
       // Landed (or failed): the next read of a written organisation goes to the store.
-      if (this.orgCache.size > 0) for (const o of batch.ops) if (o.op === 'putOrg') this.orgCache.delete(o.org.orgId);
+      if (this.orgCache.size > 0) {
+        for (const o of batch.ops) {
+          if (o.op === 'putOrg') this.orgCache.delete(o.org.orgId);
+          else if (o.op === 'patchOrg') this.orgCache.delete(o.orgId);
+        }
+      }
     }
     if (conflict === ALREADY_APPLIED) return conflict;
     if (conflict) throw new AppError('ERR_VERSION_CONFLICT', conflict);
@@ -421,6 +426,14 @@ export class LmdbStore implements Store {
         case 'putOrg':
           this.orgs.put(o.org.orgId, o.org);
           break;
+        case 'patchOrg': {
+          // Read inside the transaction: the organisation as every earlier commit (and earlier
+          // ops of this batch) left it.
+          const org = this.orgs.get(o.orgId);
+          if (!org) throw new AppError('ERR_NOT_FOUND', [`organisation ${o.orgId}`]);
+          this.orgs.put(o.orgId, { ...org, ...o.fields, orgId: org.orgId });
+          break;
+        }
       }
     }
     return null;

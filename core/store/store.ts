@@ -16,7 +16,8 @@ export type WriteOp =
   | { op: 'append'; tenant: string; log: string; seq: number; entry: unknown }
   | { op: 'putKv'; tenant: string; ns: string; key: string; value: unknown }
   | { op: 'deleteKv'; tenant: string; ns: string; key: string }
-  | { op: 'putOrg'; org: Org };
+  | { op: 'putOrg'; org: Org }
+  | { op: 'patchOrg'; orgId: string; fields: Record<string, unknown> };
 
 /**
  * A set of writes committed atomically: all of them or none. `ifVersion` on a record write is the
@@ -52,6 +53,16 @@ export class WriteBatch {
   }
   putOrg(org: Org): this {
     this.ops.push({ op: 'putOrg', org });
+    return this;
+  }
+  /**
+   * Sets top-level fields of an existing organisation, merged into the stored object inside the
+   * commit: writers of different fields (security settings, storefront settings) never put back
+   * each other's old values, as rewriting a whole object read earlier would. A missing
+   * organisation fails the batch (ERR_NOT_FOUND).
+   */
+  patchOrg(orgId: string, fields: Record<string, unknown>): this {
+    this.ops.push({ op: 'patchOrg', orgId, fields });
     return this;
   }
 }

@@ -260,3 +260,23 @@ t.test('LmdbStore - long indexed values: stored, found by equality, never break 
   t.same(store.find('acme', 'order', { 'data.customerId': 'c1' }).data.map((r) => r.sk), [a.sk], 'and back');
   t.equal(store.find('acme', 'order', { 'data.customerId': long }).data.length, 0);
 });
+
+t.test('LmdbStore - patchOrg merges fields into the stored organisation; a missing one fails the whole batch', async (t) => {
+  const store = openStore(t);
+  await store.commit(new WriteBatch().putOrg({ orgId: 'org-p', displayName: 'P', createdate: '2026-01-01T00:00:00.000Z' }));
+  // Two batches of one turn, each naming only its own field: both land.
+  await Promise.all([
+    store.commit(new WriteBatch().patchOrg('org-p', { securitySettings: { a: true } })),
+    store.commit(new WriteBatch().patchOrg('org-p', { settings: { b: 1 } })),
+  ]);
+  t.same(store.getOrg('org-p'), { orgId: 'org-p', displayName: 'P', createdate: '2026-01-01T00:00:00.000Z', securitySettings: { a: true }, settings: { b: 1 } });
+  await store.commit(new WriteBatch().patchOrg('org-p', { orgId: 'other', displayName: 'P2' }));
+  t.match(store.getOrg('org-p'), { orgId: 'org-p', displayName: 'P2' }, 'the id stays');
+  t.equal(store.getOrg('other'), undefined);
+
+  const rec = newRecord('org-p', 'note', { n: 1 });
+  const err = await store.commit(new WriteBatch().putRecord(rec, 0).patchOrg('missing-org', { x: 1 })).catch((e) => e);
+  t.ok(err instanceof AppError);
+  t.equal(err.statusCode, 404);
+  t.equal(store.getRecord('org-p', 'note', rec.sk), undefined, 'nothing of the batch was written');
+});

@@ -158,3 +158,21 @@ t.test('storefront routes - every route of the spec is served, public except cat
   t.equal((await s.pub.get('/storefront/pos/tabs')).status, 400, 'businessLocationId is required');
   t.equal((await s.pub.get('/storefront/products', { orgid: 'no-such-org' })).status, 400, 'an unknown orgid');
 });
+
+t.test('organisation settings - the storefront and the security settings, changed at the same moment, both land', async (t) => {
+  const s = await shop(shared);
+  // Two actors write two fields of the one organisation object; each used to rewrite the whole
+  // object it had read, so the second to commit put back the first one's old value.
+  for (const on of [true, false, true, false]) {
+    const [a, b] = await Promise.all([
+      s.admin.put('/storefront/settings', { posRequiresStaffToken: on }),
+      s.admin.put('/profile/org/security-settings', { enableTwoFactorForCustomers: on }),
+    ]);
+    t.equal(a.status, 200);
+    t.equal(b.status, 200);
+    t.same((await s.admin.get('/storefront/settings')).body, { posRequiresStaffToken: on }, `storefront setting ${on}`);
+    t.match((await s.admin.get('/profile/org/security-settings')).body, { enableTwoFactorForCustomers: on }, `security setting ${on}`);
+    const org = s.app.deps.store.getOrg(s.org)!;
+    t.match(org, { settings: { posRequiresStaffToken: on }, securitySettings: { enableTwoFactorForCustomers: on } }, 'both on the organisation');
+  }
+});
