@@ -15,7 +15,8 @@
 // Aims: service ≥ 0.5× raw, ≥ 2.5× Fastify, p99 < 10 ms at 50 connections.
 //
 // Knobs (env): BENCH_SECONDS measured seconds per side (10), BENCH_ROUNDS (2), BENCH_WARMUP (2),
-// BENCH_CONNECTIONS (50), SCAN_TICKETS (100000), SCAN_BIG_TICKETS (1000000; 1 skips that step).
+// BENCH_CONNECTIONS (50), SCAN_TICKETS (100000), SCAN_BIG_TICKETS (1000000; 1 skips that step),
+// SCAN_SIDES (comma-separated keys, e.g. "raw,service": measure only those sides).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -225,6 +226,9 @@ export const scan: Scenario = {
         { key: 'fastify', label: 'Fastify + memory', script: script('../baselines/scan-fastify.js'), env: { SCAN_TICKETS: String(tickets) }, stats: memStats },
         { key: 'express', label: 'Express + memory', script: script('../baselines/scan-express.js'), env: { SCAN_TICKETS: String(tickets) }, stats: memStats },
       ];
+      const only = (process.env.SCAN_SIDES ?? '').split(',').map((k) => k.trim()).filter(Boolean);
+      if (only.length > 0) sides.splice(0, sides.length, ...sides.filter((s) => only.includes(s.key)));
+      if (sides.length === 0) throw new Error(`SCAN_SIDES names no side (keys: raw, service, serviceCommit, fastify, express)`);
       const runs = new Map<string, Run[]>(sides.map((s) => [s.key, []]));
       for (let round = 0; round < rounds; round++) {
         for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
@@ -261,6 +265,8 @@ export const scan: Scenario = {
       const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
       console.log('\n' + rows.map((r) => r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ')).join('\n'));
 
+      // A partial run (SCAN_SIDES) is for profiling: it prints its table and writes no result.
+      if (only.length > 0) return { partial: true, sides: summary };
       const svc = summary.service;
       const ratios = {
         vsRaw: svc.requestsPerSec / summary.raw.requestsPerSec,
