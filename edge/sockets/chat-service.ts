@@ -254,6 +254,9 @@ export class ChatService {
       this.emitUser(tenant, to.id, 'chat-transferred', event);
     }
     this.emitChat(tenant, chat.chatId, 'agent-changed', { chatId: chat.chatId, agent: to, previousAgent: from, at: t.at });
+    // A supervisor may transfer a chat that still waits: it leaves the queue for its agent, or
+    // goes to the back of it under its new department (as the chat record now says).
+    if (r.previous === 'queued') await this.dequeue(tenant, chat.chatId);
     if (!to) await this.enqueue(tenant, chat);
     return chat;
   }

@@ -132,3 +132,37 @@ t.test('pick-next - two agents picking at once never get the same chat, longest-
   t.equal(assigned.length, 6);
   for (const r of assigned) t.ok(agents.some((a) => a.id === r.data.agentId), 'assigned to one of the agents');
 });
+
+t.test('transfer of a chat still in the queue - to an agent it leaves the queue; to a department it waits there under the new one', async (t) => {
+  const app = await startTestApp(t);
+  await createOrg(app, 'acme');
+  const boss = agent(app, 'acme', 'boss', ['User', 'Supervisor']);
+  const dave = agent(app, 'acme', 'dave');
+  const http = client(app.url, staffHeaders(app, 'acme'));
+  const { s: sBoss } = await chatSocket(t, app, 'acme', boss);
+  const { s: sDave } = await chatSocket(t, app, 'acme', dave);
+  const c1 = await customer(app, 'acme', 'erin');
+  const c2 = await customer(app, 'acme', 'finn');
+  const { s: s1, auth: a1 } = await chatSocket(t, app, 'acme', c1);
+  const { s: s2, auth: a2 } = await chatSocket(t, app, 'acme', c2);
+  t.match(await ack(s1, 'chatRequest', { subject: 'one', department: 'orders' }), { status: 'queued', position: 1 });
+  t.match(await ack(s2, 'chatRequest', { subject: 'two', department: 'orders' }), { status: 'queued', position: 2 });
+
+  // Straight to an agent: out of the queue, so no one else picks it and the list is right.
+  const tr = await ack(sBoss, 'transfer-chat', { chatId: a1.chatId, toAgent: dave.email });
+  t.match(tr.chat, { chatId: a1.chatId, status: 'assigned', agentId: dave.id });
+  const queue = (await http.get('/chat/queue')).body;
+  t.match(queue, { total: 1 });
+  t.same(queue.data.map((c: any) => c.chatId), [a2.chatId], 'only the other chat waits');
+  t.match((await http.get(`/chat/queue/position/${a1.chatId}`)).body, { chatId: a1.chatId, status: 'assigned', position: null });
+  t.match((await http.get(`/chat/queue/position/${a2.chatId}`)).body, { position: 1, waiting: 1 });
+  t.match((await http.get('/chat/queue/stats')).body, { waiting: 1 });
+
+  // To another department: still waiting, picked by that department.
+  const moved = await ack(sBoss, 'transfer-chat', { chatId: a2.chatId, department: 'billing' });
+  t.match(moved.chat, { status: 'queued', department: 'billing' });
+  t.match((await http.get('/chat/queue')).body, { total: 1, data: [{ chatId: a2.chatId, department: 'billing' }] });
+  t.equal((await ack(sDave, 'pick-next', { department: 'orders' })).chat, null, 'nothing waits under orders now');
+  t.match((await ack(sDave, 'pick-next', { department: 'billing' })).chat, { chatId: a2.chatId, status: 'assigned' });
+  t.match((await http.get('/chat/queue')).body, { total: 0 });
+});
