@@ -90,6 +90,8 @@ t.test('checkin - every denial reason is a 200 with success false', async (t) =>
   const qr = (await w.staff.get(`/events/tickets/${signed.sk}/qr`)).body.data.code as string;
   await deny({ code: qr.slice(0, -2) + (qr.endsWith('AA') ? 'BB' : 'AA') }, 'bad_signature', 'a tampered signature');
   await deny({ code: qr.replace(/:(\d+):/, (_, ts) => `:${Number(ts) + 1}:`) }, 'bad_signature', 'a tampered timestamp');
+  await deny({ code: qr.slice(0, -10) }, 'bad_signature', 'a signature cut short');
+  await deny({ code: `${'f'.repeat(24)}:${clock.now()}:short` }, 'invalid_code', 'dynamic in shape, naming no ticket');
 
   clock.advance(91_000);
   await deny({ code: qr }, 'expired_code', 'older than the window plus the skew tolerance');
