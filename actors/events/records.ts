@@ -155,6 +155,29 @@ export function credentialClaim(code: string): string {
   return `C:${code}`;
 }
 
+/** The claim key of a ticket number (case-blind, like ticketIdFor). */
+export function numberClaim(number: string): string {
+  return `N:${number.toUpperCase()}`;
+}
+
+/**
+ * A ticket written through the record store (an import) has an id of its own, not the one its
+ * number derives, so the door could not find it by its static code with one key read. Writing it
+ * also writes this pointer, `ticket_code` `N:<NUMBER>` → ticket id, which the door reads when the
+ * derived id names nothing: still a key read or two, never an index query. Undefined when no
+ * pointer is needed or the stored one (`existing`) already points there. Numbers are unique per
+ * tenant, so the last ticket written with a number owns it.
+ */
+export function numberPointer(ticket: StoredRecord, existing: StoredRecord | undefined, now: number): StoredRecord | undefined {
+  const n = ticket.data.number;
+  if (ticket.datatype !== TICKET || typeof n !== 'string' || n === '' || ticket.sk === ticketIdFor(n)) return undefined;
+  if (existing && existing.data.ticketId === ticket.sk) return undefined;
+  const data = { ticketId: ticket.sk, kind: 'number', value: n };
+  return existing
+    ? { ...existing, version: existing.version + 1, modifydate: new Date(now).toISOString(), data }
+    : { pk: ticket.pk, sk: numberClaim(n), datatype: TICKET_CODE, version: 1, state: 'active', createdate: new Date(now).toISOString(), modifydate: new Date(now).toISOString(), data };
+}
+
 export function normalizeEmail(email: string): string {
   return email.trim().toLowerCase();
 }

@@ -17,6 +17,7 @@ import {
   type IdempotentResult,
 } from '../../core/idempotency.js';
 import { newRecord, nextVersion, type Data, type StoredRecord } from '../../core/store/record.js';
+import { numberClaim, numberPointer, TICKET, TICKET_CODE } from '../events/records.js';
 import { applyPartial, assertPartialKeys } from './partial-update.js';
 import { assertWritable } from './policy.js';
 
@@ -71,6 +72,14 @@ function conflict(datatype: string, sk: string, expected: number, stored: number
   throw appError('ERR_VERSION_CONFLICT', `${datatype} ${sk}`, expected, stored);
 }
 
+/** A ticket's number pointer, for the door (see numberPointer), written with the ticket. */
+function putWithPointer(ctx: ActorContext, rec: StoredRecord, ifVersion: number): void {
+  ctx.batch.putRecord(rec, ifVersion);
+  if (rec.datatype !== TICKET || typeof rec.data.number !== 'string' || rec.data.number === '') return;
+  const pointer = numberPointer(rec, ctx.store.getRecord(ctx.tenant, TICKET_CODE, numberClaim(rec.data.number)), ctx.clock.now());
+  if (pointer) ctx.batch.putRecord(pointer);
+}
+
 function current(ctx: ActorContext, datatype: string, sk: string): StoredRecord {
   const rec = ctx.store.getRecord(ctx.tenant, datatype, sk);
   if (!rec) throw appError('ERR_NOT_FOUND', `${datatype} ${sk}`);
@@ -91,7 +100,7 @@ function create(state: RecordsState, msg: Extract<RecordsMsg, { op: 'create' }>,
     if (first) return { ...first, replayed: true };
   }
   const rec = newRecord(ctx.tenant, msg.datatype, msg.data, { state: msg.state, now });
-  ctx.batch.putRecord(rec, 0);
+  putWithPointer(ctx, rec, 0);
   const result: IdempotentResult<StoredRecord> = { status: 201, body: rec };
   if (idem) {
     recordIdempotent(ctx.batch, ctx.tenant, idem.key, idem.print, result, ctx.clock);
@@ -114,7 +123,7 @@ function update(msg: Extract<RecordsMsg, { op: 'update' }>, ctx: ActorContext): 
   if (msg.state !== undefined) changes.state = msg.state;
   const next = nextVersion(cur, changes, ctx.clock.now());
   // The store re-checks the version in the commit: a write by another actor in between is a 409.
-  ctx.batch.putRecord(next, cur.version);
+  putWithPointer(ctx, next, cur.version);
   return next;
 }
 
@@ -124,7 +133,7 @@ function updatePartial(msg: Extract<RecordsMsg, { op: 'update-partial' }>, ctx: 
   const cur = current(ctx, msg.datatype, msg.sk);
   if (msg.version !== undefined && cur.version !== msg.version) conflict(msg.datatype, msg.sk, msg.version, cur.version);
   const applied = applyPartial(cur, msg.set);
-  ctx.batch.putRecord(nextVersion(applied, {}, ctx.clock.now()), cur.version);
+  putWithPointer(ctx, nextVersion(applied, {}, ctx.clock.now()), cur.version);
   return true;
 }
 

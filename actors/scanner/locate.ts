@@ -1,13 +1,13 @@
 // Finding the ticket a scanned code names, in the spec's order (Endpoints → Events, payload rule
 // 1): a dynamic QR payload, then a static ticket code matched as typed, upper-cased and
-// lower-cased, then a credential code. A ticket's id is derived from its number and credential
-// codes are claimed in `ticket_code` records, so each lookup is one key read, a miss included. (A
-// query through the `data.number` index costs ~50 times more on a miss, so the door does not fall
-// back to it for tickets written around the /events routes; only the desk's lookup does, see
-// `byNumberIndex`.)
+// lower-cased, then a credential code. A ticket's id is derived from its number (a ticket imported
+// through the record store has a number pointer instead) and credential codes are claimed in
+// `ticket_code` records, so each lookup is a key read or two, a miss included. (A query through
+// the `data.number` index costs ~50 times more on a miss, so the door never falls back to it; only
+// the desk's lookup does, see `byNumberIndex`, and finds tickets written straight into the store.)
 import type { StoredRecord } from '../../core/store/record.js';
 import type { Store } from '../../core/store/store.js';
-import { credentialClaim, TICKET, TICKET_CODE, ticketIdFor } from '../events/records.js';
+import { credentialClaim, numberClaim, TICKET, TICKET_CODE, ticketIdFor } from '../events/records.js';
 import { parseDynamicCode } from './ticket-code.js';
 
 /** Reads one record: the store, or the scanner's overlay of writes still in flight. */
@@ -24,7 +24,8 @@ function variants(code: string): string[] {
 
 /** The ticket whose number equals the code as typed, upper-cased or lower-cased. */
 export function byStaticCode(read: RecordReader, code: string): StoredRecord | undefined {
-  const t = read(TICKET, ticketIdFor(code));
+  // A ticket imported through the record store has an id of its own: its number pointer names it.
+  const t = read(TICKET, ticketIdFor(code)) ?? byPointer(read, numberClaim(code));
   if (!t) return undefined;
   const n = t.data.number;
   // The id is case-blind (numbers are unique regardless of case); the match the spec asks for is
@@ -32,9 +33,13 @@ export function byStaticCode(read: RecordReader, code: string): StoredRecord | u
   return n === code || n === code.toUpperCase() || n === code.toLowerCase() ? t : undefined;
 }
 
+function byPointer(read: RecordReader, claimKey: string): StoredRecord | undefined {
+  const claim = read(TICKET_CODE, claimKey);
+  return claim && typeof claim.data.ticketId === 'string' ? read(TICKET, claim.data.ticketId) : undefined;
+}
+
 export function byCredentialCode(read: RecordReader, code: string): StoredRecord | undefined {
-  const claim = read(TICKET_CODE, credentialClaim(code));
-  return claim ? read(TICKET, claim.data.ticketId as string) : undefined;
+  return byPointer(read, credentialClaim(code));
 }
 
 /**

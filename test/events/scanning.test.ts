@@ -34,6 +34,31 @@ t.test('checkin - a ticket number matches as typed, upper-cased and lower-cased'
   t.equal((await w.staff.post(`/events/${other.id}/tickets`, { ticketTypeId: other.types.General, number: 'LOWCASE9' })).status, 409, 'across events too');
 });
 
+t.test('checkin - a ticket imported through the record store scans by its number, by event id or slug', async (t) => {
+  const w = shared;
+  const ev = await makeEvent(w.staff);
+  const imported = async (number: string, event: string) => {
+    const r = await w.staff.post('/repository/create', { datatype: 'ticket', isNew: true, data: { event, number, ticketTypeId: ev.types.General, status: 'valid', holderEmail: 'imp@example.com' } });
+    t.equal(r.status, 201);
+    return r.body;
+  };
+  const bySlug = await imported('IMP-SLUG-1', ev.slug);
+  const byId = await imported('imp-id-2', ev.id);
+
+  let r = await w.staff.post('/events/checkin', { code: 'imp-slug-1', eventId: ev.id });
+  t.same([r.body.success, r.body.ticket?.sk], [true, bySlug.sk], 'naming its event by slug, typed in lower case');
+  t.equal((await w.staff.post('/events/tickets/validate', { code: 'IMP-ID-2' })).body.valid, true, 'validate finds it too');
+  r = await w.staff.post('/events/checkin', { code: 'IMP-ID-2' });
+  t.same([r.body.success, r.body.ticket?.sk], [true, byId.sk], 'no eventId: routed to its event');
+  t.match(await stats(w.staff, ev), { successful: 2 });
+
+  // A new number through the record store: the new one scans, the old one names nothing.
+  const moved = await w.staff.post(`/repository/update/ticket/${bySlug.sk}`, { data: { number: 'IMP-SLUG-9' }, version: (await w.staff.get(`/repository/get/ticket/${bySlug.sk}`)).body.version });
+  t.equal(moved.status, 200);
+  t.equal((await w.staff.post('/events/tickets/validate', { code: 'IMP-SLUG-1' })).body.reason, 'invalid_code');
+  t.match((await w.staff.post('/events/tickets/validate', { code: 'IMP-SLUG-9' })).body, { valid: false, reason: 'already_checked_in', ticket: { sk: bySlug.sk } });
+});
+
 t.test('checkin - resolution order: dynamic QR, then static code, then credential code', async (t) => {
   const w = shared;
   const ev = await makeEvent(w.staff);
