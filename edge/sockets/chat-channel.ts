@@ -8,7 +8,7 @@ import type { Socket } from 'socket.io';
 import type { SessionMsg, SessionReply } from '../../actors/chat-room/session.js';
 import { CHAT_DATATYPE, chatLog, type ChatMessage, type Participant } from '../../actors/chat-room/types.js';
 import { appError } from '../../core/errors.js';
-import { newId } from '../../core/ids.js';
+import { isId, newId } from '../../core/ids.js';
 import type { ChatFeature } from './chat-feature.js';
 import { SUPERVISOR_ROLES } from './chat-service.js';
 import { bindEvents, type EventSpec } from './events.js';
@@ -59,6 +59,10 @@ export function chatChannel(f: ChatFeature): void {
         this.timers = [];
       },
     };
+    // The spec's handshake names the widget by `chatId` (as GET /chat/config/:chatId does); server
+    // ids are 24-hex, so any other chatId is a widget, and a 24-hex one a conversation to resume.
+    const conversationId = auth.chatId !== undefined && isId(auth.chatId) ? auth.chatId : undefined;
+    const widgetKey = auth.widgetId ?? (conversationId === undefined ? auth.chatId : undefined);
     const userTopic = chatTopic.user(tenant, user.userId);
     const socketId = `${deps.config.nodeId}:${socket.id}`;
     const isAgent = user.role === 'agent';
@@ -74,7 +78,7 @@ export function chatChannel(f: ChatFeature): void {
     };
 
     const openSession = async (chatId: string | null): Promise<SessionReply> => {
-      const base = { userId: user.userId, kind: isAgent ? ('staff' as const) : ('customer' as const), email: user.email, widgetId: auth.widgetId ?? null };
+      const base = { userId: user.userId, kind: isAgent ? ('staff' as const) : ('customer' as const), email: user.email, widgetId: widgetKey ?? null };
       if (auth.chatSessionId) {
         const r = await sessionAsk(tenant, auth.chatSessionId, { type: 'open', ...base, chatId });
         if (r.ok) return r;
@@ -95,10 +99,10 @@ export function chatChannel(f: ChatFeature): void {
     const connect = async () => {
       if (!isAgent) {
         let requested: string | null = null;
-        if (auth.chatId) {
+        if (conversationId !== undefined) {
           // Only an existing chat of this customer: chat ids are issued by the server, never claimed.
-          const c = svc.chat(tenant, auth.chatId);
-          if (c && c.customer.id === user.userId) requested = auth.chatId;
+          const c = svc.chat(tenant, conversationId);
+          if (c && c.customer.id === user.userId) requested = conversationId;
           else if (c) socket.emit('error', { event: 'connect', statusCode: 404, message: 'chat not found', error: 'Not Found' });
         }
         const s = await openSession(requested);
@@ -112,7 +116,7 @@ export function chatChannel(f: ChatFeature): void {
         rt.addUserSocket(userTopic, socket);
         rt.join(socket, chatTopic.chat(tenant, chatId));
         const chat = svc.chat(tenant, chatId) ?? null;
-        const widget = svc.config(tenant, auth.widgetId ?? chatId);
+        const widget = svc.config(tenant, widgetKey ?? chatId);
         socket.emit('authenticate', {
           chatSessionId: state.sessionId,
           chatId,
@@ -200,7 +204,7 @@ export function chatChannel(f: ChatFeature): void {
         const chatId = target(p.chatId);
         const open =
           !isAgent && chatId === state.chatId
-            ? { customer: me(), widgetId: auth.widgetId ?? null, sessionId: state.sessionId, ai: svc.config(tenant, auth.widgetId ?? chatId).aiEnabled }
+            ? { customer: me(), widgetId: widgetKey ?? null, sessionId: state.sessionId, ai: svc.config(tenant, widgetKey ?? chatId).aiEnabled }
             : undefined;
         const m = await svc.send(tenant, me(), { chatId, text: p.text, clientId: p.clientId, metadata: p.metadata }, open, socket);
         return { id: m.id, seq: m.seq, chatId: m.chatId, at: m.at };
@@ -225,7 +229,7 @@ export function chatChannel(f: ChatFeature): void {
             chatId,
             department: p.department ?? null,
             subject: p.subject ?? null,
-            widgetId: auth.widgetId ?? null,
+            widgetId: widgetKey ?? null,
             sessionId: state.sessionId,
           });
           if (p.message) await svc.send(tenant, me(p.name), { chatId, text: p.message });

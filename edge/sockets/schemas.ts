@@ -32,7 +32,11 @@ export function messageText(maxLength: number) {
 export const ChatHandshake = Type.Object({
   token: Token,
   orgId: OrgId,
-  chatId: Type.Optional(Id),
+  /**
+   * A conversation of this customer (a 24-hex id the server issued) to resume, or the widget
+   * whose configuration applies (any other id, as `GET /chat/config/:chatId` takes it).
+   */
+  chatId: Type.Optional(Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_.:-]+$' })),
   chatSessionId: Type.Optional(Id),
   /** The last seq the client saw of `chatId`: every later message is replayed. */
   lastSeq: Type.Optional(Seq),

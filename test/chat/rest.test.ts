@@ -105,6 +105,17 @@ t.test('chat REST - widget configuration is public, per widget, with the tenant 
   await ack(s, 'sendMessage', { text: 'hello' });
   t.match((await client(app.url, staffHeaders(app, 'acme')).get(`/chat/queue/position/${auth.chatId}`)).body, { status: 'queued', position: 1 });
   t.match((await pub.get(`/chat/config/${auth.chatId}`)).body, { greeting: 'Support here', source: 'widget' }, "a conversation's widget");
+
+  // The spec's handshake names the widget by chatId (the id GET /chat/config/:chatId took).
+  const cust2 = await customer(app, 'acme');
+  const viaChatId = await chatSocket(t, app, 'acme', cust2, { chatId: 'support' });
+  t.match(viaChatId.auth, { chatId: /^[0-9a-f]{24}$/, config: { aiEnabled: false, greeting: 'Support here' } }, 'a server-issued chat id, the widget config');
+  await ack(viaChatId.s, 'sendMessage', { text: 'hello' });
+  t.match((await client(app.url, staffHeaders(app, 'acme')).get(`/chat/queue/position/${viaChatId.auth.chatId}`)).body, { status: 'queued' }, 'AI off: queued');
+  // Reconnecting with the conversation id it was given resumes that conversation.
+  viaChatId.s.disconnect();
+  const again = await chatSocket(t, app, 'acme', cust2, { chatId: viaChatId.auth.chatId });
+  t.match(again.auth, { chatId: viaChatId.auth.chatId, chat: { status: 'queued' }, config: { aiEnabled: false } });
 });
 
 t.test('community REST - POST /client/community/messages: validation, auth, isolation', async (t) => {
