@@ -87,7 +87,9 @@ export function scanningRoutes(svc: EventsService): RouteDef[] {
         'Resolves `code` as a dynamic QR payload `ticketId:timestamp:signature`, then as a ticket number (as typed, ' +
         'upper-cased, lower-cased), then as a credential code, and lets the ticket in when it may enter: its status ' +
         'becomes `checked_in` and the zone counts it. Two gates scanning one ticket at once get exactly one success. ' +
-        'Every scan is logged, and the answer is sent only once the scan is durable. ' +
+        'Every scan is logged, and the answer is sent only once the scan is durable. Send `eventId`: a code that ' +
+        'matches no ticket then counts in that event\'s stats (`total`, `denied`, `byZone`, `byHour`); without it, ' +
+        'such a scan names no event and is logged for the organisation only. ' +
         REASONS_DOC,
       body: CheckinBody,
       response: ScanResult,
