@@ -579,3 +579,18 @@ t.test('an upload from a caller without a valid token is refused before its body
   t.match(await attempt(`orgid: nosuchorg\r\nauthorization: ${w.a.headers.authorization}\r\n`), /^HTTP\/1\.1 400 /, 'an unknown org: 400 at once');
   t.equal(await mediaCount(w, w.a), 0, 'nothing stored');
 });
+
+t.test('deleting an event removes the files uploaded to it', async (t) => {
+  const w = await world(t);
+  const one = await upload(w, w.a, randomBytes(5_000), { filename: 'one.png' });
+  const two = await upload(w, w.a, randomBytes(6_000), { filename: 'two.png' });
+  const theirs = await upload(w, w.b, randomBytes(4_000), { filename: 'b.png' });
+  for (const r of [one, two, theirs]) t.equal(r.status, 201, r.text);
+  const path = (org: string, rec: any) => join(org, rec.data.file.id.slice(0, 2), rec.data.file.id);
+  t.same(mediaFiles(w).stored.sort(), [path(w.a.org, one.body), path(w.a.org, two.body), path(w.b.org, theirs.body)].sort());
+
+  const del = await w.a.c.del(`/events/${w.a.event}`);
+  t.equal(del.status, 204, del.text);
+  t.same(mediaFiles(w).stored, [path(w.b.org, theirs.body)], "the event's files are gone; another organisation's stay");
+  t.equal((await w.b.c.get(theirs.body.data.url)).status, 200);
+});

@@ -18,7 +18,7 @@ import {
   type SoldCounts,
 } from '../../../actors/events/records.js';
 import { route, type RouteDef } from '../../route.js';
-import { mediaRoutes } from './media.js';
+import { mediaRoutes, removeStoredFiles } from './media.js';
 import { EventCreate, EventParams, EventUpdate, EventWithTypes, Id, IdParams, ListOf, Paging, RecordList, RecordSchema, TicketType } from './schemas.js';
 import { byCreated, type EventsService } from './service.js';
 
@@ -297,14 +297,17 @@ export function eventRoutes(svc: EventsService): RouteDef[] {
       summary: 'Delete an event',
       description:
         'Refused (409) while the event has live tickets: cancel or refund them first. Its ticket types, sessions, participants ' +
-        'and media records go with it; its scan log is kept.',
+        'and media records (and their uploaded files) go with it; its scan log is kept.',
       params: EventParams,
       status: 204,
       errors: [404, 409],
       handler: async (ctx) => {
         const ev = svc.event(ctx.tenant, ctx.params.id);
+        const media = svc.deps.store.scan(ctx.tenant, EVENT_MEDIA, { 'data.event': ev.sk });
         await svc.events(ctx.tenant, { op: 'delete-event', eventId: ev.sk });
         await svc.eventChanged(ctx.tenant, ev.sk);
+        // Uploaded files go with their media records.
+        await removeStoredFiles(svc.deps, ctx.tenant, media);
       },
     }),
 

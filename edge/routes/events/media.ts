@@ -126,6 +126,20 @@ function fileFields(f: Record<string, unknown>, at: string): Pick<UploadMeta, 't
   return { title: str('title', 200, 1), kind: kind as FileKind | undefined, description: str('description', 2000) };
 }
 
+/**
+ * Removes the stored files of media records that were just deleted (the delete has committed, so
+ * no record points at them any more). Best effort: a file that cannot be removed costs disk, not
+ * correctness, and is logged.
+ */
+export async function removeStoredFiles(deps: AppDeps, tenant: string, records: readonly StoredRecord[]): Promise<void> {
+  const files = stateOf(deps).files;
+  for (const r of records) {
+    const id = (r.data.file as { id?: unknown } | undefined)?.id;
+    if (typeof id !== 'string') continue;
+    await files.remove(tenant, id).catch((err: unknown) => deps.logger.warn({ err, tenant, fileId: id }, 'could not remove a deleted media file'));
+  }
+}
+
 /** Creates the media record of a stored file; removes the file again when that fails. */
 async function recordFile(svc: EventsService, st: MediaState, tenant: string, meta: UploadMeta, file: StoredFile): Promise<StoredRecord> {
   try {
