@@ -447,8 +447,12 @@ export class LmdbStore implements Store {
     after: StoredRecord | undefined,
   ): void {
     for (const path of this.indexedPaths(datatype)) {
-      const oldV = before ? indexValues(getPath(before, path)) : [];
-      const newV = after ? indexValues(getPath(after, path)) : [];
+      const was = before ? getPath(before, path) : undefined;
+      const now = after ? getPath(after, path) : undefined;
+      // The same value (or the same array, as a shallow copy of `data` keeps it): nothing to move.
+      if (before && after && was === now) continue;
+      const oldV = before ? indexValues(was) : [];
+      const newV = after ? indexValues(now) : [];
       for (const v of oldV) if (!newV.includes(v)) this.index.remove([tenant, datatype, path, v, sk]);
       for (const v of newV) if (!oldV.includes(v)) this.index.put([tenant, datatype, path, v, sk], 1);
     }
