@@ -9,8 +9,8 @@
 // every chunk is in. A session without a chunk for `chunkTimeoutMs` expires: its temp file is
 // removed. Sessions live in this process's memory; a restart drops them (and their temp files).
 import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream, mkdirSync, rmSync } from 'node:fs';
-import { mkdir, open, readFile, rename, rm, type FileHandle } from 'node:fs/promises';
+import { createReadStream, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdir, open, readdir, readFile, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import { AppError, appError } from './errors.js';
 
@@ -89,9 +89,29 @@ export class MediaFiles<M = unknown> {
   constructor(private readonly opts: MediaFilesOptions) {
     this.root = resolve(opts.root);
     this.tmp = join(this.root, TMP);
-    // Temp files of a previous process are unfinished uploads nobody can resume.
-    rmSync(this.tmp, { recursive: true, force: true });
     mkdirSync(this.tmp, { recursive: true });
+    this.sweepStaleTemp();
+  }
+
+  /**
+   * Removes temp files nobody has written to for twice the chunk time-out: unfinished uploads of a
+   * process that died, which nobody can resume. Fresher ones are left alone, as another node
+   * sharing this directory may still be writing them. Answers how many it removed.
+   */
+  sweepStaleTemp(now = Date.now()): number {
+    const stale = now - 2 * this.opts.chunkTimeoutMs;
+    let removed = 0;
+    for (const name of readdirSync(this.tmp)) {
+      const p = join(this.tmp, name);
+      try {
+        if (statSync(p).mtimeMs >= stale) continue;
+        rmSync(p, { recursive: true, force: true });
+        removed++;
+      } catch {
+        // Gone meanwhile (renamed into place, or removed by its upload).
+      }
+    }
+    return removed;
   }
 
   get maxBytes(): number {
@@ -170,6 +190,23 @@ export class MediaFiles<M = unknown> {
 
   async remove(tenant: string, id: string): Promise<void> {
     await rm(this.pathOf(tenant, id), { force: true });
+  }
+
+  /** Every stored file, with when it was stored: for a sweep of files no record names. */
+  async listStored(): Promise<Array<{ tenant: string; id: string; storedAt: number }>> {
+    const out: Array<{ tenant: string; id: string; storedAt: number }> = [];
+    const dirs = async (p: string) => (await readdir(p, { withFileTypes: true }).catch(() => [])).filter((e) => e.isDirectory()).map((e) => e.name);
+    for (const tenant of await dirs(this.root)) {
+      if (!TENANT.test(tenant)) continue;
+      for (const shard of await dirs(join(this.root, tenant))) {
+        for (const id of await readdir(join(this.root, tenant, shard)).catch(() => [] as string[])) {
+          if (!FILE_ID.test(id) || !id.startsWith(shard)) continue;
+          const st = await stat(this.pathOf(tenant, id)).catch(() => undefined);
+          if (st?.isFile()) out.push({ tenant, id, storedAt: st.mtimeMs });
+        }
+      }
+    }
+    return out;
   }
 
   // --- chunked uploads ----------------------------------------------------------------------

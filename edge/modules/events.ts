@@ -15,11 +15,15 @@ import { scannerActor } from '../../actors/scanner/scanner.js';
 import { unmatchedScansActor } from '../../actors/scanner/unmatched.js';
 import type { Module } from '../deps.js';
 import { attendeeRoutes } from '../routes/events/attendee.js';
-import { closeMedia } from '../routes/events/media.js';
+import { closeMedia, sweepOrphanFiles } from '../routes/events/media.js';
 import { eventRoutes } from '../routes/events/events.js';
 import { scanningRoutes } from '../routes/events/scanning.js';
 import { EventsService } from '../routes/events/service.js';
 import { ticketRoutes } from '../routes/events/tickets.js';
+
+const ORPHAN_SWEEP_FIRST_MS = 60 * 1000;
+const ORPHAN_SWEEP_EVERY_MS = 60 * 60 * 1000;
+const sweepers = new WeakMap<object, NodeJS.Timeout>();
 
 /** A scanner replays its event's scan log when activated: keep it warm for an hour of quiet. */
 const SCANNER_IDLE_MS = 60 * 60 * 1000;
@@ -44,6 +48,23 @@ export const eventsModule: Module = {
     const svc = new EventsService(deps);
     return [...eventRoutes(svc), ...ticketRoutes(svc), ...scanningRoutes(svc), ...attendeeRoutes(svc)];
   },
+  start(deps) {
+    // Hourly, from a minute after start: files no media record names (see sweepOrphanFiles).
+    const sweep = () => void sweepOrphanFiles(deps).catch((err: unknown) => deps.logger.warn({ err }, 'media file sweep failed'));
+    const first = setTimeout(() => {
+      sweep();
+      const every = setInterval(sweep, ORPHAN_SWEEP_EVERY_MS);
+      every.unref();
+      sweepers.set(deps, every);
+    }, ORPHAN_SWEEP_FIRST_MS);
+    first.unref();
+    sweepers.set(deps, first);
+  },
   // Unfinished chunked uploads and their temp files go with the node.
-  stop: (deps) => closeMedia(deps),
+  stop(deps) {
+    const timer = sweepers.get(deps);
+    if (timer) clearTimeout(timer);
+    sweepers.delete(deps);
+    return closeMedia(deps);
+  },
 };

@@ -6,10 +6,11 @@
 // media/.tmp, and nothing may appear next to the data directory.
 import { createHash, randomBytes } from 'node:crypto';
 import { connect } from 'node:net';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import t, { type Test } from 'tap';
 import type { RunningApp } from '../../edge/app.js';
+import { sweepOrphanFiles } from '../../edge/routes/events/media.js';
 import { startTestApp } from '../helpers/app.js';
 import { signupOrg } from '../helpers/auth.js';
 import { client, request, type Reply } from '../helpers/http.js';
@@ -593,4 +594,33 @@ t.test('deleting an event removes the files uploaded to it', async (t) => {
   t.equal(del.status, 204, del.text);
   t.same(mediaFiles(w).stored, [path(w.b.org, theirs.body)], "the event's files are gone; another organisation's stay");
   t.equal((await w.b.c.get(theirs.body.data.url)).status, 200);
+});
+
+t.test('the orphan sweep removes stored files no media record names, once they are old enough', async (t) => {
+  const w = await world(t);
+  const kept = await upload(w, w.a, randomBytes(3_000), { filename: 'kept.png' });
+  const dropped = await upload(w, w.a, randomBytes(3_000), { filename: 'dropped.png' });
+  const theirs = await upload(w, w.b, randomBytes(3_000), { filename: 'b.png' });
+  // The record goes through the record store, which knows nothing of files: the file stays behind.
+  const del = await w.a.c.del(`/repository/delete/event_media/${dropped.body.sk}`);
+  t.equal(del.status, 200, del.text);
+  const path = (org: string, rec: any) => join(org, rec.data.file.id.slice(0, 2), rec.data.file.id);
+  t.equal(mediaFiles(w).stored.length, 3);
+
+  t.equal(await sweepOrphanFiles(w.app.deps), 0, 'younger than an hour: left alone');
+  t.equal(await sweepOrphanFiles(w.app.deps, 0), 1, 'at any age: the orphan goes');
+  t.same(mediaFiles(w).stored.sort(), [path(w.a.org, kept.body), path(w.b.org, theirs.body)].sort(), 'files that records name stay');
+  t.equal((await w.a.c.get(kept.body.data.url)).status, 200);
+  t.equal(await sweepOrphanFiles(w.app.deps, 0), 0, 'nothing more to do');
+
+  // Temp files: one nobody wrote to for longer than twice the chunk time-out (a dead process's
+  // unfinished upload) goes; a fresh one (maybe another node's upload in progress) stays.
+  const stale = join(w.tmpDir, 'a'.repeat(32));
+  const fresh = join(w.tmpDir, 'b'.repeat(32));
+  writeFileSync(stale, 'x');
+  writeFileSync(fresh, 'y');
+  const old = (Date.now() - 2 * w.app.deps.config.uploads.chunkTimeoutMs - 60_000) / 1000;
+  utimesSync(stale, old, old);
+  t.equal(await sweepOrphanFiles(w.app.deps), 1);
+  t.same(mediaFiles(w).temp, [join('.tmp', 'b'.repeat(32))]);
 });

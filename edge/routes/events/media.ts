@@ -140,6 +140,45 @@ export async function removeStoredFiles(deps: AppDeps, tenant: string, records: 
   }
 }
 
+/** A stored file is an orphan once no media record has named it for this long (see sweepOrphanFiles). */
+export const ORPHAN_AGE_MS = 60 * 60 * 1000;
+
+/**
+ * Removes stored files that no media record names and that are older than `olderThanMs` (and
+ * temp files of uploads nobody finished, see MediaFiles.sweepStaleTemp): the file
+ * of an upload whose record was never written (the process died between the two), or whose record
+ * was deleted through the record store. The age keeps an upload finishing now (file stored, record
+ * not yet written) and, in a cluster sharing the directory, a record still on its way to this
+ * node, out of reach. Answers how many files it removed.
+ */
+export async function sweepOrphanFiles(deps: AppDeps, olderThanMs = ORPHAN_AGE_MS): Promise<number> {
+  const files = stateOf(deps).files;
+  // Wall-clock time, as the file times are.
+  const cutoff = Date.now() - olderThanMs;
+  const named = new Map<string, Set<string>>();
+  let removed = 0;
+  for (const f of await files.listStored()) {
+    if (f.storedAt > cutoff) continue;
+    let ids = named.get(f.tenant);
+    if (!ids) {
+      ids = new Set();
+      for (const r of deps.store.scan(f.tenant, EVENT_MEDIA)) {
+        const id = (r.data.file as { id?: unknown } | undefined)?.id;
+        if (typeof id === 'string') ids.add(id);
+      }
+      named.set(f.tenant, ids);
+    }
+    if (ids.has(f.id)) continue;
+    await files.remove(f.tenant, f.id).then(
+      () => removed++,
+      (err: unknown) => deps.logger.warn({ err, tenant: f.tenant, fileId: f.id }, 'could not remove an orphaned media file'),
+    );
+  }
+  removed += files.sweepStaleTemp();
+  if (removed > 0) deps.logger.info({ removed }, 'removed media files no record names, and stale temp files');
+  return removed;
+}
+
 /** Creates the media record of a stored file; removes the file again when that fails. */
 async function recordFile(svc: EventsService, st: MediaState, tenant: string, meta: UploadMeta, file: StoredFile): Promise<StoredRecord> {
   try {
