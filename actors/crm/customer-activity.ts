@@ -38,7 +38,9 @@ export function normalizeEmail(email: string): string {
 
 export const customerActivityActor: ActorKind<null, ActivityMsg, StoredRecord | { erased: number }> = {
   kind: CUSTOMER_ACTIVITY_ACTOR,
-  // Nothing worth holding in memory: the records are the state.
+  // Nothing worth holding in memory: the records are the state, read once earlier writes landed
+  // (an erase right behind a record must see it).
+  readsOwnWrites: true,
   activate: () => null,
   idleMs: 60_000,
   receive(_state, msg, ctx) {

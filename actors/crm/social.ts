@@ -36,6 +36,8 @@ export function socialRecordId(platform: string, kind: string, externalId: strin
 
 export const socialSyncActor: ActorKind<null, { items: SocialItem[] }, IngestResult> = {
   kind: SOCIAL_ACTOR,
+  // Whether an item is new is read from the store: a second ingest right behind the first must see it.
+  readsOwnWrites: true,
   activate: () => null,
   receive(_state, msg, ctx) {
     const now = ctx.clock.now();

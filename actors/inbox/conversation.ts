@@ -144,6 +144,9 @@ function markRead(ctx: ActorContext, conversationId: string, read: boolean, ids:
 export function inboxActor(outboxFor: OutboxResolver): ActorKind<State, InboxMsg, InboxReply> {
   return {
     kind: INBOX_ACTOR,
+    // Messages are read from the store (unread counts, mark-read, duplicate webhooks): each
+    // message sees the ones written before it.
+    readsOwnWrites: true,
     activate(ctx: ActivationContext): State {
       return { conversation: ctx.store.getRecord(ctx.tenant, INBOX_CONVERSATION, ctx.key) };
     },

@@ -42,6 +42,8 @@ type State = { call: StoredRecord | undefined };
 
 export const phoneCallActor: ActorKind<State, CallEvent, CallReply> = {
   kind: PHONE_CALL_ACTOR,
+  // Recordings are looked up in the store: a callback right behind another must see its writes.
+  readsOwnWrites: true,
   activate(ctx: ActivationContext): State {
     return { call: ctx.store.getRecord(ctx.tenant, PHONE_CALL, ctx.key) };
   },

@@ -39,6 +39,13 @@ export interface ActorKind<S = unknown, M = unknown, R = unknown> {
   passivate?(state: S, ctx: ActivationContext): void;
   /** Overrides the runtime's idle time before passivation. */
   readonly idleMs?: number;
+  /**
+   * Each message waits until the writes of the earlier ones have committed, so a handler that
+   * reads the store sees everything this actor wrote. Without it the next message runs while those
+   * writes are still in flight (pipelined; the actor must then keep its own pending writes, as
+   * the scanner's RecordOverlay does). For actors whose rate does not need the pipelining.
+   */
+  readonly readsOwnWrites?: boolean;
 }
 
 interface Envelope {
@@ -231,6 +238,8 @@ export class ActorRuntime {
             break;
           }
         }
+        // An actor that reads its own writes from the store waits for them to land.
+        if (cell.def.readsOwnWrites && cell.pendingCommits > 0) await cell.lastCommit.then(noop, noop);
         const env = cell.mailbox.shift()!;
         await this.deliver(cell, env);
         if (++sinceYield >= YIELD_EVERY) {

@@ -184,3 +184,26 @@ t.test('ActorRuntime - close drains mailboxes and refuses new work', async (t) =
   const err = (await runtime.ask('acme', 'counter', 'z', { op: 'get' }).catch((e) => e)) as AppError;
   t.equal(err.statusCode, 503);
 });
+
+t.test('ActorRuntime - readsOwnWrites: each message sees in the store what the earlier ones wrote', async (t) => {
+  // A kind that keeps nothing in memory: it counts the kv entries it wrote, reading the store.
+  const def = (readsOwnWrites: boolean): ActorKind<null, { key: string }, number> => ({
+    kind: readsOwnWrites ? 'reader' : 'pipelined',
+    readsOwnWrites,
+    activate: () => null,
+    receive(_s, msg, ctx) {
+      const ns = `notes-${readsOwnWrites}`;
+      const seen = ctx.store.listKv(ctx.tenant, ns).length;
+      ctx.batch.putKv(ctx.tenant, ns, msg.key, 1);
+      return seen;
+    },
+  });
+  const { runtime } = setup(t);
+  runtime.register(def(true));
+  runtime.register(def(false));
+  const asks = (kind: string) => Promise.all(Array.from({ length: 20 }, (_, i) => runtime.ask<number>('t', kind, 'k', { key: `n${i}` })));
+  t.same(await asks('reader'), Array.from({ length: 20 }, (_, i) => i), 'the nth message sees the n writes before it');
+  // Without the option the next message runs while earlier writes are in flight (pipelined).
+  const pipelined = await asks('pipelined');
+  t.ok(pipelined.some((seen, i) => seen < i), `pipelined messages read before earlier writes landed (${pipelined.join(',')})`);
+});

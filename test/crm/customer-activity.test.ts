@@ -1,4 +1,5 @@
 import t from 'tap';
+import { CUSTOMER_ACTIVITY_ACTOR } from '../../actors/crm/customer-activity.js';
 import { ManualClock } from '../../core/clock.js';
 import { A, assertStaffOnly, B, messages, setup } from './setup.js';
 
@@ -122,6 +123,14 @@ t.test('customer activity - erase removes every record of the person and nothing
   const erased = (await erase).body.erased;
   const left = app.deps.store.scan(A, 'customer_activity', { 'data.email': ana }).length;
   t.equal(erased + left, 20, 'each write is either erased or written after the erase, never lost or half-done');
+
+  // In mailbox order: an erase queued right behind a write (still committing) erases it too.
+  const one = 'one@example.com';
+  const record = app.deps.runtime.ask(A, CUSTOMER_ACTIVITY_ACTOR, one, { type: 'record', activity: { email: one, type: 'action', name: 'just now' } });
+  const wipe = app.deps.runtime.ask<{ erased: number }>(A, CUSTOMER_ACTIVITY_ACTOR, one, { type: 'erase' });
+  await record;
+  t.same(await wipe, { erased: 1 }, 'the write before it is erased');
+  t.equal(app.deps.store.scan(A, 'customer_activity', { 'data.email': one }).length, 0, 'nothing left');
 });
 
 t.test('customer activity - validation and access', async (t) => {
