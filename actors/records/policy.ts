@@ -5,13 +5,19 @@
 import { appError } from '../../core/errors.js';
 import type { StoredRecord } from '../../core/store/record.js';
 
-/** Account datatypes: the record store never creates, updates or partially updates them. */
+/**
+ * Account datatypes: the record store never creates, updates or partially updates them. Access
+ * cards are sign-in credentials (a card names the user it signs in as), so they change only
+ * through /profile/passcode/card/* too, or anyone with a staff token could mint a card for an
+ * admin's employee id.
+ */
 export const SENSITIVE_DATATYPES: ReadonlySet<string> = new Set([
   'user',
   'customer',
   'apikey',
   'user_security',
   'two_factor_backup',
+  'passcode_card',
 ]);
 
 /**
@@ -23,6 +29,9 @@ export const UNREADABLE_DATATYPES: ReadonlySet<string> = new Set([
   'user_security',
   'two_factor_backup',
   'outbox_message',
+  // A card's uid is what a reader presents to sign in: /profile/passcode/cards shows them to
+  // their owners and admins only.
+  'passcode_card',
 ]);
 
 /** Readable, but their records are stripped of anything credential-like first. */
@@ -36,8 +45,8 @@ export function assertWritable(datatype: string, kind: WriteKind): void {
     throw appError('ERR_FORBIDDEN', 'outbox messages are written by the service only');
   }
   if (!SENSITIVE_DATATYPES.has(datatype)) return;
-  // Spec: deletes of user and customer are refused; the other three are account secrets, which
-  // Authentication 6 keeps out of the record store for every kind of change.
+  // Spec: deletes of user and customer are refused; the others are account secrets and
+  // credentials, which Authentication 6 keeps out of the record store for every kind of change.
   const what = kind === 'update-partial' ? 'partial updates' : kind === 'delete' ? 'deletes' : `${kind}s`;
   throw appError(
     'ERR_FORBIDDEN',

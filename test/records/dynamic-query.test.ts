@@ -160,7 +160,7 @@ t.test('dynamic-query', async (t) => {
   t.test('sensitive datatypes - unreadable ones are refused, users are stripped', async (t) => {
     await seed(app, A, 'user_security', [{ email: 'u@example.com', passwordHash: 'scrypt$x' }]);
     await seed(app, A, 'user', [{ email: 'u@example.com', passwordHash: 'scrypt$x', name: 'U' }]);
-    for (const dt of ['user_security', 'two_factor_backup', 'apikey']) {
+    for (const dt of ['user_security', 'two_factor_backup', 'apikey', 'passcode_card']) {
       for (const [op, body] of [
         ['find', { datatype: dt }],
         ['findOne', { datatype: dt }],

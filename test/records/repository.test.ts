@@ -4,8 +4,8 @@ import { staffHeaders } from '../helpers/app.js';
 import { client } from '../helpers/http.js';
 import { A, B, createBody, seed, setup } from './setup.js';
 
-const SENSITIVE = ['user', 'customer', 'apikey', 'user_security', 'two_factor_backup'];
-const UNREADABLE = ['apikey', 'user_security', 'two_factor_backup'];
+const SENSITIVE = ['user', 'customer', 'apikey', 'user_security', 'two_factor_backup', 'passcode_card'];
+const UNREADABLE = ['apikey', 'user_security', 'two_factor_backup', 'passcode_card'];
 
 t.test('repository', async (t) => {
   const { app, a, b, as, anon } = await setup(t);
@@ -154,7 +154,7 @@ t.test('repository', async (t) => {
     t.equal(missing.status, 404);
   });
 
-  t.test('update-partial - refused with a message on the five account datatypes', async (t) => {
+  t.test('update-partial - refused with a message on the account datatypes and access cards', async (t) => {
     for (const dt of SENSITIVE) {
       const [rec] = await seed(app, A, dt, [{ email: 'p@example.com' }]);
       const r = await a.post(`/repository/update-partial/${dt}/${rec.sk}`, { 'data.email': 'evil@example.com' });
@@ -207,7 +207,7 @@ t.test('repository', async (t) => {
     t.equal(attr.status, 403);
   });
 
-  t.test('reads - user_security, two_factor_backup and apikey are refused on every read route', async (t) => {
+  t.test('reads - user_security, two_factor_backup, apikey and passcode_card are refused on every read route', async (t) => {
     for (const dt of UNREADABLE) {
       const [rec] = await seed(app, A, dt, [{ secret: 's3cret', name: 'k' }]);
       const calls = [
