@@ -342,3 +342,19 @@ t.test('responses - never carry a password, hash, secret or code', async (t) => 
   guard.harvest(app, orgs);
   guard.check(t);
 });
+
+t.test('challenge routes - the challenge token may come as the bearer token (the spec\'s Auth column)', async (t) => {
+  await settings({ enableTwoFactorForUsers: true });
+  const token = isChallenge(t, await signIn(app, acme.orgId, 'staff@tf.example', DEFAULT_PASSWORD, {}, send), 'email');
+  const auth = { authorization: `Bearer ${token}` };
+  const resent = await http.post('/profile/security/challenge/send', {}, auth);
+  t.equal(resent.status, 200, resent.text);
+  const code = lastCode(app, acme.orgId, 'staff@tf.example', 'two-factor')!;
+  const ok = await http.post('/profile/security/challenge/verify', { code, trustDevice: true }, auth);
+  t.equal(ok.status, 200, ok.text);
+  t.ok(ok.body.token && ok.body.refreshToken);
+  const none = await http.post('/profile/security/challenge/verify', { code });
+  t.equal(none.status, 401);
+  t.match(none.body.message, /challenge token/);
+  await settings({ enableTwoFactorForUsers: false });
+});

@@ -24,6 +24,12 @@ export function authService(deps: AppDeps): AuthService {
   return s;
 }
 
+/** The bearer token of the Authorization header, on routes whose credential is not an access token. */
+export function bearerToken(ctx: RequestContext): string | undefined {
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(ctx.headers['authorization'] ?? '');
+  return m?.[1];
+}
+
 export function clientInfo(ctx: RequestContext): ClientInfo {
   return { ip: ctx.ip, ...deviceOf(ctx.headers) };
 }

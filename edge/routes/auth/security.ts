@@ -4,11 +4,13 @@
 import { Type } from '@sinclair/typebox';
 import type { AuthService } from '../../../actors/auth/service.js';
 import { TwoFactorAdmin } from '../../../actors/auth/two-factor.js';
+import { appError } from '../../../core/errors.js';
 import { route, type RequestContext, type RouteDef } from '../../route.js';
 import {
   Body,
   SessionSchema,
   TAG_2FA,
+  bearerToken,
   caller,
   clientInfo,
 } from './common.js';
@@ -23,7 +25,14 @@ const StatusSchema = Type.Object({
 });
 
 const Code = Type.String({ minLength: 4, maxLength: 16, description: 'A 6-digit code, or a backup code where accepted' });
-const ChallengeToken = Type.String({ minLength: 20, maxLength: 200 });
+const ChallengeToken = Type.String({ minLength: 20, maxLength: 200, description: 'Or send it as the bearer token' });
+
+/** The challenge token: in the body, or as the bearer token (the spec's Auth column for these routes). */
+function challengeTokenOf(ctx: RequestContext): string {
+  const token = (ctx.body as { challengeToken?: string }).challengeToken ?? bearerToken(ctx);
+  if (!token) throw appError('ERR_UNAUTHENTICATED', 'send the challenge token as the bearer token or in body.challengeToken');
+  return token;
+}
 
 export function securityRoutes(svc: AuthService): RouteDef[] {
   const admin = new TwoFactorAdmin(svc);
@@ -41,12 +50,12 @@ export function securityRoutes(svc: AuthService): RouteDef[] {
       summary: 'Answer a sign-in challenge with its code',
       description:
         'Answers tokens when the code is right. A wrong code answers 400 "the code is not right"; the 5th wrong code ends the challenge. With trustDevice: true the device (x-device-id, else a digest of x-client-info) is remembered and not challenged as new again. An authenticator challenge also accepts a backup code.',
-      body: Body({ challengeToken: ChallengeToken, code: Code, trustDevice: Type.Optional(Type.Boolean()) }),
+      body: Body({ challengeToken: Type.Optional(ChallengeToken), code: Code, trustDevice: Type.Optional(Type.Boolean()) }),
       response: SessionSchema,
       errors: [401, 404, 429],
       handler: (ctx) => {
         staffNeedsCustomer(ctx);
-        return svc.challengeVerify(ctx.body.challengeToken, ctx.body.code, ctx.body.trustDevice === true, ctx.tenant, clientInfo(ctx));
+        return svc.challengeVerify(challengeTokenOf(ctx), ctx.body.code, ctx.body.trustDevice === true, ctx.tenant, clientInfo(ctx));
       },
     }),
     route({
@@ -57,12 +66,12 @@ export function securityRoutes(svc: AuthService): RouteDef[] {
       tag: TAG_2FA,
       summary: 'Send a fresh code for a sign-in challenge',
       description: 'The previous code stops working; at most 5 codes per challenge. Authenticator challenges have nothing to send (400).',
-      body: Body({ challengeToken: ChallengeToken }),
+      body: Body({ challengeToken: Type.Optional(ChallengeToken) }),
       response: Type.Object({ sent: Type.Boolean(), twoFactorMethod: Type.String(), message: Type.String() }),
       errors: [401, 404, 429],
       handler: (ctx) => {
         staffNeedsCustomer(ctx);
-        return svc.challengeSend(ctx.body.challengeToken, ctx.tenant);
+        return svc.challengeSend(challengeTokenOf(ctx), ctx.tenant);
       },
     }),
     route({

@@ -14,6 +14,7 @@ import {
   SessionSchema,
   TAG_AUTH,
   TAG_PASSCODE,
+  bearerToken,
   clientInfo,
 } from './common.js';
 
@@ -32,11 +33,6 @@ function signInTenant(ctx: RequestContext, bodyOrgId: string | undefined): strin
   if (!fromBody) throw new AppError('ERR_ORGID_MISSING');
   if (!ORGID_HEADER.test(fromBody) || !ctx.deps.store.getOrg(fromBody)) throw new AppError('ERR_ORGID_INVALID', [fromBody.slice(0, 64)]);
   return fromBody;
-}
-
-function bearer(ctx: RequestContext): string | undefined {
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(ctx.headers['authorization'] ?? '');
-  return m?.[1];
 }
 
 const SignInBody = Type.Object(
@@ -84,7 +80,7 @@ export function signInRoutes(svc: AuthService): RouteDef[] {
       response: SessionSchema,
       errors: [401],
       handler: (ctx) => {
-        const token = ctx.body.refreshToken ?? bearer(ctx);
+        const token = ctx.body.refreshToken ?? bearerToken(ctx);
         if (!token) throw appError('ERR_UNAUTHENTICATED', 'send the refresh token as the bearer token or in body.refreshToken');
         return svc.refresh(token, kind, ctx.tenant);
       },
