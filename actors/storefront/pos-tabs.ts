@@ -46,6 +46,7 @@ import {
   parseQuantity,
   parseRate,
   QTY_SCALE,
+  sum,
 } from './money.js';
 import {
   BM_LOCATION_PRODUCT,
@@ -415,13 +416,28 @@ async function fire(c: Ctx, orderId: string, by: string | undefined): Promise<Fi
 
 // ---- payments --------------------------------------------------------------------------------
 
-function gatewayError(err: unknown): never {
+/** A gateway's failure as our error (`note` appended to its message); anything else as it is. */
+function gatewayAppError(err: unknown, note = ''): unknown {
   if (err instanceof GatewayError) {
-    if (err.kind === 'declined') throw appError('ERR_PAYMENT_DECLINED', err.message);
-    if (err.kind === 'invalid') throw appError('ERR_BAD_REQUEST', err.message);
-    throw appError('ERR_UNAVAILABLE', `payment gateway unavailable: ${err.message}`);
+    if (err.kind === 'declined') return appError('ERR_PAYMENT_DECLINED', err.message + note);
+    if (err.kind === 'invalid') return appError('ERR_BAD_REQUEST', err.message + note);
+    return appError('ERR_UNAVAILABLE', `payment gateway unavailable: ${err.message}${note}`);
   }
-  throw err;
+  return err;
+}
+
+function gatewayError(err: unknown): never {
+  throw gatewayAppError(err);
+}
+
+/**
+ * A refusal answered after changes were recorded: money already moved at a gateway (the first
+ * payments of a refund spread over several) is written down, and the caller still hears what failed.
+ */
+class RecordedFailure extends Error {
+  constructor(readonly error: AppError) {
+    super(error.message);
+  }
 }
 
 function gatewayNamed(c: Ctx, name: string, field: string): PaymentGateway {
@@ -580,6 +596,7 @@ async function refund(c: Ctx, orderId: string, input: RefundInput, by: string | 
     if (rest > 0) allocations.push({ amount: rest });
   }
   const done: Allocation[] = [];
+  let failure: unknown;
   for (const a of allocations) {
     const entry: Allocation = { transactionId: a.tx?.id ?? '', amount: a.amount };
     if (a.tx?.gateway && a.tx.ref) {
@@ -595,13 +612,19 @@ async function refund(c: Ctx, orderId: string, input: RefundInput, by: string | 
         });
         entry.gatewayRefundId = r.id;
       } catch (err) {
-        gatewayError(err);
+        // Nothing refunded yet: a plain refusal. Otherwise the payments refunded so far are
+        // recorded below (their money has moved) and the answer still says what failed.
+        if (done.length === 0) gatewayError(err);
+        failure = err;
+        break;
       }
     }
     done.push(entry);
   }
-  for (const a of allocations) if (a.tx) a.tx.refunded += a.amount;
-  const methods = [...new Set(allocations.map((a) => a.tx?.method ?? 'other'))];
+  const refunded = allocations.slice(0, done.length);
+  if (failure !== undefined) amount = sum(refunded.map((a) => a.amount));
+  for (const a of refunded) if (a.tx) a.tx.refunded += a.amount;
+  const methods = [...new Set(refunded.map((a) => a.tx?.method ?? 'other'))];
   const tx: Transaction = {
     id: newId(c.now),
     type: 'refund',
@@ -620,6 +643,11 @@ async function refund(c: Ctx, orderId: string, input: RefundInput, by: string | 
   o.payments.push(tx);
   o.amountRefunded += amount;
   const order = save(c, o);
+  if (failure !== undefined) {
+    const note = `; ${money(o, amount)} was refunded to the first ${done.length} payment(s) and is recorded on order ${label(o)}: refund the rest again`;
+    const err = gatewayAppError(failure, note);
+    throw new RecordedFailure(err instanceof AppError ? err : appError('ERR_UNAVAILABLE', `payment gateway failed${note}`));
+  }
   const reply: SettleReply = { order, transaction: transactionData(tx, e) };
   remember(c, input.idempotencyKey, print, reply);
   return reply;
@@ -755,6 +783,8 @@ async function receive(state: State, msg: PosMessage, ctx: ActorContext): Promis
   } catch (err) {
     // A refusal raised before anything changed leaves the state as it was: answer it as a value.
     if (err instanceof AppError && !state.touched && ctx.batch.size === 0) return { ok: false, error: toWire(err) };
+    // One raised after recording what had happened: the writes stand (committed with the answer).
+    if (err instanceof RecordedFailure) return { ok: false, error: toWire(err.error) };
     throw err;
   }
 }

@@ -139,6 +139,8 @@ interface Recorded {
 async function stripeStandIn(t: Teardown) {
   const requests: Recorded[] = [];
   const intents = new Map<string, Record<string, unknown>>();
+  /** Payment intents whose refunds the stand-in declines. */
+  const refuseRefunds = new Set<string>();
   let n = 0;
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -178,6 +180,9 @@ async function stripeStandIn(t: Teardown) {
         return send(200, pi);
       }
       if (url.pathname === '/v1/refunds') {
+        if (refuseRefunds.has(params.get('payment_intent') ?? '')) {
+          return send(402, { error: { type: 'card_error', code: 'refund_declined', message: 'refund declined (stand-in)' } });
+        }
         return send(200, { id: `re_stub${++n}`, object: 'refund', amount: Number(params.get('amount')), currency: 'usd', status: 'succeeded', created: 1_700_000_000, payment_intent: params.get('payment_intent') });
       }
       if (url.pathname === '/v1/terminal/connection_tokens') return send(200, { object: 'terminal.connection_token', secret: 'pst_test_stub', location: params.get('location') });
@@ -187,7 +192,7 @@ async function stripeStandIn(t: Teardown) {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   t.teardown(() => new Promise<void>((r) => server.close(() => r())));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requests, intents };
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requests, intents, refuseRefunds };
 }
 
 t.test('stripe adapter - terminal intent with card_present, settle with its ref, refund, through the official SDK', async (t) => {
@@ -247,4 +252,41 @@ t.test('stripe adapter - terminal intent with card_present, settle with its ref,
   t.equal(locReq.length, 1, 'created once');
   t.equal(locReq[0].params.get('address[country]'), 'US');
   t.equal(locReq[0].params.get('address[line1]'), '1 Main St');
+});
+
+t.test('refund over two card payments - when the second gateway refund fails, the first is recorded and the answer says so', async (t) => {
+  const stripe = await stripeStandIn(t);
+  const app = await sharedApp(t, {
+    config: { payments: { gateways: ['local'], defaultProcessor: 'stripe', currency: 'USD', stripe: { secretKey: 'sk_test_123', publishableKey: 'pk_test_123', apiBase: stripe.url } } },
+  });
+  const s = await shop(app);
+  const tab = await tabFor(s, '20.00');
+  const pay = async (amount: string) => {
+    const intent = await s.pub.post('/storefront/stripe/terminal/intent', { orderId: tab.sk, amount });
+    t.equal(intent.status, 201, intent.text);
+    stripe.intents.get(intent.body.id)!.status = 'succeeded';
+    const settled = await s.pub.post(`/storefront/pos/tab/${tab.sk}/settle`, { amount, ref: intent.body.id });
+    t.equal(settled.status, 200, settled.text);
+    return intent.body.id as string;
+  };
+  const older = await pay('10.00');
+  await pay('12.00');
+  // Newest payment first: its refund goes through, the older one's is declined.
+  stripe.refuseRefunds.add(older);
+  const failed = await s.pub.post(`/storefront/pos/tab/${tab.sk}/refund`, { reason: 'closing early' });
+  t.equal(failed.status, 402, failed.text);
+  t.match(failed.body.message, /refund declined \(stand-in\).*12\.00 USD was refunded to the first 1 payment\(s\) and is recorded/);
+  const order = (await s.pub.get(`/storefront/order/${tab.sk}`)).body;
+  t.equal(order.data.amountRefunded, 12, 'what the gateway refunded is on the order');
+  t.match(order.data.payments.at(-1), { type: 'refund', amount: 12 });
+
+  // The rest, once the gateway takes it.
+  stripe.refuseRefunds.clear();
+  const rest = await s.pub.post(`/storefront/pos/tab/${tab.sk}/refund`, {});
+  t.equal(rest.status, 200, rest.text);
+  t.equal(rest.body.transaction.amount, 10);
+  t.equal(rest.body.order.data.amountRefunded, 22);
+  const refunds = stripe.requests.filter((r) => r.path === '/v1/refunds').map((r) => [r.params.get('payment_intent'), r.params.get('amount')]);
+  t.same(refunds.filter(([pi]) => pi === older).map(([, a]) => a), ['1000', '1000'], 'the declined refund, then the retry');
+  t.equal(refunds.length, 3, 'the newer payment was refunded once');
 });
