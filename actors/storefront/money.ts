@@ -126,13 +126,36 @@ export function looseMoney(v: unknown, exponent: number, fallback = 0): number {
   }
 }
 
-export function looseQuantity(v: unknown, fallback = QTY_SCALE): number {
+/**
+ * A stored signed decimal scaled to `digits` decimals (rounded half away from zero), or `fallback`
+ * when it is no number or beyond `max`.
+ */
+function looseSigned(v: unknown, digits: number, max: number, fallback: number): number {
   if (v === undefined || v === null || v === '') return fallback;
   try {
-    return parseQuantity(v, 'quantity');
+    const d = decimalText(v, 'value');
+    const n = scaled(d, digits);
+    if (n > BigInt(max)) return fallback;
+    return d.negative && n !== 0n ? -Number(n) : Number(n);
   } catch {
     return fallback;
   }
+}
+
+/**
+ * A stored line price (unit price, modifier) as it was written: a negative one (a discount line) is
+ * kept, not read as 0, so the total is the one the record means.
+ */
+export function looseLinePrice(v: unknown, exponent: number): number {
+  return looseSigned(v, exponent, MAX_MINOR, 0);
+}
+
+/**
+ * A stored quantity as it was written: 0 stays 0 (the line adds nothing), a negative one (a return)
+ * stays negative, more than 3 decimals are rounded; absent or unreadable is 1.
+ */
+export function looseQuantity(v: unknown, fallback = QTY_SCALE): number {
+  return looseSigned(v, 3, MAX_QUANTITY, fallback);
 }
 
 export function looseRate(v: unknown): number | undefined {
@@ -146,8 +169,14 @@ export function looseRate(v: unknown): number | undefined {
 
 const MAX_BIG = BigInt(MAX_MINOR);
 
-/** round(a * b / d), half away from zero, for non-negative integers a, b and positive d; refused beyond MAX_MINOR. */
+/** round(a * b / d), half away from zero, for integers a, b of any sign and positive d; refused beyond ±MAX_MINOR. */
 function mulDiv(a: number, b: number, d: number, what: string): number {
+  const out = mulDivAbs(Math.abs(a), Math.abs(b), d, what);
+  return out !== 0 && a < 0 !== b < 0 ? -out : out;
+}
+
+/** mulDiv for non-negative a and b. */
+function mulDivAbs(a: number, b: number, d: number, what: string): number {
   const p = a * b;
   let out: number;
   if (p <= 2 ** 51) {

@@ -13,6 +13,7 @@ import {
   currencyExponent,
   currencyOf,
   lineAmount,
+  looseLinePrice,
   looseMoney,
   looseQuantity,
   looseRate,
@@ -143,7 +144,7 @@ function readModifiers(v: unknown, exponent: number): Modifier[] {
     if (typeof m === 'string') out.push({ name: m, price: 0 });
     else if (m && typeof m === 'object') {
       const o = m as Record<string, unknown>;
-      out.push({ name: String(o.name ?? o.title ?? ''), price: looseMoney(o.price, exponent) });
+      out.push({ name: String(o.name ?? o.title ?? ''), price: looseLinePrice(o.price, exponent) });
     }
   }
   return out;
@@ -158,7 +159,7 @@ function readLine(raw: unknown, i: number, exponent: number): Line | undefined {
     lineId: str(o.lineId) ?? str(o.id) ?? `line-${i + 1}`,
     name: str(o.name) ?? str(o.title) ?? str(o.productId) ?? 'Item',
     quantity: looseQuantity(o.quantity ?? o.qty),
-    unitPrice: looseMoney(o.unitPrice ?? o.price, exponent),
+    unitPrice: looseLinePrice(o.unitPrice ?? o.price, exponent),
     modifiers: readModifiers(o.modifiers, exponent),
     taxRate: looseRate(o.taxRate) ?? 0,
     extra,

@@ -207,4 +207,27 @@ t.test('legacy records - an open tab with only a string subtotal, and string lin
   t.match(added.body.data, { subtotal: 14, tax: 0.17, total: 14.17 }, 'the opening balance stays when lines are added');
   const paid = await s.pub.post(`/storefront/pos/tab/${legacy.sk}/settle`, { amount: '14.17' });
   t.match(paid.body.order.data, { status: 'closed', amountPaid: 14.17 });
+
+  // Lines our routes would refuse are read as written, not replaced: a line of 0 adds nothing, a
+  // negative price is a discount, a quantity with 4 decimals is rounded to 3.
+  const odd = await seed(s.app, s.org, 'sf_order', {
+    businessLocationId: 'main',
+    status: 'open',
+    productItems: [
+      { name: 'Nothing', quantity: 0, unitPrice: 4 },
+      { name: 'Discount', quantity: 1, unitPrice: '-3' },
+      { name: 'Cheese', quantity: '0.2505', unitPrice: 20 },
+      { name: 'Coffee', quantity: 2, unitPrice: '2.50' },
+    ],
+  });
+  const read3 = await s.pub.get(`/storefront/order/${odd.sk}`);
+  t.match(read3.body.data, { subtotal: 7.02, tax: 0, total: 7.02, balanceDue: 7.02 });
+  t.match(read3.body.data.productItems, [
+    { name: 'Nothing', quantity: 0, subtotal: 0 },
+    { name: 'Discount', quantity: 1, unitPrice: -3, subtotal: -3 },
+    { name: 'Cheese', quantity: 0.251, subtotal: 5.02 },
+    { name: 'Coffee', subtotal: 5 },
+  ]);
+  const settled = await s.pub.post(`/storefront/pos/tab/${odd.sk}/settle`, { amount: '7.02' });
+  t.match(settled.body.order.data, { status: 'closed', amountPaid: 7.02, balanceDue: 0 });
 });

@@ -39,6 +39,11 @@ t.test('money - parsing numbers and numeric strings into minor units', async (t)
 t.test('money - integer arithmetic: products rounded once, shares that add up', async (t) => {
   t.equal(lineAmount(1500, 99), 149, '1.5 × 0.99 = 1.485 → 1.49');
   t.equal(lineAmount(3000, 10), 30);
+  t.equal(lineAmount(1500, -99), -149, 'a discount rounds half away from zero too: -1.485 → -1.49');
+  t.equal(lineAmount(-1000, 250), -250, 'a returned unit');
+  t.equal(lineAmount(-1000, -250), 250);
+  t.ok(Object.is(lineAmount(0, -250), 0), 'zero, not -0');
+  t.equal(taxOn(-1075, 100_000), -108);
   t.equal(taxOn(1075, 100_000), 108, '10 % of 10.75 = 1.075 → 1.08');
   t.equal(taxOn(1, 88_750), 0);
   t.same(divide(1000, 3), [334, 333, 333], 'the remainder cent goes to the first share');
