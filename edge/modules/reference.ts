@@ -94,7 +94,9 @@ export function referenceRoutes(get: () => Catalogue): RouteDef[] {
       errors: [404],
       handler: (ctx) => {
         const [, slug, ext] = /^([a-z0-9-]+)\.(md|json)$/.exec(ctx.params.file)!;
-        const section = get().bySlug.get(slug);
+        // The spec's rule taken literally keeps a hyphen where a name ends in punctuation
+        // ("Security (2FA)" → `security-2fa-`); ours trims it. Both name the section.
+        const section = get().bySlug.get(slug.replace(/^-+|-+$/g, ''));
         if (!section) throw appError('ERR_NOT_FOUND', `section "${slug}"`);
         if (ext === 'md') {
           ctx.type = MARKDOWN;

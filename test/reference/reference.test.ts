@@ -67,6 +67,11 @@ t.test('reference', async (t) => {
     t.same(json.body.endpoints.map((e: any) => e.path).sort(), routes.filter((x) => x.tag === 'Operations').map((x) => x.path).sort());
     t.equal((await request(url, '/documentation/tag/no-such-section.md')).status, 404);
     t.equal((await request(url, '/documentation/tag/..%2F..%2Fetc.md')).status, 400);
+    // A name ending in punctuation: the spec's rule taken literally keeps a trailing hyphen.
+    t.equal(sectionSlug('Security (2FA)'), 'security-2fa');
+    const literal = await request(url, '/documentation/tag/security-2fa-.md');
+    t.equal(literal.status, 200);
+    t.match(literal.text, /^# Security \(2FA\)/);
   });
 
   t.test('search: shape, and an exact path ranks above a word in a summary', async (t) => {
