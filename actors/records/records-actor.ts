@@ -72,9 +72,20 @@ function conflict(datatype: string, sk: string, expected: number, stored: number
   throw appError('ERR_VERSION_CONFLICT', `${datatype} ${sk}`, expected, stored);
 }
 
+/**
+ * Said on the bus once a write through the record store has committed: areas that keep records in
+ * memory (the POS keeps its open tabs) hear of writes made around them.
+ */
+export const RECORD_WRITTEN = 'records.written';
+
+function written(ctx: ActorContext, datatype: string, sk: string): void {
+  ctx.publish(`${RECORD_WRITTEN}.${ctx.tenant}`, { datatype, sk });
+}
+
 /** A ticket's number pointer, for the door (see numberPointer), written with the ticket. */
 function putWithPointer(ctx: ActorContext, rec: StoredRecord, ifVersion: number): void {
   ctx.batch.putRecord(rec, ifVersion);
+  written(ctx, rec.datatype, rec.sk);
   if (rec.datatype !== TICKET || typeof rec.data.number !== 'string' || rec.data.number === '') return;
   const pointer = numberPointer(rec, ctx.store.getRecord(ctx.tenant, TICKET_CODE, numberClaim(rec.data.number)), ctx.clock.now());
   if (pointer) ctx.batch.putRecord(pointer);
@@ -142,6 +153,7 @@ function remove(msg: Extract<RecordsMsg, { op: 'delete' }>, ctx: ActorContext): 
   const cur = current(ctx, msg.datatype, msg.sk);
   if (msg.version !== undefined && cur.version !== msg.version) conflict(msg.datatype, msg.sk, msg.version, cur.version);
   ctx.batch.deleteRecord(ctx.tenant, msg.datatype, msg.sk, cur.version);
+  written(ctx, msg.datatype, msg.sk);
   return { deleted: true, datatype: msg.datatype, sk: msg.sk };
 }
 

@@ -64,7 +64,9 @@ export type PosMessage =
   | { type: 'refund'; orderId: string; input: RefundInput; by?: string }
   | { type: 'split'; orderId: string; itemIds?: string[]; parts?: number; by?: string }
   | { type: 'assign-point'; orderId: string; servicePointId: string; by?: string }
-  | { type: 'release-point'; orderId: string; status?: string; by?: string };
+  | { type: 'release-point'; orderId: string; status?: string; by?: string }
+  /** A tab of this location was written around this actor (through the record store). */
+  | { type: 'tab-written'; orderId: string };
 
 export interface OpenReply {
   order: StoredRecord;

@@ -183,8 +183,10 @@ function findOpen(c: Ctx, match: (k: TabKeys) => boolean, except?: string): Orde
   return undefined;
 }
 
+/** Tabs name their point by id, or (records written elsewhere: spec, tabs are keyed by the point's name) by name. */
 function atPoint(point: StoredRecord): (k: TabKeys) => boolean {
-  return (k) => k.pointId === point.sk || (k.pointId === undefined && sameText(k.pointName, point.data.name));
+  return (k) =>
+    k.pointId === point.sk || sameText(k.pointId, point.data.name) || (k.pointId === undefined && sameText(k.pointName, point.data.name));
 }
 
 function tabAtPoint(c: Ctx, point: StoredRecord, except?: string): Order | undefined {
@@ -768,6 +770,14 @@ async function handle(c: Ctx, msg: PosMessage): Promise<unknown> {
       return assignPoint(c, msg.orderId, msg.servicePointId);
     case 'release-point':
       return releasePoint(c, msg.orderId, msg.status);
+    case 'tab-written': {
+      // Written through the record store: take its keys as they are now (a new open tab, a
+      // closed one reopened, a label changed), or forget it.
+      const rec = c.state.view.get(SF_ORDER, msg.orderId);
+      if (rec && rec.data.businessLocationId === c.state.slug && isOpenRecord(rec)) c.state.open.set(rec.sk, keysOf(rec));
+      else c.state.open.delete(msg.orderId);
+      return true;
+    }
     default:
       throw appError('ERR_BAD_REQUEST', `unknown pos-tabs message ${(msg as { type?: unknown }).type}`);
   }

@@ -186,6 +186,29 @@ t.test('service points - assign moves a tab, release frees it, the status route 
   t.equal((await s.pub.post('/storefront/service-point/Nope/status', { status: 'x' })).status, 404);
 });
 
+t.test('tabs written through the record store while the POS is running - listed, found by label, dropped when closed', async (t) => {
+  const s = await shop(shared);
+  const first = await openTab(s, { tabLabel: 'Window seat' });
+  t.equal((await s.pub.get(`/storefront/pos/tabs?businessLocationId=${s.slug}`)).body.total, 1, 'the POS actor is running');
+
+  const made = await s.staff.post('/repository/create', { datatype: 'sf_order', isNew: true, data: { businessLocationId: s.slug, status: 'open', tabLabel: 'Imported', subtotal: '5.00' } });
+  t.equal(made.status, 201, made.text);
+  const listed = await s.pub.get(`/storefront/pos/tabs?businessLocationId=${s.slug}`);
+  t.same(listed.body.data.map((o: { sk: string }) => o.sk).sort(), [first.sk, made.body.sk].sort(), 'the imported tab is listed');
+  const same = await s.pub.post('/storefront/pos/tab', { businessLocationId: s.slug, tabLabel: 'imported' });
+  t.equal(same.body.sk, made.body.sk, 'opening by its label finds it, no second tab');
+
+  // A tab keyed by the point's name (the spec's form) is the tab at that point.
+  const atBar = await s.staff.post('/repository/create', { datatype: 'sf_order', isNew: true, data: { businessLocationId: s.slug, status: 'open', servicePointId: 'bar' } });
+  t.equal(atBar.status, 201);
+  t.equal((await s.pub.post('/storefront/pos/tab', { businessLocationId: s.slug, servicePointId: 'Bar' })).body.sk, atBar.body.sk, 'found at the Bar by name');
+
+  // Closed through the record store: no longer open here.
+  const cur = (await s.staff.get(`/repository/get/sf_order/${made.body.sk}`)).body;
+  t.equal((await s.staff.post(`/repository/update/sf_order/${made.body.sk}`, { data: { status: 'closed' }, version: cur.version })).status, 200);
+  t.same((await s.pub.get(`/storefront/pos/tabs?businessLocationId=${s.slug}`)).body.data.map((o: { sk: string }) => o.sk).sort(), [first.sk, atBar.body.sk].sort());
+});
+
 t.test('legacy records - an open tab with only a string subtotal, and string lines, read and settle', async (t) => {
   const s = await shop(shared);
   const { seed } = await import('./world.js');
