@@ -8,7 +8,8 @@ import { APIKEY, CARD, CUSTOMER, SETTING, USER } from '../../actors/auth/model.j
 import { orgSettingsActor } from '../../actors/auth/org-settings.js';
 import { refreshActor } from '../../actors/auth/refresh.js';
 import { securityActor } from '../../actors/auth/security.js';
-import type { AppDeps, Module } from '../deps.js';
+import type { Module } from '../deps.js';
+import { startPeriodic, stopPeriodic } from '../periodic.js';
 import { appRoutes } from '../routes/auth/apps.js';
 import { authService } from '../routes/auth/common.js';
 import { passcodeRoutes } from '../routes/auth/passcode.js';
@@ -17,7 +18,6 @@ import { securityRoutes } from '../routes/auth/security.js';
 import { signInRoutes } from '../routes/auth/signin.js';
 
 const SWEEP_EVERY_MS = 60 * 60 * 1000;
-const sweepers = new WeakMap<AppDeps, NodeJS.Timeout>();
 
 export const authModule: Module = {
   name: 'auth',
@@ -41,16 +41,10 @@ export const authModule: Module = {
   async start(deps) {
     const svc = authService(deps);
     deps.credentials.push((headers, tenant) => svc.resolveApiKey(headers, tenant));
-    const sweep = () =>
-      svc.sweep().catch((err: unknown) => deps.logger.warn({ err }, 'auth sweep failed'));
-    await sweep();
-    const timer = setInterval(sweep, SWEEP_EVERY_MS);
-    timer.unref();
-    sweepers.set(deps, timer);
+    await svc.sweep().catch((err: unknown) => deps.logger.warn({ err }, 'auth sweep failed'));
+    startPeriodic(deps, 'auth sweep', () => svc.sweep(), SWEEP_EVERY_MS);
   },
   stop(deps) {
-    const timer = sweepers.get(deps);
-    if (timer) clearInterval(timer);
-    sweepers.delete(deps);
+    stopPeriodic(deps, 'auth sweep');
   },
 };

@@ -14,6 +14,7 @@ import {
 import { scannerActor } from '../../actors/scanner/scanner.js';
 import { unmatchedScansActor } from '../../actors/scanner/unmatched.js';
 import type { Module } from '../deps.js';
+import { startPeriodic, stopPeriodic } from '../periodic.js';
 import { attendeeRoutes } from '../routes/events/attendee.js';
 import { closeMedia, sweepOrphanFiles } from '../routes/events/media.js';
 import { eventRoutes } from '../routes/events/events.js';
@@ -23,7 +24,6 @@ import { ticketRoutes } from '../routes/events/tickets.js';
 
 const ORPHAN_SWEEP_FIRST_MS = 60 * 1000;
 const ORPHAN_SWEEP_EVERY_MS = 60 * 60 * 1000;
-const sweepers = new WeakMap<object, NodeJS.Timeout>();
 
 /** A scanner replays its event's scan log when activated: keep it warm for an hour of quiet. */
 const SCANNER_IDLE_MS = 60 * 60 * 1000;
@@ -50,21 +50,11 @@ export const eventsModule: Module = {
   },
   start(deps) {
     // Hourly, from a minute after start: files no media record names (see sweepOrphanFiles).
-    const sweep = () => void sweepOrphanFiles(deps).catch((err: unknown) => deps.logger.warn({ err }, 'media file sweep failed'));
-    const first = setTimeout(() => {
-      sweep();
-      const every = setInterval(sweep, ORPHAN_SWEEP_EVERY_MS);
-      every.unref();
-      sweepers.set(deps, every);
-    }, ORPHAN_SWEEP_FIRST_MS);
-    first.unref();
-    sweepers.set(deps, first);
+    startPeriodic(deps, 'media file sweep', () => sweepOrphanFiles(deps), ORPHAN_SWEEP_EVERY_MS, ORPHAN_SWEEP_FIRST_MS);
   },
   // Unfinished chunked uploads and their temp files go with the node.
   stop(deps) {
-    const timer = sweepers.get(deps);
-    if (timer) clearTimeout(timer);
-    sweepers.delete(deps);
+    stopPeriodic(deps, 'media file sweep');
     return closeMedia(deps);
   },
 };
