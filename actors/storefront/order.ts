@@ -94,6 +94,11 @@ export interface Order {
   exponent: number;
   lines: Line[];
   openingBalance: number;
+  /**
+   * Tax already in the stored `total` of a tab that came with no lines (total − subtotal − tip),
+   * so an imported tab owes what its record says.
+   */
+  openingTax: number;
   tip: number;
   amountPaid: number;
   amountRefunded: number;
@@ -214,11 +219,19 @@ export function readOrder(rec: StoredRecord, defaultCurrency: string): Order {
   const lines = (Array.isArray(d.productItems) ? d.productItems : [])
     .map((l, i) => readLine(l, i, exponent))
     .filter((l): l is Line => l !== undefined);
-  // spec: open tabs may carry only `subtotal`; with no lines it is kept as an opening balance.
+  // spec: open tabs may carry only `subtotal`; with no lines it is kept as an opening balance,
+  // and what a stored `total` holds beyond it (and the tip) as the opening tax.
+  const imported = lines.length === 0 && d.openingBalance === undefined;
   const openingBalance = d.openingBalance !== undefined
     ? looseMoney(d.openingBalance, exponent)
-    : lines.length === 0
+    : imported
       ? looseMoney(d.subtotal, exponent, looseMoney(d.total, exponent))
+      : 0;
+  const tip = looseMoney(d.tip, exponent);
+  const openingTax = d.openingTax !== undefined
+    ? looseMoney(d.openingTax, exponent)
+    : imported && d.subtotal !== undefined && d.total !== undefined
+      ? Math.max(0, looseMoney(d.total, exponent) - openingBalance - tip)
       : 0;
   const status = typeof d.status === 'string' && d.status ? d.status : OPEN;
   return {
@@ -228,7 +241,8 @@ export function readOrder(rec: StoredRecord, defaultCurrency: string): Order {
     exponent,
     lines,
     openingBalance,
-    tip: looseMoney(d.tip, exponent),
+    openingTax,
+    tip,
     amountPaid: looseMoney(d.amountPaid ?? rec.amountPaid, exponent),
     amountRefunded: looseMoney(d.amountRefunded, exponent),
     changeDue: looseMoney(d.changeDue, exponent),
@@ -248,7 +262,7 @@ export function lineTax(l: Line): number {
 
 export function totalsOf(o: Order): Totals {
   const subtotal = sum([o.openingBalance, ...o.lines.map(lineSubtotal)]);
-  const tax = sum(o.lines.map(lineTax));
+  const tax = sum([o.openingTax, ...o.lines.map(lineTax)]);
   const total = sum([subtotal, tax, o.tip]);
   const netPaid = o.amountPaid - o.amountRefunded;
   return { subtotal, tax, total, netPaid, balanceDue: Math.max(0, total - netPaid) };
@@ -331,6 +345,8 @@ export function orderData(o: Order): Record<string, unknown> {
   };
   if (o.openingBalance > 0) out.openingBalance = toMajor(o.openingBalance, e);
   else delete out.openingBalance;
+  if (o.openingTax > 0) out.openingTax = toMajor(o.openingTax, e);
+  else delete out.openingTax;
   return out;
 }
 

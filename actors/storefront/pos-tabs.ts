@@ -257,6 +257,7 @@ function create(c: Ctx, data: Record<string, unknown>, currency: string): Stored
   const blank = newRecord(c.actor.tenant, SF_ORDER, { ...data, status: OPEN, currency }, { now: c.now, state: OPEN });
   const o = readOrder(blank, c.services.defaultCurrency);
   o.openingBalance = 0;
+  o.openingTax = 0;
   return createFrom(c, o, blank.data);
 }
 
@@ -679,11 +680,12 @@ async function split(c: Ctx, orderId: string, itemIds: string[] | undefined, par
     if (unknown.length) throw appError('ERR_VALIDATION', `body/itemIds: order ${label(o)} has no line ${unknown.join(', ')}`);
     const moved = o.lines.filter((l) => wanted.has(l.lineId));
     const kept = o.lines.filter((l) => !wanted.has(l.lineId));
-    if (kept.length === 0 && o.openingBalance === 0) throw appError('ERR_VALIDATION', 'body/itemIds names every line: nothing would be left on the tab');
+    if (kept.length === 0 && o.openingBalance === 0 && o.openingTax === 0) throw appError('ERR_VALIDATION', 'body/itemIds names every line: nothing would be left on the tab');
     const orderNumber = await askStorefront<number>(c, { type: 'next-order-numbers', count: 1 });
     const base = { ...inherited(o), orderNumber, tabLabel: `${tabLabel} (split)`, ...stamp };
     const child = readOrder(newRecord(c.actor.tenant, SF_ORDER, { status: OPEN, currency: o.currency }, { now: c.now, state: OPEN }), o.currency);
     child.openingBalance = 0;
+    child.openingTax = 0;
     child.lines = moved;
     const created = createFrom(c, child, base);
     o.lines = kept;
@@ -703,6 +705,7 @@ async function split(c: Ctx, orderId: string, itemIds: string[] | undefined, par
   for (let i = 0; i < n; i++) {
     const part = readOrder(newRecord(c.actor.tenant, SF_ORDER, { status: OPEN, currency: o.currency }, { now: c.now, state: OPEN }), o.currency);
     part.openingBalance = 0;
+    part.openingTax = 0;
     part.tip = tips[i];
     part.lines = [
       {

@@ -163,7 +163,7 @@ export function buildPayload(
       unitPrice: toMajor(o.openingBalance, e),
       modifiers: [],
       amount: toMajor(o.openingBalance, e),
-      tax: 0,
+      tax: toMajor(o.openingTax, e),
       fired: false,
     });
   }

@@ -231,6 +231,17 @@ t.test('legacy records - an open tab with only a string subtotal, and string lin
   const paid = await s.pub.post(`/storefront/pos/tab/${legacy.sk}/settle`, { amount: '14.17' });
   t.match(paid.body.order.data, { status: 'closed', amountPaid: 14.17 });
 
+  // A tab stored with a subtotal and a larger total owes the total: the difference is its tax.
+  const taxed = await seed(s.app, s.org, 'sf_order', { businessLocationId: 'main', status: 'open', subtotal: '10.00', total: '11.00' });
+  t.match((await s.pub.get(`/storefront/order/${taxed.sk}`)).body.data, { subtotal: 10, tax: 1, total: 11, balanceDue: 11, openingBalance: 10, openingTax: 1 });
+  const more = await s.pub.post(`/storefront/order/${taxed.sk}/items`, [{ name: 'Tea', quantity: 1, unitPrice: '2.00' }]);
+  t.match(more.body.data, { subtotal: 12, tax: 1.2, total: 13.2 }, 'the opening tax stays when lines are added');
+  const receipt = await s.pub.get(`/storefront/pos/tab/${taxed.sk}/receipt-payload`);
+  t.match(receipt.body.lines[0], { lineId: 'opening-balance', amount: 10, tax: 1 });
+  const shares = await s.pub.post(`/storefront/pos/tab/${taxed.sk}/split`, { parts: 2 });
+  t.equal(shares.status, 200, shares.text);
+  t.same(shares.body.orders.map((x: any) => x.data.total), [6.6, 6.6], 'the shares add up to what is owed');
+
   // Lines our routes would refuse are read as written, not replaced: a line of 0 adds nothing, a
   // negative price is a discount, a quantity with 4 decimals is rounded to 3.
   const odd = await seed(s.app, s.org, 'sf_order', {
