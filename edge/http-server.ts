@@ -413,6 +413,7 @@ export class HttpEdge {
         if (org) this.limiter.chargeOrg(tenant, org.plan);
       }
       const principal = this.authenticate(def, headers, tenant);
+      def.guard?.({ tenant, principal, deps: this.deps });
       for (const k in rawParams) rawParams[k] = decodeParam(rawParams[k]);
       const params = compiled.params ? compiled.params(rawParams) : rawParams;
       const query = parseQuery(rawQuery);

@@ -93,6 +93,11 @@ export interface RouteDef<
    * tenant is charged to that organisation's plan.
    */
   rateLimit?: 'address';
+  /**
+   * A check of the caller alone, run before the params, query and body are validated: a caller
+   * the route refuses whatever they send hears that, not a list of field errors.
+   */
+  guard?(caller: { tenant: string; principal: Principal | undefined; deps: AppDeps }): void;
   handler(
     ctx: RequestContext<
       P extends TSchema ? Static<P> : never,

@@ -329,6 +329,10 @@ t.test('Errors 6 - staff with no customer record get 404 on every /profile/secur
     ['POST', '/profile/security/trusted-devices/forget', {}],
     ['POST', '/profile/security/challenge/verify', { challengeToken: `${acme.orgId}.${'x'.repeat(43)}`, code: '123456' }],
     ['POST', '/profile/security/challenge/send', { challengeToken: `${acme.orgId}.${'x'.repeat(43)}` }],
+    // Whatever the body: the missing customer is the answer, not the body's errors.
+    ['POST', '/profile/security/totp/verify', {}],
+    ['POST', '/profile/security/enable', { method: 'carrier-pigeon' }],
+    ['POST', '/profile/security/trusted-devices/forget', { id: 42, extra: true }],
   ];
   for (const [method, path, body] of routes) {
     const r = await guard.send(app, path, { method, body, headers: h });

@@ -4,6 +4,7 @@
 import { Type } from '@sinclair/typebox';
 import type { AuthService } from '../../../actors/auth/service.js';
 import { TwoFactorAdmin } from '../../../actors/auth/two-factor.js';
+import type { Principal } from '../../../core/auth/tokens.js';
 import { appError } from '../../../core/errors.js';
 import { route, type RequestContext, type RouteDef } from '../../route.js';
 import {
@@ -37,8 +38,10 @@ function challengeTokenOf(ctx: RequestContext): string {
 export function securityRoutes(svc: AuthService): RouteDef[] {
   const admin = new TwoFactorAdmin(svc);
   /** Spec: Errors, case 6, applied to challenge routes too when a staff bearer is sent. */
-  const staffNeedsCustomer = (ctx: RequestContext) => {
-    if (ctx.principal?.kind === 'staff' && ctx.tenant) admin.person(ctx.tenant, ctx.principal);
+  // Errors case 6: a staff user with no customer record gets 404 on every /profile/security/*
+  // route, whatever the body (checked before it is validated).
+  const staffNeedsCustomer = (c: { tenant: string; principal: Principal | undefined }) => {
+    if (c.principal?.kind === 'staff' && c.tenant) admin.person(c.tenant, c.principal);
   };
   return [
     route({
@@ -47,6 +50,7 @@ export function securityRoutes(svc: AuthService): RouteDef[] {
       auth: 'none',
       tenant: 'optional',
       tag: TAG_2FA,
+      guard: staffNeedsCustomer,
       summary: 'Answer a sign-in challenge with its code',
       description:
         'Answers tokens when the code is right. A wrong code answers 400 "the code is not right"; the 5th wrong code ends the challenge. With trustDevice: true the device (x-device-id, else the device, OS, userAgent and host of x-client-info) is remembered and not challenged as new again. An authenticator challenge also accepts a backup code.',
@@ -54,7 +58,6 @@ export function securityRoutes(svc: AuthService): RouteDef[] {
       response: SessionSchema,
       errors: [401, 404, 429],
       handler: (ctx) => {
-        staffNeedsCustomer(ctx);
         return svc.challengeVerify(challengeTokenOf(ctx), ctx.body.code, ctx.body.trustDevice === true, ctx.tenant, clientInfo(ctx));
       },
     }),
@@ -64,13 +67,13 @@ export function securityRoutes(svc: AuthService): RouteDef[] {
       auth: 'none',
       tenant: 'optional',
       tag: TAG_2FA,
+      guard: staffNeedsCustomer,
       summary: 'Send a fresh code for a sign-in challenge',
       description: 'The previous code stops working; at most 5 codes per challenge. Authenticator challenges have nothing to send (400).',
       body: Body({ challengeToken: Type.Optional(ChallengeToken) }),
       response: Type.Object({ sent: Type.Boolean(), twoFactorMethod: Type.String(), message: Type.String() }),
       errors: [401, 404, 429],
       handler: (ctx) => {
-        staffNeedsCustomer(ctx);
         return svc.challengeSend(challengeTokenOf(ctx), ctx.tenant);
       },
     }),
@@ -79,6 +82,7 @@ export function securityRoutes(svc: AuthService): RouteDef[] {
       path: '/profile/security/status',
       auth: 'customer',
       tag: TAG_2FA,
+      guard: staffNeedsCustomer,
       summary: 'Your two-factor status',
       response: StatusSchema,
       errors: [404],
@@ -89,6 +93,7 @@ export function securityRoutes(svc: AuthService): RouteDef[] {
       path: '/profile/security/totp/setup',
       auth: 'customer',
       tag: TAG_2FA,
+      guard: staffNeedsCustomer,
       summary: 'Start authenticator (TOTP) enrolment',
       description:
         'Answers the new secret (base32) and its otpauth:// URL, shown this once. Confirm within 15 minutes with /profile/security/totp/verify; until then sign-in is unchanged.',
@@ -101,6 +106,7 @@ export function securityRoutes(svc: AuthService): RouteDef[] {
       path: '/profile/security/totp/verify',
       auth: 'customer',
       tag: TAG_2FA,
+      guard: staffNeedsCustomer,
       summary: 'Confirm authenticator enrolment with a current code',
       description: 'Turns two-factor on with method authenticator.',
       body: Body({ code: Code }),
@@ -113,6 +119,7 @@ export function securityRoutes(svc: AuthService): RouteDef[] {
       path: '/profile/security/enable',
       auth: 'customer',
       tag: TAG_2FA,
+      guard: staffNeedsCustomer,
       summary: 'Turn two-factor on with a method',
       description: 'email or sms (needs a phone on the customer record); authenticator needs a confirmed enrolment.',
       body: Body({ method: Type.String({ enum: ['email', 'sms', 'authenticator'] }) }),
@@ -125,6 +132,7 @@ export function securityRoutes(svc: AuthService): RouteDef[] {
       path: '/profile/security/disable',
       auth: 'customer',
       tag: TAG_2FA,
+      guard: staffNeedsCustomer,
       summary: 'Turn two-factor off',
       description: 'With an authenticator enrolled, needs a current authenticator code or a backup code. Drops the authenticator and the backup codes.',
       body: Body({ code: Type.Optional(Code) }),
@@ -137,6 +145,7 @@ export function securityRoutes(svc: AuthService): RouteDef[] {
       path: '/profile/security/backup-codes',
       auth: 'customer',
       tag: TAG_2FA,
+      guard: staffNeedsCustomer,
       summary: 'Generate new backup codes',
       description: 'Ten single-use codes, shown this once and stored hashed; earlier codes stop working. Two-factor must be on.',
       response: Type.Object({ codes: Type.Array(Type.String()), generatedAt: Type.String() }),
@@ -148,6 +157,7 @@ export function securityRoutes(svc: AuthService): RouteDef[] {
       path: '/profile/security/trusted-devices',
       auth: 'customer',
       tag: TAG_2FA,
+      guard: staffNeedsCustomer,
       summary: 'Devices that skip new-device verification',
       response: Type.Object({
         data: Type.Array(Type.Object({ id: Type.String(), label: Type.Optional(Type.String()), addedAt: Type.String() })),
@@ -160,6 +170,7 @@ export function securityRoutes(svc: AuthService): RouteDef[] {
       path: '/profile/security/trusted-devices/forget',
       auth: 'customer',
       tag: TAG_2FA,
+      guard: staffNeedsCustomer,
       summary: 'Forget one trusted device (by id) or all of them',
       body: Body({ id: Type.Optional(Type.String({ minLength: 8, maxLength: 40, pattern: '^[0-9a-f]+$' })) }),
       response: Type.Object({ removed: Type.Integer() }),
