@@ -239,7 +239,11 @@ export class ActorRuntime {
           }
         }
         // An actor that reads its own writes from the store waits for them to land.
-        if (cell.def.readsOwnWrites && cell.pendingCommits > 0) await cell.lastCommit.then(noop, noop);
+        if (cell.def.readsOwnWrites && cell.pendingCommits > 0) {
+          await cell.lastCommit.then(noop, noop);
+          // A failed commit (or an eviction) may have dropped the state meanwhile: activate first.
+          if (!cell.activated) continue;
+        }
         const env = cell.mailbox.shift()!;
         await this.deliver(cell, env);
         if (++sinceYield >= YIELD_EVERY) {

@@ -207,3 +207,28 @@ t.test('ActorRuntime - readsOwnWrites: each message sees in the store what the e
   const pipelined = await asks('pipelined');
   t.ok(pipelined.some((seen, i) => seen < i), `pipelined messages read before earlier writes landed (${pipelined.join(',')})`);
 });
+
+t.test('ActorRuntime - readsOwnWrites: a message queued behind a failed commit runs on state activated again', async (t) => {
+  let activations = 0;
+  const def: ActorKind<{ n: number }, 'conflict' | 'get', number> = {
+    kind: 'careful',
+    readsOwnWrites: true,
+    activate: () => {
+      activations++;
+      return { n: 0 };
+    },
+    receive(state, msg, ctx) {
+      state.n++;
+      // A write whose version check fails at commit: the runtime drops the state.
+      if (msg === 'conflict') ctx.batch.putKv(ctx.tenant, 'c', 'k', 1).putRecord({ pk: ctx.tenant, sk: 'r1', datatype: 'thing', version: 6, state: 'new', createdate: '', modifydate: '', data: {} }, 5);
+      return state.n;
+    },
+  };
+  const { runtime } = setup(t);
+  runtime.register(def);
+  const failed = runtime.ask('t', 'careful', 'k', 'conflict');
+  const next = runtime.ask<number>('t', 'careful', 'k', 'get');
+  await t.rejects(failed, { code: 'ERR_VERSION_CONFLICT' });
+  t.equal(await next, 1, 'fresh state: the failed message left nothing behind');
+  t.equal(activations, 2, 'activated again before the next message');
+});
