@@ -37,9 +37,11 @@ function challengeTokenOf(ctx: RequestContext): string {
 
 export function securityRoutes(svc: AuthService): RouteDef[] {
   const admin = new TwoFactorAdmin(svc);
-  /** Spec: Errors, case 6, applied to challenge routes too when a staff bearer is sent. */
-  // Errors case 6: a staff user with no customer record gets 404 on every /profile/security/*
-  // route, whatever the body (checked before it is validated).
+  /**
+   * Spec: Errors, case 6: a staff user with no customer record gets 404 on every
+   * /profile/security/* route (the challenge routes too, when a staff bearer is sent), whatever
+   * the body: a route guard, checked before the body is validated.
+   */
   const staffNeedsCustomer = (c: { tenant: string; principal: Principal | undefined }) => {
     if (c.principal?.kind === 'staff' && c.tenant) admin.person(c.tenant, c.principal);
   };
