@@ -290,3 +290,25 @@ t.test('refund over two card payments - when the second gateway refund fails, th
   t.same(refunds.filter(([pi]) => pi === older).map(([, a]) => a), ['1000', '1000'], 'the declined refund, then the retry');
   t.equal(refunds.length, 3, 'the newer payment was refunded once');
 });
+
+t.test('payment intents with idempotencyKey - retries together make one intent; a retry after the tab is paid answers the first', async (t) => {
+  const s = await shop(shared);
+  const tab = await tabFor(s, '18.00');
+  const key = '3b2f8c1e-6a4d-4f7b-9c0e-5d1a2b3c4d5e';
+  const body = { orderId: tab.sk, idempotencyKey: key };
+  const together = await Promise.all(Array.from({ length: 5 }, () => s.pub.post('/storefront/local/intent', body)));
+  t.same(together.map((r) => r.status), [201, 201, 201, 201, 201]);
+  const ids = new Set(together.map((r) => r.body.id));
+  t.equal(ids.size, 1, 'one intent');
+  const id = [...ids][0] as string;
+
+  await s.local.simulate(s.org, id, 'succeeded');
+  const paid = await s.pub.post(`/storefront/pos/tab/${tab.sk}/settle`, { amount: '19.80', ref: id });
+  t.match(paid.body.order.data, { status: 'closed' });
+  const retry = await s.pub.post('/storefront/local/intent', body);
+  t.equal(retry.status, 201, retry.text);
+  t.equal(retry.body.id, id, 'the first answer, though the tab is closed now');
+  const other = await s.pub.post('/storefront/local/intent', { orderId: tab.sk, amount: '1.00', idempotencyKey: key });
+  t.equal(other.status, 409, 'the same key with another request');
+  t.equal((await s.pub.post('/storefront/local/intent', { orderId: tab.sk })).status, 409, 'without a key: the tab is closed');
+});

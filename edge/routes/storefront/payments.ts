@@ -3,8 +3,9 @@
 // is created for `card_present`; once the reader has taken the card, its id goes to settle as `ref`.
 import { Type } from '@sinclair/typebox';
 import { appError } from '../../../core/errors.js';
-import { assertIdempotencyKey } from '../../../core/idempotency.js';
+import { assertIdempotencyKey, findIdempotent, fingerprint, IdempotencyGate, recordIdempotent } from '../../../core/idempotency.js';
 import { GatewayError, type PaymentGateway, type PaymentIntent } from '../../../core/payments/gateway.js';
+import { WriteBatch } from '../../../core/store/store.js';
 import { currencyExponent, currencyOf, parseMoney, toMajor } from '../../../actors/storefront/money.js';
 import { readOrder, SF_ORDER, totalsOf } from '../../../actors/storefront/order.js';
 import type { AppDeps } from '../../deps.js';
@@ -71,8 +72,37 @@ function present(i: PaymentIntent) {
 
 type IntentBodyT = { amount?: unknown; currency?: string; orderId?: string; description?: string; captureMethod?: 'automatic' | 'manual'; idempotencyKey?: string };
 
+/** Retries of one intent (same tenant and key) run one at a time: the lookup and the record. */
+const intentGates = new WeakMap<AppDeps, IdempotencyGate>();
+
+/**
+ * An intent with `idempotencyKey`: a retry answers the first result, even once the tab it paid is
+ * closed (the client that never heard the first answer retries after paying), and retries arriving
+ * together make one intent. The answer is recorded after the gateway made the intent; a crash in
+ * between is covered by the gateway itself, which is handed the same key.
+ */
 async function createIntent(ctx: RequestContext, processor: string, body: IntentBodyT, methodTypes: string[]) {
   assertIdempotencyKey(body.idempotencyKey);
+  const key = body.idempotencyKey;
+  if (!key) return makeIntent(ctx, processor, body, methodTypes);
+  const print = fingerprint(`storefront.intent.${processor}.${methodTypes.join(',')}`, body);
+  let gate = intentGates.get(ctx.deps);
+  if (!gate) intentGates.set(ctx.deps, (gate = new IdempotencyGate()));
+  return gate.run(`${ctx.tenant}\u0000${key}`, async () => {
+    const hit = findIdempotent(ctx.deps.store, ctx.tenant, key, print, ctx.deps.clock);
+    if (hit) {
+      ctx.status = hit.status;
+      return hit.body;
+    }
+    const out = await makeIntent(ctx, processor, body, methodTypes);
+    const batch = new WriteBatch();
+    recordIdempotent(batch, ctx.tenant, key, print, { status: ctx.status, body: out }, ctx.deps.clock);
+    await ctx.deps.store.commit(batch);
+    return out;
+  });
+}
+
+async function makeIntent(ctx: RequestContext, processor: string, body: IntentBodyT, methodTypes: string[]) {
   const gateway = gatewayOf(ctx, processor);
   const metadata: Record<string, string> = {};
   let currency = currencyOf(body.currency?.toUpperCase(), servicesOf(ctx.deps).defaultCurrency);
