@@ -218,7 +218,8 @@ export function sum(values: Iterable<number>): number {
 
 /** Splits `amount` into `parts` integer shares that add up to it; the remainder goes to the first. */
 export function divide(amount: number, parts: number): number[] {
-  const base = Math.floor(amount / parts);
+  // Toward zero, so a negative amount (a discount) splits as evenly as a positive one.
+  const base = Math.trunc(amount / parts);
   const out = new Array<number>(parts).fill(base);
   out[0] += amount - base * parts;
   return out;

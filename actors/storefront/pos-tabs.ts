@@ -12,7 +12,7 @@
 // marks it `dirty`.
 import { createHash } from 'node:crypto';
 import type { ActorContext, ActorKind } from '../../core/actor/runtime.js';
-import { AppError, appError, toWire } from '../../core/errors.js';
+import { AppError, appError, fromWire, toWire, type WireError } from '../../core/errors.js';
 import { findIdempotent, fingerprint, recordIdempotent } from '../../core/idempotency.js';
 import { isId, newId } from '../../core/ids.js';
 import { GatewayError, type PaymentGateway, type PaymentIntent } from '../../core/payments/gateway.js';
@@ -565,7 +565,13 @@ async function settle(c: Ctx, orderId: string, input: SettleInput, by: string | 
 async function refund(c: Ctx, orderId: string, input: RefundInput, by: string | undefined): Promise<SettleReply> {
   const print = fingerprint(`storefront.refund:${orderId}`, input);
   const seen = replay(c, input.idempotencyKey, print);
-  if (seen !== undefined) return seen as SettleReply;
+  if (seen !== undefined) {
+    // A refund that stopped part-way answers its retries as it answered first (what it refunded
+    // is recorded): refunding again is a new request, with a new key.
+    const failure = (seen as { failure?: WireError }).failure;
+    if (failure !== undefined) throw new RecordedFailure(fromWire(failure));
+    return seen as SettleReply;
+  }
   const o = loadOrder(c, orderId);
   if (o.payments.length >= MAX_PAYMENTS) throw appError('ERR_CONFLICT', `order ${label(o)} has reached ${MAX_PAYMENTS} transactions`);
   const e = o.exponent;
@@ -603,8 +609,8 @@ async function refund(c: Ctx, orderId: string, input: RefundInput, by: string | 
   for (const a of allocations) {
     const entry: Allocation = { transactionId: a.tx?.id ?? '', amount: a.amount };
     if (a.tx?.gateway && a.tx.ref) {
-      const gateway = gatewayNamed(c, a.tx.gateway, 'the payment\'s gateway');
       try {
+        const gateway = gatewayNamed(c, a.tx.gateway, 'the payment\'s gateway');
         const r = await gateway.refund({
           tenant: c.actor.tenant,
           intentId: a.tx.ref,
@@ -647,9 +653,11 @@ async function refund(c: Ctx, orderId: string, input: RefundInput, by: string | 
   o.amountRefunded += amount;
   const order = save(c, o);
   if (failure !== undefined) {
-    const note = `; ${money(o, amount)} was refunded to the first ${done.length} payment(s) and is recorded on order ${label(o)}: refund the rest again`;
-    const err = gatewayAppError(failure, note);
-    throw new RecordedFailure(err instanceof AppError ? err : appError('ERR_UNAVAILABLE', `payment gateway failed${note}`));
+    const note = `; ${money(o, amount)} was refunded to the first ${done.length} payment(s) and is recorded on order ${label(o)}: refund the rest with a new request`;
+    const mapped = gatewayAppError(failure, note);
+    const err = mapped instanceof AppError ? mapped : appError('ERR_UNAVAILABLE', `payment gateway failed${note}`);
+    remember(c, input.idempotencyKey, print, { failure: toWire(err) });
+    throw new RecordedFailure(err);
   }
   const reply: SettleReply = { order, transaction: transactionData(tx, e) };
   remember(c, input.idempotencyKey, print, reply);

@@ -48,6 +48,7 @@ t.test('money - integer arithmetic: products rounded once, shares that add up', 
   t.equal(taxOn(1, 88_750), 0);
   t.same(divide(1000, 3), [334, 333, 333], 'the remainder cent goes to the first share');
   t.same(divide(2, 3), [2, 0, 0]);
+  t.same(divide(-100, 3), [-34, -33, -33], 'a negative amount splits as evenly');
   t.equal(toMajor(30, 2), 0.3);
   t.equal(formatMinor(5, 2), '0.05');
   t.equal(formatMinor(-1234, 2), '-12.34');

@@ -273,8 +273,12 @@ t.test('refund over two card payments - when the second gateway refund fails, th
   await pay('12.00');
   // Newest payment first: its refund goes through, the older one's is declined.
   stripe.refuseRefunds.add(older);
-  const failed = await s.pub.post(`/storefront/pos/tab/${tab.sk}/refund`, { reason: 'closing early' });
+  const key = '0d9c8b7a-6f5e-4d3c-8b2a-1f0e9d8c7b6a';
+  const failed = await s.pub.post(`/storefront/pos/tab/${tab.sk}/refund`, { reason: 'closing early', idempotencyKey: key });
   t.equal(failed.status, 402, failed.text);
+  // A retry with the same key answers the same, and refunds nothing more.
+  const again = await s.pub.post(`/storefront/pos/tab/${tab.sk}/refund`, { reason: 'closing early', idempotencyKey: key });
+  t.same([again.status, again.body.message], [402, failed.body.message]);
   t.match(failed.body.message, /refund declined \(stand-in\).*12\.00 USD was refunded to the first 1 payment\(s\) and is recorded/);
   const order = (await s.pub.get(`/storefront/order/${tab.sk}`)).body;
   t.equal(order.data.amountRefunded, 12, 'what the gateway refunded is on the order');
@@ -287,8 +291,8 @@ t.test('refund over two card payments - when the second gateway refund fails, th
   t.equal(rest.body.transaction.amount, 10);
   t.equal(rest.body.order.data.amountRefunded, 22);
   const refunds = stripe.requests.filter((r) => r.path === '/v1/refunds').map((r) => [r.params.get('payment_intent'), r.params.get('amount')]);
-  t.same(refunds.filter(([pi]) => pi === older).map(([, a]) => a), ['1000', '1000'], 'the declined refund, then the retry');
-  t.equal(refunds.length, 3, 'the newer payment was refunded once');
+  t.same(refunds.filter(([pi]) => pi === older).map(([, a]) => a), ['1000', '1000'], 'the declined refund, then the new request');
+  t.equal(refunds.length, 3, 'the newer payment was refunded once; the keyed retry reached no gateway');
 });
 
 t.test('payment intents with idempotencyKey - retries together make one intent; a retry after the tab is paid answers the first', async (t) => {
