@@ -108,32 +108,21 @@ function unauthenticated(msg: string): AppError {
   return new AppError('ERR_UNAUTHENTICATED', [msg]);
 }
 
-/**
- * The device key: a digest, so raw device ids are never stored. `x-device-id` when sent; else the
- * parts of the x-client-info snapshot that describe the device (device, OS, userAgent, host), not
- * those that change from one sign-in to the next (url, version, timezone, locale), so an app update
- * or another page does not make a trusted device new; else the whole header as given.
- */
+/** The device key: a digest, so raw device ids are never stored. */
 export function deviceOf(headers: Readonly<Record<string, string>>): { device?: string; deviceLabel?: string } {
   const id = headers['x-device-id']?.trim();
   const info = headers['x-client-info']?.trim();
   let deviceLabel: string | undefined;
-  let stable: string | undefined;
   if (info) {
     try {
-      const parsed = JSON.parse(info) as unknown;
-      if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) {
-        const o = parsed as Record<string, unknown>;
-        const label = [o.device, o.OS ?? o.os, o.userAgent].find((v) => typeof v === 'string' && v);
-        if (typeof label === 'string') deviceLabel = label.slice(0, 120);
-        const parts = [o.device, o.OS ?? o.os, o.userAgent, o.host];
-        if (parts.some((v) => v !== undefined && v !== null && v !== '')) stable = JSON.stringify(parts);
-      }
+      const parsed = JSON.parse(info) as Record<string, unknown>;
+      const label = [parsed.device, parsed.OS ?? parsed.os, parsed.userAgent].find((v) => typeof v === 'string' && v);
+      if (typeof label === 'string') deviceLabel = label.slice(0, 120);
     } catch {
       // Not JSON: still usable as a fingerprint, just without a label.
     }
   }
-  const source = id ? `id\u0000${id}` : stable ? `device\u0000${stable}` : info ? `info\u0000${info}` : undefined;
+  const source = id ? `id\u0000${id}` : info ? `info\u0000${info}` : undefined;
   if (!source) return { deviceLabel };
   return { device: createHash('sha256').update(source).digest('hex').slice(0, 40), deviceLabel };
 }

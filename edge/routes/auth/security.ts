@@ -55,7 +55,7 @@ export function securityRoutes(svc: AuthService): RouteDef[] {
       guard: staffNeedsCustomer,
       summary: 'Answer a sign-in challenge with its code',
       description:
-        'Answers tokens when the code is right. A wrong code answers 400 "the code is not right"; the 5th wrong code ends the challenge. With trustDevice: true the device (x-device-id, else the device, OS, userAgent and host of x-client-info) is remembered and not challenged as new again. An authenticator challenge also accepts a backup code.',
+        'Answers tokens when the code is right. A wrong code answers 400 "the code is not right"; the 5th wrong code ends the challenge. With trustDevice: true the device (x-device-id, else a digest of x-client-info) is remembered and not challenged as new again. An authenticator challenge also accepts a backup code.',
       body: Body({ challengeToken: Type.Optional(ChallengeToken), code: Code, trustDevice: Type.Optional(Type.Boolean()) }),
       response: SessionSchema,
       errors: [401, 404, 429],
