@@ -61,8 +61,9 @@ export function chatChannel(f: ChatFeature): void {
     };
     // The spec's handshake names the widget by `chatId` (as GET /chat/config/:chatId does); server
     // ids are 24-hex, so any other chatId is a widget, and a 24-hex one a conversation to resume.
+    // A 24-hex id that names no chat at all may still be a widget's (see connect).
     const conversationId = auth.chatId !== undefined && isId(auth.chatId) ? auth.chatId : undefined;
-    const widgetKey = auth.widgetId ?? (conversationId === undefined ? auth.chatId : undefined);
+    let widgetKey = auth.widgetId ?? (conversationId === undefined ? auth.chatId : undefined);
     const userTopic = chatTopic.user(tenant, user.userId);
     const socketId = `${deps.config.nodeId}:${socket.id}`;
     const isAgent = user.role === 'agent';
@@ -103,6 +104,7 @@ export function chatChannel(f: ChatFeature): void {
           // Only an existing chat of this customer: chat ids are issued by the server, never claimed.
           const c = svc.chat(tenant, conversationId);
           if (c && c.customer.id === user.userId) requested = conversationId;
+          else if (!c) widgetKey ??= conversationId;
           else if (c) socket.emit('error', { event: 'connect', statusCode: 404, message: 'chat not found', error: 'Not Found' });
         }
         const s = await openSession(requested);

@@ -112,6 +112,12 @@ t.test('chat REST - widget configuration is public, per widget, with the tenant 
   t.match(viaChatId.auth, { chatId: /^[0-9a-f]{24}$/, config: { aiEnabled: false, greeting: 'Support here' } }, 'a server-issued chat id, the widget config');
   await ack(viaChatId.s, 'sendMessage', { text: 'hello' });
   t.match((await client(app.url, staffHeaders(app, 'acme')).get(`/chat/queue/position/${viaChatId.auth.chatId}`)).body, { status: 'queued' }, 'AI off: queued');
+  // A widget whose id happens to be 24-hex, naming no chat: still the widget.
+  const hexWidget = '0123456789abcdef01234567';
+  await app.deps.store.commit(new WriteBatch().putRecord(newRecord('acme', 'chat_config', { chatId: hexWidget, greeting: 'Hex desk', aiEnabled: false }), 0));
+  const viaHex = await chatSocket(t, app, 'acme', await customer(app, 'acme'), { chatId: hexWidget });
+  t.match(viaHex.auth, { config: { greeting: 'Hex desk', aiEnabled: false } });
+  t.not(viaHex.auth.chatId, hexWidget, 'a conversation of its own');
   // Reconnecting with the conversation id it was given resumes that conversation.
   viaChatId.s.disconnect();
   const again = await chatSocket(t, app, 'acme', cust2, { chatId: viaChatId.auth.chatId });

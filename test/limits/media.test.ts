@@ -590,9 +590,14 @@ t.test('deleting an event removes the files uploaded to it', async (t) => {
   const path = (org: string, rec: any) => join(org, rec.data.file.id.slice(0, 2), rec.data.file.id);
   t.same(mediaFiles(w).stored.sort(), [path(w.a.org, one.body), path(w.a.org, two.body), path(w.b.org, theirs.body)].sort());
 
+  // Another event's record, written through the record store, names one of the files too.
+  const ev2 = await w.a.c.post('/events', { name: 'Second night' });
+  const shared = await w.a.c.post('/repository/create', { datatype: 'event_media', isNew: true, data: { ...two.body.data, event: ev2.body.sk } });
+  t.equal(shared.status, 201, shared.text);
+
   const del = await w.a.c.del(`/events/${w.a.event}`);
   t.equal(del.status, 204, del.text);
-  t.same(mediaFiles(w).stored, [path(w.b.org, theirs.body)], "the event's files are gone; another organisation's stay");
+  t.same(mediaFiles(w).stored.sort(), [path(w.a.org, two.body), path(w.b.org, theirs.body)].sort(), "the event's files are gone, but one another record names; another organisation's stay");
   t.equal((await w.b.c.get(theirs.body.data.url)).status, 200);
 });
 

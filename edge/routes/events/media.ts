@@ -133,11 +133,23 @@ function fileFields(f: Record<string, unknown>, at: string): Pick<UploadMeta, 't
  */
 export async function removeStoredFiles(deps: AppDeps, tenant: string, records: readonly StoredRecord[]): Promise<void> {
   const files = stateOf(deps).files;
+  // A record written through the record store may name the same file: that one keeps it.
+  const stillNamed = namedFiles(deps, tenant);
   for (const r of records) {
     const id = (r.data.file as { id?: unknown } | undefined)?.id;
-    if (typeof id !== 'string') continue;
+    if (typeof id !== 'string' || stillNamed.has(id)) continue;
     await files.remove(tenant, id).catch((err: unknown) => deps.logger.warn({ err, tenant, fileId: id }, 'could not remove a deleted media file'));
   }
+}
+
+/** The stored files the tenant's media records name. */
+function namedFiles(deps: AppDeps, tenant: string): Set<string> {
+  const ids = new Set<string>();
+  for (const r of deps.store.scan(tenant, EVENT_MEDIA)) {
+    const id = (r.data.file as { id?: unknown } | undefined)?.id;
+    if (typeof id === 'string') ids.add(id);
+  }
+  return ids;
 }
 
 /** A stored file is an orphan once no media record has named it for this long (see sweepOrphanFiles). */
@@ -160,14 +172,7 @@ export async function sweepOrphanFiles(deps: AppDeps, olderThanMs = ORPHAN_AGE_M
   for (const f of await files.listStored()) {
     if (f.storedAt > cutoff) continue;
     let ids = named.get(f.tenant);
-    if (!ids) {
-      ids = new Set();
-      for (const r of deps.store.scan(f.tenant, EVENT_MEDIA)) {
-        const id = (r.data.file as { id?: unknown } | undefined)?.id;
-        if (typeof id === 'string') ids.add(id);
-      }
-      named.set(f.tenant, ids);
-    }
+    if (!ids) named.set(f.tenant, (ids = namedFiles(deps, f.tenant)));
     if (ids.has(f.id)) continue;
     await files.remove(f.tenant, f.id).then(
       () => removed++,
