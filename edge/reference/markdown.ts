@@ -45,8 +45,33 @@ function oneLine(e: Endpoint): string {
   return `- \`${e.method} ${e.path}\` — ${e.summary} (${access(e)})`;
 }
 
+/**
+ * Errors any endpoint may answer (spec: Errors, case 9): catalogued once, in /documentation.md,
+ * not in every endpoint's table.
+ */
+const PLATFORM_ERRORS: ReadonlyArray<readonly [string, string]> = [
+  ['401', 'no credentials, or a token that is invalid or expired (every endpoint that needs a token)'],
+  ['403', 'authenticated, but the token lacks the role or belongs to another organisation'],
+  ['429', 'rate limited: wait `Retry-After` seconds'],
+  ['500', 'an unexpected failure; the request id in `x-request-id` finds it in the log'],
+];
+const PLATFORM_STATUSES = new Set(PLATFORM_ERRORS.map(([status]) => status));
+
+function platformErrors(): string[] {
+  return [
+    '## Errors every endpoint may answer',
+    '',
+    'Every error answers `{statusCode, message, error}`. These are listed here once; each endpoint lists the others it may answer.',
+    '',
+    '| Status | Meaning |',
+    '|---|---|',
+    ...PLATFORM_ERRORS.map(([status, meaning]) => `| ${status} | ${meaning} |`),
+    '',
+  ];
+}
+
 export function documentationMd(c: Catalogue, title: string): string {
-  const out = [`# ${title}`, '', `${counts(c)}. Each section in full: \`/documentation/tag/<section>.md\`.`, ''];
+  const out = [`# ${title}`, '', `${counts(c)}. Each section in full: \`/documentation/tag/<section>.md\`.`, '', ...platformErrors()];
   for (const s of c.sections) {
     out.push(`## ${s.name}`, '', ...s.endpoints.map(oneLine), '');
   }
@@ -76,10 +101,11 @@ export function endpointMd(e: Endpoint): string {
   }
   for (const [type, media] of Object.entries(op.requestBody?.content ?? {})) out.push(...schemaBlock(`Body (${type})`, media.schema));
   const responses = Object.entries(op.responses ?? {});
-  if (responses.length) {
+  const own = responses.filter(([status]) => !PLATFORM_STATUSES.has(status));
+  if (own.length) {
     out.push('| Status | Meaning |', '|---|---|');
-    for (const [status, r] of responses) out.push(`| ${status} | ${r.description ?? (r.$ref ? r.$ref.replace(/^.*\/E/, 'error envelope ') : '')} |`);
-    out.push('');
+    for (const [status, r] of own) out.push(`| ${status} | ${r.description ?? (r.$ref ? r.$ref.replace(/^.*\/E/, 'error envelope ') : '')} |`);
+    out.push('', 'Any endpoint may also answer 401, 403, 429 or 500: see [Errors every endpoint may answer](/documentation.md).', '');
     const ok = responses.find(([s]) => s.startsWith('2'));
     if (ok?.[1].content) out.push(...schemaBlock('Answer', ok[1].content['application/json']?.schema));
   }

@@ -43,6 +43,13 @@ t.test('reference', async (t) => {
     t.equal(lines.length, routes.length, 'one line each');
     t.match(r.text, new RegExp(`${routes.length} endpoints in ${tags.size} sections`));
     for (const tag of tags) t.ok(r.text.includes(`## ${tag}`), `section ${tag}`);
+    // Errors, case 9: the platform-wide statuses once here, not in each endpoint's table.
+    const platform = r.text.slice(r.text.indexOf('## Errors every endpoint may answer'));
+    for (const status of ['401', '403', '429', '500']) t.match(platform, new RegExp(`\\| ${status} \\|`), `${status} catalogued once`);
+    const one = await request(url, '/documentation/endpoint?method=POST&path=' + encodeURIComponent('/repository/create'));
+    t.match(one.text, /\| 409 \|/, 'its own errors stay in its table');
+    t.notMatch(one.text, /\| (401|403|429|500) \|/, 'the platform-wide ones are not repeated');
+    t.match(one.text, /Any endpoint may also answer 401, 403, 429 or 500/);
   });
 
   t.test('/llms.txt is a short map linking every section', async (t) => {
