@@ -182,6 +182,16 @@ t.test('POST /events/tickets/fulfill - orders once, walk-ins need walkIn.ticketT
   t.ok(first.body.tickets.every((x: any) => x.data.orderId === 'sf-order-1001' && x.data.source === 'fulfill'));
   const second = await staff.post('/events/tickets/fulfill', order);
   t.same([second.status, second.body.tickets.map((x: any) => x.sk)], [200, first.body.tickets.map((x: any) => x.sk)], 'an order is fulfilled once');
+
+  // A keyed walk-in retried after its zone was removed: the first answer, not a 400.
+  const keyed = { walkIn: { ticketTypeId: ev.types.General, holderName: 'Late' }, checkIn: true, zone: 'vip', idempotencyKey: '7c6b5a49-3827-4160-9f8e-7d6c5b4a3928' };
+  const once = await staff.post('/events/tickets/fulfill', keyed);
+  t.equal(once.status, 201, once.text);
+  const changed = await staff.put(`/events/${ev.id}`, { zones: [{ id: 'main', name: 'Main hall', capacity: 100 }] });
+  t.equal(changed.status, 200, changed.text);
+  const retry = await staff.post('/events/tickets/fulfill', keyed);
+  t.same([retry.status, retry.body.tickets?.map((x: any) => x.sk)], [201, once.body.tickets.map((x: any) => x.sk)]);
+  t.equal((await staff.post('/events/tickets/fulfill', { ...keyed, idempotencyKey: undefined })).status, 400, 'a new request checks the zone');
 });
 
 t.test('GET /events/tickets/lookup/:eventId - by number, email, name or credential', async (t) => {

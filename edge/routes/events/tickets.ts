@@ -409,12 +409,16 @@ export function ticketRoutes(svc: EventsService): RouteDef[] {
         if (b.items && !b.orderId) throw appError('ERR_VALIDATION', 'body/orderId is required with body/items');
         if (b.checkIn && !b.walkIn) throw appError('ERR_VALIDATION', 'body/checkIn applies to walk-ins only');
         const items: IssueItem[] = b.walkIn ? [{ ...b.walkIn, quantity: b.walkIn.quantity ?? 1 }] : b.items!;
-        const { ev } = eventOfItems(svc, ctx.tenant, items, b.eventId);
-        if (b.zone !== undefined && !(Array.isArray(ev.data.zones) && ev.data.zones.some((z: any) => z.id === b.zone))) {
-          throw appError('ERR_VALIDATION', `body/zone "${b.zone}" is not a zone of event ${ev.sk}`);
-        }
-        const issueOnce = (idempotency: IssueMsg['idempotency']) =>
-          svc.scanner<Issued>(ctx.tenant, ev.sk, {
+        // The event and zone are checked after the key is looked up: a retry answers the first
+        // result even if they changed since.
+        let ev: StoredRecord | undefined;
+        const issueOnce = (idempotency: IssueMsg['idempotency']) => {
+          const e = eventOfItems(svc, ctx.tenant, items, b.eventId).ev;
+          if (b.zone !== undefined && !(Array.isArray(e.data.zones) && e.data.zones.some((z: any) => z.id === b.zone))) {
+            throw appError('ERR_VALIDATION', `body/zone "${b.zone}" is not a zone of event ${e.sk}`);
+          }
+          ev = e;
+          return svc.scanner<Issued>(ctx.tenant, e.sk, {
             op: 'issue',
             source: b.walkIn ? 'walk-in' : 'fulfill',
             items,
@@ -423,6 +427,7 @@ export function ticketRoutes(svc: EventsService): RouteDef[] {
             idempotency,
             checkIn: b.checkIn ? { zone: b.zone, checkpoint: b.checkpoint } : undefined,
           });
+        };
         const run = (idempotency: IssueMsg['idempotency']) => {
           if (!b.orderId) return issueOnce(idempotency);
           return svc.serialize(ctx.tenant, `fulfill:${b.orderId}`, async () => {
@@ -435,7 +440,7 @@ export function ticketRoutes(svc: EventsService): RouteDef[] {
           });
         };
         const r = (await idempotent(svc, ctx, 'events.tickets.fulfill', b.idempotencyKey, b, run)) as Issued;
-        if (ctx.status === 201) await notifyHolders(svc, ctx, ev, r.tickets);
+        if (ctx.status === 201 && ev) await notifyHolders(svc, ctx, ev, r.tickets);
         return r;
       },
     }),
