@@ -5,14 +5,14 @@ import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { tempDir } from '../helpers/app.js';
 import { request } from '../helpers/http.js';
-import { freePort } from '../helpers/nats-server.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
 t.test('npm start - builds, serves /healthz on LMDB in DATA_DIR, stops on SIGTERM', async (t) => {
   const dataDir = tempDir(t);
-  const port = await freePort();
-  const env: Record<string, string> = { ...(process.env as Record<string, string>), PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info' };
+  // Port 0: the server takes a free port and logs it. (A port found free beforehand can be taken
+  // by another test's server during the seconds the build check and start-up take.)
+  const env: Record<string, string> = { ...(process.env as Record<string, string>), PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info' };
   delete env.JWT_SECRET;
   delete env.NATS_URL;
   const child = spawn(process.execPath, ['scripts/start.mjs'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -26,7 +26,8 @@ t.test('npm start - builds, serves /healthz on LMDB in DATA_DIR, stops on SIGTER
   const deadline = Date.now() + 120_000;
   let health;
   while (Date.now() < deadline) {
-    health = await request(`http://127.0.0.1:${port}`, '/healthz').catch(() => undefined);
+    const port = /"port":(\d+)[^\n]*"msg":"listening"/.exec(out)?.[1];
+    if (port) health = await request(`http://127.0.0.1:${port}`, '/healthz').catch(() => undefined);
     if (health) break;
     if (child.exitCode !== null) break;
     await new Promise((r) => setTimeout(r, 200));
