@@ -15,7 +15,7 @@
 // route can ever return it), `event-sold` (event id → issued counts per ticket type),
 // `ticket-fulfilled` (order id → the tickets a fulfil issued).
 import { hash, randomBytes } from 'node:crypto';
-import type { StoredRecord } from '../../core/store/record.js';
+import { newRecord, nextVersion, type StoredRecord } from '../../core/store/record.js';
 import type { Store } from '../../core/store/store.js';
 import { isId } from '../../core/ids.js';
 
@@ -173,9 +173,7 @@ export function numberPointer(ticket: StoredRecord, existing: StoredRecord | und
   if (ticket.datatype !== TICKET || typeof n !== 'string' || n === '' || ticket.sk === ticketIdFor(n)) return undefined;
   if (existing && existing.data.ticketId === ticket.sk) return undefined;
   const data = { ticketId: ticket.sk, kind: 'number', value: n };
-  return existing
-    ? { ...existing, version: existing.version + 1, modifydate: new Date(now).toISOString(), data }
-    : { pk: ticket.pk, sk: numberClaim(n), datatype: TICKET_CODE, version: 1, state: 'active', createdate: new Date(now).toISOString(), modifydate: new Date(now).toISOString(), data };
+  return existing ? nextVersion(existing, { data }, now) : newRecord(ticket.pk, TICKET_CODE, data, { sk: numberClaim(n), state: 'active', now });
 }
 
 export function normalizeEmail(email: string): string {

@@ -82,8 +82,11 @@ function written(ctx: ActorContext, datatype: string, sk: string): void {
   ctx.publish(`${RECORD_WRITTEN}.${ctx.tenant}`, { datatype, sk });
 }
 
-/** A ticket's number pointer, for the door (see numberPointer), written with the ticket. */
-function putWithPointer(ctx: ActorContext, rec: StoredRecord, ifVersion: number): void {
+/**
+ * Every record-store write of a record: the record, its announcement on the bus (see
+ * RECORD_WRITTEN) and, for a ticket, its number pointer for the door (see numberPointer).
+ */
+function putRecord(ctx: ActorContext, rec: StoredRecord, ifVersion: number): void {
   ctx.batch.putRecord(rec, ifVersion);
   written(ctx, rec.datatype, rec.sk);
   if (rec.datatype !== TICKET || typeof rec.data.number !== 'string' || rec.data.number === '') return;
@@ -111,7 +114,7 @@ function create(state: RecordsState, msg: Extract<RecordsMsg, { op: 'create' }>,
     if (first) return { ...first, replayed: true };
   }
   const rec = newRecord(ctx.tenant, msg.datatype, msg.data, { state: msg.state, now });
-  putWithPointer(ctx, rec, 0);
+  putRecord(ctx, rec, 0);
   const result: IdempotentResult<StoredRecord> = { status: 201, body: rec };
   if (idem) {
     recordIdempotent(ctx.batch, ctx.tenant, idem.key, idem.print, result, ctx.clock);
@@ -134,7 +137,7 @@ function update(msg: Extract<RecordsMsg, { op: 'update' }>, ctx: ActorContext): 
   if (msg.state !== undefined) changes.state = msg.state;
   const next = nextVersion(cur, changes, ctx.clock.now());
   // The store re-checks the version in the commit: a write by another actor in between is a 409.
-  putWithPointer(ctx, next, cur.version);
+  putRecord(ctx, next, cur.version);
   return next;
 }
 
@@ -144,7 +147,7 @@ function updatePartial(msg: Extract<RecordsMsg, { op: 'update-partial' }>, ctx: 
   const cur = current(ctx, msg.datatype, msg.sk);
   if (msg.version !== undefined && cur.version !== msg.version) conflict(msg.datatype, msg.sk, msg.version, cur.version);
   const applied = applyPartial(cur, msg.set);
-  putWithPointer(ctx, nextVersion(applied, {}, ctx.clock.now()), cur.version);
+  putRecord(ctx, nextVersion(applied, {}, ctx.clock.now()), cur.version);
   return true;
 }
 
