@@ -27,7 +27,7 @@ import { rendezvous } from '../../core/cluster/placement.js';
 import { LmdbStore } from '../../core/store/lmdb-store.js';
 import { WriteBatch } from '../../core/store/store.js';
 import { modules } from '../../edge/modules.js';
-import { EVENT_ID, JWT_SECRET, TYPE_ID, eventRecord, scanBodies, ticketRecord, ticketTypeRecord } from '../fixtures/scan-dataset.js';
+import { EVENT_ID, JWT_SECRET, scanBodies, seedScanStore } from '../fixtures/scan-dataset.js';
 import { freePort, startServer, writeResult, type RunningServer } from '../harness.js';
 import { envInt, type Scenario } from '../scenario.js';
 
@@ -52,33 +52,6 @@ function tenants(): string[] {
     if (byNode[node].length < 2) byNode[node].push(org);
   }
   return [...byNode[NODE_IDS[0]], ...byNode[NODE_IDS[1]]];
-}
-
-/** One compacted store holding every tenant's organisation, event, ticket type and tickets. */
-async function seed(dir: string, orgs: string[], n: number): Promise<void> {
-  const scratch = join(dir, 'seeding');
-  const store = new LmdbStore({ path: scratch, mapSizeGiB: 16 });
-  try {
-    for (const m of modules) for (const [datatype, path] of m.indexes ?? []) await store.declareIndex(datatype, path);
-    for (const org of orgs) {
-      await store.commit(
-        new WriteBatch()
-          .putOrg({ orgId: org, displayName: org, createdate: CREATED })
-          .putRecord({ ...eventRecord(), pk: org })
-          .putRecord(ticketTypeRecord(org))
-          .putKv(org, 'event-sold', EVENT_ID, { total: n, byType: { [TYPE_ID]: n } }),
-      );
-      for (let i = 0; i < n; i += 5000) {
-        const b = new WriteBatch();
-        for (let j = i; j < Math.min(n, i + 5000); j++) b.putRecord({ ...ticketRecord(j), pk: org });
-        await store.commit(b);
-      }
-    }
-    await store.compactTo(dir);
-  } finally {
-    await store.close();
-    rmSync(scratch, { recursive: true, force: true });
-  }
 }
 
 function findNatsServer(): string {
@@ -289,7 +262,7 @@ export const cluster: Scenario = {
     const template = mkdtempSync(join(tmpdir(), 'bench-cluster-'));
     try {
       const t0 = performance.now();
-      await seed(template, orgs, tickets);
+      await seedScanStore(template, tickets, { orgs });
       console.log(`  seeded ${orgs.length} tenants × ${fmt(tickets)} tickets in ${fmt((performance.now() - t0) / 1000, 1)} s: ${orgs.join(', ')}`);
       const tokens = new TokenService(JWT_SECRET, { accessTtlSeconds: 3600, refreshTtlSeconds: 3600, cacheSize: 0 });
       const headers: Record<string, Record<string, string>> = {};

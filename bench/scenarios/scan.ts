@@ -296,8 +296,8 @@ export const scan: Scenario = {
         const bigTemplate = mkdtempSync(join(tmpdir(), 'bench-scan-big-'));
         templates.push(bigTemplate);
         t0 = performance.now();
-        await seedScanStore(bigTemplate, big, (done) => {
-          if (done % 200_000 === 0) console.log(`  seeding ${fmt(done)} / ${fmt(big)}`);
+        await seedScanStore(bigTemplate, big, {
+          onProgress: (done) => console.log(`  seeding ${fmt(done)} / ${fmt(big)}`),
         });
         console.log(`  seeded ${fmt(big)} tickets in ${fmt((performance.now() - t0) / 1000, 1)} s`);
         memory.push(await memoryOf(big, bigTemplate, headers, connections));

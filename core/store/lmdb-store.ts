@@ -475,16 +475,6 @@ export class LmdbStore implements Store {
     return (s.pageSize ?? 4096) * ((s.lastPageNumber ?? 0) + 1);
   }
 
-  /**
-   * Writes a compacted copy of the store into the directory `dir` (data.mdb): no free pages. After
-   * bulk writes (a seed, an import) LMDB keeps the rewritten pages on its free list, and every
-   * later commit pays for re-saving that list (~10 ms of CPU per commit with 20,000 free pages).
-   */
-  compactTo(dir: string): Promise<void> {
-    mkdirSync(dir, { recursive: true });
-    return this.root.backup(dir, true);
-  }
-
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
