@@ -13,10 +13,11 @@ import { cluster } from './scenarios/cluster.js';
 import { edgeEcho } from './scenarios/edge-echo.js';
 import { repository } from './scenarios/repository.js';
 import { scan } from './scenarios/scan.js';
+import { scanStore } from './scenarios/scan-store.js';
 import { soak } from './scenarios/soak.js';
 
 /** Adding a scenario: import it above and list it here. */
-const scenarios: Scenario[] = [edgeEcho, repository, chat, scan, cluster, soak];
+const scenarios: Scenario[] = [edgeEcho, repository, chat, scan, scanStore, cluster, soak];
 /** Run only when named (`npm run bench -- soak`): ten minutes by default. */
 const byNameOnly = new Set(['soak']);
 

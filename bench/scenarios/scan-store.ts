@@ -1,0 +1,135 @@
+// The door's writes against the store alone: no HTTP, no validation, no actor. 50 writers (as 50
+// gates, each waiting for its commit before the next scan) commit, on the scan bench's 100,000-ticket
+// store, in the same run:
+//
+//   log entry only          what a denied scan commits: one scan log entry
+//   ticket + log entry      what a first entry commits: the ticket rewritten (status checked_in,
+//                           version-checked) and its scan log entry, built as the scanner builds them
+//   the same, after import  the same on a store seeded in 5,000-ticket transactions, as a bulk import
+//                           in requests of that size leaves it: with a large LMDB free list
+//
+// It is the ceiling of the scan bench's service side on this machine: the service adds the edge,
+// validation, auth and the actor on top of it. Knobs: BENCH_SECONDS per case (10), SCAN_TICKETS
+// (100000), BENCH_CONNECTIONS writers (50).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { scanEntry } from '../../actors/scanner/scanner.js';
+import { LmdbStore } from '../../core/store/lmdb-store.js';
+import { nextVersion } from '../../core/store/record.js';
+import { WriteBatch } from '../../core/store/store.js';
+import { EVENT_ID, ORG, seedScanStore, ticketId, ticketNumber, ZONE } from '../fixtures/scan-dataset.js';
+import { writeResult } from '../harness.js';
+import { envInt, type Scenario } from '../scenario.js';
+
+const NAME = 'scan-store';
+const DESCRIPTION = "the door's LMDB writes alone (50 writers): scan log entry vs ticket rewrite + entry, fresh store vs after a bulk import";
+
+interface Case {
+  key: 'logOnly' | 'ticketAndLog' | 'ticketAndLogAfterImport';
+  label: string;
+  ticketsPerTxn: number;
+  rewriteTicket: boolean;
+}
+
+const CASES: Case[] = [
+  { key: 'logOnly', label: 'log entry only', ticketsPerTxn: 200_000, rewriteTicket: false },
+  { key: 'ticketAndLog', label: 'ticket + log entry', ticketsPerTxn: 200_000, rewriteTicket: true },
+  { key: 'ticketAndLogAfterImport', label: 'ticket + log entry, after import', ticketsPerTxn: 5_000, rewriteTicket: true },
+];
+
+interface Measured {
+  commitsPerSec: number;
+  cpuMicrosPerCommit: number;
+  latencyP50Ms: number;
+  latencyP99Ms: number;
+}
+
+const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+
+async function measure(c: Case, tickets: number, seconds: number, writers: number): Promise<Measured> {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-scan-store-'));
+  try {
+    await seedScanStore(dir, tickets, { ticketsPerTxn: c.ticketsPerTxn });
+    const store = new LmdbStore({ path: dir, mapSizeGiB: 16 });
+    const log = `scan:${EVENT_ID}`;
+    let seq = 0;
+    let next = 0;
+    const latencies: number[] = [];
+    const end = performance.now() + seconds * 1000;
+    const writer = async () => {
+      while (performance.now() < end) {
+        // Tickets in a scattered order (arrivals are not in id order); every ticket once per pass.
+        const i = (next++ * 7919) % tickets;
+        const now = Date.now();
+        const e = scanEntry('in', { code: ticketNumber(i), zone: ZONE }, 'bench-staff', now);
+        const b = new WriteBatch();
+        if (c.rewriteTicket) {
+          const t = store.getRecord(ORG, 'ticket', ticketId(i))!;
+          const when = new Date(now).toISOString();
+          e.ok = true;
+          e.ticketId = t.sk;
+          e.first = true;
+          const data = { ...t.data, status: 'checked_in', inside: true, zone: ZONE, checkedInAt: when, lastCheckInAt: when };
+          b.putRecord(nextVersion(t, { state: 'checked_in', data }, now), t.version);
+        } else {
+          e.reason = 'invalid_code';
+          e.code = ticketNumber(i).toLowerCase() + 'x';
+        }
+        b.append(ORG, log, ++seq, e);
+        const t0 = performance.now();
+        await store.commit(b);
+        latencies.push(performance.now() - t0);
+      }
+    };
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    await Promise.all(Array.from({ length: writers }, writer));
+    const elapsed = (performance.now() - t0) / 1000;
+    const cpu = process.cpuUsage(cpu0);
+    await store.close();
+    latencies.sort((a, b) => a - b);
+    const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
+    return {
+      commitsPerSec: latencies.length / elapsed,
+      cpuMicrosPerCommit: (cpu.user + cpu.system) / Math.max(1, latencies.length),
+      latencyP50Ms: at(0.5),
+      latencyP99Ms: at(0.99),
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export const scanStore: Scenario = {
+  name: NAME,
+  description: DESCRIPTION,
+  async run() {
+    const seconds = envInt('BENCH_SECONDS', 10);
+    const tickets = envInt('SCAN_TICKETS', 100_000);
+    const writers = envInt('BENCH_CONNECTIONS', 50);
+    const results: Record<string, Measured> = {};
+    for (const c of CASES) {
+      console.log(`  ${c.label} (${seconds} s, ${writers} writers, ${fmt(tickets)} tickets)`);
+      results[c.key] = await measure(c, tickets, seconds, writers);
+    }
+    console.log('');
+    console.log(`${'case'.padEnd(34)}${'commits/s'.padStart(11)}${'cpu µs/commit'.padStart(15)}${'p50 ms'.padStart(9)}${'p99 ms'.padStart(9)}`);
+    for (const c of CASES) {
+      const r = results[c.key];
+      console.log(
+        `${c.label.padEnd(34)}${fmt(r.commitsPerSec).padStart(11)}${fmt(r.cpuMicrosPerCommit, 1).padStart(15)}` +
+          `${fmt(r.latencyP50Ms, 2).padStart(9)}${fmt(r.latencyP99Ms, 2).padStart(9)}`,
+      );
+    }
+    const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100;
+    const ratios = {
+      ticketAndLogVsLogOnly: ratio(results.ticketAndLog.commitsPerSec, results.logOnly.commitsPerSec),
+      afterImportVsFresh: ratio(results.ticketAndLogAfterImport.commitsPerSec, results.ticketAndLog.commitsPerSec),
+    };
+    console.log(`\nticket + entry: ${ratios.ticketAndLogVsLogOnly}× the rate of an entry alone; after a bulk import: ${ratios.afterImportVsFresh}× the fresh store`);
+    const file = writeResult(NAME, { tickets, seconds, writers, results, ratios });
+    console.log(`wrote ${file}`);
+    return results;
+  },
+};
