@@ -96,6 +96,9 @@ function go(rate: number): void {
   });
 }
 
+/** CPU of this client process from 'measure' on: what receiving (and sending) costs the clients. */
+let cpuAtMeasure = process.cpuUsage();
+
 process.on('message', (m: Ctl) => {
   switch (m.type) {
     case 'go':
@@ -104,6 +107,7 @@ process.on('message', (m: Ctl) => {
     case 'measure':
       stats = { sent: 0, acked: 0, received: 0, errors: 0 };
       hist.fill(0);
+      cpuAtMeasure = process.cpuUsage();
       measuring = true;
       break;
     case 'stop':
@@ -115,7 +119,8 @@ process.on('message', (m: Ctl) => {
         // Sparse: [bucket, count] for the buckets that were hit.
         const sparse: Array<[number, number]> = [];
         for (let b = 0; b <= BUCKETS; b++) if (hist[b]) sparse.push([b, hist[b]]);
-        process.send!({ type: 'report', ...stats, hist: sparse, bucketUs: BUCKET_US });
+        const cpu = process.cpuUsage(cpuAtMeasure);
+        process.send!({ type: 'report', ...stats, hist: sparse, bucketUs: BUCKET_US, cpuMicros: cpu.user + cpu.system });
       }
       break;
     case 'exit':

@@ -13,6 +13,7 @@
 // saturate before either server, so at a rate both sustain the delivered rates are equal; the
 // server CPU per delivered message then says how much more each server could carry.
 import { fork, type ChildProcess } from 'node:child_process';
+import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { startServer, writeResult, type RunningServer } from '../harness.js';
 import { envInt, type Scenario } from '../scenario.js';
@@ -32,6 +33,8 @@ interface Report {
   errors: number;
   hist: Array<[number, number]>;
   bucketUs: number;
+  /** CPU the client process spent in the measured window. */
+  cpuMicros: number;
 }
 
 /** A set of client processes that move together. */
@@ -157,6 +160,8 @@ export interface ChatSide {
     p99Ms: number;
     serverCpuSeconds: number;
     serverCpuMicrosPerDelivery: number;
+    /** CPU the client processes spent per delivery (receiving, and their share of sending). */
+    clientCpuMicrosPerDelivery: number;
     rssAfterBytes: number;
   };
 }
@@ -191,7 +196,9 @@ async function measureSide(label: string, serverScript: string, o: Options): Pro
       let acked = 0;
       let errors = 0;
       let delivered = 0;
+      let clientCpuMicros = 0;
       for (const r of reports) {
+        clientCpuMicros += r.cpuMicros;
         sent += r.sent;
         acked += r.acked;
         errors += r.errors;
@@ -223,6 +230,7 @@ async function measureSide(label: string, serverScript: string, o: Options): Pro
           p99Ms: percentile(hist, delivered, 0.99, bucketUs),
           serverCpuSeconds: cpu,
           serverCpuMicrosPerDelivery: delivered > 0 ? (cpu * 1e6) / delivered : NaN,
+          clientCpuMicrosPerDelivery: delivered > 0 ? clientCpuMicros / delivered : NaN,
           rssAfterBytes: rssAfter,
         },
       };
@@ -250,7 +258,7 @@ function fmt(n: number, digits = 0): string {
 
 function table(sides: ChatSide[]): string {
   const rows = [
-    ['side', 'delivered/s', 'delivered/expected', 'p50 ms', 'p99 ms', 'cpu µs/delivery', 'KB RSS/idle conn'],
+    ['side', 'delivered/s', 'delivered/expected', 'p50 ms', 'p99 ms', 'cpu µs/delivery', 'clients µs/delivery', 'KB RSS/idle conn'],
     ...sides.map((s) => [
       s.label,
       fmt(s.fanout.deliveredPerSec),
@@ -258,6 +266,7 @@ function table(sides: ChatSide[]): string {
       fmt(s.fanout.p50Ms, 2),
       fmt(s.fanout.p99Ms, 2),
       fmt(s.fanout.serverCpuMicrosPerDelivery, 2),
+      fmt(s.fanout.clientCpuMicrosPerDelivery, 2),
       fmt(s.idle.rssPerConnectionBytes / 1024, 1),
     ]),
   ];
@@ -293,6 +302,15 @@ export const chat: Scenario = {
         `(capacity ${(1 / ratio.cpuMicrosPerDelivery).toFixed(2)}×), p50 ${ratio.p50.toFixed(2)}×, p99 ${ratio.p99.toFixed(2)}×; ` +
         `edge RSS per idle connection ${(subject.idle.rssPerConnectionBytes / 1024).toFixed(1)} KB (aim ≤ 20 KB)`,
     );
+    // What it would take to see the aim: plain socket.io runs on one thread, so it saturates at about
+    // one core's worth of deliveries; twice that, with our server's and the clients' CPU per
+    // delivery, needs this many cores in all.
+    const baselineCapacity = 1e6 / baseline.fanout.serverCpuMicrosPerDelivery;
+    const coresForAim = (2 * baselineCapacity * (subject.fanout.serverCpuMicrosPerDelivery + subject.fanout.clientCpuMicrosPerDelivery)) / 1e6;
+    console.log(
+      `plain socket.io saturates near ${fmt(baselineCapacity)} deliveries/s (one core); delivering 2× that takes ` +
+        `${coresForAim.toFixed(2)} cores for our server and the clients together (this machine: ${cpus().length})`,
+    );
     const result = {
       description: DESCRIPTION,
       options: o,
@@ -300,6 +318,7 @@ export const chat: Scenario = {
       baseline,
       subject,
       ratio,
+      aim: { baselineCapacityPerSec: baselineCapacity, coresToShowTwiceBaseline: coresForAim, cores: cpus().length },
     };
     console.log(`wrote ${writeResult(NAME, result)}`);
     return result;
