@@ -7,6 +7,7 @@
 //                           version-checked) and its scan log entry, built as the scanner builds them
 //   the same, after import  the same on a store seeded in 5,000-ticket transactions, as a bulk import
 //                           in requests of that size leaves it: with a large LMDB free list
+//   the same, compacted     that store after `npm run compact` (core/store/compact.ts)
 //
 // It is the ceiling of the scan bench's service side on this machine: the service adds the edge,
 // validation, auth and the actor on top of it. Knobs: BENCH_SECONDS per case (10), SCAN_TICKETS
@@ -26,16 +27,18 @@ const NAME = 'scan-store';
 const DESCRIPTION = "the door's LMDB writes alone (50 writers): scan log entry vs ticket rewrite + entry, fresh store vs after a bulk import";
 
 interface Case {
-  key: 'logOnly' | 'ticketAndLog' | 'ticketAndLogAfterImport';
+  key: 'logOnly' | 'ticketAndLog' | 'ticketAndLogAfterImport' | 'ticketAndLogCompacted';
   label: string;
   ticketsPerTxn: number;
+  compact: boolean;
   rewriteTicket: boolean;
 }
 
 const CASES: Case[] = [
-  { key: 'logOnly', label: 'log entry only', ticketsPerTxn: 200_000, rewriteTicket: false },
-  { key: 'ticketAndLog', label: 'ticket + log entry', ticketsPerTxn: 200_000, rewriteTicket: true },
-  { key: 'ticketAndLogAfterImport', label: 'ticket + log entry, after import', ticketsPerTxn: 5_000, rewriteTicket: true },
+  { key: 'logOnly', label: 'log entry only', ticketsPerTxn: 200_000, compact: false, rewriteTicket: false },
+  { key: 'ticketAndLog', label: 'ticket + log entry', ticketsPerTxn: 200_000, compact: false, rewriteTicket: true },
+  { key: 'ticketAndLogAfterImport', label: 'ticket + log entry, after import', ticketsPerTxn: 5_000, compact: false, rewriteTicket: true },
+  { key: 'ticketAndLogCompacted', label: 'the same, compacted', ticketsPerTxn: 5_000, compact: true, rewriteTicket: true },
 ];
 
 interface Measured {
@@ -50,7 +53,7 @@ const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { minimumFracti
 async function measure(c: Case, tickets: number, seconds: number, writers: number): Promise<Measured> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-scan-store-'));
   try {
-    await seedScanStore(dir, tickets, { ticketsPerTxn: c.ticketsPerTxn });
+    await seedScanStore(dir, tickets, { ticketsPerTxn: c.ticketsPerTxn, compact: c.compact });
     const store = new LmdbStore({ path: dir, mapSizeGiB: 16 });
     const log = `scan:${EVENT_ID}`;
     let seq = 0;
@@ -126,8 +129,12 @@ export const scanStore: Scenario = {
     const ratios = {
       ticketAndLogVsLogOnly: ratio(results.ticketAndLog.commitsPerSec, results.logOnly.commitsPerSec),
       afterImportVsFresh: ratio(results.ticketAndLogAfterImport.commitsPerSec, results.ticketAndLog.commitsPerSec),
+      compactedVsFresh: ratio(results.ticketAndLogCompacted.commitsPerSec, results.ticketAndLog.commitsPerSec),
     };
-    console.log(`\nticket + entry: ${ratios.ticketAndLogVsLogOnly}× the rate of an entry alone; after a bulk import: ${ratios.afterImportVsFresh}× the fresh store`);
+    console.log(
+      `\nticket + entry: ${ratios.ticketAndLogVsLogOnly}× the rate of an entry alone; after a bulk import: ` +
+        `${ratios.afterImportVsFresh}× the fresh store, ${ratios.compactedVsFresh}× once compacted`,
+    );
     const file = writeResult(NAME, { tickets, seconds, writers, results, ratios });
     console.log(`wrote ${file}`);
     return results;
