@@ -52,6 +52,14 @@ export class HttpMetrics {
         this.set(store.sizeBytes());
       },
     });
+    new Gauge({
+      name: 'store_free_pages',
+      help: 'Pages on the LMDB free list; when it is large, stop the server and run npm run compact',
+      registers: [this.registry],
+      collect() {
+        this.set(store.freePages());
+      },
+    });
   }
 
   observe(method: string, route: string, status: number, seconds: number): void {

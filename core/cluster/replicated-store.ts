@@ -65,6 +65,10 @@ export class ReplicatedStore implements Store {
   sizeBytes(): number {
     return this.local.sizeBytes();
   }
+
+  freePages(): number {
+    return this.local.freePages();
+  }
   /** The local LMDB is closed by its opener (the app), after the cluster node. */
   close(): Promise<void> {
     return this.local.close();

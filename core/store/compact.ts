@@ -16,7 +16,7 @@
 // and full leaf pages.
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { open, type RootDatabase } from 'lmdb';
+import { open, type Database, type Key, type RootDatabase } from 'lmdb';
 
 const CHUNK = 10_000;
 
@@ -35,20 +35,25 @@ function openRoot(path: string, readOnly: boolean): RootDatabase {
   return open({ path, maxDbs: 16, noSubdir: false, readOnly, compression: false, mapSize: 64 * 1024 ** 3 });
 }
 
+type TreeStats = { lastPageNumber?: number; treeBranchPageCount?: number; treeLeafPageCount?: number; overflowPages?: number; free?: TreeStats };
+const treePages = (s: TreeStats | undefined) => (s?.treeBranchPageCount ?? 0) + (s?.treeLeafPageCount ?? 0) + (s?.overflowPages ?? 0);
+
 /**
  * Pages on the free list, and pages in the file: the file's pages less the two meta pages and the
- * pages every tree (the named databases, the root and the free list itself) is made of.
+ * pages every tree is made of (the root, the free list itself, and `databases`: every named one).
  */
-export function storePages(root: RootDatabase): { free: number; total: number } {
-  type Stats = { lastPageNumber?: number; treeBranchPageCount?: number; treeLeafPageCount?: number; overflowPages?: number; free?: Stats };
-  const used = (s: Stats | undefined) => (s?.treeBranchPageCount ?? 0) + (s?.treeLeafPageCount ?? 0) + (s?.overflowPages ?? 0);
-  const rootStats = root.getStats() as Stats;
+export function storePages(root: RootDatabase, databases: Database<unknown, Key>[]): { free: number; total: number } {
+  const rootStats = root.getStats() as TreeStats;
   const total = (rootStats.lastPageNumber ?? 0) + 1;
-  let inTrees = 2 + used(rootStats) + used(rootStats.free);
-  for (const name of [...root.getKeys({})].map(String)) {
-    inTrees += used(root.openDB({ name, encoding: 'binary', keyEncoding: 'binary' }).getStats() as Stats);
-  }
+  let inTrees = 2 + treePages(rootStats) + treePages(rootStats.free);
+  for (const db of databases) inTrees += treePages(db.getStats() as TreeStats);
   return { free: Math.max(0, total - inTrees), total };
+}
+
+/** Every named database of `root`, opened for raw bytes. */
+function namedDatabases(root: RootDatabase): Array<[string, Database<unknown, Key>]> {
+  // The root database lists the named databases (LmdbStore keeps nothing else in it).
+  return [...root.getKeys({})].map(String).map((name) => [name, root.openDB({ name, encoding: 'binary', keyEncoding: 'binary' })]);
 }
 
 /**
@@ -68,15 +73,15 @@ export async function compactStore(from: string, to: string): Promise<CompactRep
       .map((line) => Number(line.trim().split(/\s+/)[0]))
       .filter((pid) => Number.isInteger(pid) && pid > 0 && pid !== process.pid);
     if (others.length > 0) throw new Error(`the store is open in process ${others[0]}: stop the server first`);
-    const before = storePages(src);
+    const sources = namedDatabases(src);
+    const before = storePages(src, sources.map(([, db]) => db));
     const dst = openRoot(to, false);
     const entries: Record<string, number> = {};
     try {
-      // The root database lists the named databases (LmdbStore keeps nothing else in it).
-      const names = [...src.getKeys({})].map(String);
-      for (const name of names) {
-        const source = src.openDB({ name, encoding: 'binary', keyEncoding: 'binary' });
+      const targets: Database<unknown, Key>[] = [];
+      for (const [name, source] of sources) {
         const target = dst.openDB({ name, encoding: 'binary', keyEncoding: 'binary' });
+        targets.push(target);
         let n = 0;
         let chunk: Array<[Buffer, Buffer]> = [];
         const flush = () => {
@@ -95,7 +100,7 @@ export async function compactStore(from: string, to: string): Promise<CompactRep
         entries[name] = n;
       }
       await dst.flushed;
-      const after = storePages(dst);
+      const after = storePages(dst, targets);
       return { entries, freePagesBefore: before.free, freePagesAfter: after.free, pagesBefore: before.total, pagesAfter: after.total };
     } finally {
       await dst.close();
@@ -110,9 +115,7 @@ async function countEntries(path: string): Promise<Record<string, number>> {
   const root = openRoot(path, true);
   try {
     const out: Record<string, number> = {};
-    for (const name of [...root.getKeys({})].map(String)) {
-      out[name] = root.openDB({ name, encoding: 'binary', keyEncoding: 'binary' }).getKeysCount({});
-    }
+    for (const [name, db] of namedDatabases(root)) out[name] = db.getKeysCount({});
     return out;
   } finally {
     await root.close();

@@ -13,6 +13,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { open, type Database, type Key, type RootDatabase } from 'lmdb';
 import { AppError } from '../errors.js';
+import { storePages } from './compact.js';
 import { getPath, runQuery, compileFilter, type FindOptions, type Filter, type PageLimits } from './query.js';
 import type { StoredRecord } from './record.js';
 import type { LogEntry, Org, Store, WriteBatch } from './store.js';
@@ -473,6 +474,10 @@ export class LmdbStore implements Store {
   sizeBytes(): number {
     const s = this.root.getStats() as { pageSize?: number; lastPageNumber?: number };
     return (s.pageSize ?? 4096) * ((s.lastPageNumber ?? 0) + 1);
+  }
+
+  freePages(): number {
+    return storePages(this.root, [this.meta, this.records, this.index, this.logs, this.kv, this.orgs] as Database<unknown, Key>[]).free;
   }
 
   async close(): Promise<void> {

@@ -97,5 +97,10 @@ export interface Store {
   commit(batch: WriteBatch): Promise<void>;
   /** Bytes used by the data file (for /metrics). */
   sizeBytes(): number;
+  /**
+   * Pages on the storage engine's free list (for /metrics): a large list, left by bulk writes,
+   * slows every commit until the store is compacted (`npm run compact`).
+   */
+  freePages(): number;
   close(): Promise<void>;
 }

@@ -248,6 +248,7 @@ t.test('HttpEdge', async (t) => {
     t.match(m.text, /actors_live \d+/);
     t.match(m.text, /actor_mailbox_depth \d+/);
     t.match(m.text, /store_size_bytes \d+/);
+    t.match(m.text, /store_free_pages \d+/);
   });
 
   t.test('/openapi.json is valid OpenAPI 3 and lists every registered route', async (t) => {

@@ -14,7 +14,7 @@ const holder = new URL('../fixtures/store-holder.ts', import.meta.url).pathname;
 const id = (i: number) => ((i * 2654435761) % 2 ** 32).toString(16).padStart(8, '0') + i.toString(16).padStart(16, '0');
 
 /** A store bulk writes left with a free list: 6,000 records in 1,500-record batches, then all rewritten. */
-async function bulkWritten(dir: string): Promise<{ digest: string; kv: unknown; log: unknown[] }> {
+async function bulkWritten(dir: string): Promise<{ digest: string; kv: unknown; log: unknown[]; free: number }> {
   const store = new LmdbStore({ path: dir, mapSizeGiB: 1 });
   await store.declareIndex('order', 'data.customer');
   await store.commit(new WriteBatch().putOrg({ orgId: 'acme', displayName: 'Acme', createdate: '2026-01-01T00:00:00.000Z' }).putKv('acme', 'ns', 'k', { n: 1 }));
@@ -33,7 +33,7 @@ async function bulkWritten(dir: string): Promise<{ digest: string; kv: unknown; 
   const b = new WriteBatch();
   for (let s = 1; s <= 100; s++) b.append('acme', 'scan:e1', s, { s });
   await store.commit(b);
-  const out = { digest: store.digest(), kv: store.getKv('acme', 'ns', 'k'), log: store.readLog('acme', 'scan:e1') };
+  const out = { digest: store.digest(), kv: store.getKv('acme', 'ns', 'k'), log: store.readLog('acme', 'scan:e1'), free: store.freePages() };
   await store.close();
   return out;
 }
@@ -43,6 +43,7 @@ t.test('compactInPlace - the same data, no free list, and large batches still co
   const before = await bulkWritten(dir);
   const r = await compactInPlace(dir);
   t.ok(r.freePagesBefore > 500, `the bulk writes left a free list (${r.freePagesBefore} pages)`);
+  t.equal(before.free, r.freePagesBefore, 'the store reports the same count (/metrics: store_free_pages)');
   t.ok(r.freePagesAfter < 20, `next to none after (${r.freePagesAfter})`);
   t.ok(r.pagesAfter < r.pagesBefore, `the file shrank from ${r.pagesBefore} to ${r.pagesAfter} pages`);
   t.equal(r.entries.records, 6000);
@@ -52,6 +53,7 @@ t.test('compactInPlace - the same data, no free list, and large batches still co
 
   const store = new LmdbStore({ path: dir, mapSizeGiB: 1 });
   t.teardown(() => store.close());
+  t.ok(store.freePages() < 20, 'the compacted store reports next to no free pages');
   t.equal(store.digest(), before.digest, 'every record, index entry, log entry and organisation is the same');
   t.same(store.getKv('acme', 'ns', 'k'), before.kv);
   t.same(store.readLog('acme', 'scan:e1'), before.log);
