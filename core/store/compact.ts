@@ -4,7 +4,7 @@
 // LMDB frees every page a transaction copies. A transaction that rewrites much of a tree (a comp
 // of thousands of tickets, an import) therefore leaves a free list as large as what it touched, and
 // that list stays: each later transaction takes pages from it and frees as many. Every commit saves
-// the list it loaded again, so the door's commits slow down with it: 0.6–0.7× the rate after
+// the list it loaded again, so the door's commits slow down with it: 0.6–0.8× the rate after
 // 100,000 tickets imported in 5,000-ticket transactions (bench scenario scan-store), and about a
 // hundred commits a second after 1,000,000 imported in 200,000-ticket ones.
 //
