@@ -10,6 +10,7 @@ import { loadConfig, resolveJwtSecret, type Config } from '../core/config.js';
 import { createLogger, type Logger } from '../core/log.js';
 import { LocalOutbox, type OutboxProvider } from '../core/outbox.js';
 import { SmtpOutbox } from '../core/outbox-smtp.js';
+import { largeFreeList } from '../core/store/compact.js';
 import { LmdbStore } from '../core/store/lmdb-store.js';
 import type { ClusterNode } from '../core/cluster/node.js';
 import { ClusterForwarder } from './cluster-forward.js';
@@ -52,6 +53,14 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
   const clock = opts.clock ?? systemClock;
   const secret = resolveJwtSecret(config, (m) => logger.warn(m));
   const lmdb = new LmdbStore({ path: config.dataDir, mapSizeGiB: config.store.mapSizeGiB, limits: config.store, durability: config.store.durability });
+  // Bulk writes leave LMDB a free list that every commit saves again (core/store/compact.ts).
+  const pages = lmdb.pages();
+  if (largeFreeList(pages.free, pages.total)) {
+    logger.warn(
+      { freePages: pages.free, pages: pages.total, dataDir: config.dataDir },
+      'the store has a large free list, which slows every commit: stop the server and run npm run compact',
+    );
+  }
   const bus = opts.bus ?? (await createBus({ natsUrl: config.natsUrl ?? undefined, logger }));
   // Cluster mode (NATS_URL): writes go through the commit stream, a tenant's actors and requests
   // live on its owner. Without NATS none of it is loaded.

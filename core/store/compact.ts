@@ -20,6 +20,17 @@ import { open, type Database, type Key, type RootDatabase } from 'lmdb';
 
 const CHUNK = 10_000;
 
+/**
+ * A free list worth compacting away: at least this many pages and this share of the file. A store
+ * in steady use keeps a few percent free; one after a large import, a third or more.
+ */
+export const LARGE_FREE_LIST = { pages: 1_000, share: 0.2 };
+
+/** Whether `free` of `total` pages is a free list worth compacting away (see LARGE_FREE_LIST). */
+export function largeFreeList(free: number, total: number): boolean {
+  return free >= LARGE_FREE_LIST.pages && free >= LARGE_FREE_LIST.share * total;
+}
+
 export interface CompactReport {
   /** Entries copied, by database name. */
   entries: Record<string, number>;

@@ -477,7 +477,12 @@ export class LmdbStore implements Store {
   }
 
   freePages(): number {
-    return storePages(this.root, [this.meta, this.records, this.index, this.logs, this.kv, this.orgs] as Database<unknown, Key>[]).free;
+    return this.pages().free;
+  }
+
+  /** Pages on the free list and in the file (see core/store/compact.ts). */
+  pages(): { free: number; total: number } {
+    return storePages(this.root, [this.meta, this.records, this.index, this.logs, this.kv, this.orgs] as Database<unknown, Key>[]);
   }
 
   async close(): Promise<void> {

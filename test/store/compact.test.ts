@@ -5,7 +5,8 @@ import { compactInPlace } from '../../core/store/compact.js';
 import { LmdbStore } from '../../core/store/lmdb-store.js';
 import { newRecord, nextVersion, type StoredRecord } from '../../core/store/record.js';
 import { WriteBatch } from '../../core/store/store.js';
-import { tempDir } from '../helpers/app.js';
+import { createLogger } from '../../core/log.js';
+import { startTestApp, tempDir } from '../helpers/app.js';
 import { runFixture } from '../helpers/child.js';
 
 const holder = new URL('../fixtures/store-holder.ts', import.meta.url).pathname;
@@ -89,4 +90,20 @@ t.test('compactInPlace - refuses a store another process has open, and changes n
 t.test('compactInPlace - a directory without a store is an error', async (t) => {
   const dir = tempDir(t);
   await t.rejects(compactInPlace(dir), /no store at/);
+});
+
+t.test('startApp - warns at start when the store has a large free list, and not once it is compacted', async (t) => {
+  const dir = tempDir(t);
+  await bulkWritten(dir);
+  const start = async () => {
+    const lines: string[] = [];
+    const app = await startTestApp(t, { dataDir: dir, logger: createLogger('warn', { write: (s: string) => void lines.push(s) }) });
+    await app.close();
+    return lines.map((l) => JSON.parse(l) as { msg: string; freePages?: number });
+  };
+  const warned = (await start()).filter((l) => l.msg.includes('npm run compact'));
+  t.equal(warned.length, 1, 'one warning naming the command');
+  t.ok((warned[0]?.freePages ?? 0) > 500, `with the free pages (${warned[0]?.freePages})`);
+  await compactInPlace(dir);
+  t.same((await start()).filter((l) => l.msg.includes('npm run compact')), [], 'none after compaction');
 });
