@@ -81,7 +81,7 @@ class ActorCell {
   activated = false;
   running = false;
   readonly mailbox: Envelope[] = [];
-  /** Settles when every commit queued so far has settled; replies wait on it. */
+  /** Resolves (never rejects) when every commit queued so far has settled; replies wait on it. */
   lastCommit: Promise<unknown> = Promise.resolve();
   pendingCommits = 0;
   idleTimer: NodeJS.Timeout | undefined;
@@ -294,22 +294,22 @@ export class ActorRuntime {
     if (batch.size === 0) {
       // Nothing to write, but the reply may reflect writes still in flight: wait for them.
       if (cell.pendingCommits === 0) this.release(env, result, events);
-      else previous.then(() => this.release(env, result, events), (err) => env.reject(err));
+      else previous.then(() => this.release(env, result, events));
       return;
     }
     cell.pendingCommits++;
     const committed = this.store.commit(batch);
+    // Ordering only: a reply waits for every earlier commit to settle, but an earlier commit's
+    // failure is that message's alone (its writes were rolled back on their own), so it never
+    // fails a later message whose writes did land.
     cell.lastCommit = committed.then(
       () => previous,
-      (err) => {
-        throw err;
-      },
+      () => previous,
     );
-    cell.lastCommit.catch(noop);
     committed.then(
       () => {
         cell.pendingCommits--;
-        previous.then(() => this.release(env, result, events), (err) => env.reject(err));
+        previous.then(() => this.release(env, result, events));
       },
       (err) => {
         cell.pendingCommits--;

@@ -232,3 +232,33 @@ t.test('ActorRuntime - readsOwnWrites: a message queued behind a failed commit r
   t.equal(await next, 1, 'fresh state: the failed message left nothing behind');
   t.equal(activations, 2, 'activated again before the next message');
 });
+
+t.test('ActorRuntime - a refused commit fails its own message only: pipelined messages whose writes landed answer success', async (t) => {
+  // A value the store refuses at commit time (lmdb-js encodes inside the transaction; a cyclic
+  // object cannot be encoded), sent among pipelined messages that all land in the same event turn.
+  const def: ActorKind<{ n: number }, { key: string; poison?: boolean }, number> = {
+    kind: 'pipe',
+    activate: (ctx) => ({ n: ctx.store.listKv(ctx.tenant, 'pipe').length }),
+    receive(state, msg, ctx) {
+      state.n++;
+      let value: unknown = { n: state.n };
+      if (msg.poison) {
+        const cyclic: Record<string, unknown> = {};
+        cyclic.self = cyclic;
+        value = cyclic;
+      }
+      ctx.batch.putKv(ctx.tenant, 'pipe', msg.key, value);
+      return state.n;
+    },
+  };
+  const { runtime, store } = setup(t);
+  runtime.register(def);
+  const asks = Array.from({ length: 40 }, (_, i) => runtime.ask<number>('t', 'pipe', 'k', { key: `m${i}`, poison: i === 7 }));
+  const settled = await Promise.allSettled(asks);
+  const failed = settled.flatMap((s, i) => (s.status === 'rejected' ? [i] : []));
+  t.same(failed, [7], 'only the poisoned message fails');
+  const stored = store.listKv('t', 'pipe').map((e) => e.key);
+  t.equal(stored.length, 39, 'every other message is stored');
+  t.notOk(stored.includes('m7'), 'the refused write is not');
+  t.equal(await runtime.ask('t', 'pipe', 'k', { key: 'after' }), 40, 'memory matches what committed');
+});
