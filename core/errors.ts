@@ -23,6 +23,8 @@ export const ErrorCodes = {
   ERR_ORGID_INVALID: def('ERR_ORGID_INVALID', 400, 'orgid "%s" does not name a known organisation'),
   ERR_BAD_ID: def('ERR_BAD_ID', 400, '%s must be a 24-character hexadecimal id'),
   ERR_IDEMPOTENCY_KEY: def('ERR_IDEMPOTENCY_KEY', 400, 'idempotencyKey must be a UUID'),
+  ERR_DOCUMENT_LIMIT: def('ERR_DOCUMENT_LIMIT', 400, '%s'),
+  ERR_FORBIDDEN_KEY: def('ERR_FORBIDDEN_KEY', 400, '%s: the key "%s" is not allowed (it names a JavaScript object internal)'),
   // 401
   ERR_UNAUTHENTICATED: def('ERR_UNAUTHENTICATED', 401, 'authentication required: %s'),
   ERR_TOKEN_INVALID: def('ERR_TOKEN_INVALID', 401, 'token is invalid or expired'),
@@ -42,6 +44,11 @@ export const ErrorCodes = {
     'version conflict on %s: expected version %s, stored version is %s; refetch and retry',
   ),
   ERR_CONFLICT: def('ERR_CONFLICT', 409, '%s'),
+  ERR_RECORD_UNREADABLE: def(
+    'ERR_RECORD_UNREADABLE',
+    409,
+    '%s is stored but cannot be decoded (written before the document limits); it can only be deleted',
+  ),
   ERR_IDEMPOTENCY_MISMATCH: def(
     'ERR_IDEMPOTENCY_MISMATCH',
     409,
@@ -49,6 +56,7 @@ export const ErrorCodes = {
   ),
   // 413, 415
   ERR_PAYLOAD_TOO_LARGE: def('ERR_PAYLOAD_TOO_LARGE', 413, 'request body is larger than %s bytes'),
+  ERR_RECORD_TOO_LARGE: def('ERR_RECORD_TOO_LARGE', 413, '%s is %s bytes encoded; the limit is %s bytes (MAX_RECORD_BYTES): store large content as media or split it'),
   ERR_UPLOAD_TOO_LARGE: def('ERR_UPLOAD_TOO_LARGE', 413, 'the file is larger than the upload size cap of %s bytes'),
   ERR_UNSUPPORTED_MEDIA_TYPE: def('ERR_UNSUPPORTED_MEDIA_TYPE', 415, 'Content-Type must be %s'),
   // 429
@@ -56,6 +64,7 @@ export const ErrorCodes = {
   // 5xx
   ERR_INTERNAL: def('ERR_INTERNAL', 500, 'internal server error'),
   ERR_UNAVAILABLE: def('ERR_UNAVAILABLE', 503, '%s'),
+  ERR_BUSY: def('ERR_BUSY', 503, 'the server is holding %s bytes of request bodies in flight (MAX_INFLIGHT_BODY_BYTES); retry after %s seconds'),
   ERR_TIMEOUT: def('ERR_TIMEOUT', 504, '%s timed out'),
 } as const;
 
