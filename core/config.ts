@@ -32,7 +32,17 @@ export interface Config {
   natsUrl: string | null;
   nodeId: string | null;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
-  http: { maxBodyBytes: number; corsOrigins: string[]; shutdownGraceMs: number };
+  http: {
+    maxBodyBytes: number;
+    corsOrigins: string[];
+    shutdownGraceMs: number;
+    /** Body cap of routes that take no credentials, unless the route sets its own. */
+    anonymousMaxBodyBytes: number;
+    /** Bytes of bodies buffered at once on this node; past it a new body answers 503. */
+    maxInflightBodyBytes: number;
+  };
+  /** Bounds of every client document (core/document-limits.ts) and of every stored value. */
+  documents: { maxDepth: number; maxKeys: number; maxItems: number; maxStringLength: number; maxRecordBytes: number };
   rateLimits: {
     enabled: boolean;
     defaultPlan: string;
@@ -117,6 +127,13 @@ const ENV: ReadonlyArray<[string, string[], Parse]> = [
   ['CLUSTER_RETRY_MS', ['cluster', 'retryMs'], int],
   ['LOG_LEVEL', ['logLevel'], text],
   ['MAX_BODY_BYTES', ['http', 'maxBodyBytes'], int],
+  ['MAX_ANONYMOUS_BODY_BYTES', ['http', 'anonymousMaxBodyBytes'], int],
+  ['MAX_INFLIGHT_BODY_BYTES', ['http', 'maxInflightBodyBytes'], int],
+  ['JSON_MAX_DEPTH', ['documents', 'maxDepth'], int],
+  ['JSON_MAX_KEYS', ['documents', 'maxKeys'], int],
+  ['JSON_MAX_ITEMS', ['documents', 'maxItems'], int],
+  ['JSON_MAX_STRING_LENGTH', ['documents', 'maxStringLength'], int],
+  ['MAX_RECORD_BYTES', ['documents', 'maxRecordBytes'], int],
   ['STORE_DURABILITY', ['store', 'durability'], text],
   ['UPLOAD_MAX_BYTES', ['uploads', 'maxBytes'], int],
   ['UPLOAD_DIR', ['uploads', 'dir'], text],

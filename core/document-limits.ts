@@ -1,0 +1,113 @@
+// Bounds on every document a client hands us (JSON bodies, socket payloads): nesting depth, keys
+// per object, items per array and string length, and no key that names a JavaScript object
+// internal. Checked before the document reaches a handler, so nothing downstream (validation,
+// msgpack encoding, mingo, a recursive walk) ever meets a document it could choke on. The depth
+// default is DynamoDB's (32); MongoDB's is 100.
+import { AppError } from './errors.js';
+
+export interface DocumentLimits {
+  /** Levels of objects and arrays, the outermost counting as 1. */
+  maxDepth: number;
+  maxKeys: number;
+  maxItems: number;
+  /** UTF-16 code units, as `string.length` counts them. */
+  maxStringLength: number;
+}
+
+export const DEFAULT_DOCUMENT_LIMITS: DocumentLimits = { maxDepth: 32, maxKeys: 1000, maxItems: 10_000, maxStringLength: 100_000 };
+
+/** Keys that reach an object's prototype when assigned or merged; never a business field. */
+const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
+export function isForbiddenKey(key: string): boolean {
+  return FORBIDDEN_KEYS.has(key);
+}
+
+/** A key or dotted path one of whose segments is a forbidden key (`data.__proto__.x`). */
+export function hasForbiddenSegment(path: string): string | undefined {
+  if (FORBIDDEN_KEYS.has(path)) return path;
+  if (!path.includes('.')) return undefined;
+  for (const part of path.split('.')) if (FORBIDDEN_KEYS.has(part)) return part;
+  return undefined;
+}
+
+const OPEN_BRACE = 0x7b;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACE = 0x7d;
+const CLOSE_BRACKET = 0x5d;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+function tooDeep(where: string, limits: DocumentLimits): AppError {
+  return new AppError('ERR_DOCUMENT_LIMIT', [`${where} is nested more than ${limits.maxDepth} levels (JSON_MAX_DEPTH)`]);
+}
+
+/**
+ * The nesting depth of raw JSON text, counted without parsing (brackets outside strings), stopping
+ * at the first byte past the limit: a 5,000-level body is refused before JSON.parse recurses.
+ */
+export function assertJsonDepth(raw: Uint8Array, limits: DocumentLimits, where = 'body'): void {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw[i];
+    if (inString) {
+      if (c === BACKSLASH) i++;
+      else if (c === QUOTE) inString = false;
+    } else if (c === QUOTE) inString = true;
+    else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
+      if (++depth > limits.maxDepth) throw tooDeep(where, limits);
+    } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) depth--;
+  }
+}
+
+/**
+ * Checks a parsed document against the limits; throws a 400 naming the path and the limit. The
+ * walk is recursive but bounded by maxDepth, which it checks before descending.
+ */
+export function assertDocument(value: unknown, limits: DocumentLimits, where = 'body'): void {
+  walk(value, limits, where, 1);
+}
+
+function walk(v: unknown, limits: DocumentLimits, at: string, depth: number): void {
+  if (typeof v === 'string') {
+    if (v.length > limits.maxStringLength) {
+      throw new AppError('ERR_DOCUMENT_LIMIT', [`${at} is ${v.length} characters long; at most ${limits.maxStringLength} are allowed (JSON_MAX_STRING_LENGTH)`]);
+    }
+    return;
+  }
+  if (v === null || typeof v !== 'object') return;
+  if (depth > limits.maxDepth) throw tooDeep(at, limits);
+  if (Array.isArray(v)) {
+    if (v.length > limits.maxItems) {
+      throw new AppError('ERR_DOCUMENT_LIMIT', [`${at} has ${v.length} items; at most ${limits.maxItems} are allowed (JSON_MAX_ITEMS)`]);
+    }
+    for (let i = 0; i < v.length; i++) walk(v[i], limits, `${at}/${i}`, depth + 1);
+    return;
+  }
+  let keys = 0;
+  for (const k in v) {
+    if (++keys > limits.maxKeys) {
+      throw new AppError('ERR_DOCUMENT_LIMIT', [`${at} has more than ${limits.maxKeys} keys (JSON_MAX_KEYS)`]);
+    }
+    const bad = hasForbiddenSegment(k);
+    if (bad !== undefined) throw new AppError('ERR_FORBIDDEN_KEY', [`${at}/${k}`, bad]);
+    if (k.length > limits.maxStringLength) {
+      throw new AppError('ERR_DOCUMENT_LIMIT', [`a key in ${at} is ${k.length} characters long; at most ${limits.maxStringLength} are allowed (JSON_MAX_STRING_LENGTH)`]);
+    }
+    walk((v as Record<string, unknown>)[k], limits, `${at}/${k}`, depth + 1);
+  }
+}
+
+/** JSON.parse under the limits: depth from the raw bytes first, then the parsed document. */
+export function parseBoundedJson(raw: Buffer, limits: DocumentLimits, where = 'body'): unknown {
+  assertJsonDepth(raw, limits, where);
+  let body: unknown;
+  try {
+    body = JSON.parse(raw.toString('utf8'));
+  } catch (e) {
+    throw new AppError('ERR_INVALID_JSON', [(e as Error).message]);
+  }
+  assertDocument(body, limits, where);
+  return body;
+}
