@@ -1,7 +1,8 @@
 // The raw ceiling of the `repository` scenario: the least a uWebSockets.js server can do and
 // still answer the scenario's requests with the same bytes as the record store routes. It holds
 // the fixture pre-serialized in memory and answers GET /repository/get/sf_order/:id and
-// POST /repository/find/sf_order (body `{query: {"data.customerId": ...}}`) by one Map lookup:
+// POST /repository/find/sf_order (body `{query: {"data.customerId": ...}}`, or the same inside
+// `$and`) by one Map lookup:
 // no tenant, token, validation, store, metrics or logs. (Outside edge/ because bypassing the
 // edge is the point of a baseline.)
 import uWS from 'uWebSockets.js';
@@ -45,8 +46,9 @@ app.post(`/repository/find/${DATATYPE}`, (res) => {
     chunks = [];
     let body: string | undefined;
     try {
-      const q = (JSON.parse(raw.toString('utf8')) as { query?: Record<string, string> }).query ?? {};
-      body = byCustomer.get(q['data.customerId'] ?? '');
+      const q = (JSON.parse(raw.toString('utf8')) as { query?: { 'data.customerId'?: string; $and?: Array<{ 'data.customerId'?: string }> } }).query ?? {};
+      // The scenario's find-scan wraps the same equality in `$and` (the store cannot use its index).
+      body = byCustomer.get(q['data.customerId'] ?? q.$and?.[0]?.['data.customerId'] ?? '');
     } catch {
       body = undefined;
     }

@@ -2,6 +2,9 @@
 //   get   GET /repository/get/sf_order/:id with a random id per request
 //   find  POST /repository/find/sf_order {query: {"data.customerId": <random customer>}}, an
 //         equality on a declared index (10 matches per customer, one page)
+//   find-scan  the same equality inside `$and`, which no index answers: every request filters
+//         all 100,000 records (same 10 matches), with fewer connections (BENCH_SCAN_CONNECTIONS,
+//         4) since each request takes tens of milliseconds
 // both with a real staff JWT, against bench/baselines/raw-uws-record.ts, which answers the same
 // bytes from memory. Measured like the harness's compare(): a warm-up per side, then runs in ABBA
 // order. The runs are driven here rather than through compare() because every request picks
@@ -24,7 +27,7 @@ import {
 import { envInt, type Scenario } from '../scenario.js';
 
 const NAME = 'repository';
-const DESCRIPTION = `GET /repository/get (random id) and indexed POST /repository/find on ${RECORDS.toLocaleString('en-US')} records vs a raw uWebSockets.js server answering the same bytes`;
+const DESCRIPTION = `GET /repository/get (random id), indexed and scanning POST /repository/find on ${RECORDS.toLocaleString('en-US')} records vs a raw uWebSockets.js server answering the same bytes`;
 
 const script = (rel: string) => fileURLToPath(new URL(rel, import.meta.url));
 const rand = (n: number) => Math.floor(Math.random() * n);
@@ -34,6 +37,10 @@ interface Workload {
   method: 'GET' | 'POST';
   path: string;
   headers: Record<string, string>;
+  /** Overrides the scenario's connection count. */
+  connections?: number;
+  /** What the printed heading shows of the body. */
+  shows?: string;
   /** Picks this request's id or customer. */
   setupRequest(req: { path: string; body?: string }): { path: string; body?: string };
 }
@@ -204,7 +211,20 @@ export const repository: Scenario = {
         method: 'POST',
         path: `/repository/find/${DATATYPE}`,
         headers: { ...auth, 'content-type': 'application/json' },
+        shows: '{query: {"data.customerId": <random>}}',
         setupRequest: (req) => ({ ...req, body: JSON.stringify({ query: { 'data.customerId': customerIdOf(rand(CUSTOMERS)) } }) }),
+      },
+      {
+        name: 'find-scan',
+        method: 'POST',
+        path: `/repository/find/${DATATYPE}`,
+        headers: { ...auth, 'content-type': 'application/json' },
+        connections: envInt('BENCH_SCAN_CONNECTIONS', 4),
+        shows: '{query: {$and: [{"data.customerId": <random>}]}} (no index: scans every record)',
+        setupRequest: (req) => ({
+          ...req,
+          body: JSON.stringify({ query: { $and: [{ 'data.customerId': customerIdOf(rand(CUSTOMERS)) }] } }),
+        }),
       },
     ];
 
@@ -230,12 +250,12 @@ export const repository: Scenario = {
             { label: 'raw uWS (ceiling)', server: raw },
             { label: 'record store', server: ours },
           ],
-          { seconds, rounds, warmupSeconds, connections },
+          { seconds, rounds, warmupSeconds, connections: w.connections ?? connections },
         );
       }
       for (const w of workloads) {
         const c = results[w.name];
-        console.log(`\n${w.name}: ${w.method} ${w.path}${w.method === 'POST' ? ' {query: {"data.customerId": <random>}}' : ''}`);
+        console.log(`\n${w.name}: ${w.method} ${w.path}${w.shows ? ` ${w.shows}` : ''}`);
         console.log(formatTable(c));
         console.log(
           `record store keeps ${(c.ratios.requestsPerSec * 100).toFixed(1)}% of the raw ceiling; ` +
