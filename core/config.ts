@@ -81,7 +81,7 @@ export interface Config {
   };
   actors: { idleMs: number; askTimeoutMs: number };
   cluster: ClusterSettings;
-  auth: { accessTokenTtlSeconds: number; refreshTokenTtlSeconds: number; tokenCacheSize: number };
+  auth: { accessTokenTtlSeconds: number; refreshTokenTtlSeconds: number; tokenCacheSize: number; tokenSkewSeconds?: number };
   payments: {
     /** Gateways offered (`local`, `stripe`); `stripe` is added when its secret key is set. */
     gateways: string[];
@@ -141,6 +141,8 @@ const ENV: ReadonlyArray<[string, string[], Parse]> = [
   ['RATE_LIMITS', ['rateLimits', 'enabled'], bool],
   ['RATE_LIMIT_DEFAULT_PLAN', ['rateLimits', 'defaultPlan'], text],
   ['ACTOR_IDLE_MS', ['actors', 'idleMs'], int],
+  ['AUTH_ACCESS_TOKEN_TTL_SECONDS', ['auth', 'accessTokenTtlSeconds'], int],
+  ['AUTH_TOKEN_SKEW_SECONDS', ['auth', 'tokenSkewSeconds'], int],
   ['OUTBOX_PROVIDER', ['providers', 'outbox'], text],
   ['SMTP_HOST', ['providers', 'smtp', 'host'], text],
   ['SMTP_PORT', ['providers', 'smtp', 'port'], int],

@@ -2,6 +2,7 @@
 // every module's actors, indexes and routes, and serves them on the uWS edge. Tests start it on
 // port 0 with a temp data directory; edge/main.ts starts it from the environment.
 import { ActorRuntime } from '../core/actor/runtime.js';
+import { StoreRevocations } from '../core/auth/revocations.js';
 import { TokenService } from '../core/auth/tokens.js';
 import type { Bus } from '../core/bus/bus.js';
 import { createBus } from '../core/bus/index.js';
@@ -74,6 +75,9 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
     refreshTtlSeconds: config.auth.refreshTokenTtlSeconds,
     cacheSize: config.auth.tokenCacheSize,
     clock,
+    // Deleting, disabling or revoking writes a record every node's store receives (core/auth/revocations.ts).
+    revocations: new StoreRevocations(store),
+    skewSeconds: config.auth.tokenSkewSeconds,
   });
   const routes: RouteDef[] = [];
   const credentials: CredentialResolver[] = [];

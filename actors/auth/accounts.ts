@@ -6,6 +6,7 @@
 // Organisations themselves are created by `auth-orgs` under the `_global` pseudo-tenant: the new
 // org, its primary contact's user record, credentials and directory entry in one atomic batch.
 import type { ActivationContext, ActorContext, ActorKind } from '../../core/actor/runtime.js';
+import { revoke } from '../../core/auth/revocations.js';
 import { appError } from '../../core/errors.js';
 import { newRecord, nextVersion, type StoredRecord } from '../../core/store/record.js';
 import type { Org } from '../../core/store/store.js';
@@ -46,6 +47,7 @@ export type AccountsMsg =
     }
   | { t: 'setEmployeeId'; userId: string; employeeId: string }
   | { t: 'deleteUser'; userId: string }
+  | { t: 'setUserStatus'; userId: string; status: 'active' | 'disabled'; by: string }
   | { t: 'createApp'; name: string; domains: string[]; secretHash: string; createdBy: string }
   | { t: 'revokeApp'; appId: string; by: string }
   | { t: 'createApiKey'; data: ApiKeyData }
@@ -109,7 +111,17 @@ export const accountsActor: ActorKind<AccountsState, AccountsMsg, unknown> = {
         ov.delete(ctx.batch, BACKUP, user.sk);
         const email = (user.data as UserData).email;
         if (email) ctx.batch.deleteKv(GLOBAL_TENANT, NS.directory(email), ctx.tenant);
+        // Same batch: the account and every token it holds end together, on every node.
+        revoke(ctx.batch, ctx.tenant, user.sk, now, 'deleted');
         return user;
+      }
+      case 'setUserStatus': {
+        const user = ov.get(USER, msg.userId);
+        if (!user || isApp(user)) throw appError('ERR_NOT_FOUND', `user ${msg.userId}`);
+        if ((user.data as UserData).status === msg.status) return user;
+        if (msg.status === 'disabled') revoke(ctx.batch, ctx.tenant, user.sk, now, 'disabled');
+        const data: UserData = { ...(user.data as UserData), status: msg.status, statusChangedBy: msg.by, statusChangedAt: iso };
+        return ov.put(ctx.batch, nextVersion(user, { state: msg.status, data }, now));
       }
       case 'createApp': {
         const data: UserData = {
@@ -129,6 +141,7 @@ export const accountsActor: ActorKind<AccountsState, AccountsMsg, unknown> = {
         const app = ov.get(USER, msg.appId);
         if (!app || !isApp(app)) throw appError('ERR_NOT_FOUND', `application ${msg.appId}`);
         if ((app.data as UserData).status === 'revoked') return app;
+        revoke(ctx.batch, ctx.tenant, app.sk, now, 'application revoked');
         return ov.put(
           ctx.batch,
           nextVersion(app, { state: 'revoked', data: { ...app.data, status: 'revoked', revokedBy: msg.by, revokedAt: iso } }, now),

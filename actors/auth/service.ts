@@ -5,6 +5,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { ActorRuntime } from '../../core/actor/runtime.js';
 import { digestSecret, hashPassword, newNumericCode, newSecret, safeEqual, verifyPassword } from '../../core/auth/password.js';
+import { REVOKED_NS, type Revocation } from '../../core/auth/revocations.js';
 import type { Principal, TokenService } from '../../core/auth/tokens.js';
 import type { Clock } from '../../core/clock.js';
 import { AppError, appError } from '../../core/errors.js';
@@ -27,6 +28,7 @@ import {
   type MagicReply,
 } from './codes.js';
 import { ACCOUNT_RULE, ADDRESS_RULE, FailureLimiter } from './limiter.js';
+import { CODE_KINDS, type CodeKind } from './outbox-view.js';
 import {
   APIKEY,
   CARD,
@@ -189,6 +191,54 @@ export class AuthService {
     return { enable: s.enable === true, mode: typeof s.mode === 'string' ? s.mode : 'either' };
   }
 
+  /**
+   * The addresses that are the caller's own, from the store (never from the token): the account's
+   * email and phone, and for staff the phone of the customer record with the same email (where a
+   * personal 2FA sends its SMS). Empty when the account no longer exists.
+   */
+  ownAddresses(tenant: string, p: Principal): string[] {
+    if (p.kind === 'app') return [];
+    const s = this.subject(tenant, p.kind === 'customer' ? 'customer' : 'staff', p.sub);
+    if (!s) return [];
+    const d = s.rec.data as UserData;
+    const out = new Set<string>();
+    if (d.email) out.add(normalizeEmail(d.email));
+    if (d.phone) out.add(String(d.phone));
+    if (s.kind === 'staff' && d.email) {
+      const phone = (this.customerByEmail(tenant, normalizeEmail(d.email))?.data as CustomerData | undefined)?.phone;
+      if (phone) out.add(String(phone));
+    }
+    return [...out];
+  }
+
+  /**
+   * An Admin acting on another staff account (setting its PIN, registering its card, disabling it)
+   * must hold every role that account holds, and only the primary contact acts on the primary
+   * contact: otherwise a plain Admin could set the founder's PIN and sign in as a ConfigAdmin.
+   */
+  assertMayActFor(tenant: string, caller: Principal, target: StoredRecord, what: string): void {
+    const why = this.whyNotActFor(tenant, caller, target);
+    if (why) throw appError('ERR_FORBIDDEN', `you cannot ${what} for ${why}`);
+  }
+
+  /** Undefined when `caller` (an Admin, or the account itself) may act for `target`; else who the target is. */
+  whyNotActFor(tenant: string, caller: Principal, target: StoredRecord): string | undefined {
+    if (target.sk === caller.sub) return undefined;
+    if (!caller.roles.includes('Admin')) return 'another user (role Admin needed)';
+    if (this.deps.store.getOrg(tenant)?.primaryContactUserId === target.sk) return "the organisation's primary contact (only they may)";
+    const extra = ((target.data as UserData).roles ?? []).filter((r) => !caller.roles.includes(r));
+    return extra.length ? `a user holding roles you do not hold: ${extra.join(', ')}` : undefined;
+  }
+
+  /** Disables or re-enables a staff user (role Admin). Disabling stops its tokens and API keys at once. */
+  async setUserStatus(tenant: string, caller: Principal, userId: string, status: 'active' | 'disabled'): Promise<StoredRecord> {
+    const user = this.userById(tenant, userId);
+    if (!user) throw appError('ERR_NOT_FOUND', `user ${userId}`);
+    if (user.sk === caller.sub) throw appError('ERR_FORBIDDEN', 'you cannot change the status of your own account');
+    this.assertMayActFor(tenant, caller, user, 'change the status');
+    return this.deps.runtime.ask<StoredRecord>(tenant, ACCOUNTS, 'staff', { t: 'setUserStatus', userId: user.sk, status, by: caller.sub } satisfies AccountsMsg);
+  }
+
   // ---- sessions -----------------------------------------------------------------------------
 
   private principalOf(tenant: string, s: Subject, fam: string): Omit<Principal, 'exp' | 'via'> {
@@ -249,6 +299,13 @@ export class AuthService {
     if (!s) {
       await this.deps.runtime.ask(c.org, REFRESH_ACTOR, c.fam, { t: 'revoke', reason: 'account gone' } satisfies RefreshMsg);
       throw unauthenticated('the account no longer exists or is disabled; sign in again');
+    }
+    const revokedAt = this.deps.store.getKv<Revocation>(c.org, REVOKED_NS, c.sub)?.at;
+    const fam = revokedAt === undefined ? undefined : this.family(c.org, c.fam);
+    if (revokedAt !== undefined && (!fam || fam.createdAt <= revokedAt)) {
+      // Signed in before the account was disabled (and since re-enabled): that session stays ended.
+      await this.deps.runtime.ask(c.org, REFRESH_ACTOR, c.fam, { t: 'revoke', reason: 'account access revoked' } satisfies RefreshMsg);
+      throw unauthenticated('access for this account was revoked after this session began; sign in again');
     }
     const newJti = randomUUID();
     const r = await this.deps.runtime.ask<RefreshReply>(c.org, REFRESH_ACTOR, c.fam, {
@@ -364,7 +421,7 @@ export class AuthService {
    * person's own 2FA lives on their customer record (the one /profile/security/* manages); staff
    * are matched to it by email.
    */
-  private async challengeIfDue(tenant: string, s: Subject, info: ClientInfo): Promise<ChallengeAnswer | undefined> {
+  private async challengeIfDue(tenant: string, s: Subject, info: ClientInfo, opts: { inboxProven?: boolean } = {}): Promise<ChallengeAnswer | undefined> {
     const settings = securitySettingsOf(this.deps.store.getOrg(tenant));
     const data = s.rec.data as UserData;
     const email = data.email ?? '';
@@ -375,7 +432,8 @@ export class AuthService {
     let reason: Challenge['reason'] | undefined;
     if (orgWide) reason = 'org';
     else if (enrolled) reason = 'personal';
-    else if (settings.enableNewDeviceAuthentication && !this.isTrusted(tenant, email, info.device)) reason = 'new-device';
+    // A magic code already proved the inbox, which is all a new-device check would prove.
+    else if (!opts.inboxProven && settings.enableNewDeviceAuthentication && !this.isTrusted(tenant, email, info.device)) reason = 'new-device';
     if (!reason) return undefined;
 
     const phone = (person?.data as CustomerData | undefined)?.phone ?? data.phone;
@@ -406,13 +464,21 @@ export class AuthService {
     }
     const id = randomBytes(32).toString('base64url');
     await this.deps.runtime.ask(tenant, CHALLENGE_ACTOR, digestSecret(id, 'challenge'), { t: 'create', ch } satisfies ChallengeMsg);
-    if (code) await this.sendCode(tenant, method, ch.to!, code, 'two-factor');
+    if (code) await this.sendCode(tenant, method, ch.to!, code, CODE_KINDS.twoFactor);
     return { requiresTwoFactor: true, challengeToken: `${tenant}.${id}`, twoFactorMethod: method, message: challengeMessage(method) };
   }
 
-  async sendCode(tenant: string, method: TwoFactorMethod, to: string, code: string, kind: 'two-factor' | 'magic-code'): Promise<void> {
+  /**
+   * Sends a one-time code to its owner's address. Only that person reads it: Admins see the
+   * envelope (outbox-view.ts). With the `local` provider nothing is delivered, so the operator gets
+   * the code in the log at debug level (the message text, since `code` fields are redacted).
+   */
+  async sendCode(tenant: string, method: TwoFactorMethod, to: string, code: string, kind: CodeKind): Promise<void> {
     const minutes = CODE_TTL_MS / 60_000;
-    const what = kind === 'magic-code' ? 'sign-in' : 'verification';
+    const what = kind === CODE_KINDS.magic ? 'sign-in' : 'verification';
+    if (this.deps.outbox.name === 'local') {
+      this.deps.logger.debug({ orgId: tenant, to, kind }, `local outbox: ${kind} code ${code} for ${to} (not delivered; local provider)`);
+    }
     await this.deps.outbox.send(tenant, {
       channel: method === 'sms' ? 'sms' : 'email',
       to,
@@ -480,7 +546,7 @@ export class AuthService {
       throw new AppError('ERR_RATE_LIMITED', [60], { headers: { 'retry-after': '60' } });
     }
     if (r.status !== 'ok') throw unauthenticated('the challenge has expired or ended; sign in again');
-    await this.sendCode(tenant, r.ch.method, r.ch.to ?? r.ch.email, code, 'two-factor');
+    await this.sendCode(tenant, r.ch.method, r.ch.to ?? r.ch.email, code, CODE_KINDS.twoFactor);
     return { sent: true, twoFactorMethod: r.ch.method, message: challengeMessage(r.ch.method) };
   }
 
@@ -505,11 +571,16 @@ export class AuthService {
     if (r.status === 'limit') {
       throw new AppError('ERR_RATE_LIMITED', [r.retryAfterSeconds], { headers: { 'retry-after': String(r.retryAfterSeconds) } });
     }
-    await this.sendCode(tenant, 'email', email, code, 'magic-code');
+    await this.sendCode(tenant, 'email', email, code, CODE_KINDS.magic);
   }
 
-  /** Exchanges a magic code for tokens. No 2FA on this path (spec: Sign-in sequence 7). */
-  async magicRedeem(tenant: string, rawEmail: string, code: string, info: ClientInfo): Promise<SessionAnswer> {
+  /**
+   * Exchanges a magic code for tokens, or for a challenge when two-factor is due (org-wide, or the
+   * person enrolled). The spec (Sign-in sequence 7) skips 2FA here, but a code to the inbox is one
+   * factor: skipping the second would make the magic code a way around an org's 2FA (issue 17).
+   * The new-device check is skipped: the code already proved the inbox it would send to.
+   */
+  async magicRedeem(tenant: string, rawEmail: string, code: string, info: ClientInfo): Promise<SessionAnswer | ChallengeAnswer> {
     const email = normalizeEmail(rawEmail);
     const addr = `ip:${info.ip}`;
     this.limiter.check([addr]);
@@ -519,7 +590,7 @@ export class AuthService {
       this.limiter.fail(addr, ADDRESS_RULE);
       throw unauthenticated('the email or code is not right, or the code has expired');
     }
-    return this.issueSession(tenant, s, info);
+    return (await this.challengeIfDue(tenant, s, info, { inboxProven: true })) ?? this.issueSession(tenant, s, info);
   }
 
   // ---- passcode and card --------------------------------------------------------------------
@@ -581,12 +652,17 @@ export class AuthService {
   async registerCard(tenant: string, caller: Principal, body: { employeeId: string; cardUid: string; label?: string }): Promise<StoredRecord> {
     const user = this.userByEmployeeId(tenant, body.employeeId);
     if (!user) throw appError('ERR_NOT_FOUND', `employee ${body.employeeId}`);
+    if (caller.roles.includes('Admin')) this.assertMayActFor(tenant, caller, user, 'register a card');
     const msg: CardMsg = { t: 'register', employeeId: body.employeeId, userId: user.sk, caller: this.cardCaller(tenant, caller) };
     if (body.label) msg.label = body.label;
     return this.deps.runtime.ask<StoredRecord>(tenant, CARD_ACTOR, body.cardUid, msg);
   }
 
   async setCardStatus(tenant: string, caller: Principal, cardUid: string, status: CardData['status']): Promise<StoredRecord> {
+    // Re-activating a card makes it sign in as its holder again: the same rule as registering one.
+    const holderId = (this.cardByUid(tenant, cardUid)?.data as unknown as CardData | undefined)?.userId;
+    const holder = holderId ? this.userById(tenant, holderId) : undefined;
+    if (status === 'active' && holder && caller.roles.includes('Admin')) this.assertMayActFor(tenant, caller, holder, 're-activate a card');
     return this.deps.runtime.ask<StoredRecord>(tenant, CARD_ACTOR, cardUid, { t: 'status', status, caller: this.cardCaller(tenant, caller) } satisfies CardMsg);
   }
 
@@ -678,6 +754,7 @@ export class AuthService {
   async sweep(): Promise<number> {
     const { store } = this.deps;
     const now = this.deps.clock.now();
+    const revocationLifeMs = (Math.max(this.deps.tokens.maxLifetimeSeconds, this.deps.config.auth.refreshTokenTtlSeconds) + 60) * 1000;
     const batch = new WriteBatch();
     for (const org of store.listOrgs()) {
       for (const { key, value } of store.listKv<Challenge>(org.orgId, NS.challenge)) {
@@ -688,6 +765,11 @@ export class AuthService {
       }
       for (const { key, value } of store.listKv<Family>(org.orgId, NS.family)) {
         if (value.expiresAt + 60_000 < now) batch.deleteKv(org.orgId, NS.family, key);
+      }
+      // Once every access and refresh token issued before a revocation has expired, the record
+      // has nothing left to stop.
+      for (const { key, value } of store.listKv<Revocation>(org.orgId, REVOKED_NS)) {
+        if (value.at + revocationLifeMs < now) batch.deleteKv(org.orgId, REVOKED_NS, key);
       }
     }
     const n = batch.size;

@@ -1,10 +1,16 @@
 // Access and refresh tokens: HS256 JWTs (jsonwebtoken), verified with the algorithm pinned so
 // `alg: none` and key-confusion tokens are refused. Verified access tokens are cached (LRU, bounded)
 // so the hot path verifies a given token once; the cache never outlives the token's `exp`.
+// Every verification, cached or not, also asks the revocation records (one kv read), so a deleted
+// or disabled account's tokens stop on the next request. A token must say when it was issued and
+// when it expires, and may not live longer than this service issues tokens for (plus a small clock
+// skew): otherwise one leaked token, or one signed by a tool with the secret, would work forever
+// and outlive any revocation record.
 import jwt from 'jsonwebtoken';
 import { randomUUID } from 'node:crypto';
 import { systemClock, type Clock } from '../clock.js';
 import { AppError } from '../errors.js';
+import { issuedBefore, type RevocationCheck } from './revocations.js';
 
 export type PrincipalKind = 'staff' | 'customer' | 'app';
 
@@ -18,6 +24,8 @@ export interface Principal {
   email?: string;
   /** Seconds since the epoch. */
   exp?: number;
+  /** Issued at, seconds since the epoch (access tokens always carry it). */
+  iat?: number;
   /** How the caller proved who it is. */
   via?: 'jwt' | 'api-key';
   /**
@@ -49,6 +57,15 @@ export interface TokenOptions {
   cacheSize: number;
   clock?: Clock;
   issuer?: string;
+  /** Consulted on every verification; without it nothing is ever revoked (tools, tests). */
+  revocations?: RevocationCheck;
+  /** Clock skew allowed on `iat` and on a token's lifetime (default 30 s). */
+  skewSeconds?: number;
+}
+
+/** Why a correctly signed access token is still refused. */
+function refused(why: string): AppError {
+  return new AppError('ERR_TOKEN_REFUSED', [why]);
 }
 
 const ALG = 'HS256';
@@ -108,35 +125,67 @@ export class TokenService {
     return claims;
   }
 
-  /** Verifies an access token (cached). Throws ERR_TOKEN_INVALID (401). */
+  /**
+   * Verifies an access token (cached). Throws ERR_TOKEN_INVALID (401) for a bad signature, a wrong
+   * shape or an expired token, ERR_TOKEN_REFUSED (401) for a signed token this service does not
+   * honour (no exp or iat, a lifetime over the configured one, issued in the future, revoked).
+   */
   verifyAccess(token: string): Principal {
-    const hit = this.cache.get(token);
-    if (hit) {
-      if ((hit.exp ?? 0) > this.nowSeconds()) {
+    let p = this.cache.get(token);
+    if (p) {
+      if ((p.exp ?? 0) > this.nowSeconds()) {
         // Refresh its place in the LRU order.
         this.cache.delete(token);
-        this.cache.set(token, hit);
-        return hit;
+        this.cache.set(token, p);
+      } else {
+        this.cache.delete(token);
+        p = undefined;
       }
-      this.cache.delete(token);
     }
-    const c = this.decode(token, 'access');
-    const { typ: _t, iat: _i, iss: _s, ...rest } = c;
+    if (!p) {
+      p = this.principalOf(this.decode(token, 'access'));
+      if (this.opts.cacheSize > 0) {
+        if (this.cache.size >= this.opts.cacheSize) this.cache.delete(this.cache.keys().next().value as string);
+        this.cache.set(token, p);
+      }
+    }
+    const revokedAt = this.opts.revocations?.revokedAt(p.org, p.sub);
+    if (revokedAt !== undefined && issuedBefore(p.iat!, revokedAt)) {
+      throw refused('access for this account was revoked (deleted, disabled or revoked) after this token was issued; sign in again');
+    }
+    return p;
+  }
+
+  /** The longest lifetime (exp - iat) an access token may claim, in seconds. */
+  get maxLifetimeSeconds(): number {
+    return this.opts.accessTtlSeconds + this.skew;
+  }
+
+  private get skew(): number {
+    return this.opts.skewSeconds ?? 30;
+  }
+
+  private principalOf(c: Record<string, unknown>): Principal {
+    const { typ: _t, iss: _s, ...rest } = c;
+    if (typeof c.exp !== 'number') throw refused('the token has no exp (expiry) claim; tokens without an expiry are not accepted');
+    if (typeof c.iat !== 'number') throw refused('the token has no iat (issued at) claim');
+    if (c.iat > this.nowSeconds() + this.skew) throw refused('the token claims to be issued in the future');
+    if (c.exp - c.iat > this.maxLifetimeSeconds) {
+      throw refused(
+        `the token lives ${c.exp - c.iat} s, longer than access tokens are issued for (${this.opts.accessTtlSeconds} s, AUTH_ACCESS_TOKEN_TTL_SECONDS, plus ${this.skew} s skew); sign in for a new one`,
+      );
+    }
     const p = { ...rest, roles: Array.isArray(c.roles) ? (c.roles as string[]) : [], via: 'jwt' } as Principal;
     if (p.kind !== 'staff' && p.kind !== 'customer' && p.kind !== 'app') throw new AppError('ERR_TOKEN_INVALID');
     Object.freeze(p.roles);
-    Object.freeze(p);
-    if (this.opts.cacheSize > 0) {
-      if (this.cache.size >= this.opts.cacheSize) this.cache.delete(this.cache.keys().next().value as string);
-      this.cache.set(token, p);
-    }
-    return p;
+    return Object.freeze(p);
   }
 
   verifyRefresh(token: string): RefreshClaims {
     const c = this.decode(token, 'refresh');
     if (typeof c.jti !== 'string' || typeof c.fam !== 'string') throw new AppError('ERR_TOKEN_INVALID');
-    return { sub: c.sub as string, org: c.org as string, kind: c.kind as PrincipalKind, jti: c.jti, fam: c.fam, exp: c.exp as number };
+    if (typeof c.exp !== 'number') throw refused('the refresh token has no exp (expiry) claim');
+    return { sub: c.sub as string, org: c.org as string, kind: c.kind as PrincipalKind, jti: c.jti, fam: c.fam, exp: c.exp };
   }
 
   /** Drops cached verifications (for example after a credential is revoked). */

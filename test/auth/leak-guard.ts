@@ -3,7 +3,8 @@
 // outbox recorded, or a field named like a hash. The one-time disclosures the spec requires are
 // allowed only in their own answer: an application secret (POST /profile/app/register), an API key
 // (POST /profile/api-keys), a TOTP secret (POST /profile/security/totp/setup), backup codes
-// (POST /profile/security/backup-codes) and codes in the local outbox listing (GET /profile/outbox).
+// (POST /profile/security/backup-codes) and a person's own codes in their local outbox listing
+// (GET /profile/outbox/mine; never the Admin's GET /profile/outbox).
 import type { Test } from 'tap';
 import { BACKUP, SECURITY } from '../../actors/auth/model.js';
 import { readOutbox } from '../../core/outbox.js';
@@ -84,7 +85,7 @@ export class LeakGuard {
           if (typeof value.salt === 'string') this.secret(value.salt);
         }
       }
-      for (const m of readOutbox(store, org)) this.secret(m.code, 'GET /profile/outbox');
+      for (const m of readOutbox(store, org)) this.secret(m.code, 'GET /profile/outbox/mine');
     }
   }
 

@@ -169,13 +169,21 @@ t.test('cards - register, list, get; who may register', async (t) => {
   const all = await http.get('/profile/passcode/cards', bearer(server));
   t.equal(all.status, 200);
   t.equal(all.body.total, 3);
+  // Issue 17: a card UID signs in, so a colleague sees only its last 4 characters; the holder and
+  // an Admin who may act for the holder see it whole.
+  const uids = (r: { body: { data: Array<{ cardUid: string }> } }) => r.body.data.map((c) => c.cardUid).sort();
+  const e1Cards = ['CARD-AAA', ...(race[0].status === 201 ? ['CARD-RACE'] : [])].sort();
+  t.same(uids(await http.get('/profile/passcode/cards/E-1', bearer(admin))), e1Cards, 'the Admin sees the UIDs');
+  t.same(uids(await http.get('/profile/passcode/cards/E-1', bearer(cook))), e1Cards, 'the holder sees the UIDs');
   const e1 = await http.get('/profile/passcode/cards/E-1', bearer(server));
-  t.same(e1.body.data.map((c: { cardUid: string }) => c.cardUid).sort(), ['CARD-AAA', ...(race[0].status === 201 ? ['CARD-RACE'] : [])].sort());
+  t.same(uids(e1), e1Cards.map((u) => (u.length > 8 ? `…${u.slice(-4)}` : '…')).sort(), 'a colleague sees them masked');
   const byUid = await http.get('/profile/passcode/card/CARD-BBB', bearer(server));
   t.equal(byUid.status, 200);
   t.equal(byUid.body.employeeId, 'E-2');
   const byId = await http.get(`/profile/passcode/card/${own.body.id}`, bearer(server));
-  t.equal(byId.body.cardUid, 'CARD-AAA', 'by card id too');
+  t.equal(byId.body.employeeId, 'E-1', 'by card id too');
+  t.equal(byId.body.cardUid, '…', 'masked for a colleague');
+  t.equal((await http.get(`/profile/passcode/card/${own.body.id}`, bearer(cook))).body.cardUid, 'CARD-AAA', 'whole for its holder');
   t.equal((await http.get('/profile/passcode/card/NOPE', bearer(server))).status, 404);
   t.same((await http.get('/profile/passcode/cards', bearer(other))).body.data, [], "another org sees none of these cards");
   t.equal((await http.get('/profile/passcode/card/CARD-AAA', bearer(other))).status, 404);

@@ -326,6 +326,8 @@ t.test('outbox - Admin lists messages newest first, filtered, per organisation',
   t.ok(mine.body.hasNext);
   t.equal(mine.body.data[0].to, 'mgr@acme.example');
   t.equal(mine.body.data[0].kind, 'magic-code');
+  t.equal(mine.body.data[0].withheld, true, "an Admin sees a code's envelope only");
+  t.notOk('code' in mine.body.data[0] || 'body' in mine.body.data[0], 'no code, no body');
   const sms = await http.get('/profile/outbox?channel=sms', bearer(acme));
   t.same(sms.body.data, []);
   t.equal((await http.get('/profile/outbox?channel=fax', bearer(acme))).status, 400);

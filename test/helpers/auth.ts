@@ -102,7 +102,10 @@ export function bearer(s: { orgId: string; token: string }): Record<string, stri
   return { orgid: s.orgId, authorization: `Bearer ${s.token}` };
 }
 
-/** The newest code the local outbox recorded for `to` (optionally of one kind). */
+/**
+ * The newest code the local outbox recorded for `to` (optionally of one kind), read from the store:
+ * the operator's view. Over HTTP only the recipient reads it (GET /profile/outbox/mine).
+ */
 export function lastCode(app: RunningApp, orgId: string, to: string, kind?: string): string | undefined {
   const msgs = readOutbox(app.deps.store, orgId, to).filter((m) => m.code && (!kind || m.kind === kind));
   return msgs.at(-1)?.code;

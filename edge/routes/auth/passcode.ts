@@ -2,7 +2,7 @@
 // route itself is in signin.ts. A PIN is 4 to 8 digits, stored as a scrypt hash.
 import { Type } from '@sinclair/typebox';
 import { ACCOUNTS, type AccountsMsg } from '../../../actors/auth/accounts.js';
-import { CARD, SECURITY, USER, isApp, publicCard, type CardData, type UserData } from '../../../actors/auth/model.js';
+import { CARD, SECURITY, USER, isApp, publicCard, type CardData, type PublicCard, type UserData } from '../../../actors/auth/model.js';
 import { SECURITY_ACTOR, type SecurityMsg } from '../../../actors/auth/security.js';
 import type { AuthService } from '../../../actors/auth/service.js';
 import { hashPassword } from '../../../core/auth/password.js';
@@ -34,19 +34,35 @@ const EmployeeSchema = Type.Object({
   hasPasscode: Type.Boolean(),
 });
 
-/** The user a passcode route acts on: yourself, or (role Admin) body.userId. */
+/**
+ * The user a passcode route acts on: yourself, or (role Admin) body.userId when you hold every role
+ * that user holds and it is not the primary contact: whoever sets a PIN knows it and can sign in
+ * with it, skipping 2FA.
+ */
 function targetUser(svc: AuthService, tenant: string, p: Principal, userId: string | undefined): StoredRecord {
   const id = userId ?? p.sub;
   if (id !== p.sub && !p.roles.includes('Admin')) throw appError('ERR_FORBIDDEN', "only an Admin may change another user's passcode");
   const user = svc.userById(tenant, id);
   if (!user) throw appError('ERR_NOT_FOUND', `user ${id}`);
+  svc.assertMayActFor(tenant, p, user, "change the passcode");
   return user;
 }
 
+/**
+ * A card UID is what a reader presents to sign in, so it is shown in full only to the card's
+ * holder and to Admins who may act for the holder; anyone else sees its last 4 characters.
+ */
+function cardView(svc: AuthService, tenant: string, p: Principal, rec: StoredRecord): PublicCard {
+  const card = publicCard(rec);
+  const holder = svc.userById(tenant, card.userId);
+  if (card.userId === p.sub || (holder && !svc.whyNotActFor(tenant, p, holder))) return card;
+  return { ...card, cardUid: card.cardUid.length > 8 ? `…${card.cardUid.slice(-4)}` : '…' };
+}
+
 export function passcodeRoutes(svc: AuthService): RouteDef[] {
-  const cardList = (tenant: string, filter: Filter, q: { page?: number; pageSize?: number }) => {
+  const cardList = (tenant: string, p: Principal, filter: Filter, q: { page?: number; pageSize?: number }) => {
     const r = svc.deps.store.find(tenant, CARD, filter, { page: q.page, pageSize: q.pageSize, sort: 'createdate', sortType: 'asc' });
-    return { ...r, data: r.data.map(publicCard) };
+    return { ...r, data: r.data.map((c) => cardView(svc, tenant, p, c)) };
   };
   return [
     route({
@@ -56,7 +72,7 @@ export function passcodeRoutes(svc: AuthService): RouteDef[] {
       tag: TAG_PASSCODE,
       summary: 'Set your PIN (or, as Admin, another user\'s)',
       description:
-        'pin is 4 to 8 digits. employeeId is needed when the user has none yet (unique in the organisation, 409 otherwise); it may also change it.',
+        "pin is 4 to 8 digits. employeeId is needed when the user has none yet (unique in the organisation, 409 otherwise); it may also change it. An Admin may set another user's PIN only when holding every role that user holds, and never the primary contact's (403): whoever sets a PIN can sign in with it.",
       body: Body({ pin: Type.String({ pattern: '^[0-9]{4,8}$' }), employeeId: Type.Optional(EmployeeIdSchema), userId: Type.Optional(Id) }),
       response: Type.Object({ userId: Type.String(), employeeId: Type.String(), hasPasscode: Type.Boolean() }),
       errors: [403, 404, 409],
@@ -94,7 +110,8 @@ export function passcodeRoutes(svc: AuthService): RouteDef[] {
       auth: 'staff',
       tag: TAG_PASSCODE,
       summary: 'Register an access card for an employee',
-      description: 'For your own employee id, or any with role Admin. A card UID is registered once per organisation (409).',
+      description:
+        "For your own employee id, or, with role Admin, for a user holding no role you do not hold and who is not the primary contact (403 otherwise: a registered card signs in as its holder). A card UID is registered once per organisation (409).",
       status: 201,
       body: Body({ employeeId: EmployeeIdSchema, cardUid: CardUidSchema, label: Type.Optional(Type.String({ maxLength: 80 })) }),
       response: CardSchema,
@@ -119,9 +136,10 @@ export function passcodeRoutes(svc: AuthService): RouteDef[] {
       auth: 'staff',
       tag: TAG_PASSCODE,
       summary: "The organisation's access cards",
+      description: "cardUid is shown in full to the card's holder and to Admins who hold every role the holder holds (never the primary contact's, except to them); others see its last 4 characters (…1234), since a card UID signs in.",
       query: Type.Object({ status: Type.Optional(Type.String({ enum: ['active', 'revoked', 'lost'] })), ...PageQuery }),
       response: listOf(CardSchema),
-      handler: (ctx) => cardList(ctx.tenant, ctx.query.status ? { 'data.status': ctx.query.status } : {}, ctx.query),
+      handler: (ctx) => cardList(ctx.tenant, caller(ctx), ctx.query.status ? { 'data.status': ctx.query.status } : {}, ctx.query),
     }),
     route({
       method: 'GET',
@@ -132,7 +150,7 @@ export function passcodeRoutes(svc: AuthService): RouteDef[] {
       params: Type.Object({ employeeId: EmployeeIdSchema }),
       query: Type.Object(PageQuery),
       response: listOf(CardSchema),
-      handler: (ctx) => cardList(ctx.tenant, { 'data.employeeId': ctx.params.employeeId }, ctx.query),
+      handler: (ctx) => cardList(ctx.tenant, caller(ctx), { 'data.employeeId': ctx.params.employeeId }, ctx.query),
     }),
     route({
       method: 'GET',
@@ -147,7 +165,7 @@ export function passcodeRoutes(svc: AuthService): RouteDef[] {
         const id = ctx.params.identifier;
         const rec = svc.cardByUid(ctx.tenant, id) ?? (isId(id) ? ctx.deps.store.getRecord(ctx.tenant, CARD, id) : undefined);
         if (!rec) throw appError('ERR_NOT_FOUND', `card ${id}`);
-        return publicCard(rec);
+        return cardView(svc, ctx.tenant, caller(ctx), rec);
       },
     }),
     route({

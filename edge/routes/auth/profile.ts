@@ -3,11 +3,12 @@
 import { Type } from '@sinclair/typebox';
 import { ACCOUNTS, type AccountsMsg } from '../../../actors/auth/accounts.js';
 import { ORG_SETTINGS_ACTOR, securitySettingsOf, type OrgSettingsMsg } from '../../../actors/auth/org-settings.js';
+import { adminView, ownerView } from '../../../actors/auth/outbox-view.js';
 import type { AuthService } from '../../../actors/auth/service.js';
 import { appError } from '../../../core/errors.js';
 import { readOutbox } from '../../../core/outbox.js';
 import { route, type RouteDef } from '../../route.js';
-import { Body, NewPasswordSchema, PageQuery, PublicUserSchema, TAG_2FA, TAG_AUTH, caller, clientInfo, listOf, page } from './common.js';
+import { Body, Id, NewPasswordSchema, PageQuery, PublicUserSchema, TAG_2FA, TAG_AUTH, caller, clientInfo, listOf, page } from './common.js';
 
 const SettingsSchema = Type.Object({
   enableTwoFactorForUsers: Type.Boolean(),
@@ -25,6 +26,13 @@ const OutboxItem = Type.Object({
   kind: Type.Optional(Type.String()),
   provider: Type.String(),
   sentAt: Type.String(),
+  withheld: Type.Optional(Type.Boolean({ description: 'True when body and code were left out: the message carries a sign-in or verification code or link, readable by its recipient only' })),
+});
+
+const OutboxQuery = Type.Object({
+  channel: Type.Optional(Type.String({ enum: ['email', 'sms', 'print', 'push', 'voice'] })),
+  kind: Type.Optional(Type.String({ maxLength: 64 })),
+  ...PageQuery,
 });
 
 export function profileRoutes(svc: AuthService): RouteDef[] {
@@ -51,7 +59,7 @@ export function profileRoutes(svc: AuthService): RouteDef[] {
       tag: TAG_AUTH,
       summary: 'Delete your own staff account',
       description:
-        "Refused (403) for the organisation's primary contact. Deletes the user, its credentials and its directory entry; its refresh tokens stop working, access tokens already issued stop at /profile at once and elsewhere when they expire.",
+        "Refused (403) for the organisation's primary contact. Deletes the user, its credentials and its directory entry; its refresh tokens, API keys and every access token already issued stop working on the next request, on every node.",
       response: Type.Object({ deleted: Type.Boolean(), id: Type.String() }),
       errors: [403],
       handler: async (ctx) => {
@@ -127,6 +135,23 @@ export function profileRoutes(svc: AuthService): RouteDef[] {
       handler: (ctx) => ctx.deps.runtime.ask(ctx.tenant, ORG_SETTINGS_ACTOR, 'settings', { t: 'update', patch: ctx.body } satisfies OrgSettingsMsg),
     }),
     route({
+      method: 'POST',
+      path: '/profile/user/status',
+      auth: 'staff',
+      roles: ['Admin'],
+      tag: TAG_AUTH,
+      summary: 'Disable or re-enable a staff user',
+      description:
+        "status disabled stops the user's access tokens, refresh tokens and API keys on the next request, on every node; sign-in is refused until re-enabled. Re-enabling restores the user's API keys; tokens and sessions issued before the disable stay refused. Refused (403) for your own account, for the primary contact, and for a user holding a role you do not hold.",
+      body: Body({ userId: Id, status: Type.String({ enum: ['active', 'disabled'] }) }),
+      response: PublicUserSchema,
+      errors: [403, 404],
+      handler: async (ctx) => {
+        const rec = await svc.setUserStatus(ctx.tenant, caller(ctx), ctx.body.userId, ctx.body.status as 'active' | 'disabled');
+        return svc.publicOf(ctx.tenant, { kind: 'staff', rec });
+      },
+    }),
+    route({
       method: 'GET',
       path: '/profile/outbox',
       auth: 'staff',
@@ -134,20 +159,38 @@ export function profileRoutes(svc: AuthService): RouteDef[] {
       tag: TAG_AUTH,
       summary: 'Messages the organisation sent (email, SMS, ...), newest first',
       description:
-        'With the local outbox provider (the default, for development and tests) each message is recorded in full, codes included. With the smtp provider only the envelope is recorded (channel, to, subject, kind), never the body or the code.',
-      query: Type.Object({
-        to: Type.Optional(Type.String({ maxLength: 254 })),
-        channel: Type.Optional(Type.String({ enum: ['email', 'sms', 'print', 'push', 'voice'] })),
-        kind: Type.Optional(Type.String({ maxLength: 64 })),
-        ...PageQuery,
-      }),
+        "Envelopes for Admins: channel, to, subject, kind, provider, sentAt. A message that carries a sign-in or verification code or link (kinds magic-code, two-factor, and any message with a code) is listed without body or code (withheld: true): it belongs to its recipient alone, who reads it at /profile/outbox/mine. Other messages show their body. With the smtp provider only envelopes are recorded at all. The operator of a server on the local provider sees sign-in codes in the server log at level debug.",
+      query: Type.Object({ to: Type.Optional(Type.String({ maxLength: 254 })), ...OutboxQuery.properties }),
       response: listOf(OutboxItem),
       handler: (ctx) => {
         const q = ctx.query;
         const all = readOutbox(ctx.deps.store, ctx.tenant, q.to?.trim().toLowerCase() || undefined)
           .filter((m) => (!q.channel || m.channel === q.channel) && (!q.kind || m.kind === q.kind))
-          .reverse();
+          .reverse()
+          .map(adminView);
         return page(all, q.page, q.pageSize);
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/profile/outbox/mine',
+      auth: 'customer',
+      tag: TAG_AUTH,
+      summary: 'Messages sent to you (your email or phone), newest first, codes included',
+      description:
+        "For a staff user or customer: the messages addressed to the account's own email or phone as stored on the account (for staff also the phone of the customer record with the same email), never anyone else's. With the local outbox provider (development and tests: nothing is delivered) they are answered in full, codes included, so a person can finish a sign-in; with another provider the message went to the inbox, and only envelopes are answered here.",
+      query: OutboxQuery,
+      response: listOf(OutboxItem),
+      handler: (ctx) => {
+        const q = ctx.query;
+        const full = ctx.deps.outbox.name === 'local';
+        const mine = svc
+          .ownAddresses(ctx.tenant, caller(ctx))
+          .flatMap((to) => readOutbox(ctx.deps.store, ctx.tenant, to))
+          .filter((m) => (!q.channel || m.channel === q.channel) && (!q.kind || m.kind === q.kind))
+          .sort((a, b) => (a.sentAt < b.sentAt ? 1 : a.sentAt > b.sentAt ? -1 : a.id < b.id ? 1 : -1))
+          .map(full ? ownerView : adminView);
+        return page(mine, q.page, q.pageSize);
       },
     }),
   ];

@@ -178,7 +178,7 @@ export function signInRoutes(svc: AuthService): RouteDef[] {
       tag: TAG_AUTH,
       summary: 'Send a 6-digit sign-in code by email',
       description:
-        'Only type=code is supported. The code lives 10 minutes and allows 5 attempts; at most 5 codes per address per 10 minutes (429 beyond). The answer is the same whether or not the email has an account.',
+        "Only type=code is supported. The code lives 10 minutes and allows 5 attempts; at most 5 codes per address per 10 minutes (429 beyond). The answer is the same whether or not the email has an account. Anyone may ask for a code to any address; only the address's owner can read it (an Admin's /profile/outbox lists its envelope only).",
       query: Type.Object({ email: EmailSchema, type: Type.String({ enum: ['code'] }) }),
       response: Type.Object({ sent: Type.Boolean(), message: Type.String() }),
       errors: [429],
@@ -193,7 +193,8 @@ export function signInRoutes(svc: AuthService): RouteDef[] {
       auth: 'none',
       tag: TAG_AUTH,
       summary: 'Exchange a magic sign-in code for tokens',
-      description: 'No two-factor check on this path (spec: Sign-in sequence 7). A wrong, used or expired code answers 401.',
+      description:
+        "A wrong, used or expired code answers 401. A magic code is one factor: when two-factor is due (org-wide for this kind of account, or enrolled by the person) the answer is a challenge {requiresTwoFactor, challengeToken, twoFactorMethod, message} instead of tokens, as for a password sign-in (the spec skips 2FA here; this server does not, or the magic code would bypass the organisation's 2FA). The new-device check is not made: the code already proved the inbox.",
       body: Body({ email: Type.String({ minLength: 1, maxLength: 254 }), code: Type.String({ minLength: 1, maxLength: 16 }) }),
       response: SessionSchema,
       errors: [401, 429],

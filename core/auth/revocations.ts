@@ -1,0 +1,43 @@
+// Revocation records: "every access token of this subject issued at or before this moment is
+// refused". Written in the same batch as the change that causes it (a user deleted or disabled, an
+// application revoked), so in a cluster they reach every node's store with that change through the
+// commit stream. Kept by subject id, not looked up on the user record, because a token may name a
+// subject the store never held (service and test tokens). A record is only needed while a token
+// issued before it can still be alive: the access token lifetime cap makes that bounded, so the
+// sweep drops records older than the cap.
+import type { Store, WriteBatch } from '../store/store.js';
+
+/** tenant kv namespace: subject id → Revocation. */
+export const REVOKED_NS = 'auth_revoked';
+
+export interface Revocation {
+  /** Milliseconds since the epoch: tokens issued at or before this second are refused. */
+  at: number;
+  reason: string;
+}
+
+/** What the token service asks on every verification (one kv read: an LMDB get, no decode of anything large). */
+export interface RevocationCheck {
+  revokedAt(org: string, sub: string): number | undefined;
+}
+
+export class StoreRevocations implements RevocationCheck {
+  constructor(private readonly store: Pick<Store, 'getKv'>) {}
+
+  revokedAt(org: string, sub: string): number | undefined {
+    return this.store.getKv<Revocation>(org, REVOKED_NS, sub)?.at;
+  }
+}
+
+/** Adds the revocation of `sub` to `batch` (later revocations win). */
+export function revoke(batch: WriteBatch, tenant: string, sub: string, at: number, reason: string): WriteBatch {
+  return batch.putKv(tenant, REVOKED_NS, sub, { at, reason } satisfies Revocation);
+}
+
+/**
+ * A token issued in second `iat` was possibly issued at or before `revokedAt` (ms): the token
+ * carries whole seconds only, so a token from the same second as the revocation is refused too.
+ */
+export function issuedBefore(iatSeconds: number, revokedAt: number): boolean {
+  return iatSeconds * 1000 <= revokedAt;
+}
