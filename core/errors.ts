@@ -57,7 +57,7 @@ export const ErrorCodes = {
   ),
   // 413, 415
   ERR_PAYLOAD_TOO_LARGE: def('ERR_PAYLOAD_TOO_LARGE', 413, 'request body is larger than %s bytes'),
-  ERR_RECORD_TOO_LARGE: def('ERR_RECORD_TOO_LARGE', 413, '%s is %s bytes encoded; the limit is %s bytes (MAX_RECORD_BYTES): store large content as media or split it'),
+  ERR_RECORD_TOO_LARGE: def('ERR_RECORD_TOO_LARGE', 413, '%s would be over the stored size limit of %s bytes (MAX_RECORD_BYTES): keep large content as media, or split it'),
   ERR_UPLOAD_TOO_LARGE: def('ERR_UPLOAD_TOO_LARGE', 413, 'the file is larger than the upload size cap of %s bytes'),
   ERR_UNSUPPORTED_MEDIA_TYPE: def('ERR_UNSUPPORTED_MEDIA_TYPE', 415, 'Content-Type must be %s'),
   // 429

@@ -53,7 +53,14 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
   const logger = opts.logger ?? createLogger(config.logLevel);
   const clock = opts.clock ?? systemClock;
   const secret = resolveJwtSecret(config, (m) => logger.warn(m));
-  const lmdb = new LmdbStore({ path: config.dataDir, mapSizeGiB: config.store.mapSizeGiB, limits: config.store, durability: config.store.durability });
+  const lmdb = new LmdbStore({
+    path: config.dataDir,
+    mapSizeGiB: config.store.mapSizeGiB,
+    limits: config.store,
+    durability: config.store.durability,
+    maxRecordBytes: config.documents.maxRecordBytes,
+    logger,
+  });
   // Bulk writes leave LMDB a free list that every commit saves again (core/store/compact.ts).
   const pages = lmdb.pages();
   if (largeFreeList(pages.free, pages.total)) {

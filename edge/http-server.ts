@@ -9,6 +9,7 @@ import { STATUS_CODES } from 'node:http';
 import uWS from 'uWebSockets.js';
 import type { Principal } from '../core/auth/tokens.js';
 import type { Org } from '../core/store/store.js';
+import { parseBoundedJson, type DocumentLimits } from '../core/document-limits.js';
 import { AppError, toEnvelope } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
 import { compileRoute, type CompiledRoute } from './compile.js';
@@ -44,6 +45,8 @@ interface Exchange {
   started: number;
   /** A streamed answer's hook: told when the client goes away. */
   onAbort?: () => void;
+  /** Body bytes this request holds against the node's in-flight budget, released when it ends. */
+  bodyBytes: number;
 }
 
 export interface EdgeOptions {
@@ -112,6 +115,11 @@ export class HttpEdge {
   private readonly log: Logger;
   private readonly metrics?: HttpMetrics;
   private readonly maxBody: number;
+  private readonly maxAnonymousBody: number;
+  /** Bytes of request bodies buffered on this node now, and the cap on them. */
+  private bodyBytesInFlight = 0;
+  private readonly maxInflightBody: number;
+  private readonly documentLimits: DocumentLimits;
   /** Streamed answers still open; ended on close() so shutdown does not wait on them. */
   private readonly streams = new Set<ResponseStream>();
   private readonly limiter?: RateLimiter;
@@ -123,6 +131,9 @@ export class HttpEdge {
     this.log = opts.logger;
     this.metrics = opts.metrics;
     this.maxBody = opts.deps.config.http.maxBodyBytes;
+    this.maxAnonymousBody = Math.min(this.maxBody, opts.deps.config.http.anonymousMaxBodyBytes);
+    this.maxInflightBody = opts.deps.config.http.maxInflightBodyBytes;
+    this.documentLimits = opts.deps.config.documents;
     const limits = opts.deps.config.rateLimits;
     if (limits?.enabled) this.limiter = new RateLimiter(limits, opts.deps.clock);
     const origins = opts.deps.config.http.corsOrigins;
@@ -150,6 +161,7 @@ export class HttpEdge {
       requestId: callerRequestId(req.getHeader('x-request-id')),
       origin: req.getHeader('origin') || undefined,
       started: performance.now(),
+      bodyBytes: 0,
     };
     this.inflight++;
     res.onAborted(() => {
@@ -164,6 +176,31 @@ export class HttpEdge {
     if (ex.done) return;
     ex.done = true;
     this.inflight--;
+    if (ex.bodyBytes > 0) {
+      this.bodyBytesInFlight -= ex.bodyBytes;
+      ex.bodyBytes = 0;
+    }
+  }
+
+  /** Bytes of request bodies this node holds now (for /metrics and tests). */
+  get bodyBytesBuffered(): number {
+    return this.bodyBytesInFlight;
+  }
+
+  /**
+   * Takes `n` more body bytes for `ex` from the node's budget; false when the budget cannot hold
+   * them (the request is then answered 503 and its bytes released).
+   */
+  private holdBody(ex: Exchange, n: number): boolean {
+    if (this.bodyBytesInFlight + n > this.maxInflightBody) return false;
+    this.bodyBytesInFlight += n;
+    ex.bodyBytes += n;
+    return true;
+  }
+
+  private busy(): AppError {
+    const retry = 1;
+    return new AppError('ERR_BUSY', [this.maxInflightBody, retry], { headers: { 'retry-after': String(retry) } });
   }
 
   private corsHeaders(res: HttpResponse, origin: string | undefined): void {
@@ -242,7 +279,8 @@ export class HttpEdge {
     const compiled = compileRoute(def);
     const names = paramNames(def.path);
     const hasBody = def.method !== 'GET' && def.method !== 'DELETE';
-    const maxBody = def.maxBodyBytes ?? this.maxBody;
+    // Routes that take no credentials get the small anonymous cap unless they set their own.
+    const maxBody = def.maxBodyBytes ?? (def.auth === 'none' ? this.maxAnonymousBody : this.maxBody);
     const handler = (res: HttpResponse, req: HttpRequest) => {
       const ex = this.begin(res, req);
       if (!this.accepting) {
@@ -262,11 +300,11 @@ export class HttpEdge {
         void this.handle(res, ex, def, compiled, headers, url, rawQuery, params, ip, undefined);
         return;
       }
-      if (def.maxBodyBytes !== undefined && def.auth !== 'none') {
-        // A route with its own body cap (uploads) checks the caller before reading any of it, so
-        // an anonymous or foreign caller cannot make the server hold megabytes.
-        // In a cluster only the node that serves the tenant checks: another node's copy of the
-        // credentials (an API key created a moment ago) may lag, and the owner checks anyway.
+      if (def.auth !== 'none') {
+        // The caller is checked from the headers before any of the body is kept, so an anonymous
+        // or foreign caller cannot make the server hold bodies. In a cluster only the node that
+        // serves the tenant checks: another node's copy of the credentials (an API key created a
+        // moment ago) may lag, and the owner checks anyway.
         try {
           const org = this.resolveTenant(def, headers);
           const fwd = this.forwarder;
@@ -280,6 +318,11 @@ export class HttpEdge {
       if (declared > maxBody) {
         return void this.fail(res, ex, new AppError('ERR_PAYLOAD_TOO_LARGE', [maxBody]), def.path, def.method, true);
       }
+      // A declared length is reserved whole, up front: a body the node cannot hold is refused
+      // before its first byte rather than half-way.
+      if (declared > 0 && !this.holdBody(ex, declared)) {
+        return void this.fail(res, ex, this.busy(), def.path, def.method, true);
+      }
       let chunks: Buffer[] | undefined = [];
       let size = 0;
       res.onData((chunk, isLast) => {
@@ -288,6 +331,11 @@ export class HttpEdge {
         if (size > maxBody) {
           chunks = undefined;
           this.fail(res, ex, new AppError('ERR_PAYLOAD_TOO_LARGE', [maxBody]), def.path, def.method, true);
+          return;
+        }
+        if (size > ex.bodyBytes && !this.holdBody(ex, size - ex.bodyBytes)) {
+          chunks = undefined;
+          this.fail(res, ex, this.busy(), def.path, def.method, true);
           return;
         }
         if (chunk.byteLength > 0) chunks.push(Buffer.from(new Uint8Array(chunk)));
@@ -427,11 +475,7 @@ export class HttpEdge {
         }
         if (!type || type === JSON_TYPE || type.endsWith('+json')) {
           if (!isUtf8(raw)) throw new AppError('ERR_INVALID_JSON', ['it is not valid UTF-8']);
-          try {
-            body = JSON.parse(raw.toString('utf8'));
-          } catch (e) {
-            throw new AppError('ERR_INVALID_JSON', [(e as Error).message]);
-          }
+          body = parseBoundedJson(raw, this.documentLimits);
         }
       }
       if (compiled.body) {

@@ -60,6 +60,14 @@ export class HttpMetrics {
         this.set(store.freePages());
       },
     });
+    new Gauge({
+      name: 'store_unreadable_records',
+      help: 'Stored records that reads could not decode and skipped since start (the log names each; DELETE them through /repository)',
+      registers: [this.registry],
+      collect() {
+        this.set(store.unreadableRecords());
+      },
+    });
   }
 
   observe(method: string, route: string, status: number, seconds: number): void {

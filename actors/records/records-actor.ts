@@ -7,7 +7,7 @@
 // creating a second record. After a failure the runtime re-activates the actor only once every
 // earlier commit has landed, so an empty map is then exact (the store has the rest).
 import type { ActivationContext, ActorContext, ActorKind } from '../../core/actor/runtime.js';
-import { appError } from '../../core/errors.js';
+import { AppError, appError } from '../../core/errors.js';
 import {
   expiredIdempotencyKeys,
   findIdempotent,
@@ -153,7 +153,17 @@ function updatePartial(msg: Extract<RecordsMsg, { op: 'update-partial' }>, ctx: 
 
 function remove(msg: Extract<RecordsMsg, { op: 'delete' }>, ctx: ActorContext): { deleted: true; datatype: string; sk: string } {
   assertWritable(msg.datatype, 'delete');
-  const cur = current(ctx, msg.datatype, msg.sk);
+  let cur: StoredRecord;
+  try {
+    cur = current(ctx, msg.datatype, msg.sk);
+  } catch (err) {
+    // A record that cannot be decoded can still be removed, unconditionally (its version is
+    // unknown, so a delete that names one is refused).
+    if (!(err instanceof AppError) || err.code !== 'ERR_RECORD_UNREADABLE' || msg.version !== undefined) throw err;
+    ctx.batch.deleteRecord(ctx.tenant, msg.datatype, msg.sk);
+    written(ctx, msg.datatype, msg.sk);
+    return { deleted: true, datatype: msg.datatype, sk: msg.sk };
+  }
   if (msg.version !== undefined && cur.version !== msg.version) conflict(msg.datatype, msg.sk, msg.version, cur.version);
   ctx.batch.deleteRecord(ctx.tenant, msg.datatype, msg.sk, cur.version);
   written(ctx, msg.datatype, msg.sk);

@@ -69,6 +69,10 @@ export class ReplicatedStore implements Store {
   freePages(): number {
     return this.local.freePages();
   }
+
+  unreadableRecords(): number {
+    return this.local.unreadableRecords();
+  }
   /** The local LMDB is closed by its opener (the app), after the cluster node. */
   close(): Promise<void> {
     return this.local.close();

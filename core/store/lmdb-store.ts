@@ -13,6 +13,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { open, type Database, type Key, type RootDatabase } from 'lmdb';
 import { AppError } from '../errors.js';
+import type { Logger } from '../log.js';
 import { storePages } from './compact.js';
 import { getPath, runQuery, compileFilter, type FindOptions, type Filter, type PageLimits } from './query.js';
 import type { StoredRecord } from './record.js';
@@ -58,7 +59,16 @@ export interface LmdbStoreOptions {
    * unflushed commits in `commit` mode.
    */
   durability?: 'flush' | 'commit';
+  /**
+   * Largest encoded record, log entry or kv value a commit may write (bytes, default 400 KiB as
+   * DynamoDB's item): a larger one fails its own batch with ERR_RECORD_TOO_LARGE (413).
+   */
+  maxRecordBytes?: number;
+  /** Where undecodable records met by reads are reported (warn). */
+  logger?: Logger;
 }
+
+export const DEFAULT_MAX_RECORD_BYTES = 400 * 1024;
 
 type IndexValue = string | number;
 
@@ -105,6 +115,34 @@ function equalityValues(cond: unknown): IndexValue[] | undefined {
   return undefined;
 }
 
+/**
+ * A value's msgpack size, estimated from above (every length prefix counted at its widest), counted until it passes `limit` (then returned at
+ * once, so a huge or cyclic value costs no more than the limit). Iterative: no depth can overflow.
+ */
+function documentBytesOver(value: unknown, limit: number): number {
+  let size = 0;
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v === 'string') size += 5 + Buffer.byteLength(v);
+    else if (v === null || typeof v !== 'object') size += 9;
+    else if (ArrayBuffer.isView(v)) size += 5 + v.byteLength;
+    else if (v instanceof Date) size += 12;
+    else if (Array.isArray(v)) {
+      size += 5;
+      for (let i = 0; i < v.length; i++) stack.push(v[i]);
+    } else {
+      size += 5;
+      for (const k in v) {
+        size += 5 + Buffer.byteLength(k);
+        stack.push((v as Record<string, unknown>)[k]);
+      }
+    }
+    if (size > limit) return size;
+  }
+  return size;
+}
+
 export class LmdbStore implements Store {
   private readonly root: RootDatabase;
   private readonly records: Database<StoredRecord, Key>;
@@ -115,6 +153,12 @@ export class LmdbStore implements Store {
   private readonly meta: Database<unknown, Key>;
   private readonly indexes = new Map<string, string[]>();
   private readonly limits: PageLimits;
+  private readonly maxRecordBytes: number;
+  private readonly logger?: Logger;
+  /** The same records database without decoding: repairs and tests write and read raw bytes. */
+  private readonly rawRecords: Database<Buffer, Key>;
+  /** Undecodable records met by reads since start (for /metrics). */
+  private unreadableSeen = 0;
   private closed = false;
   /**
    * Organisations as committed, read on every request (the edge resolves `orgid`). Entries are
@@ -137,11 +181,14 @@ export class LmdbStore implements Store {
     });
     this.meta = this.root.openDB({ name: 'meta' });
     this.records = this.root.openDB({ name: 'records', ...this.sharedStructures('records') });
+    this.rawRecords = this.root.openDB({ name: 'records', encoding: 'binary' });
     this.index = this.root.openDB({ name: 'index' });
     this.logs = this.root.openDB({ name: 'logs', ...this.sharedStructures('logs') });
     this.kv = this.root.openDB({ name: 'kv' });
     this.orgs = this.root.openDB({ name: 'orgs' });
     this.limits = opts.limits ?? { defaultPageSize: 20, maxPageSize: 200 };
+    this.maxRecordBytes = opts.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES;
+    this.logger = opts.logger;
     for (const { key } of this.meta.getRange({ start: ['index'], end: ['index', HIGH] })) {
       const [, datatype, path] = key as [string, string, string];
       this.addIndexPath(datatype, path);
@@ -188,9 +235,11 @@ export class LmdbStore implements Store {
     if (this.indexedPaths(datatype).includes(path)) return;
     // Build over every tenant's records of this datatype in one transaction, then mark it built.
     await this.root.transaction(() => {
-      for (const { key, value } of this.records.getRange({})) {
+      for (const key of this.records.getKeys({})) {
         const [tenant, dt, sk] = key as [string, string, string];
         if (dt !== datatype) continue;
+        const value = this.readRecord(tenant, dt, sk);
+        if (value === undefined) continue;
         for (const v of indexValues(getPath(value, path))) this.index.put([tenant, datatype, path, v, sk], 1);
       }
       this.meta.put(['index', datatype, path], { builtAt: new Date().toISOString() });
@@ -198,11 +247,79 @@ export class LmdbStore implements Store {
     this.addIndexPath(datatype, path);
   }
 
+  /**
+   * A record, or ERR_RECORD_UNREADABLE (409) when its bytes cannot be decoded (a document nested
+   * deeper than msgpack's decoder can recurse, written before the document limits existed): such a
+   * record fails only the request that names it, and can still be deleted (see apply).
+   */
   getRecord(tenant: string, datatype: string, sk: string): StoredRecord | undefined {
-    return this.records.get([tenant, datatype, sk]);
+    try {
+      return this.records.get([tenant, datatype, sk]);
+    } catch (err) {
+      this.unreadable(tenant, datatype, sk, err);
+      throw new AppError('ERR_RECORD_UNREADABLE', [`${datatype} ${sk}`]);
+    }
   }
 
-  /** Candidate records: an index range when the filter has an equality on an indexed path. */
+  /** A record for a listing: undefined (reported, counted) when it cannot be decoded. */
+  private readRecord(tenant: string, datatype: string, sk: string): StoredRecord | undefined {
+    try {
+      return this.records.get([tenant, datatype, sk]);
+    } catch (err) {
+      this.unreadable(tenant, datatype, sk, err);
+      return undefined;
+    }
+  }
+
+  private unreadable(tenant: string, datatype: string, sk: string, err: unknown): void {
+    this.unreadableSeen++;
+    this.logger?.warn({ tenant, datatype, sk, err: (err as Error)?.message }, 'stored record cannot be decoded; skipped (DELETE it through /repository)');
+  }
+
+  /** Undecodable records met by reads since start (for /metrics). */
+  unreadableRecords(): number {
+    return this.unreadableSeen;
+  }
+
+  /**
+   * Writes a record's bytes as they are, without encoding or indexing. For repair tools and for
+   * tests that need a record this build cannot decode.
+   */
+  async putRawRecord(tenant: string, datatype: string, sk: string, bytes: Buffer): Promise<void> {
+    await this.rawRecords.put([tenant, datatype, sk], bytes);
+  }
+
+  /**
+   * Every record of a datatype in id order. A record that cannot be decoded is skipped (reported
+   * and counted) and the range resumes after it, so one bad record never hides the others.
+   */
+  private *datatypeRecords(tenant: string, datatype: string): Iterable<StoredRecord> {
+    const end = [tenant, datatype, HIGH];
+    let start: Key = [tenant, datatype];
+    for (;;) {
+      let last: string | undefined;
+      try {
+        for (const { key, value } of this.records.getRange({ start, end })) {
+          last = (key as [string, string, string])[2];
+          yield value;
+        }
+        return;
+      } catch (err) {
+        // The entry after `last` (or the first one) failed to decode: find its key and the next
+        // one without decoding, and resume there.
+        const keys: string[] = [];
+        const from = last === undefined ? start : [tenant, datatype, last];
+        for (const key of this.records.getKeys({ start: from, end, limit: 3 })) keys.push((key as [string, string, string])[2]);
+        if (last !== undefined && keys[0] === last) keys.shift();
+        const bad = keys[0];
+        if (bad === undefined) throw err;
+        this.unreadable(tenant, datatype, bad, err);
+        if (keys[1] === undefined) return;
+        start = [tenant, datatype, keys[1]];
+      }
+    }
+  }
+
   private *candidates(tenant: string, datatype: string, filter?: Filter): Iterable<StoredRecord> {
     if (filter) {
       for (const path of this.indexedPaths(datatype)) {
@@ -225,15 +342,13 @@ export class LmdbStore implements Store {
         }
         sks.sort();
         for (const sk of sks) {
-          const r = this.records.get([tenant, datatype, sk]);
+          const r = this.readRecord(tenant, datatype, sk);
           if (r) yield r;
         }
         return;
       }
     }
-    for (const { value } of this.records.getRange({ start: [tenant, datatype], end: [tenant, datatype, HIGH] })) {
-      yield value;
-    }
+    yield* this.datatypeRecords(tenant, datatype);
   }
 
   find(tenant: string, datatype: string, filter?: Filter, opts: FindOptions = {}) {
@@ -313,12 +428,12 @@ export class LmdbStore implements Store {
     for (const o of batch.ops) {
       if (o.op === 'putRecord' && o.ifVersion !== undefined) {
         const r = o.record;
-        const rec = this.records.get([r.pk, r.datatype, r.sk]);
+        const rec = this.getRecord(r.pk, r.datatype, r.sk);
         seen?.set(recordKey(r.pk, r.datatype, r.sk), rec ?? null);
         const stored = rec?.version ?? 0;
         if (stored !== o.ifVersion) return [`${r.datatype} ${r.sk}`, o.ifVersion, stored];
       } else if (o.op === 'deleteRecord' && o.ifVersion !== undefined) {
-        const rec = this.records.get([o.tenant, o.datatype, o.sk]);
+        const rec = this.getRecord(o.tenant, o.datatype, o.sk);
         seen?.set(recordKey(o.tenant, o.datatype, o.sk), rec ?? null);
         const stored = rec?.version ?? 0;
         if (stored !== o.ifVersion) return [`${o.datatype} ${o.sk}`, o.ifVersion, stored];
@@ -402,6 +517,7 @@ export class LmdbStore implements Store {
       switch (o.op) {
         case 'putRecord': {
           const r = o.record;
+          this.assertSize(r, `${r.datatype} ${r.sk}`);
           // The record it replaces matters only to re-index it (read once, see conflictOf).
           if (this.indexedPaths(r.datatype).length > 0) this.reindex(r.pk, r.datatype, r.sk, this.recordIn(seen, r.pk, r.datatype, r.sk), r);
           this.records.put([r.pk, r.datatype, r.sk], r);
@@ -409,16 +525,24 @@ export class LmdbStore implements Store {
           break;
         }
         case 'deleteRecord': {
-          const old = this.recordIn(seen, o.tenant, o.datatype, o.sk);
+          let old: StoredRecord | undefined;
+          try {
+            old = this.recordIn(seen, o.tenant, o.datatype, o.sk);
+          } catch {
+            // Undecodable: its index entries cannot be derived from it, so look them up.
+            this.unindex(o.tenant, o.datatype, o.sk);
+          }
           if (old) this.reindex(o.tenant, o.datatype, o.sk, old, undefined);
           this.records.remove([o.tenant, o.datatype, o.sk]);
           if (seen.size > 0) seen.set(recordKey(o.tenant, o.datatype, o.sk), null);
           break;
         }
         case 'append':
+          this.assertSize(o.entry, `log ${o.log} entry ${o.seq}`);
           this.logs.put([o.tenant, o.log, o.seq], o.entry);
           break;
         case 'putKv':
+          this.assertSize(o.value, `${o.ns} ${o.key}`);
           this.kv.put([o.tenant, o.ns, o.key], o.value);
           break;
         case 'deleteKv':
@@ -438,6 +562,22 @@ export class LmdbStore implements Store {
       }
     }
     return null;
+  }
+
+  /** Refuses a value whose encoding would pass maxRecordBytes (see documentBytesOver). */
+  private assertSize(value: unknown, what: string): void {
+    if (documentBytesOver(value, this.maxRecordBytes) > this.maxRecordBytes) {
+      throw new AppError('ERR_RECORD_TOO_LARGE', [what, this.maxRecordBytes]);
+    }
+  }
+
+  /** Removes every index entry of one record, found by looking (the record cannot be read). */
+  private unindex(tenant: string, datatype: string, sk: string): void {
+    for (const path of this.indexedPaths(datatype)) {
+      for (const key of this.index.getKeys({ start: [tenant, datatype, path], end: [tenant, datatype, path, HIGH] })) {
+        if ((key as IndexValue[])[4] === sk) this.index.remove(key);
+      }
+    }
   }
 
   private reindex(

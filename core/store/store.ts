@@ -102,5 +102,7 @@ export interface Store {
    * slows every commit until the store is compacted (`npm run compact`).
    */
   freePages(): number;
+  /** Stored records that reads found undecodable and skipped since start (for /metrics). */
+  unreadableRecords(): number;
   close(): Promise<void>;
 }

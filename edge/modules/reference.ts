@@ -5,6 +5,7 @@ import { Type } from '@sinclair/typebox';
 import { appError } from '../../core/errors.js';
 import type { AppDeps, Module } from '../deps.js';
 import { buildCatalogue, type Catalogue, type Endpoint } from '../reference/catalogue.js';
+import { limitsMd } from '../reference/limits.js';
 import { documentationMd, endpointMd, llmsTxt, sectionMd } from '../reference/markdown.js';
 import { documentationPage } from '../reference/page.js';
 import { searchCatalogue } from '../reference/search.js';
@@ -113,7 +114,7 @@ export function referenceRoutes(get: () => Catalogue): RouteDef[] {
       summary: 'Every endpoint, one line each, grouped by section',
       handler: (ctx) => {
         ctx.type = MARKDOWN;
-        return documentationMd(get(), TITLE);
+        return documentationMd(get(), TITLE, limitsMd(ctx.deps.config));
       },
     }),
     route({

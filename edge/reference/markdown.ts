@@ -70,8 +70,8 @@ function platformErrors(): string[] {
   ];
 }
 
-export function documentationMd(c: Catalogue, title: string): string {
-  const out = [`# ${title}`, '', `${counts(c)}. Each section in full: \`/documentation/tag/<section>.md\`.`, '', ...platformErrors()];
+export function documentationMd(c: Catalogue, title: string, limits: string[] = []): string {
+  const out = [`# ${title}`, '', `${counts(c)}. Each section in full: \`/documentation/tag/<section>.md\`.`, '', ...platformErrors(), ...limits];
   for (const s of c.sections) {
     out.push(`## ${s.name}`, '', ...s.endpoints.map(oneLine), '');
   }

@@ -341,6 +341,7 @@ export function chatChannel(f: ChatFeature): void {
       events,
       ready,
       logger: deps.logger,
+      documentLimits: deps.config.documents,
       onActivity: () => {
         state.lastActivity = now();
         state.warned = false;

@@ -103,6 +103,6 @@ export function communityChannel(f: ChatFeature): void {
       },
     };
 
-    bindEvents(socket, { user, validators, events, ready, logger: deps.logger });
+    bindEvents(socket, { user, validators, events, ready, logger: deps.logger, documentLimits: deps.config.documents });
   });
 }

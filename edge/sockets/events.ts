@@ -3,6 +3,7 @@
 // goes back through the event's ack, and without an ack a refusal is an `error` event. A bad
 // event never throws out of the socket, never disconnects it, and never touches other sockets.
 import type { Socket } from 'socket.io';
+import { assertDocument, type DocumentLimits } from '../../core/document-limits.js';
 import { appError, toEnvelope } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
 import type { SocketUser } from './handshake.js';
@@ -28,6 +29,8 @@ export interface BindOptions {
   logger: Logger;
   /** Told about every event the client sends (idle tracking). */
   onActivity?(): void;
+  /** Bounds every payload is checked against before its schema (JSON_MAX_DEPTH and the rest). */
+  documentLimits: DocumentLimits;
 }
 
 export function errorReply(err: unknown): { statusCode: number; message: string | string[]; error: string } {
@@ -53,6 +56,7 @@ export function bindEvents(socket: Socket, o: BindOptions): void {
           await o.ready;
           if (spec.agentOnly && o.user.role !== 'agent') throw appError('ERR_FORBIDDEN', `${name} needs a staff token`);
           if (spec.customerOnly && o.user.role !== 'customer') throw appError('ERR_FORBIDDEN', `${name} is for customers`);
+          assertDocument(payload, o.documentLimits, 'payload');
           validate(payload);
           const result = await spec.handler(payload);
           if (ack) ack(result ?? { ok: true });

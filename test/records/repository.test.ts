@@ -138,7 +138,7 @@ t.test('repository', async (t) => {
       [{ 'version.x': 1 }, /version/],
       [{ createdate: 'x' }, /createdate/],
       [{ 'data..x': 1 }, /not a valid field path/],
-      [{ 'data.__proto__.x': 1 }, /not a valid field path/],
+      [{ 'data.__proto__.x': 1 }, /the key "__proto__" is not allowed/],
       [{ 'data.$set': 1 }, /not a valid field path/],
       [{ data: 'flat' }, /data must be an object/],
       [{ state: 5 }, /state must be a string/],

@@ -1,0 +1,43 @@
+// The limits every request is held to, as the reference shows them: each with the setting that
+// changes it and the value in force on this server (read from its config, so the page never
+// disagrees with what the server does).
+import type { Config } from '../../core/config.js';
+
+export interface LimitRow {
+  /** Environment variable that sets it. */
+  setting: string;
+  value: string;
+  /** What is bounded, and the answer past the bound. */
+  meaning: string;
+}
+
+const n = (v: number): string => v.toLocaleString('en-US');
+
+export function limitRows(config: Config): LimitRow[] {
+  const d = config.documents;
+  const h = config.http;
+  return [
+    { setting: 'MAX_BODY_BYTES', value: `${n(h.maxBodyBytes)} bytes`, meaning: 'JSON body of a route that takes credentials; 413 past it (the declared length is checked before any byte is read)' },
+    { setting: 'MAX_ANONYMOUS_BODY_BYTES', value: `${n(h.anonymousMaxBodyBytes)} bytes`, meaning: 'body of a route that takes no credentials (sign-up, sign-in, storefront, webhooks) unless the route sets its own; 413' },
+    { setting: 'MAX_INFLIGHT_BODY_BYTES', value: `${n(h.maxInflightBodyBytes)} bytes`, meaning: 'request bodies this node holds at once, across all callers; a new body past it answers 503 with `Retry-After`' },
+    { setting: 'JSON_MAX_DEPTH', value: n(d.maxDepth), meaning: 'nesting levels of a JSON body or socket payload (the outermost counts as 1); 400' },
+    { setting: 'JSON_MAX_KEYS', value: n(d.maxKeys), meaning: 'keys of one object in a body or payload; 400' },
+    { setting: 'JSON_MAX_ITEMS', value: n(d.maxItems), meaning: 'items of one array in a body or payload; 400' },
+    { setting: 'JSON_MAX_STRING_LENGTH', value: n(d.maxStringLength), meaning: 'characters of one string or key in a body or payload; 400' },
+    { setting: 'MAX_RECORD_BYTES', value: `${n(d.maxRecordBytes)} bytes`, meaning: 'one stored record, log entry or key-value entry, encoded; a create or update past it answers 413 and stores nothing' },
+    { setting: '(fixed)', value: '`__proto__`, `constructor`, `prototype`', meaning: 'keys (or dotted-path segments) refused with 400 anywhere in a body or payload' },
+  ];
+}
+
+export function limitsMd(config: Config): string[] {
+  return [
+    '## Limits',
+    '',
+    'Every request is bounded before the work it would cause. Each limit names itself in the error message; an operator changes it with the setting shown.',
+    '',
+    '| Setting | Value here | What it bounds |',
+    '|---|---|---|',
+    ...limitRows(config).map((r) => `| \`${r.setting}\` | ${r.value} | ${r.meaning} |`),
+    '',
+  ];
+}
