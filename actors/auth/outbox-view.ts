@@ -3,7 +3,9 @@
 // was sent to and by nobody else: an Admin who could read another account's code could sign in as
 // that account (issue 17, the founder takeover). Admins see such messages as envelopes only.
 // Decided by kind (every kind this area sends is listed), and by shape for anything else: a
-// message with a `code` is treated as secret whatever its kind says.
+// message with a `code` is treated as secret whatever its kind says. The recipient is the account
+// the code was sent for (payload.account), not whoever claims the address: a customer may sign up
+// with any email, the founder's included.
 import type { OutboxEntry } from '../../core/outbox.js';
 
 /** The kinds this area sends. */
@@ -61,7 +63,20 @@ export function adminView(m: OutboxEntry): OutboxView {
   return v;
 }
 
-/** The recipient's view: everything that was recorded (the smtp provider records envelopes only). */
+/** How a code message names the account it was sent for. */
+export function accountOf(kind: string, sub: string): string {
+  return `${kind}:${sub}`;
+}
+
+/**
+ * The view of `account` on a message addressed to one of its addresses: in full when it carries no
+ * credential or was sent for this account, else the envelope.
+ */
+export function recipientView(m: OutboxEntry, account: string): OutboxView {
+  return !carriesCredential(m) || m.payload?.account === account ? ownerView(m) : adminView(m);
+}
+
+/** Everything that was recorded (the smtp provider records envelopes only). */
 export function ownerView(m: OutboxEntry): OutboxView {
   const v = envelope(m);
   if (m.body !== undefined) v.body = m.body;

@@ -28,7 +28,7 @@ import {
   type MagicReply,
 } from './codes.js';
 import { ACCOUNT_RULE, ADDRESS_RULE, FailureLimiter } from './limiter.js';
-import { CODE_KINDS, type CodeKind } from './outbox-view.js';
+import { CODE_KINDS, accountOf, type CodeKind } from './outbox-view.js';
 import {
   APIKEY,
   CARD,
@@ -464,7 +464,7 @@ export class AuthService {
     }
     const id = randomBytes(32).toString('base64url');
     await this.deps.runtime.ask(tenant, CHALLENGE_ACTOR, digestSecret(id, 'challenge'), { t: 'create', ch } satisfies ChallengeMsg);
-    if (code) await this.sendCode(tenant, method, ch.to!, code, CODE_KINDS.twoFactor);
+    if (code) await this.sendCode(tenant, method, ch.to!, code, CODE_KINDS.twoFactor, accountOf(s.kind, s.rec.sk));
     return { requiresTwoFactor: true, challengeToken: `${tenant}.${id}`, twoFactorMethod: method, message: challengeMessage(method) };
   }
 
@@ -473,7 +473,7 @@ export class AuthService {
    * envelope (outbox-view.ts). With the `local` provider nothing is delivered, so the operator gets
    * the code in the log at debug level (the message text, since `code` fields are redacted).
    */
-  async sendCode(tenant: string, method: TwoFactorMethod, to: string, code: string, kind: CodeKind): Promise<void> {
+  async sendCode(tenant: string, method: TwoFactorMethod, to: string, code: string, kind: CodeKind, account: string): Promise<void> {
     const minutes = CODE_TTL_MS / 60_000;
     const what = kind === CODE_KINDS.magic ? 'sign-in' : 'verification';
     if (this.deps.outbox.name === 'local') {
@@ -486,6 +486,9 @@ export class AuthService {
       body: `Your ${what} code is ${code}. It expires in ${minutes} minutes. If you did not ask for it, ignore this message.`,
       code,
       kind,
+      // The account the code signs in: an address alone is no proof (a customer may sign up with
+      // any email), so only this account reads the code back (outbox-view.ts).
+      payload: { account },
     });
   }
 
@@ -546,7 +549,7 @@ export class AuthService {
       throw new AppError('ERR_RATE_LIMITED', [60], { headers: { 'retry-after': '60' } });
     }
     if (r.status !== 'ok') throw unauthenticated('the challenge has expired or ended; sign in again');
-    await this.sendCode(tenant, r.ch.method, r.ch.to ?? r.ch.email, code, CODE_KINDS.twoFactor);
+    await this.sendCode(tenant, r.ch.method, r.ch.to ?? r.ch.email, code, CODE_KINDS.twoFactor, accountOf(r.ch.kind, r.ch.sub));
     return { sent: true, twoFactorMethod: r.ch.method, message: challengeMessage(r.ch.method) };
   }
 
@@ -571,7 +574,7 @@ export class AuthService {
     if (r.status === 'limit') {
       throw new AppError('ERR_RATE_LIMITED', [r.retryAfterSeconds], { headers: { 'retry-after': String(r.retryAfterSeconds) } });
     }
-    await this.sendCode(tenant, 'email', email, code, CODE_KINDS.magic);
+    await this.sendCode(tenant, 'email', email, code, CODE_KINDS.magic, accountOf(s.kind, s.rec.sk));
   }
 
   /**

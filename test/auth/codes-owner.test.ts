@@ -7,7 +7,7 @@ import t from 'tap';
 import { createLogger } from '../../core/log.js';
 import { readOutbox } from '../../core/outbox.js';
 import { startTestApp } from '../helpers/app.js';
-import { DEFAULT_PASSWORD, bearer, signIn, signupOrg, signupStaff } from '../helpers/auth.js';
+import { DEFAULT_PASSWORD, bearer, signIn, signupCustomer, signupOrg, signupStaff } from '../helpers/auth.js';
 import { LeakGuard } from './leak-guard.js';
 
 const logLines: string[] = [];
@@ -90,6 +90,15 @@ t.test('an Admin cannot obtain the founder magic code or 2FA code through any ro
   t.same(listed, ['magic-code', 'two-factor'], "the Admin sees that both were sent, to whom and when");
   const own = (await adminListings()).find((r) => r.what === 'GET /profile/outbox/mine')!;
   t.same(own.body.data, [], "the Admin's own listing holds nothing addressed to the founder");
+
+  // Nothing proves a customer's email: one signed up with the founder's address sees the
+  // founder's codes as envelopes only.
+  const lookalike = await signupCustomer(app, org, { email: FOUNDER }, send);
+  const theirs = await http.get('/profile/outbox/mine', bearer(lookalike));
+  t.equal(theirs.status, 200);
+  t.ok(theirs.body.data.length >= 2, 'the messages to that address are listed');
+  t.notMatch(theirs.text, new RegExp(`\\b(${magic}|${twoFactor})\\b`), "but a customer with the founder's email reads none of the founder's codes");
+  t.ok(theirs.body.data.every((m: { withheld?: boolean }) => m.withheld), 'each withheld');
 
   const guessed = await http.post('/profile/user/magic-link/redirect', { email: FOUNDER, code: '000000' }, { orgid: org });
   t.equal(guessed.status, 401, 'without the code there is no way in');

@@ -3,7 +3,7 @@
 import { Type } from '@sinclair/typebox';
 import { ACCOUNTS, type AccountsMsg } from '../../../actors/auth/accounts.js';
 import { ORG_SETTINGS_ACTOR, securitySettingsOf, type OrgSettingsMsg } from '../../../actors/auth/org-settings.js';
-import { adminView, ownerView } from '../../../actors/auth/outbox-view.js';
+import { accountOf, adminView, recipientView } from '../../../actors/auth/outbox-view.js';
 import type { AuthService } from '../../../actors/auth/service.js';
 import { appError } from '../../../core/errors.js';
 import { readOutbox } from '../../../core/outbox.js';
@@ -178,18 +178,20 @@ export function profileRoutes(svc: AuthService): RouteDef[] {
       tag: TAG_AUTH,
       summary: 'Messages sent to you (your email or phone), newest first, codes included',
       description:
-        "For a staff user or customer: the messages addressed to the account's own email or phone as stored on the account (for staff also the phone of the customer record with the same email), never anyone else's. With the local outbox provider (development and tests: nothing is delivered) they are answered in full, codes included, so a person can finish a sign-in; with another provider the message went to the inbox, and only envelopes are answered here.",
+        "For a staff user or customer: the messages addressed to the account's own email or phone as stored on the account (for staff also the phone of the customer record with the same email), never anyone else's. A sign-in or verification code is answered only to the account it was sent for (a customer account with a staff user's email sees the staff user's codes as envelopes, withheld: true). With the local outbox provider (development and tests: nothing is delivered) they are answered in full, codes included, so a person can finish a sign-in; with another provider the message went to the inbox, and only envelopes are answered here.",
       query: OutboxQuery,
       response: listOf(OutboxItem),
       handler: (ctx) => {
         const q = ctx.query;
+        const p = caller(ctx);
+        const account = accountOf(p.kind === 'customer' ? 'customer' : 'staff', p.sub);
         const full = ctx.deps.outbox.name === 'local';
         const mine = svc
-          .ownAddresses(ctx.tenant, caller(ctx))
+          .ownAddresses(ctx.tenant, p)
           .flatMap((to) => readOutbox(ctx.deps.store, ctx.tenant, to))
           .filter((m) => (!q.channel || m.channel === q.channel) && (!q.kind || m.kind === q.kind))
           .sort((a, b) => (a.sentAt < b.sentAt ? 1 : a.sentAt > b.sentAt ? -1 : a.id < b.id ? 1 : -1))
-          .map(full ? ownerView : adminView);
+          .map((m) => (full ? recipientView(m, account) : adminView(m)));
         return page(mine, q.page, q.pageSize);
       },
     }),
