@@ -80,6 +80,8 @@ export interface Config {
     };
   };
   actors: { idleMs: number; askTimeoutMs: number };
+  /** The dispatcher of queued outbox messages (core/outbox-dispatcher.ts). */
+  outbox: { pollMs: number; batchSize: number; concurrency: number; maxAttempts: number; retryBaseMs: number; retryMaxMs: number };
   cluster: ClusterSettings;
   auth: { accessTokenTtlSeconds: number; refreshTokenTtlSeconds: number; tokenCacheSize: number; tokenSkewSeconds?: number };
   payments: {
@@ -144,6 +146,12 @@ const ENV: ReadonlyArray<[string, string[], Parse]> = [
   ['AUTH_ACCESS_TOKEN_TTL_SECONDS', ['auth', 'accessTokenTtlSeconds'], int],
   ['AUTH_TOKEN_SKEW_SECONDS', ['auth', 'tokenSkewSeconds'], int],
   ['OUTBOX_PROVIDER', ['providers', 'outbox'], text],
+  ['OUTBOX_POLL_MS', ['outbox', 'pollMs'], int],
+  ['OUTBOX_BATCH_SIZE', ['outbox', 'batchSize'], int],
+  ['OUTBOX_CONCURRENCY', ['outbox', 'concurrency'], int],
+  ['OUTBOX_MAX_ATTEMPTS', ['outbox', 'maxAttempts'], int],
+  ['OUTBOX_RETRY_BASE_MS', ['outbox', 'retryBaseMs'], int],
+  ['OUTBOX_RETRY_MAX_MS', ['outbox', 'retryMaxMs'], int],
   ['SMTP_HOST', ['providers', 'smtp', 'host'], text],
   ['SMTP_PORT', ['providers', 'smtp', 'port'], int],
   ['SMTP_USER', ['providers', 'smtp', 'user'], text],

@@ -11,6 +11,7 @@ import { loadConfig, resolveJwtSecret, type Config } from '../core/config.js';
 import { createLogger, type Logger } from '../core/log.js';
 import { LocalOutbox, type OutboxProvider } from '../core/outbox.js';
 import { SmtpOutbox } from '../core/outbox-smtp.js';
+import { OutboxDispatcher } from '../core/outbox-dispatcher.js';
 import { largeFreeList } from '../core/store/compact.js';
 import { LmdbStore } from '../core/store/lmdb-store.js';
 import type { ClusterNode } from '../core/cluster/node.js';
@@ -45,6 +46,8 @@ export interface RunningApp {
   readonly edge: HttpEdge;
   /** Cluster mode only: this node's membership, leases and commit log. */
   readonly cluster?: ClusterNode;
+  /** Sends queued outbox messages after their writes commit (tests drive it with runOnce/drain). */
+  readonly outboxDispatcher: OutboxDispatcher;
   close(): Promise<void>;
 }
 
@@ -129,6 +132,16 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
   const edge = new HttpEdge({ deps, routes, metrics, logger, forwarder });
   for (const m of mods) m.attach?.(edge, deps);
   for (const m of mods) await m.start?.(deps);
+  // In cluster mode only the tenants this node owns: their writes, and so their messages, are ours.
+  const outboxDispatcher = new OutboxDispatcher({
+    ...config.outbox,
+    store,
+    provider: outbox,
+    clock,
+    logger,
+    tenants: () => (cluster ? cluster.ownedTenants() : store.listOrgs().map((o) => o.orgId)),
+  });
+  outboxDispatcher.start();
   const port = await edge.listen(config.host, config.port);
   forwarder?.serve(port);
   ready = true;
@@ -142,11 +155,13 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
     url: `http://127.0.0.1:${port}`,
     edge,
     cluster,
+    outboxDispatcher,
     close: () =>
       (closing ??= (async () => {
         ready = false;
         await edge.close(config.http.shutdownGraceMs);
         for (const m of [...mods].reverse()) await m.stop?.(deps);
+        await outboxDispatcher.stop();
         await runtime.close();
         await cluster?.close();
         await bus.close();

@@ -1,10 +1,12 @@
 // Events, their ticket types, sessions, participants and media: one actor per tenant (key `_`),
 // so a slug is claimed by exactly one event and read-check-writes on these records never race.
 // Ticket records are not written here: each event's scanner actor owns those. Low traffic, so
-// refusals simply throw (the runtime's reload of this actor costs nothing).
+// refusals simply throw (the runtime's reload of this actor costs nothing). Emails a change causes
+// (media shared) are queued in the outbox in the change's own batch (core/outbox.ts).
 import type { ActorContext, ActorKind } from '../../core/actor/runtime.js';
 import { AppError, appError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
+import { queueMessage } from '../../core/outbox.js';
 import { newRecord, nextVersion, type StoredRecord } from '../../core/store/record.js';
 import { RecordOverlay } from '../scanner/record-overlay.js';
 import {
@@ -75,7 +77,8 @@ export type EventsMsg =
   | { op: 'update-child'; datatype: ChildKind; id: string; patch: Record<string, unknown>; version?: number }
   | { op: 'delete-child'; datatype: ChildKind; id: string }
   | { op: 'confirm-participant'; id: string; by: string | null }
-  | { op: 'media-shared'; ids: string[]; recipients: string[]; by: string | null };
+  /** Records the share on each media record and queues one email per recipient, in one batch. */
+  | { op: 'media-shared'; ids: string[]; recipients: string[]; by: string | null; eventId: string; subject: string; note?: string };
 
 export interface EventWithTypes {
   event: StoredRecord;
@@ -320,7 +323,7 @@ function receive(st: State, msg: EventsMsg, ctx: ActorContext): unknown {
     }
     case 'media-shared': {
       const at = new Date(now).toISOString();
-      return msg.ids.map((id) => {
+      const media = msg.ids.map((id) => {
         const cur = childOf(st, EVENT_MEDIA, id);
         const shares = Array.isArray(cur.data.shares) ? (cur.data.shares as Data[]) : [];
         const next = nextVersion(
@@ -331,6 +334,16 @@ function receive(st: State, msg: EventsMsg, ctx: ActorContext): unknown {
         st.overlay.put(ctx.batch, next, cur.version);
         return next;
       });
+      const lines = media.map((m) => `- ${m.data.title}: ${m.data.url}`).join('\n');
+      for (const to of msg.recipients) {
+        queueMessage(
+          ctx.batch,
+          ctx.tenant,
+          { channel: 'email', to, subject: msg.subject, body: `${msg.note ? msg.note + '\n\n' : ''}${lines}`, kind: 'event-media', payload: { eventId: msg.eventId, mediaIds: msg.ids } },
+          now,
+        );
+      }
+      return media;
     }
   }
 }

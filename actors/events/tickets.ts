@@ -3,8 +3,13 @@
 // which is the single writer of the event's tickets, so none of them can race a scan or each
 // other. Every check comes before the first write: a refusal throws an AppError with the batch
 // still empty, and the actor answers it as a value (see Failure) without losing its state.
+// Each holder's ticket email is queued in the outbox in the same batch as the ticket (core/outbox.ts),
+// so a crash leaves a ticket with its email or neither, and a retry of the request redoes both.
 import { appError } from '../../core/errors.js';
+import { recordIdempotent } from '../../core/idempotency.js';
 import { newId } from '../../core/ids.js';
+import { queueMessage } from '../../core/outbox.js';
+import type { Store, WriteBatch } from '../../core/store/store.js';
 import { newRecord, nextVersion, type StoredRecord } from '../../core/store/record.js';
 import type { ActorContext } from '../../core/actor/runtime.js';
 import { byCredentialCode } from '../scanner/locate.js';
@@ -58,6 +63,12 @@ export interface IssueMsg {
   /** Fulfilment of an order paid elsewhere: remembered so a second fulfil returns the same tickets. */
   fulfillOrderId?: string;
   idempotency?: { key: string; print: string };
+  /**
+   * Like `idempotency`, for results too large to store whole (a comp of 25,000 tickets): issue()
+   * records the result as a reference (`IssueReplay`) in the same batch, and each ticket carries
+   * `issueId` and `issueSeq`, from which a retry rebuilds the answer (replayIssue).
+   */
+  replay?: { key: string; print: string };
   /** Walk-ins: check the new tickets in at once. */
   checkIn?: { zone?: string; checkpoint?: string; device?: string };
 }
@@ -66,6 +77,34 @@ export interface IssueResult {
   tickets: StoredRecord[];
   order?: StoredRecord;
   payment?: Payment | null;
+}
+
+/** What a replayable issue records under its idempotency key: where its result can be read. */
+export interface IssueReplay {
+  replay: 'issue';
+  eventId: string;
+  issueId: string;
+  count: number;
+  orderId?: string;
+  payment?: Payment | null;
+}
+
+export function isIssueReplay(body: unknown): body is IssueReplay {
+  return typeof body === 'object' && body !== null && (body as { replay?: unknown }).replay === 'issue';
+}
+
+/** The answer an issue gave, rebuilt from its records (the tickets as they are now, in issue order). */
+export function replayIssue(store: Store, tenant: string, r: IssueReplay): IssueResult {
+  const tickets = store
+    .scan(tenant, TICKET, { 'data.event': r.eventId, 'data.issueId': r.issueId })
+    .sort((a, b) => (a.data.issueSeq as number) - (b.data.issueSeq as number));
+  const result: IssueResult = { tickets };
+  if (r.orderId) {
+    const order = store.getRecord(tenant, EVENT_ORDER, r.orderId);
+    if (order) result.order = order;
+    result.payment = r.payment ?? null;
+  }
+  return result;
 }
 
 export type TicketOpMsg =
@@ -78,6 +117,29 @@ export type TicketOpMsg =
   | { op: 'perk-claim'; ticketId: string; perkId: string; note?: string; by: string | null };
 
 type Data = Record<string, any>;
+
+/** Sources whose holders are emailed their ticket (a plain create is a desk operation). */
+const EMAILED: ReadonlySet<IssueSource> = new Set(['purchase', 'comp', 'fulfill', 'walk-in']);
+
+/** Queues the holder's ticket email, if the ticket has a holder email. */
+export function queueTicketEmail(batch: WriteBatch, st: ScannerState, ticket: StoredRecord, now: number): void {
+  const to = ticket.data.holderEmail;
+  if (typeof to !== 'string' || !to) return;
+  const name = st.ev!.name;
+  queueMessage(
+    batch,
+    st.tenant,
+    {
+      channel: 'email',
+      to,
+      subject: `Your ticket for ${name}`,
+      body: `Ticket ${ticket.data.number} (${ticket.data.ticketTypeTitle ?? 'ticket'}) for ${name}. Show the QR code in the app or this number at the door.`,
+      kind: 'event-ticket',
+      payload: { ticketId: ticket.sk, number: ticket.data.number, eventId: st.eventId },
+    },
+    now,
+  );
+}
 
 /** The event's ticket `id`, or a 404 (tickets of other events are not this actor's). */
 function ticketOf(st: ScannerState, id: string): StoredRecord {
@@ -141,6 +203,7 @@ export function issue(st: ScannerState, msg: IssueMsg, ctx: ActorContext): Issue
 
   const now = ctx.clock.now();
   const orderId = msg.order ? newId(now) : undefined;
+  const issueId = msg.replay ? newId(now) : undefined;
   const tickets: StoredRecord[] = [];
   for (const item of msg.items) {
     const type = types.get(item.ticketTypeId)!;
@@ -173,10 +236,15 @@ export function issue(st: ScannerState, msg: IssueMsg, ctx: ActorContext): Issue
       if (orderId) data.orderId = orderId;
       if (msg.fulfillOrderId) data.orderId = msg.fulfillOrderId;
       if (msg.note) data.note = msg.note;
+      if (issueId) {
+        data.issueId = issueId;
+        data.issueSeq = tickets.length;
+      }
       // Created with ifVersion 0 under the number's id: two events issuing one number at once
       // cannot both commit.
       const ticket = newRecord(st.tenant, TICKET, data, { sk: ticketIdFor(number), state: 'valid', now });
       st.overlay.put(ctx.batch, ticket, 0);
+      if (EMAILED.has(msg.source)) queueTicketEmail(ctx.batch, st, ticket, now);
       tickets.push(ticket);
     }
   }
@@ -205,6 +273,14 @@ export function issue(st: ScannerState, msg: IssueMsg, ctx: ActorContext): Issue
     result.payment = msg.order.payment;
   }
   if (msg.fulfillOrderId) ctx.batch.putKv(st.tenant, FULFILLED_NS, msg.fulfillOrderId, { event: st.eventId, ticketIds: tickets.map((t) => t.sk) });
+  if (msg.replay) {
+    const ref: IssueReplay = { replay: 'issue', eventId: st.eventId, issueId: issueId!, count: tickets.length };
+    if (orderId) {
+      ref.orderId = orderId;
+      ref.payment = msg.order!.payment;
+    }
+    recordIdempotent(ctx.batch, st.tenant, msg.replay.key, msg.replay.print, { status: 201, body: ref }, ctx.clock);
+  }
   return result;
 }
 
@@ -230,6 +306,7 @@ export function ticketOp(st: ScannerState, msg: TicketOpMsg, ctx: ActorContext):
       // The old holder's QR stops working: a new secret is minted on the next QR request.
       ctx.batch.deleteKv(st.tenant, SECRET_NS, t.sk);
       st.secrets.set(t.sk, '');
+      queueTicketEmail(ctx.batch, st, next, now);
       return next;
     }
     case 'refund': {

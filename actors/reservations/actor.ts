@@ -214,9 +214,10 @@ async function sendMessage(
 }
 
 /**
- * A courtesy message (confirmation, change, cancellation): its failure must not undo the booking,
- * so it is noted on the booking (`messageError`) instead of failing the request. Reminders and
- * explicit sends do fail, so that the timer retries and the caller hears of it.
+ * A courtesy message (confirmation, change, cancellation): queued with the booking (core/outbox.ts),
+ * so a mail server that is down delays it (the dispatcher retries) but never fails the booking.
+ * A message that cannot even be queued is noted on the booking (`messageError`); for reminders and
+ * explicit sends that fails the request, so the timer retries and the caller hears of it.
  */
 async function courtesy(
   ctx: ActorContext,

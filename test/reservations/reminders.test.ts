@@ -110,34 +110,44 @@ t.test('reminder - none when booked inside the reminder window, none when switch
   t.same(outbox(v.app, v.org).map((m) => m.kind), ['reservation-confirmation'], 'only the first definition confirms');
 });
 
-t.test('messages - a failing provider never loses a booking; a failed reminder is retried', async (t) => {
+t.test('messages - a failing provider never loses a booking or its messages: the dispatcher retries them', async (t) => {
   let down = true;
+  const tried: string[] = [];
   let local: LocalOutbox | undefined;
-  // Like a real provider: sends at once, and can fail.
+  // Like a real provider: messages are queued with the write, delivered later, and delivery can fail.
   const flaky: OutboxProvider = {
     name: 'flaky',
-    async send(tenant: string, msg: OutboxMessage, batch?: WriteBatch) {
+    send: (tenant: string, msg: OutboxMessage, batch?: WriteBatch) => local!.send(tenant, msg, batch),
+    async deliver(_tenant: string, _msg: OutboxMessage, messageId: string) {
+      tried.push(messageId);
       if (down) throw new AppError('ERR_UNAVAILABLE', ['mail server down']);
-      return local!.send(tenant, msg, batch);
+      return { provider: 'flaky' };
     },
   };
   const v = await venue(t, { outbox: flaky });
   local = new LocalOutbox(v.app.deps.store, v.clock);
   const def = await seed(v.app, v.org, 'reservation_definition', diningDefinition());
   const res = await v.alice.post('/crm/reservations/create', { reservationDefinitionId: def.sk, service: 'Table', startTime: SAT_10, phone: '1' });
-  t.equal(res.status, 201, 'booked although the confirmation could not be sent');
-  t.match(res.body.data.messageError, /confirmation message not sent: mail server down/);
-  t.equal(res.body.data.confirmationSentAt, undefined);
-  t.ok(res.body.data.reminderJobId, 'the reminder is armed all the same');
-  const explicit = await v.alice.post(`/crm/reservations/send-reminder/${res.body.sk}`);
-  t.equal(explicit.status, 503, 'an explicit send says it failed');
+  t.equal(res.status, 201, 'booked although the mail server is down');
+  t.equal(res.body.data.messageError, undefined, 'the confirmation is queued with the booking, not sent by it');
+  t.ok(res.body.data.reminderJobId, 'the reminder is armed');
+  const d = v.app.outboxDispatcher;
+  await d.drain();
+  const [confirmation] = outbox(v.app, v.org);
+  t.match(confirmation, { kind: 'reservation-confirmation', state: 'queued', attempts: 1, lastError: /mail server down/ }, 'a failed delivery stays queued');
 
   const s = schedulerOf(v.app.deps.store)!;
   v.clock.set(Date.UTC(2026, 2, 21, 7, 0));
-  t.equal(await s.runDue(), 0, 'the reminder failed');
-  t.equal(s.pending(v.org).length, 1, 'and stays scheduled');
-  down = false;
-  v.clock.advance(5_000);
-  t.equal(await s.runDue(), 1, 'retried after the back-off');
+  t.equal(await s.runDue(), 1, 'the reminder job ran: its message is queued whatever the mail server does');
+  t.equal(s.pending(v.org).length, 0);
   t.equal(reminders(v).length, 1);
+  await d.drain();
+  t.same(outbox(v.app, v.org).map((m) => m.state), ['queued', 'queued'], 'both wait for a retry');
+  down = false;
+  v.clock.advance(10_000);
+  await d.drain();
+  t.same(outbox(v.app, v.org).map((m) => [m.kind, m.state, m.provider]), [['reservation-confirmation', 'sent', 'flaky'], ['reservation-reminder', 'sent', 'flaky']]);
+  // Tried at booking, again once its back-off had passed (07:00, still down), and sent: one id.
+  t.equal(tried.filter((id) => id === confirmation.id).length, 3, 'every try of the confirmation carried its message id');
+  t.equal(outbox(v.app, v.org)[0].attempts, 3);
 });

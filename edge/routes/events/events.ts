@@ -435,10 +435,10 @@ export function eventRoutes(svc: EventsService): RouteDef[] {
       auth: 'staff',
       tag: TAG,
       summary: 'Share media of an event by email',
-      description: 'Sends each recipient one email (through the outbox provider) listing the media links, and records the share on each media record.',
+      description: 'Queues one email per recipient listing the media links, in the same write that records the share on each media record; the outbox dispatcher sends them after the answer.',
       params: EventParams,
       body: ShareBody,
-      response: Type.Object({ media: Type.Array(RecordSchema), messages: Type.Integer({ description: 'Emails sent' }) }),
+      response: Type.Object({ media: Type.Array(RecordSchema), messages: Type.Integer({ description: 'Emails queued' }) }),
       errors: [404],
       handler: async (ctx) => {
         const ev = svc.event(ctx.tenant, ctx.params.id);
@@ -447,18 +447,15 @@ export function eventRoutes(svc: EventsService): RouteDef[] {
         const missing = ids.filter((_, i) => !items[i] || items[i]!.data.event !== ev.sk);
         if (missing.length) throw appError('ERR_NOT_FOUND', `media ${missing.join(', ')} of event ${ev.sk}`);
         const recipients = [...new Set(ctx.body.recipients.map((r) => r.toLowerCase()))];
-        const media = await svc.events<StoredRecord[]>(ctx.tenant, { op: 'media-shared', ids, recipients, by: ctx.principal!.sub });
-        const lines = media.map((m) => `- ${m.data.title}: ${m.data.url}`).join('\n');
-        for (const to of recipients) {
-          await svc.deps.outbox.send(ctx.tenant, {
-            channel: 'email',
-            to,
-            subject: `${ev.data.name}: shared media`,
-            body: `${ctx.body.message ? ctx.body.message + '\n\n' : ''}${lines}`,
-            kind: 'event-media',
-            payload: { eventId: ev.sk, mediaIds: ids },
-          });
-        }
+        const media = await svc.events<StoredRecord[]>(ctx.tenant, {
+          op: 'media-shared',
+          ids,
+          recipients,
+          by: ctx.principal!.sub,
+          eventId: ev.sk,
+          subject: `${ev.data.name}: shared media`,
+          note: ctx.body.message,
+        });
         return { media, messages: recipients.length };
       },
     }),

@@ -18,7 +18,7 @@ import {
   TICKET_TYPE,
   ticketOfEvent,
 } from '../../../actors/events/records.js';
-import type { IssueItem, IssueMsg, IssueResult as Issued } from '../../../actors/events/tickets.js';
+import { isIssueReplay, replayIssue, type IssueItem, type IssueMsg, type IssueResult as Issued } from '../../../actors/events/tickets.js';
 import { byCredentialCode, byNumberIndex, byStaticCode } from '../../../actors/scanner/locate.js';
 import { signCode } from '../../../actors/scanner/ticket-code.js';
 import type { RequestContext, RouteDef } from '../../route.js';
@@ -167,27 +167,12 @@ function eventOfItems(svc: EventsService, tenant: string, items: Array<{ ticketT
   return { ev, types };
 }
 
-async function notifyHolders(svc: EventsService, ctx: RequestContext, ev: StoredRecord, tickets: StoredRecord[]): Promise<void> {
-  for (const t of tickets) {
-    const to = t.data.holderEmail;
-    if (typeof to !== 'string' || !to) continue;
-    try {
-      await svc.deps.outbox.send(ctx.tenant, {
-        channel: 'email',
-        to,
-        subject: `Your ticket for ${ev.data.name}`,
-        body: `Ticket ${t.data.number} (${t.data.ticketTypeTitle ?? 'ticket'}) for ${ev.data.name}. Show the QR code in the app or this number at the door.`,
-        kind: 'event-ticket',
-        payload: { ticketId: t.sk, number: t.data.number, eventId: ev.sk },
-      });
-    } catch (err) {
-      // The tickets exist either way; a lost email is logged, not a failed sale.
-      svc.deps.logger.warn({ err, ticketId: t.sk }, 'ticket email could not be queued');
-    }
-  }
-}
-
-/** Runs an issuing request once per idempotency key: a retry answers the first result. */
+/**
+ * Runs an issuing request once per idempotency key: a retry answers the first result. The key is
+ * recorded with the tickets, in their batch; `run` passes it to the scanner as `replay` (a
+ * reference, rebuilt here from the tickets: a 25,000-ticket answer is far over the stored size
+ * limit) or, for walk-ins whose answer carries their check-ins, as `idempotency` (the answer whole).
+ */
 async function idempotent(
   svc: EventsService,
   ctx: RequestContext,
@@ -203,7 +188,7 @@ async function idempotent(
     const hit = findIdempotent(svc.deps.store, ctx.tenant, key, print, svc.deps.clock);
     if (hit) {
       ctx.status = hit.status;
-      return hit.body;
+      return isIssueReplay(hit.body) ? replayIssue(svc.deps.store, ctx.tenant, hit.body) : hit.body;
     }
     return run({ key, print });
   });
@@ -316,7 +301,7 @@ export function ticketRoutes(svc: EventsService): RouteDef[] {
       description:
         'Charges the total (price × quantity of each item, in the event currency) through the payments provider (`local` ' +
         'by default: approves all but the token `tok_decline`, which answers 402), then issues the tickets and records the ' +
-        'order, all items of one published event. Holders default to the buyer. `idempotencyKey` (UUID): a retry answers ' +
+        'order (each holder’s ticket email is queued in the same write), all items of one published event. Holders default to the buyer. `idempotencyKey` (UUID): a retry answers ' +
         'the first result without charging again. Sold out: 409, and the charge is refunded.',
       body: PurchaseBody,
       response: IssueResult,
@@ -355,14 +340,13 @@ export function ticketRoutes(svc: EventsService): RouteDef[] {
               items: b.items.map((i) => ({ ...i })),
               by: byOf(ctx),
               order: { buyer: b.buyer, customerId: b.customerId, amount, currency, payment },
-              idempotency,
+              replay: idempotency,
             });
           } catch (err) {
             // Nothing was issued: give the money back before answering.
             if (payment) await svc.payments.refund({ tenant: ctx.tenant, paymentId: payment.id, amount, currency }).catch((e) => svc.deps.logger.error({ err: e, paymentId: payment!.id }, 'refund after a failed purchase failed'));
             throw err;
           }
-          await notifyHolders(svc, ctx, ev, r.tickets);
           return r;
         }),
     }),
@@ -373,7 +357,7 @@ export function ticketRoutes(svc: EventsService): RouteDef[] {
       auth: 'staff',
       tag: TAG,
       summary: 'Issue complimentary tickets',
-      description: '`items: [{ticketTypeId, quantity, holderEmail, holderName?}]` (spec: payload rule 4), all of one event; price 0, counted against each type’s quantity. Each holder is emailed.',
+      description: '`items: [{ticketTypeId, quantity, holderEmail, holderName?}]` (spec: payload rule 4), all of one event; price 0, counted against each type’s quantity. Each ticket’s holder is emailed: the emails are queued in the outbox in the same write as the tickets and sent after the answer, so a large comp answers once its tickets are stored, and a retry with the same `idempotencyKey` after a crash issues the tickets and their emails together or answers the first result.',
       body: CompBody,
       response: IssueResult,
       status: 201,
@@ -381,9 +365,7 @@ export function ticketRoutes(svc: EventsService): RouteDef[] {
       handler: (ctx) =>
         idempotent(svc, ctx, 'events.tickets.comp', ctx.body.idempotencyKey, ctx.body, async (idempotency) => {
           const { ev } = eventOfItems(svc, ctx.tenant, ctx.body.items, ctx.body.eventId);
-          const r = await svc.scanner<Issued>(ctx.tenant, ev.sk, { op: 'issue', source: 'comp', items: ctx.body.items, by: byOf(ctx), note: ctx.body.note, idempotency });
-          await notifyHolders(svc, ctx, ev, r.tickets);
-          return r;
+          return svc.scanner<Issued>(ctx.tenant, ev.sk, { op: 'issue', source: 'comp', items: ctx.body.items, by: byOf(ctx), note: ctx.body.note, replay: idempotency });
         }),
     }),
 
@@ -411,20 +393,18 @@ export function ticketRoutes(svc: EventsService): RouteDef[] {
         const items: IssueItem[] = b.walkIn ? [{ ...b.walkIn, quantity: b.walkIn.quantity ?? 1 }] : b.items!;
         // The event and zone are checked after the key is looked up: a retry answers the first
         // result even if they changed since.
-        let ev: StoredRecord | undefined;
         const issueOnce = (idempotency: IssueMsg['idempotency']) => {
           const e = eventOfItems(svc, ctx.tenant, items, b.eventId).ev;
           if (b.zone !== undefined && !(Array.isArray(e.data.zones) && e.data.zones.some((z: any) => z.id === b.zone))) {
             throw appError('ERR_VALIDATION', `body/zone "${b.zone}" is not a zone of event ${e.sk}`);
           }
-          ev = e;
           return svc.scanner<Issued>(ctx.tenant, e.sk, {
             op: 'issue',
             source: b.walkIn ? 'walk-in' : 'fulfill',
             items,
             by: byOf(ctx),
             fulfillOrderId: b.orderId,
-            idempotency,
+            ...(b.walkIn ? { idempotency } : { replay: idempotency }),
             checkIn: b.checkIn ? { zone: b.zone, checkpoint: b.checkpoint } : undefined,
           });
         };
@@ -439,9 +419,7 @@ export function ticketRoutes(svc: EventsService): RouteDef[] {
             return issueOnce(idempotency);
           });
         };
-        const r = (await idempotent(svc, ctx, 'events.tickets.fulfill', b.idempotencyKey, b, run)) as Issued;
-        if (ctx.status === 201 && ev) await notifyHolders(svc, ctx, ev, r.tickets);
-        return r;
+        return idempotent(svc, ctx, 'events.tickets.fulfill', b.idempotencyKey, b, run);
       },
     }),
 
@@ -504,17 +482,12 @@ export function ticketRoutes(svc: EventsService): RouteDef[] {
       auth: 'staff',
       tag: TAG,
       summary: 'Give a ticket to someone else',
-      description: 'Changes the holder and rotates the QR secret, so codes shown by the previous holder stop working. A used, refunded or cancelled ticket is a 409. The new holder is emailed.',
+      description: 'Changes the holder and rotates the QR secret, so codes shown by the previous holder stop working. A used, refunded or cancelled ticket is a 409. The new holder is emailed (queued in the outbox with the change).',
       params: IdParams,
       body: Type.Object({ holderEmail: Email, holderName: Type.Optional(Name) }, { additionalProperties: false }),
       response: TicketSchema,
       errors: [404, 409],
-      handler: async (ctx) => {
-        const t = await ticketOp(ctx, { op: 'transfer', holderEmail: ctx.body.holderEmail, holderName: ctx.body.holderName });
-        const { eventId } = svc.ticket(ctx.tenant, t.sk);
-        await notifyHolders(svc, ctx, svc.event(ctx.tenant, eventId), [t]);
-        return t;
-      },
+      handler: (ctx) => ticketOp(ctx, { op: 'transfer', holderEmail: ctx.body.holderEmail, holderName: ctx.body.holderName }),
     }),
 
     route({

@@ -1,0 +1,301 @@
+// The transactional outbox (issue 17, item 8): ticket emails are queued in the comp's own write and
+// sent by the dispatcher afterwards. A kill -9 in the middle of a 5,000-ticket comp, and again in the
+// middle of sending its emails, leaves every ticket with exactly one email once the retry (same
+// idempotencyKey) and the restarted dispatcher are done. A comp answers while the provider is stuck;
+// failed deliveries back off and stop after maxAttempts; queued messages go out after a restart,
+// by SMTP under their record id as Message-ID.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
+import { createInterface } from 'node:readline';
+import t from 'tap';
+import { TokenService } from '../../core/auth/tokens.js';
+import { ManualClock } from '../../core/clock.js';
+import { OutboxDeliveryError, queueMessage, readOutbox, type OutboxEntry, type OutboxMessage, type OutboxProvider } from '../../core/outbox.js';
+import { LmdbStore } from '../../core/store/lmdb-store.js';
+import { WriteBatch } from '../../core/store/store.js';
+import { startTestApp, tempDir, TEST_JWT_SECRET } from '../helpers/app.js';
+import { client } from '../helpers/http.js';
+import { transpiled } from '../helpers/transpiled.js';
+import { eventsWorld } from './setup.js';
+
+const ORG = 'acme';
+
+// ---- a server as `npm start` runs it, killed with SIGKILL ---------------------------------------
+
+const spawned: ChildProcess[] = [];
+t.teardown(() => {
+  for (const p of spawned) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
+});
+
+async function startServer(dataDir: string): Promise<{ proc: ChildProcess; url: string }> {
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '',
+    PORT: '0',
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    JWT_SECRET: TEST_JWT_SECRET,
+    RATE_LIMITS: 'false',
+    LOG_LEVEL: 'info',
+    // Small steps, polled often: the second kill lands while the emails are going out.
+    OUTBOX_BATCH_SIZE: '100',
+    OUTBOX_POLL_MS: '20',
+  };
+  const proc = spawn(process.execPath, [transpiled('edge/main.ts')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  spawned.push(proc);
+  let out = '';
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no "listening" within 60 s: ${out.slice(-2000)}`)), 60_000);
+    createInterface({ input: proc.stdout! }).on('line', (l) => {
+      out += l + '\n';
+      if (l.includes('"msg":"listening"')) {
+        clearTimeout(timer);
+        resolve(JSON.parse(l).port);
+      }
+    });
+    proc.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+    proc.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited (${code ?? signal}) before listening: ${out.slice(-2000)}`));
+    });
+  });
+  return { proc, url: `http://127.0.0.1:${port}` };
+}
+
+async function kill9(proc: ChildProcess): Promise<void> {
+  const exited = new Promise((r) => proc.once('exit', r));
+  proc.kill('SIGKILL');
+  await exited;
+}
+
+/** What the store holds for the event: its tickets, and the ticket emails per ticket id. */
+function census(store: { scan: LmdbStore['scan'] }, eventId: string) {
+  const tickets = store.scan(ORG, 'ticket', { 'data.event': eventId });
+  const mails = readOutbox(store as LmdbStore, ORG).filter((m) => m.kind === 'event-ticket');
+  const perTicket = new Map<string, number>();
+  for (const m of mails) perTicket.set(String(m.payload?.ticketId), (perTicket.get(String(m.payload?.ticketId)) ?? 0) + 1);
+  return { tickets, mails, perTicket };
+}
+
+t.test('outbox - kill -9 during a 5,000-ticket comp and during its emails; retry with the same key: one email per ticket, all sent', async (t) => {
+  const dataDir = tempDir(t, 'bp-outbox-crash-');
+  const seed = new LmdbStore({ path: dataDir });
+  await seed.commit(new WriteBatch().putOrg({ orgId: ORG, displayName: 'Acme', createdate: new Date().toISOString() }));
+  await seed.close();
+
+  let server = await startServer(dataDir);
+  const tokens = new TokenService(TEST_JWT_SECRET, { accessTtlSeconds: 600, refreshTtlSeconds: 600, cacheSize: 0 });
+  const headers = { orgid: ORG, authorization: `Bearer ${tokens.signAccess({ sub: 'staff-1', org: ORG, roles: ['User'], kind: 'staff', email: 'staff@example.com' })}` };
+  const ev = (await client(server.url, headers).post('/events', { name: 'Comp Fest', ticketTypes: [{ title: 'GA', quantity: 6000 }] })).body;
+  const items = Array.from({ length: 50 }, (_, i) => ({ ticketTypeId: ev.ticketTypes[0].sk, quantity: 100, holderEmail: `guest${i}@example.com` }));
+  const body = { items, idempotencyKey: randomUUID() };
+
+  // 1. Killed while the comp is being issued.
+  let answered = false;
+  const first = client(server.url, headers)
+    .post('/events/tickets/comp', body)
+    .then(
+      () => (answered = true),
+      () => undefined,
+    );
+  await new Promise((r) => setTimeout(r, 120));
+  await kill9(server.proc);
+  await first;
+  const between = new LmdbStore({ path: dataDir });
+  const c1 = census(between, ev.sk);
+  await between.close();
+  t.ok(c1.tickets.length === 0 || c1.tickets.length === 5000, `all or nothing: ${c1.tickets.length} tickets after the kill (${answered ? 'after' : 'before'} the answer)`);
+  t.equal(c1.mails.length, c1.tickets.length, 'and an email queued for each of them');
+
+  // 2. Restarted: the retry completes the comp (or answers it), then the server dies while sending.
+  server = await startServer(dataDir);
+  const retry = await client(server.url, headers).post('/events/tickets/comp', body);
+  t.equal(retry.status, 201, 'the retry answers');
+  t.equal(retry.body.tickets.length, 5000);
+  await new Promise((r) => setTimeout(r, 250));
+  await kill9(server.proc);
+
+  // 3. Restarted again: nothing doubled; the dispatcher sends what is left; a third retry adds nothing.
+  const app = await startTestApp(t, { dataDir });
+  const c2 = census(app.deps.store as LmdbStore, ev.sk);
+  t.equal(c2.tickets.length, 5000, 'the tickets of one comp');
+  t.equal(c2.mails.length, 5000, 'one email per ticket');
+  t.ok(
+    retry.body.tickets.every((x: any) => c2.perTicket.get(x.sk) === 1),
+    'every ticket of the answer has exactly one email',
+  );
+  const sentBefore = c2.mails.filter((m) => m.state === 'sent').length;
+  t.comment(`at the second kill ${sentBefore} of 5000 emails were marked sent`);
+  const again = await client(app.url, headers).post('/events/tickets/comp', body);
+  t.same([again.status, again.body.tickets.map((x: any) => x.sk)], [201, retry.body.tickets.map((x: any) => x.sk)], 'a retry answers the same tickets');
+  await app.outboxDispatcher.drain();
+  const c3 = census(app.deps.store as LmdbStore, ev.sk);
+  t.equal(c3.mails.length, 5000, 'still one email per ticket');
+  t.same([...new Set(c3.mails.map((m) => m.state))], ['sent'], 'all marked sent');
+  const perHolder = new Map<string, number>();
+  for (const m of c3.mails) perHolder.set(m.to, (perHolder.get(m.to) ?? 0) + 1);
+  t.ok(items.every((i) => perHolder.get(i.holderEmail) === i.quantity), 'each holder has one email per ticket they hold');
+});
+
+// ---- a provider the test controls, then a real SMTP server ---------------------------------------
+
+/** Queues like every provider; delivery hangs on a gate for acme, and always fails for globex. */
+class GateProvider implements OutboxProvider {
+  readonly name = 'gate';
+  readonly calls: Array<{ tenant: string; id: string }> = [];
+  delivered = 0;
+  private release!: (ok: boolean) => void;
+  private gate = new Promise<boolean>((r) => (this.release = r));
+  constructor(private readonly clock: ManualClock) {}
+
+  async send(tenant: string, msg: OutboxMessage, batch?: WriteBatch): Promise<OutboxEntry> {
+    if (!batch) throw new Error('the gate provider only queues');
+    return queueMessage(batch, tenant, msg, this.clock.now());
+  }
+
+  async deliver(tenant: string, msg: OutboxMessage, id: string) {
+    this.calls.push({ tenant, id });
+    if (tenant === 'globex') {
+      if (msg.to.startsWith('bounce')) throw new OutboxDeliveryError('550 no such mailbox', true);
+      throw new Error('421 try again later');
+    }
+    if (!(await this.gate)) throw new Error('connection reset');
+    this.delivered++;
+    return { provider: this.name };
+  }
+
+  open(ok: boolean): void {
+    this.release(ok);
+  }
+}
+
+interface Mail {
+  to: string;
+  data: string;
+}
+
+/** Just enough SMTP for nodemailer: EHLO, MAIL, RCPT, DATA. */
+async function smtpServer(t: { teardown(fn: () => unknown): void }): Promise<{ port: number; mails: Mail[] }> {
+  const mails: Mail[] = [];
+  const server = createServer((sock: Socket) => {
+    let buf = '';
+    let mail: Mail = { to: '', data: '' };
+    let inData = false;
+    const reply = (line: string) => sock.write(`${line}\r\n`);
+    reply('220 test.local ESMTP');
+    sock.on('data', (chunk) => {
+      buf += chunk.toString('utf8');
+      let i: number;
+      while ((i = buf.indexOf('\r\n')) >= 0) {
+        const line = buf.slice(0, i);
+        buf = buf.slice(i + 2);
+        if (inData) {
+          if (line === '.') {
+            inData = false;
+            mails.push(mail);
+            mail = { to: '', data: '' };
+            reply('250 2.0.0 queued');
+          } else mail.data += line + '\n';
+          continue;
+        }
+        const cmd = line.split(' ')[0].toUpperCase();
+        if (cmd === 'EHLO' || cmd === 'HELO') sock.write('250-test.local\r\n250 8BITMIME\r\n');
+        else if (cmd === 'RCPT') {
+          mail.to = line.slice(8).trim().replace(/[<>]/g, '');
+          reply('250 OK');
+        } else if (cmd === 'DATA') {
+          inData = true;
+          reply('354 end with .');
+        } else if (cmd === 'QUIT') {
+          reply('221 bye');
+          sock.end();
+        } else reply('250 OK');
+      }
+    });
+    sock.on('error', () => {});
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  t.teardown(() => new Promise<void>((r) => server.close(() => r())));
+  return { port: (server.address() as AddressInfo).port, mails };
+}
+
+t.test('outbox - a comp answers while the provider is stuck; retries back off and are bounded; queued mail goes out by SMTP after a restart', async (t) => {
+  const dataDir = tempDir(t, 'bp-outbox-gate-');
+  const clock = new ManualClock(Date.UTC(2026, 0, 1));
+  const gate = new GateProvider(clock);
+  // A long poll: the test drives the dispatcher itself.
+  const dispatch = { pollMs: 3_600_000, maxAttempts: 3, retryBaseMs: 1000, retryMaxMs: 60_000 };
+  const w = await eventsWorld(t, { dataDir, clock, outbox: gate, config: { outbox: dispatch } });
+  const d = w.app.outboxDispatcher;
+  const store = w.app.deps.store;
+
+  // globex: transient failures retry with a doubling back-off and stop at maxAttempts; a permanent one stops at once.
+  const gx = (await w.other.post('/events', { name: 'Globex Gala', ticketTypes: [{ title: 'GA' }] })).body;
+  const gxComp = await w.other.post('/events/tickets/comp', {
+    items: [
+      { ticketTypeId: gx.ticketTypes[0].sk, quantity: 1, holderEmail: 'guest@globex.example' },
+      { ticketTypeId: gx.ticketTypes[0].sk, quantity: 1, holderEmail: 'bounce@globex.example' },
+    ],
+  });
+  t.equal(gxComp.status, 201);
+  const gxState = () => Object.fromEntries(readOutbox(store, 'globex').map((m) => [m.to, [m.state, m.attempts]]));
+  await d.drain();
+  t.same(gxState(), { 'guest@globex.example': ['queued', 1], 'bounce@globex.example': ['failed', 1] }, 'a permanent failure is not retried');
+  await d.drain();
+  t.same(gxState()['guest@globex.example'], ['queued', 1], 'not retried before its back-off');
+  clock.advance(1000);
+  await d.drain();
+  t.same(gxState()['guest@globex.example'], ['queued', 2], 'retried after 1 s');
+  clock.advance(1999);
+  await d.drain();
+  t.same(gxState()['guest@globex.example'], ['queued', 2], 'the next wait is twice as long');
+  clock.advance(1);
+  await d.drain();
+  t.same(gxState()['guest@globex.example'], ['failed', 3], 'failed after maxAttempts');
+  t.match(readOutbox(store, 'globex')[0], { lastError: /421/ });
+  const gxCalls = gate.calls.length;
+  clock.advance(100_000);
+  await d.drain();
+  t.equal(gate.calls.length, gxCalls, 'failed messages are left alone');
+
+  // acme: the dispatcher is stuck on the first comp's mail; the second comp answers all the same.
+  const ev = (await w.staff.post('/events', { name: 'Acme Party', ticketTypes: [{ title: 'GA' }] })).body;
+  const comp = (holder: string) => w.staff.post('/events/tickets/comp', { items: [{ ticketTypeId: ev.ticketTypes[0].sk, quantity: 10, holderEmail: holder }] });
+  t.equal((await comp('ada@example.com')).status, 201);
+  const stuck = d.runOnce();
+  while (!gate.calls.some((c) => c.tenant === ORG)) await new Promise((r) => setTimeout(r, 5));
+  const second = await comp('bob@example.com');
+  t.equal(second.status, 201, 'answered while a delivery hangs');
+  t.equal(gate.delivered, 0, 'nothing was delivered before the answer');
+  t.same(readOutbox(store, ORG).map((m) => m.state), Array(20).fill('queued'), 'every email is queued with its ticket');
+  gate.open(false);
+  await stuck;
+  await w.app.close();
+
+  // Restarted with the smtp provider: what was queued goes out, each under its record id.
+  const smtp = await smtpServer(t);
+  const app = await startTestApp(t, {
+    dataDir,
+    clock,
+    config: { outbox: dispatch, providers: { outbox: 'smtp', smtp: { host: '127.0.0.1', port: smtp.port, secure: false, user: null, pass: null, from: 'tickets@shop.example' } } },
+  });
+  clock.advance(60_000);
+  await app.outboxDispatcher.drain();
+  const sent = readOutbox(app.deps.store, ORG);
+  t.equal(sent.length, 20, 'no message added by the restart');
+  t.same([...new Set(sent.map((m) => `${m.state} ${m.provider}`))], ['sent smtp'], 'all sent by smtp');
+  t.same(
+    sent.map((m) => m.attempts).sort(),
+    [...Array(10).fill(1), ...Array(10).fill(2)],
+    'the first comp’s mail on its second attempt, the second comp’s on its first',
+  );
+  t.equal(smtp.mails.length, 20, 'each delivered once');
+  const ids = smtp.mails.map((m) => /^Message-ID: <([^@>]+)@shop\.example>$/im.exec(m.data)?.[1]).sort();
+  t.same(ids, sent.map((m) => m.id).sort(), 'the record id is the Message-ID');
+  t.ok(
+    sent.every((m) => m.body === undefined && m.payload === undefined && m.to && m.subject),
+    'a sent smtp record keeps the envelope only',
+  );
+  t.same(readOutbox(app.deps.store, 'globex').map((m) => m.state), ['failed', 'failed'], 'failed messages stay failed');
+});
