@@ -50,6 +50,21 @@ export interface Config {
     perAddress: { perSecond: number; burst: number };
   };
   store: { mapSizeGiB: number; defaultPageSize: number; maxPageSize: number; durability: 'flush' | 'commit' };
+  /** Client queries: their worker pool and budget (core/query/pool.ts, core/query/limits.ts). */
+  query: {
+    workers: number;
+    timeoutMs: number;
+    workerHeapMb: number;
+    tenantWorkers: number | null;
+    queueMax: number;
+    tenantQueueMax: number;
+    maxRange: number;
+    maxArray: number;
+    maxString: number;
+    maxRegexLength: number;
+    maxStageDocuments: number;
+    maxResultBytes: number;
+  };
   /** Media uploads: file size cap, chunk size and idle time-out of chunked uploads, storage directory (null: <dataDir>/media). */
   uploads: { maxBytes: number; chunkBytes: number; chunkTimeoutMs: number; dir: string | null };
   chat: {
@@ -137,6 +152,18 @@ const ENV: ReadonlyArray<[string, string[], Parse]> = [
   ['JSON_MAX_STRING_LENGTH', ['documents', 'maxStringLength'], int],
   ['MAX_RECORD_BYTES', ['documents', 'maxRecordBytes'], int],
   ['STORE_DURABILITY', ['store', 'durability'], text],
+  ['QUERY_WORKERS', ['query', 'workers'], int],
+  ['QUERY_TIMEOUT_MS', ['query', 'timeoutMs'], int],
+  ['QUERY_WORKER_HEAP_MB', ['query', 'workerHeapMb'], int],
+  ['QUERY_TENANT_WORKERS', ['query', 'tenantWorkers'], int],
+  ['QUERY_QUEUE_MAX', ['query', 'queueMax'], int],
+  ['QUERY_TENANT_QUEUE_MAX', ['query', 'tenantQueueMax'], int],
+  ['QUERY_MAX_RANGE', ['query', 'maxRange'], int],
+  ['QUERY_MAX_ARRAY', ['query', 'maxArray'], int],
+  ['QUERY_MAX_STRING', ['query', 'maxString'], int],
+  ['QUERY_MAX_REGEX_LENGTH', ['query', 'maxRegexLength'], int],
+  ['QUERY_MAX_STAGE_DOCUMENTS', ['query', 'maxStageDocuments'], int],
+  ['QUERY_MAX_RESULT_BYTES', ['query', 'maxResultBytes'], int],
   ['UPLOAD_MAX_BYTES', ['uploads', 'maxBytes'], int],
   ['UPLOAD_DIR', ['uploads', 'dir'], text],
   ['CORS_ORIGINS', ['http', 'corsOrigins'], list],

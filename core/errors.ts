@@ -23,6 +23,9 @@ export const ErrorCodes = {
   ERR_ORGID_INVALID: def('ERR_ORGID_INVALID', 400, 'orgid "%s" does not name a known organisation'),
   ERR_BAD_ID: def('ERR_BAD_ID', 400, '%s must be a 24-character hexadecimal id'),
   ERR_IDEMPOTENCY_KEY: def('ERR_IDEMPOTENCY_KEY', 400, 'idempotencyKey must be a UUID'),
+  // A client query stopped by its budget (time, heap, or an operator bound): 400 like any other
+  // query the service will not run as sent (the spec has no 422); the message names the limit.
+  ERR_QUERY_BUDGET: def('ERR_QUERY_BUDGET', 400, 'query budget: %s'),
   ERR_DOCUMENT_LIMIT: def('ERR_DOCUMENT_LIMIT', 400, '%s'),
   ERR_FORBIDDEN_KEY: def('ERR_FORBIDDEN_KEY', 400, '%s: the key "%s" is not allowed (it names a JavaScript object internal)'),
   // 401

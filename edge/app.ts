@@ -14,6 +14,7 @@ import { SmtpOutbox } from '../core/outbox-smtp.js';
 import { OutboxDispatcher } from '../core/outbox-dispatcher.js';
 import { largeFreeList } from '../core/store/compact.js';
 import { LmdbStore } from '../core/store/lmdb-store.js';
+import { createQueryPool } from '../core/query/pool.js';
 import type { ClusterNode } from '../core/cluster/node.js';
 import { ClusterForwarder } from './cluster-forward.js';
 import type { AppDeps, CredentialResolver, Module } from './deps.js';
@@ -72,6 +73,8 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
       'the store has a large free list, which slows every commit: stop the server and run npm run compact',
     );
   }
+  // Client queries run in worker threads (started at the first query), each under a budget.
+  const queries = createQueryPool(config, logger);
   const bus = opts.bus ?? (await createBus({ natsUrl: config.natsUrl ?? undefined, logger }));
   // Cluster mode (NATS_URL): writes go through the commit stream, a tenant's actors and requests
   // live on its owner. Without NATS none of it is loaded.
@@ -98,6 +101,7 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
   const deps: AppDeps = {
     config,
     store,
+    queries,
     runtime,
     bus,
     tokens,
@@ -165,6 +169,7 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
         await runtime.close();
         await cluster?.close();
         await bus.close();
+        await queries.close();
         await store.close();
         logger.info('stopped');
         logger.flush?.();

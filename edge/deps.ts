@@ -6,6 +6,7 @@ import type { Clock } from '../core/clock.js';
 import type { Config } from '../core/config.js';
 import type { Logger } from '../core/log.js';
 import type { OutboxProvider } from '../core/outbox.js';
+import type { QueryRunner } from '../core/query/pool.js';
 import type { Store } from '../core/store/store.js';
 import type { HttpEdge } from './http-server.js';
 import type { RouteDef } from './route.js';
@@ -22,6 +23,8 @@ export type CredentialResolver = (
 export interface AppDeps {
   readonly config: Config;
   readonly store: Store;
+  /** Runs client queries (filters, sorts, projections, pipelines) in worker threads, under a budget. */
+  readonly queries: QueryRunner;
   readonly runtime: ActorRuntime;
   readonly bus: Bus;
   readonly tokens: TokenService;

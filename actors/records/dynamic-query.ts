@@ -1,45 +1,27 @@
 // `/dynamic-query/*` (spec: Resources → Request bodies: driver-style `filter`, `limit`, `skip`):
 // find, findOne, count, distinct and aggregate over ONE datatype of ONE tenant. Pipelines are
-// mingo pipelines restricted to stages that only reshape the documents they are given, so no
-// stage can read another datatype (`$lookup`, `$graphLookup`, `$unionWith`), write (`$out`,
-// `$merge`) or run code (`$function`, `$accumulator`, `$where`).
-import { Aggregator } from 'mingo';
+// mingo pipelines in the client query language (core/query/language.ts): only stages that
+// reshape the documents they are given, so no stage can read another datatype (`$lookup`,
+// `$graphLookup`, `$unionWith`), write (`$out`, `$merge`) or run code (`$function`,
+// `$accumulator`, `$where`). Each query is checked on the event loop, then run in a worker of the
+// query pool, under its budget; the `run*` functions are what the worker runs.
 import { appError } from '../../core/errors.js';
+import { assertClientQuery, PIPELINE_STAGES, runPipeline } from '../../core/query/language.js';
+import type { QueryRunner } from '../../core/query/pool.js';
 import type { Filter, SortOrder } from '../../core/store/query.js';
 import type { ListResult, StoredRecord } from '../../core/store/record.js';
 import type { Store } from '../../core/store/store.js';
 import { assertNoCredentialReference, assertReadable, forReader } from './policy.js';
-import { assertSafeOperators, clientQuery, findRecords } from './reads.js';
+import { checkFind, clientQuery, inWorker, runFind } from './reads.js';
 
-/** Stages that only filter, reshape, group or order the documents they receive. */
-const ALLOWED_STAGES = new Set([
-  '$match',
-  '$project',
-  '$addFields',
-  '$set',
-  '$unset',
-  '$group',
-  '$sort',
-  '$limit',
-  '$skip',
-  '$count',
-  '$unwind',
-  '$sortByCount',
-  '$bucket',
-  '$bucketAuto',
-  '$facet',
-  '$replaceRoot',
-  '$replaceWith',
-  '$sample',
-  '$redact',
-  '$setWindowFields',
-]);
+const ALLOWED_STAGES: ReadonlySet<string> = new Set(PIPELINE_STAGES);
 
 export const MAX_PIPELINE_STAGES = 20;
 /** Largest answer of distinct and aggregate; beyond it the caller must narrow or `$limit`. */
 export const MAX_RESULT_DOCUMENTS = 1000;
 
-const MINGO_OPTIONS = { scriptEnabled: false } as const;
+/** Path segments that would reach an object's prototype rather than a field. */
+const PROTOTYPE_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
 /** Throws 400 for a pipeline with a stage outside the allowlist or too many stages. */
 export function assertPipeline(pipeline: unknown[], where = 'pipeline'): number {
@@ -62,7 +44,7 @@ export function assertPipeline(pipeline: unknown[], where = 'pipeline'): number 
         stages += assertPipeline(sub, `${at}/$facet/${name}`);
       }
     } else {
-      assertSafeOperators(arg, at);
+      assertClientQuery(arg, at);
     }
   });
   if (where === 'pipeline' && stages > MAX_PIPELINE_STAGES) {
@@ -87,7 +69,7 @@ export function storeSort(sort: DriverSort | undefined, sortType: SortOrder | un
 
 function project(docs: StoredRecord[], projection: Record<string, unknown> | undefined): Record<string, unknown>[] {
   if (!projection || Object.keys(projection).length === 0) return docs;
-  return clientQuery(() => new Aggregator([{ $project: projection }], MINGO_OPTIONS).run(docs));
+  return clientQuery(() => runPipeline([{ $project: projection }], docs));
 }
 
 export interface DynamicFind {
@@ -102,39 +84,72 @@ export interface DynamicFind {
   projection?: Record<string, unknown>;
 }
 
-export function dynamicFind(store: Store, tenant: string, q: DynamicFind): ListResult<Record<string, unknown>> {
-  if (q.projection) assertSafeOperators(q.projection, 'projection');
-  assertNoCredentialReference(q.datatype, q.projection);
-  const res = findRecords(store, tenant, q.datatype, {
+function findRequest(q: DynamicFind) {
+  return {
     filter: q.filter,
     ...storeSort(q.sort, q.sortType),
     page: q.page,
     pageSize: q.pageSize,
     skip: q.skip,
     limit: q.limit,
-  });
+  };
+}
+
+function checkDynamicFind(q: DynamicFind): void {
+  if (q.projection) assertClientQuery(q.projection, 'projection');
+  assertNoCredentialReference(q.datatype, q.projection);
+  checkFind(q.datatype, findRequest(q));
+}
+
+export function dynamicFind(queries: QueryRunner, tenant: string, q: DynamicFind): Promise<ListResult<Record<string, unknown>>> {
+  checkDynamicFind(q);
+  return inWorker(queries, { op: 'dynamicFind', tenant, q });
+}
+
+export function runDynamicFind(store: Store, tenant: string, q: DynamicFind): ListResult<Record<string, unknown>> {
+  checkDynamicFind(q);
+  const res = runFind(store, tenant, q.datatype, findRequest(q));
   return { ...res, data: project(res.data, q.projection) };
 }
 
-export function dynamicFindOne(store: Store, tenant: string, q: DynamicFind): Record<string, unknown> | null {
-  const res = dynamicFind(store, tenant, { ...q, limit: 1, page: undefined, pageSize: undefined });
+export async function dynamicFindOne(queries: QueryRunner, tenant: string, q: DynamicFind): Promise<Record<string, unknown> | null> {
+  const res = await dynamicFind(queries, tenant, { ...q, limit: 1, page: undefined, pageSize: undefined });
   return res.data[0] ?? null;
 }
 
-export function dynamicCount(store: Store, tenant: string, datatype: string, filter: Filter | undefined): number {
+function checkFiltered(datatype: string, filter: Filter | undefined, ...more: unknown[]): Filter {
   assertReadable(datatype);
   const f = filter ?? {};
-  assertSafeOperators(f, 'filter');
-  assertNoCredentialReference(datatype, f);
+  assertClientQuery(f, 'filter');
+  assertNoCredentialReference(datatype, f, ...more);
+  return f;
+}
+
+export function dynamicCount(queries: QueryRunner, tenant: string, datatype: string, filter: Filter | undefined): Promise<number> {
+  checkFiltered(datatype, filter);
+  return inWorker(queries, { op: 'count', tenant, datatype, filter });
+}
+
+export function runCount(store: Store, tenant: string, datatype: string, filter: Filter | undefined): number {
+  const f = checkFiltered(datatype, filter);
   return clientQuery(() => store.count(tenant, datatype, f));
 }
 
+function checkDistinctField(field: string): void {
+  const bad = field.split('.').find((p) => PROTOTYPE_KEYS.has(p));
+  if (bad) throw appError('ERR_VALIDATION', `field may not name ${bad}`);
+}
+
+export function dynamicDistinct(queries: QueryRunner, tenant: string, datatype: string, field: string, filter: Filter | undefined): Promise<unknown[]> {
+  checkDistinctField(field);
+  checkFiltered(datatype, filter, { [field]: 1 });
+  return inWorker(queries, { op: 'distinct', tenant, datatype, field, filter });
+}
+
 /** Distinct values of `field` (array values are unwound, as MongoDB does), in first-seen order. */
-export function dynamicDistinct(store: Store, tenant: string, datatype: string, field: string, filter: Filter | undefined): unknown[] {
-  assertReadable(datatype);
-  const f = filter ?? {};
-  assertSafeOperators(f, 'filter');
-  assertNoCredentialReference(datatype, f, { [field]: 1 });
+export function runDistinct(store: Store, tenant: string, datatype: string, field: string, filter: Filter | undefined): unknown[] {
+  checkDistinctField(field);
+  const f = checkFiltered(datatype, filter, { [field]: 1 });
   const records = clientQuery(() => store.scan(tenant, datatype, f));
   const seen = new Map<string, unknown>();
   const add = (v: unknown) => {
@@ -146,8 +161,7 @@ export function dynamicDistinct(store: Store, tenant: string, datatype: string, 
     }
     seen.set(key, v);
   };
-  const getter = new Aggregator([{ $project: { _id: 0, v: `$${field}` } }], MINGO_OPTIONS);
-  for (const rec of getter.run(records.map(forReader))) {
+  for (const rec of clientQuery(() => runPipeline([{ $project: { _id: 0, v: `$${field}` } }], records.map(forReader)))) {
     const v = (rec as { v?: unknown }).v;
     if (Array.isArray(v)) v.forEach(add);
     else add(v);
@@ -155,21 +169,33 @@ export function dynamicDistinct(store: Store, tenant: string, datatype: string, 
   return [...seen.values()];
 }
 
+function checkAggregate(datatype: string, pipeline: Record<string, unknown>[]): void {
+  assertReadable(datatype);
+  assertPipeline(pipeline);
+  assertNoCredentialReference(datatype, pipeline);
+}
+
+export function dynamicAggregate(
+  queries: QueryRunner,
+  tenant: string,
+  datatype: string,
+  pipeline: Record<string, unknown>[],
+): Promise<Record<string, unknown>[]> {
+  checkAggregate(datatype, pipeline);
+  return inWorker(queries, { op: 'aggregate', tenant, datatype, pipeline });
+}
+
 /**
  * Runs a pipeline over one datatype. A leading `$match` narrows the input through the store (and
  * its indexes); user and customer records enter the pipeline already stripped of credentials.
  */
-export function dynamicAggregate(store: Store, tenant: string, datatype: string, pipeline: Record<string, unknown>[]): Record<string, unknown>[] {
-  assertReadable(datatype);
-  assertPipeline(pipeline);
-  assertNoCredentialReference(datatype, pipeline);
+export function runAggregate(store: Store, tenant: string, datatype: string, pipeline: Record<string, unknown>[]): Record<string, unknown>[] {
+  checkAggregate(datatype, pipeline);
   const first = pipeline[0] as { $match?: Filter } | undefined;
   const lead = first && first.$match && typeof first.$match === 'object' ? first.$match : undefined;
   const input = clientQuery(() => store.scan(tenant, datatype, lead)).map(forReader);
   const rest = lead ? pipeline.slice(1) : pipeline;
-  const out = clientQuery(() =>
-    new Aggregator([...rest, { $limit: MAX_RESULT_DOCUMENTS + 1 }], MINGO_OPTIONS).run(input as unknown as Record<string, unknown>[]),
-  );
+  const out = clientQuery(() => runPipeline([...rest, { $limit: MAX_RESULT_DOCUMENTS + 1 }], input));
   if (out.length > MAX_RESULT_DOCUMENTS) {
     throw appError('ERR_VALIDATION', `the pipeline yields more than ${MAX_RESULT_DOCUMENTS} documents; add a $limit stage`);
   }

@@ -1,27 +1,23 @@
 // Reads of the record store (spec: Endpoints → Repository). Reads need no serialization with
-// writes, so they go straight to the store (one LMDB read each) rather than through the actor.
-// Every read passes the datatype policy and hands user and customer records out stripped.
+// writes, so they go straight to the store rather than through the actor: a get by id on the
+// event loop (one LMDB read), and every query that takes a client's filter or sort in the query
+// pool's workers (core/query/pool.ts), under its time and memory budget. Every read passes the
+// datatype policy and hands user and customer records out stripped.
 import { AppError, appError } from '../../core/errors.js';
+import { assertClientQuery } from '../../core/query/language.js';
+import type { QueryRunner } from '../../core/query/pool.js';
 import type { Filter, FindOptions, SortOrder } from '../../core/store/query.js';
 import type { ListResult, StoredRecord } from '../../core/store/record.js';
 import type { Store } from '../../core/store/store.js';
 import { assertNoCredentialReference, assertReadable, forReader } from './policy.js';
+import type { RecordsQuery } from './query-job.js';
 
-/** Operators that run code or reach outside the one datatype a query names. */
-const FORBIDDEN_OPERATORS = new Set(['$where', '$function', '$accumulator', '$lookup', '$graphLookup', '$unionWith', '$out', '$merge']);
+/** The records job the query workers run (query-job.ts beside this file; .ts under tsx). */
+export const RECORDS_QUERY_JOB = new URL(import.meta.url.endsWith('.ts') ? './query-job.ts' : './query-job.js', import.meta.url).href;
 
-/** Throws 400 naming the first operator in `v` that may run code or reach another datatype. */
-export function assertSafeOperators(v: unknown, where: string, depth = 0): void {
-  if (depth > 64) throw appError('ERR_VALIDATION', `${where} is nested too deeply`);
-  if (v === null || typeof v !== 'object') return;
-  if (Array.isArray(v)) {
-    for (const x of v) assertSafeOperators(x, where, depth + 1);
-    return;
-  }
-  for (const [k, x] of Object.entries(v)) {
-    if (FORBIDDEN_OPERATORS.has(k)) throw appError('ERR_VALIDATION', `${where} may not use ${k}`);
-    assertSafeOperators(x, where, depth + 1);
-  }
+/** Runs one records query in a worker of the pool. */
+export function inWorker<T>(queries: QueryRunner, q: RecordsQuery): Promise<T> {
+  return queries.run<T>(q.tenant, RECORDS_QUERY_JOB, q);
 }
 
 /**
@@ -54,12 +50,22 @@ export interface FindRequest {
   limit?: number;
 }
 
-/** Filter, sort and page one datatype of one tenant into the list envelope. */
-export function findRecords(store: Store, tenant: string, datatype: string, req: FindRequest): ListResult {
+/** Throws 400/403 for a find the service will not run: checked before a worker is asked. */
+export function checkFind(datatype: string, req: FindRequest): void {
   assertReadable(datatype);
-  const filter = req.filter ?? {};
-  assertSafeOperators(filter, 'query');
-  assertNoCredentialReference(datatype, filter, req.sort ? { [req.sort]: 1 } : undefined);
+  if (req.filter) assertClientQuery(req.filter, 'query');
+  assertNoCredentialReference(datatype, req.filter ?? {}, req.sort ? { [req.sort]: 1 } : undefined);
+}
+
+/** Filter, sort and page one datatype of one tenant into the list envelope, in a query worker. */
+export function findRecords(queries: QueryRunner, tenant: string, datatype: string, req: FindRequest): Promise<ListResult> {
+  checkFind(datatype, req);
+  return inWorker(queries, { op: 'find', tenant, datatype, req });
+}
+
+/** The find itself (in the worker). */
+export function runFind(store: Store, tenant: string, datatype: string, req: FindRequest): ListResult {
+  checkFind(datatype, req);
   const opts: FindOptions = {};
   if (req.page !== undefined) opts.page = req.page;
   if (req.pageSize !== undefined) opts.pageSize = req.pageSize;
@@ -67,7 +73,7 @@ export function findRecords(store: Store, tenant: string, datatype: string, req:
   if (req.sortType) opts.sortType = req.sortType;
   if (req.skip !== undefined) opts.skip = req.skip;
   if (req.limit !== undefined) opts.limit = req.limit;
-  const res = clientQuery(() => store.find(tenant, datatype, filter, opts));
+  const res = clientQuery(() => store.find(tenant, datatype, req.filter ?? {}, opts));
   return { ...res, data: res.data.map(forReader) };
 }
 

@@ -1,8 +1,10 @@
 // Filtering, sorting and paging of records: the MongoDB filter language through mingo, a stable
 // sort that compares numbers (and numeric strings, when every value is one) as numbers, and the
 // spec's list envelope. Pure functions: the store feeds them an index-narrowed candidate set.
-import { Query } from 'mingo';
-import { appError } from '../errors.js';
+// Filters run in the client query language (core/query/language.ts): only allowed operators,
+// bounded, regexes on RE2, whether a filter came from a client or from our own code.
+import { AppError, appError } from '../errors.js';
+import { clientFilter } from '../query/language.js';
 import type { ListResult, StoredRecord } from './record.js';
 
 export type SortOrder = 'asc' | 'desc';
@@ -34,7 +36,7 @@ export interface Matcher {
 const compiled = new Map<string, Matcher>();
 
 /**
- * Compiles (and caches) a filter; an unknown operator is a 400 naming it. A filter of plain
+ * Compiles (and caches) a filter; an unknown or forbidden operator is a 400 naming it. A filter of plain
  * equalities on scalar values (`{"data.customerId": "c-17"}`, the common lookup) is matched
  * without mingo: compiling a mingo query costs far more than testing a page of records, and such
  * filters rarely repeat. A record whose path crosses an array falls back to mingo, so the
@@ -47,8 +49,9 @@ export function compileFilter(filter: Filter): Matcher {
   let q = compiled.get(key);
   if (q) return q;
   try {
-    q = new Query(filter);
+    q = clientFilter(filter);
   } catch (err) {
+    if (err instanceof AppError) throw err;
     throw appError('ERR_VALIDATION', `query is not a valid filter: ${(err as Error).message}`);
   }
   if (compiled.size > 1000) compiled.clear();
@@ -68,12 +71,12 @@ function scalarEqualities(filter: Filter): Matcher | undefined {
       terms.push([k.split('.'), v]);
     } else return undefined;
   }
-  let fallback: Query | undefined;
+  let fallback: Matcher | undefined;
   return {
     test(obj: unknown): boolean {
       for (const [parts, want] of terms) {
         const got = scalarAt(obj, parts);
-        if (got === NOT_SCALAR) return (fallback ??= new Query(filter)).test(obj as Record<string, unknown>);
+        if (got === NOT_SCALAR) return (fallback ??= clientFilter(filter)).test(obj as Record<string, unknown>);
         if (got !== want) return false;
       }
       return true;

@@ -104,7 +104,8 @@ t.test('dynamic-query', async (t) => {
       [['$match'], /pipeline\/0/],
       [Array.from({ length: 21 }, () => ({ $limit: 5 })), /pipeline/],
       [[{ $facet: Object.fromEntries(Array.from({ length: 4 }, (_, i) => [`f${i}`, Array.from({ length: 5 }, () => ({ $skip: 0 }))])) }], /at most 20/],
-      [[{ $group: { _id: '$x', n: { $nonsense: 1 } } }], /query could not be run: .*\$nonsense/],
+      // Unknown operators are refused by name before the pipeline runs (the client allow-list).
+      [[{ $group: { _id: '$x', n: { $nonsense: 1 } } }], /pipeline\/0 may not use \$nonsense/],
     ];
     for (const [pipeline, msg] of refused) {
       const r = await a.post('/dynamic-query/aggregate', { datatype: 'sf_order', pipeline });

@@ -16,6 +16,7 @@ import {
 } from '../../../actors/records/dynamic-query.js';
 import type { AppDeps } from '../../deps.js';
 import { route, type RouteDef } from '../../route.js';
+import { queryBudget } from './repository.js';
 import { AnyDocument, Datatype, ListOf, SortType } from './schemas.js';
 
 const TAG = 'Dynamic query';
@@ -46,6 +47,7 @@ function withFilter<P extends TProperties>(props: P) {
 
 export function dynamicQueryRoutes(deps: AppDeps): RouteDef[] {
   const maxPageSize = deps.config.store.maxPageSize;
+  const QUERY_BUDGET = queryBudget(deps.config.query);
   const Options = Type.Object(
     {
       page: Type.Optional(Type.Integer({ minimum: 1 })),
@@ -98,10 +100,10 @@ export function dynamicQueryRoutes(deps: AppDeps): RouteDef[] {
       summary: 'Find records (driver-style options)',
       description:
         'Body `{datatype, filter, sort?, limit?, skip?, projection?}`; answers the list envelope. `limit` is at most ' +
-        `${maxPageSize}; without \`limit\`/\`skip\`, \`options: {page, pageSize}\` pages as /repository/find does.`,
+        `${maxPageSize}; without \`limit\`/\`skip\`, \`options: {page, pageSize}\` pages as /repository/find does. ${QUERY_BUDGET}`,
       body: withFilter({ ...findProps, limit: Type.Optional(Type.Integer({ minimum: 1, maximum: maxPageSize })) }),
       response: ListOf(AnyDocument),
-      handler: (ctx) => dynamicFind(ctx.deps.store, ctx.tenant, findArgs(ctx.body)),
+      handler: (ctx) => dynamicFind(ctx.deps.queries, ctx.tenant, findArgs(ctx.body)),
     }),
 
     route({
@@ -110,10 +112,10 @@ export function dynamicQueryRoutes(deps: AppDeps): RouteDef[] {
       auth: 'staff',
       tag: TAG,
       summary: 'Find the first matching record',
-      description: 'Body `{datatype, filter, sort?, skip?, projection?}`; answers `{data: <record>}`, or `{data: null}` when none matches.',
+      description: `Body \`{datatype, filter, sort?, skip?, projection?}\`; answers \`{data: <record>}\`, or \`{data: null}\` when none matches. ${QUERY_BUDGET}`,
       body: withFilter(findProps),
       response: Type.Object({ data: Type.Union([AnyDocument, Type.Null()]) }),
-      handler: (ctx) => ({ data: dynamicFindOne(ctx.deps.store, ctx.tenant, findArgs(ctx.body)) }),
+      handler: async (ctx) => ({ data: await dynamicFindOne(ctx.deps.queries, ctx.tenant, findArgs(ctx.body)) }),
     }),
 
     route({
@@ -122,9 +124,10 @@ export function dynamicQueryRoutes(deps: AppDeps): RouteDef[] {
       auth: 'staff',
       tag: TAG,
       summary: 'Count matching records',
+      description: `Body \`{datatype, filter}\`; answers \`{count}\`. ${QUERY_BUDGET}`,
       body: withFilter({}),
       response: Type.Object({ count: Type.Integer() }),
-      handler: (ctx) => ({ count: dynamicCount(ctx.deps.store, ctx.tenant, ctx.body.datatype, filterOf(ctx.body)) }),
+      handler: async (ctx) => ({ count: await dynamicCount(ctx.deps.queries, ctx.tenant, ctx.body.datatype, filterOf(ctx.body)) }),
     }),
 
     route({
@@ -133,11 +136,11 @@ export function dynamicQueryRoutes(deps: AppDeps): RouteDef[] {
       auth: 'staff',
       tag: TAG,
       summary: 'Distinct values of a field',
-      description: `Body \`{datatype, field, filter?}\`; answers \`{values}\` (array values are unwound). More than ${MAX_RESULT_DOCUMENTS} values is a 400.`,
+      description: `Body \`{datatype, field, filter?}\`; answers \`{values}\` (array values are unwound). More than ${MAX_RESULT_DOCUMENTS} values is a 400. ${QUERY_BUDGET}`,
       body: withFilter({ field: Type.String({ pattern: '^[A-Za-z0-9_-]+(\\.[A-Za-z0-9_-]+)*$', maxLength: 200 }) }),
       response: Type.Object({ values: Type.Array(Type.Unknown()) }),
-      handler: (ctx) => ({
-        values: dynamicDistinct(ctx.deps.store, ctx.tenant, ctx.body.datatype, ctx.body.field, filterOf(ctx.body)),
+      handler: async (ctx) => ({
+        values: await dynamicDistinct(ctx.deps.queries, ctx.tenant, ctx.body.datatype, ctx.body.field, filterOf(ctx.body)),
       }),
     }),
 
@@ -151,7 +154,8 @@ export function dynamicQueryRoutes(deps: AppDeps): RouteDef[] {
         'Body `{datatype, pipeline}` (MongoDB stages, run by mingo); answers `{data}`. Only stages that reshape the ' +
         "datatype's own records are allowed: `$lookup`, `$graphLookup`, `$unionWith`, `$out`, `$merge` and code " +
         `(\`$function\`, \`$accumulator\`, \`$where\`) are refused with 400. At most ${MAX_PIPELINE_STAGES} stages ` +
-        `(counting those inside \`$facet\`) and ${MAX_RESULT_DOCUMENTS} result documents.`,
+        `(counting those inside \`$facet\`) and ${MAX_RESULT_DOCUMENTS} result documents; any one stage passes on at most ` +
+        `1,000,000 documents (\`QUERY_MAX_STAGE_DOCUMENTS\`). ${QUERY_BUDGET}`,
       body: Type.Object(
         {
           datatype: Datatype,
@@ -160,7 +164,7 @@ export function dynamicQueryRoutes(deps: AppDeps): RouteDef[] {
         { additionalProperties: false },
       ),
       response: Type.Object({ data: Type.Array(AnyDocument) }),
-      handler: (ctx) => ({ data: dynamicAggregate(ctx.deps.store, ctx.tenant, ctx.body.datatype, ctx.body.pipeline) }),
+      handler: async (ctx) => ({ data: await dynamicAggregate(ctx.deps.queries, ctx.tenant, ctx.body.datatype, ctx.body.pipeline) }),
     }),
   ];
 }

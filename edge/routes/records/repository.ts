@@ -1,16 +1,31 @@
 // `/repository/*` (spec: Endpoints → Repository; Resources → Request bodies; Versioning): generic
-// record CRUD and queries, staff only. Writes go through the tenant's records actor; reads go
-// straight to the store.
+// record CRUD and queries, staff only. Writes go through the tenant's records actor; a get by id
+// reads the store; finds run in the query pool's workers under the query budget.
 import { Type } from '@sinclair/typebox';
 import { appError } from '../../../core/errors.js';
 import { assertIdempotencyKey, fingerprint } from '../../../core/idempotency.js';
 import { findRecords, attributeFilter, getRecord } from '../../../actors/records/reads.js';
 import { RECORDS_ACTOR, RECORDS_KEY, type CreateReply, type RecordsMsg } from '../../../actors/records/records-actor.js';
+import type { Config } from '../../../core/config.js';
 import type { AppDeps } from '../../deps.js';
 import { route, type RequestContext, type RouteDef } from '../../route.js';
 import { DatatypeParams, Datatype, pageQuery, RecordList, RecordParams, RecordSchema, SortType } from './schemas.js';
 
 const TAG = 'Repository';
+/** What every client query route says of its budget, with this node's figures (README: Limits). */
+export function queryBudget(q: Config['query']): string {
+  const n = (x: number) => x.toLocaleString('en-US');
+  return (
+    `Queries run in worker threads under a budget: at most ${n(q.timeoutMs)} ms (\`QUERY_TIMEOUT_MS\`) and ` +
+    `${n(q.workerHeapMb)} MiB of heap (\`QUERY_WORKER_HEAP_MB\`) each; over it the query is stopped and answers 400 ` +
+    'naming the limit (narrow the filter, filter on an indexed field, or add `$limit`). Only allowed operators are ' +
+    'accepted (others are a 400 naming them: no `$where`, `$function`, `$accumulator`, `$lookup`); `$range` yields at ' +
+    `most ${n(q.maxRange)} elements, any operator's array ${n(q.maxArray)} and string ${n(q.maxString)} characters; ` +
+    `regexes run on RE2 (linear time: no backreferences or lookarounds; at most ${n(q.maxRegexLength)} characters). ` +
+    `An organisation's queries queue while its share of the workers is busy (at most ${n(q.tenantQueueMax)} waiting, ` +
+    `${n(q.queueMax)} in all; beyond that 503 with \`Retry-After\`).`
+  );
+}
 const DataObject = Type.Object({}, { additionalProperties: true, description: 'Business fields (`data.<field>`)' });
 
 function ask<R>(ctx: RequestContext, msg: RecordsMsg): Promise<R> {
@@ -20,6 +35,7 @@ function ask<R>(ctx: RequestContext, msg: RecordsMsg): Promise<R> {
 export function repositoryRoutes(deps: AppDeps): RouteDef[] {
   const maxPageSize = deps.config.store.maxPageSize;
   const PageQuery = pageQuery(maxPageSize);
+  const QUERY_BUDGET = queryBudget(deps.config.query);
 
   return [
     route({
@@ -158,7 +174,8 @@ export function repositoryRoutes(deps: AppDeps): RouteDef[] {
       description:
         'Body `{query: {<field-path>: <value>}, options: {page, pageSize, sort, sortType}}`; `query` is a MongoDB ' +
         'filter. Values compare as stored (a numeric string matches the same string, not a number); a sort is ' +
-        'numeric when every value of the field is a number or a numeric string. No match is an empty list.',
+        'numeric when every value of the field is a number or a numeric string. No match is an empty list. ' +
+        QUERY_BUDGET,
       params: DatatypeParams,
       body: Type.Object(
         {
@@ -179,7 +196,7 @@ export function repositoryRoutes(deps: AppDeps): RouteDef[] {
       ),
       response: RecordList,
       handler: (ctx) =>
-        findRecords(ctx.deps.store, ctx.tenant, ctx.params.datatype, { filter: ctx.body.query, ...ctx.body.options }),
+        findRecords(ctx.deps.queries, ctx.tenant, ctx.params.datatype, { filter: ctx.body.query, ...ctx.body.options }),
     }),
 
     route({
@@ -188,12 +205,14 @@ export function repositoryRoutes(deps: AppDeps): RouteDef[] {
       auth: 'staff',
       tag: TAG,
       summary: 'Read one page of a datatype',
-      description: 'Query `p` (page), `ps` (page size), `s` (sort field, e.g. `data.price`), `st` (`asc` or `desc`).',
+      description:
+        'Query `p` (page), `ps` (page size), `s` (sort field, e.g. `data.price`), `st` (`asc` or `desc`). Runs under the ' +
+        'query time and memory budget of /repository/find.',
       params: DatatypeParams,
       query: PageQuery,
       response: RecordList,
       handler: (ctx) =>
-        findRecords(ctx.deps.store, ctx.tenant, ctx.params.datatype, {
+        findRecords(ctx.deps.queries, ctx.tenant, ctx.params.datatype, {
           page: ctx.query.p,
           pageSize: ctx.query.ps,
           sort: ctx.query.s,
@@ -218,7 +237,7 @@ export function repositoryRoutes(deps: AppDeps): RouteDef[] {
       query: PageQuery,
       response: RecordList,
       handler: (ctx) =>
-        findRecords(ctx.deps.store, ctx.tenant, ctx.params.datatype, {
+        findRecords(ctx.deps.queries, ctx.tenant, ctx.params.datatype, {
           filter: attributeFilter(ctx.params.attribute, ctx.params.value),
           page: ctx.query.p,
           pageSize: ctx.query.ps,

@@ -1,0 +1,35 @@
+// What the query pool and its workers say to each other, and what a job module provides.
+import type { WireError } from '../errors.js';
+import type { PageLimits } from '../store/query.js';
+import type { Store } from '../store/store.js';
+import type { QueryLimits } from './limits.js';
+
+/** Given to every worker at start (workerData). */
+export interface WorkerInit {
+  store: { path: string; mapSizeGiB: number; limits: PageLimits };
+  limits: QueryLimits;
+  /** Largest answer a job may return, as JSON bytes (estimated). */
+  maxResultBytes: number;
+}
+
+export interface JobContext {
+  /** The node's store, opened in this worker: reads only. */
+  readonly store: Store;
+}
+
+/**
+ * A job module exports `run`: it runs in a worker thread, reads the store, and returns plain data
+ * (structured-cloneable). Errors it throws as AppError reach the caller as they are.
+ */
+export type QueryJob<I = unknown, O = unknown> = (ctx: JobContext, input: I) => O | Promise<O>;
+
+export interface JobMessage {
+  id: number;
+  /** URL of the job module. */
+  job: string;
+  input: unknown;
+}
+
+export type JobReply =
+  | { id: number; ok: true; value: unknown }
+  | { id: number; ok: false; error: WireError; detail?: string };

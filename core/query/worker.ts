@@ -1,0 +1,72 @@
+// One query worker thread (see pool.ts). It opens the node's LMDB environment itself (lmdb-js
+// shares one environment between the threads of a process), then runs one job at a time: a job
+// module, named by URL in each message and imported once, gets the store and the job's input and
+// returns plain data. Every job reads a fresh snapshot, so a read sent after a write's reply sees it.
+import { parentPort, workerData } from 'node:worker_threads';
+import { AppError, appError, toWire } from '../errors.js';
+import { LmdbStore } from '../store/lmdb-store.js';
+import type { Store } from '../store/store.js';
+import { setQueryLimits } from './limits.js';
+import type { JobContext, JobMessage, JobReply, QueryJob, WorkerInit } from './protocol.js';
+import { assertResultSize } from './result-size.js';
+
+const init = workerData as WorkerInit;
+setQueryLimits(init.limits);
+const store = new LmdbStore({ path: init.store.path, mapSizeGiB: init.store.mapSizeGiB, limits: init.store.limits });
+const ctx: JobContext = { store };
+const jobs = new Map<string, Promise<QueryJob>>();
+const port = parentPort!;
+
+/**
+ * lmdb-js keeps a read transaction until a timer of its own resets it, and the next job may
+ * arrive before that timer runs: reset it, so the job reads what is committed now.
+ * LmdbStore has no public method for this yet (its root database is private).
+ */
+function freshReads(s: Store): void {
+  (s as unknown as { root?: { resetReadTxn?(): void } }).root?.resetReadTxn?.();
+}
+
+function load(url: string): Promise<QueryJob> {
+  let job = jobs.get(url);
+  if (!job) {
+    job = import(url).then((m: { run?: QueryJob }) => {
+      if (typeof m.run !== 'function') throw new Error(`query job ${url} exports no run()`);
+      return m.run;
+    });
+    jobs.set(url, job);
+  }
+  return job;
+}
+
+async function handle(m: JobMessage): Promise<JobReply> {
+  try {
+    const run = await load(m.job);
+    freshReads(store);
+    const value = await run(ctx, m.input);
+    assertResultSize(value, init.maxResultBytes);
+    return { id: m.id, ok: true, value };
+  } catch (err) {
+    if (err instanceof AppError) return { id: m.id, ok: false, error: toWire(err) };
+    // A stack overflow is the query's depth, not the node's fault.
+    if (err instanceof RangeError) {
+      return { id: m.id, ok: false, error: toWire(appError('ERR_QUERY_BUDGET', `the query could not be run: ${err.message}; simplify it`)) };
+    }
+    return { id: m.id, ok: false, error: toWire(err), detail: err instanceof Error ? (err.stack ?? err.message) : String(err) };
+  }
+}
+
+port.on('message', (m: JobMessage | { close: true }) => {
+  if ('close' in m) {
+    void store.close().finally(() => port.close());
+    return;
+  }
+  void handle(m).then((reply) => {
+    try {
+      port.postMessage(reply);
+    } catch (err) {
+      // A value that cannot be cloned (a function, a symbol): answer the error instead.
+      port.postMessage({ id: m.id, ok: false, error: toWire(err), detail: String(err) } satisfies JobReply);
+    }
+  });
+});
+port.postMessage({ ready: true });

@@ -1,0 +1,208 @@
+// Client queries run under a budget, off the event loop (issue 17, items 1 and 2): every find,
+// count, distinct and aggregate runs in a worker of the query pool, with a time limit, a heap
+// limit, an operator allow-list and bounds on what one operator may build. Each reproduction of
+// the issue is sent by organisation A while B reads: the server stays up (it runs in this very
+// process, so a V8 fatal error would end the test), A gets a 4xx naming the limit, and B's read
+// answers before A's attack does whenever the attack takes time.
+import t from 'tap';
+import type { QueryPool } from '../../core/query/pool.js';
+import { newRecord } from '../../core/store/record.js';
+import { WriteBatch } from '../../core/store/store.js';
+import type { Reply } from '../helpers/http.js';
+import { setup } from '../records/setup.js';
+
+const TIMEOUT_MS = 1000;
+/** The issue's nested $map over $range 2000 x 2000 (4.9 s of event loop before). */
+const NESTED_MAP = {
+  $project: { x: { $map: { input: { $range: [0, 2000] }, as: 'i', in: { $size: { $map: { input: { $range: [0, 2000] }, in: { $add: ['$$i', '$$this'] } } } } } } },
+};
+
+t.test('query budget', async (t) => {
+  const { app, a, b } = await setup(t, {
+    config: { query: { timeoutMs: TIMEOUT_MS, workerHeapMb: 96, workers: 2 } },
+  });
+  const pool = app.deps.queries as QueryPool;
+  // One product per organisation; A's name is the issue's 31 characters that make ^(a+)+$ backtrack.
+  const batch = new WriteBatch();
+  batch.putRecord(newRecord('acme', 'product', { name: 'a'.repeat(30) + '!' }));
+  const bProduct = newRecord('globex', 'product', { name: 'widget' });
+  batch.putRecord(bProduct);
+  await app.deps.store.commit(batch);
+  // Start the workers (the first query does) so no timing below includes their start.
+  t.equal((await b.post('/repository/find/product', { query: {} })).status, 200);
+
+  /** B's plain reads, sent while A's request is in flight: they must answer before it does. */
+  async function whileAttacked(attack: () => Promise<Reply>, opts: { ordered: boolean }) {
+    const order: string[] = [];
+    const pending = attack().then((r) => (order.push('attack'), r));
+    // Let the attack reach a worker first.
+    await new Promise((r) => setTimeout(r, 100));
+    const get = b.get(`/repository/get/product/${bProduct.sk}`).then((r) => (order.push('get'), r));
+    const find = b.post('/repository/find/product', { query: { 'data.name': 'widget' } }).then((r) => (order.push('find'), r));
+    const [attacked, got, found] = await Promise.all([pending, get, find]);
+    t.equal(got.status, 200, 'B reads its record');
+    t.equal(found.status, 200, 'B finds its record');
+    t.equal(found.body.total, 1);
+    if (opts.ordered) t.same(order.slice(-1), ['attack'], `B's reads answer before the attack (${order.join(', ')})`);
+    return attacked;
+  }
+
+  t.test('item 1: $range of 2e8 in a find is refused before it runs, naming QUERY_MAX_RANGE', async (t) => {
+    const r = await whileAttacked(
+      () => a.post('/repository/find/product', { query: { $expr: { $gt: [{ $size: { $range: [0, 200000000] } }, 0] } } }),
+      { ordered: false },
+    );
+    t.equal(r.status, 400);
+    t.match(r.body.message, /\$range of 200000000 elements .*QUERY_MAX_RANGE/);
+    // Bounds computed at run time are held to the same limit, in the worker.
+    const computed = await a.post('/repository/find/product', {
+      query: { $expr: { $gt: [{ $size: { $range: [0, { $multiply: [20000, 10000] }] } }, 0] } },
+    });
+    t.equal(computed.status, 400);
+    t.match(computed.body.message, /QUERY_MAX_RANGE/);
+  });
+
+  t.test('item 1: $range of 2e8 in an aggregate $project is refused the same way', async (t) => {
+    const r = await whileAttacked(
+      () => a.post('/dynamic-query/aggregate', { datatype: 'product', pipeline: [{ $project: { x: { $size: { $range: [0, 2e8] } } } }] }),
+      { ordered: false },
+    );
+    t.equal(r.status, 400);
+    t.match(r.body.message, /QUERY_MAX_RANGE/);
+  });
+
+  t.test('item 2: the catastrophic regex runs on RE2, in linear time; a backtracking-only one is refused', async (t) => {
+    const r = await whileAttacked(() => a.post('/repository/find/product', { query: { 'data.name': { $regex: '^(a+)+$' } } }), {
+      ordered: false,
+    });
+    t.equal(r.status, 200, 'answered, not frozen: RE2 has no backtracking');
+    t.equal(r.body.total, 0, 'and correctly: the name ends with "!"');
+    const refs = await a.post('/repository/find/product', { query: { 'data.name': { $regex: '^(a+)\\1$' } } });
+    t.equal(refs.status, 400);
+    t.match(refs.body.message, /cannot be run in linear time/);
+    const agg = await a.post('/dynamic-query/aggregate', {
+      datatype: 'product',
+      pipeline: [{ $project: { m: { $regexMatch: { input: '$data.name', regex: '^(a+)+$' } } } }],
+    });
+    t.equal(agg.status, 200);
+    t.same(agg.body.data.map((d: { m: boolean }) => d.m), [false]);
+    const long = await a.post('/repository/find/product', { query: { 'data.name': { $regex: 'a'.repeat(1001) } } });
+    t.equal(long.status, 400);
+    t.match(long.body.message, /QUERY_MAX_REGEX_LENGTH/);
+  });
+
+  t.test('item 2: nested $map over $range 2000 x 2000 is stopped at the time limit', async (t) => {
+    const started = Date.now();
+    const r = await whileAttacked(
+      () =>
+        a.post('/dynamic-query/aggregate', {
+          datatype: 'product',
+          pipeline: [NESTED_MAP],
+        }),
+      { ordered: true },
+    );
+    t.equal(r.status, 400);
+    t.match(r.body.message, new RegExp(`time limit of ${TIMEOUT_MS} ms \\(QUERY_TIMEOUT_MS\\)`));
+    t.match(r.body.message, /narrow the filter/);
+    t.ok(Date.now() - started < TIMEOUT_MS * 5, 'stopped, not run to the end');
+  });
+
+  t.test('a query over the time budget is stopped, its worker replaced, and the next query works', async (t) => {
+    const stopped = pool.stopped;
+    // Quadratic in the records it scans: each document compares against a 5,000-element range many times.
+    const slow = await a.post('/repository/find/product', {
+      query: { $expr: { $gt: [{ $size: { $filter: { input: { $range: [0, 10000] }, cond: { $in: ['$$this', { $range: [0, 10000] }] } } } }, 0] } },
+    });
+    t.equal(slow.status, 400);
+    t.match(slow.body.message, /QUERY_TIMEOUT_MS/);
+    t.ok(pool.stopped > stopped, 'the pool stopped it');
+    const next = await a.post('/repository/find/product', { query: { 'data.name': { $regex: '!$' } } });
+    t.equal(next.status, 200);
+    t.equal(next.body.total, 1);
+  });
+
+  t.test('a query that needs more heap than a worker has is stopped with 400, and the pool goes on', async (t) => {
+    const r = await a.post('/dynamic-query/aggregate', {
+      datatype: 'product',
+      // 10,000 distinct strings of 900,000 characters: about 9 GB, each within the string bound.
+      pipeline: [
+        {
+          $project: {
+            x: {
+              $let: {
+                vars: { big: { $reduce: { input: { $range: [0, 9] }, initialValue: '', in: { $concat: ['$$value', 'x'.repeat(100_000)] } } } },
+                in: { $map: { input: { $range: [0, 10000] }, in: { $concat: ['$$big', { $toString: '$$this' }] } } },
+              },
+            },
+          },
+        },
+      ],
+    });
+    t.equal(r.status, 400);
+    t.match(r.body.message, /more than the 96 MiB of memory a query may use \(QUERY_WORKER_HEAP_MB\)/);
+    t.equal((await b.post('/dynamic-query/count', { datatype: 'product' })).body.count, 1);
+  });
+
+  t.test('doubling through $reduce meets the array and string bounds, not the V8 limit', async (t) => {
+    const arrays = await a.post('/dynamic-query/aggregate', {
+      datatype: 'product',
+      pipeline: [{ $project: { x: { $reduce: { input: { $range: [0, 40] }, initialValue: [1], in: { $concatArrays: ['$$value', '$$value'] } } } } }],
+    });
+    t.equal(arrays.status, 400);
+    t.match(arrays.body.message, /QUERY_MAX_ARRAY/);
+    const strings = await a.post('/dynamic-query/aggregate', {
+      datatype: 'product',
+      pipeline: [{ $project: { x: { $reduce: { input: { $range: [0, 40] }, initialValue: 'ab', in: { $concat: ['$$value', '$$value'] } } } } }],
+    });
+    t.equal(strings.status, 400);
+    t.match(strings.body.message, /QUERY_MAX_STRING/);
+  });
+
+  t.test('operators outside the allow-list are refused by name', async (t) => {
+    for (const [path, body, name] of [
+      ['/repository/find/product', { query: { $where: 'true' } }, '$where'],
+      ['/repository/find/product', { query: { 'data.name': { $text: 'x' } } }, '$text'],
+      ['/dynamic-query/find', { datatype: 'product', filter: {}, projection: { x: { $function: { body: 'x', args: [], lang: 'js' } } } }, '$function'],
+      ['/dynamic-query/aggregate', { datatype: 'product', pipeline: [{ $group: { _id: null, x: { $accumulator: {} } } }] }, '$accumulator'],
+      ['/dynamic-query/aggregate', { datatype: 'product', pipeline: [{ $densify: { field: 'x' } }] }, '$densify'],
+    ] as const) {
+      const r = await a.post(path, body);
+      t.equal(r.status, 400, `${name} refused`);
+      t.ok(String(r.body.message).includes(name), `the message names ${name}: ${r.body.message}`);
+    }
+  });
+
+  t.test("one organisation's slow queries hold one worker: another's finds go on", async (t) => {
+    const slowQuery = () =>
+      a.post('/dynamic-query/aggregate', {
+        datatype: 'product',
+        pipeline: [NESTED_MAP],
+      });
+    const order: string[] = [];
+    const attacks = [slowQuery(), slowQuery(), slowQuery()].map((p) => p.then((r) => (order.push('attack'), r)));
+    await new Promise((r) => setTimeout(r, 100));
+    const reads = Array.from({ length: 5 }, () => b.post('/repository/find/product', { query: { 'data.name': 'widget' } }).then((r) => (order.push('read'), r)));
+    const readReplies = await Promise.all(reads);
+    const attackReplies = await Promise.all(attacks);
+    t.ok(readReplies.every((r) => r.status === 200 && r.body.total === 1), "B's finds answer");
+    t.ok(attackReplies.every((r) => r.status === 400), 'each of A’s queries is stopped by the budget');
+    t.same(order.slice(0, 5), ['read', 'read', 'read', 'read', 'read'], `B's finds all answer before A's first (${order.join(', ')})`);
+  });
+
+  t.test('reads are fresh: a find right after a create sees it', async (t) => {
+    for (let i = 0; i < 10; i++) {
+      const created = await a.post('/repository/create', { datatype: 'note_like', data: { n: i }, isNew: true, version: 0 });
+      t.equal(created.status, 201);
+      const found = await a.post('/repository/find/note_like', { query: { 'data.n': i } });
+      t.equal(found.body.total, 1, `create ${i} is seen by the next find`);
+      const counted = await a.post('/dynamic-query/count', { datatype: 'note_like' });
+      t.equal(counted.body.count, i + 1);
+    }
+  });
+
+  t.test('closing the app ends every worker', async (t) => {
+    t.ok(pool.liveWorkers > 0);
+    await app.close();
+    t.equal(pool.liveWorkers, 0);
+  });
+});
