@@ -41,6 +41,8 @@ export const ErrorCodes = {
   // 404
   ERR_ROUTE_NOT_FOUND: def('ERR_ROUTE_NOT_FOUND', 404, 'Cannot %s %s'),
   ERR_NOT_FOUND: def('ERR_NOT_FOUND', 404, '%s not found'),
+  // 405
+  ERR_METHOD_NOT_ALLOWED: def('ERR_METHOD_NOT_ALLOWED', 405, '%s is not served on %s; allowed: %s'),
   // 409
   ERR_VERSION_CONFLICT: def(
     'ERR_VERSION_CONFLICT',

@@ -47,6 +47,21 @@ interface Exchange {
   onAbort?: () => void;
   /** Body bytes this request holds against the node's in-flight budget, released when it ends. */
   bodyBytes: number;
+  /** For the access log: the method and path as sent, and the `orgid` header. */
+  method: string;
+  path: string;
+  orgid: string;
+  /** A HEAD request served by a GET route: headers (with the length) and no body. */
+  head: boolean;
+}
+
+const METHODS: readonly Method[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
+
+/** 401 answers carry the scheme a client should use (RFC 6750); a bad token also says so. */
+const TOKEN_ERRORS = new Set(['ERR_TOKEN_INVALID', 'ERR_TOKEN_REFUSED', 'ERR_TOKEN_EXPIRED']);
+
+function wwwAuthenticate(err: unknown): string {
+  return err instanceof AppError && TOKEN_ERRORS.has(err.code) ? 'Bearer error="invalid_token"' : 'Bearer';
 }
 
 export interface EdgeOptions {
@@ -147,10 +162,20 @@ export class HttpEdge {
       seen.add(key);
       this.register(def);
     }
+    this.registerMethodNotAllowed(opts.routes);
+    if (!seen.has('GET /')) {
+      const toReference = (res: HttpResponse, req: HttpRequest) => {
+        const ex = this.begin(res, req);
+        this.send(res, ex, 302, 'Found: /documentation', 'text/plain; charset=utf-8', { location: '/documentation' });
+        this.observe(ex, ex.method, '/', 302);
+      };
+      this.app.get('/', toReference);
+      this.app.head('/', toReference);
+    }
     this.app.options('/*', (res, req) => this.preflight(res, req));
     this.app.any('/*', (res, req) => {
       const ex = this.begin(res, req);
-      this.fail(res, ex, new AppError('ERR_ROUTE_NOT_FOUND', [req.getCaseSensitiveMethod(), req.getUrl()]), '404');
+      this.fail(res, ex, new AppError('ERR_ROUTE_NOT_FOUND', [ex.method, ex.path]), '404', ex.method);
     });
   }
 
@@ -162,6 +187,10 @@ export class HttpEdge {
       origin: req.getHeader('origin') || undefined,
       started: performance.now(),
       bodyBytes: 0,
+      method: req.getCaseSensitiveMethod(),
+      path: req.getUrl(),
+      orgid: req.getHeader('orgid'),
+      head: req.getMethod() === 'head',
     };
     this.inflight++;
     res.onAborted(() => {
@@ -251,7 +280,8 @@ export class HttpEdge {
       this.corsHeaders(res, ex.origin);
       writeStandardHeaders(res, type, headers);
       if (headers) for (const k in headers) res.writeHeader(k, headers[k]);
-      res.end(body, close);
+      if (ex.head) res.endWithoutBody(typeof body === 'string' ? Buffer.byteLength(body) : body.length, close);
+      else res.end(body, close);
     });
     this.finish(ex);
   }
@@ -261,7 +291,8 @@ export class HttpEdge {
     if (env.statusCode >= 500) {
       this.log.error({ err, reqId: ex.requestId }, 'request failed');
     }
-    const headers = err instanceof AppError ? err.headers : undefined;
+    let headers = err instanceof AppError ? err.headers : undefined;
+    if (env.statusCode === 401) headers = { ...headers, 'www-authenticate': wwwAuthenticate(err) };
     this.send(res, ex, env.statusCode, JSON.stringify(env), JSON_TYPE, headers, close);
     this.observe(ex, method, routeLabel, env.statusCode);
     return env.statusCode;
@@ -271,7 +302,10 @@ export class HttpEdge {
     const ms = performance.now() - ex.started;
     this.metrics?.observe(method, route, status, ms / 1000);
     if (this.log.isLevelEnabled('info')) {
-      this.log.info({ reqId: ex.requestId, method, route, status, ms: Math.round(ms * 100) / 100 }, 'request');
+      this.log.info(
+        { reqId: ex.requestId, method: method || ex.method, path: ex.path, route, status, ms: Math.round(ms * 100) / 100, orgid: ex.orgid || undefined },
+        'request',
+      );
     }
   }
 
@@ -349,6 +383,8 @@ export class HttpEdge {
     switch (def.method) {
       case 'GET':
         this.app.get(def.path, handler);
+        // HEAD answers what GET would, without the body (a streamed answer has no length to give).
+        if (!def.stream) this.app.head(def.path, handler);
         break;
       case 'POST':
         this.app.post(def.path, handler);
@@ -362,6 +398,43 @@ export class HttpEdge {
       case 'DELETE':
         this.app.del(def.path, handler);
         break;
+    }
+  }
+
+  /**
+   * A known path asked with a method it does not serve answers 405 with `Allow`, instead of
+   * falling through to a parametric route of that method (`GET /events/checkin` would otherwise
+   * reach `GET /events/:id`) or to the 404. Paths are grouped by shape, so `/x/:id` and `/x/:name`
+   * are one path.
+   */
+  private registerMethodNotAllowed(routes: readonly RouteDef[]): void {
+    const byShape = new Map<string, { path: string; methods: Set<string>; stream: boolean }>();
+    for (const def of routes) {
+      const shape = def.path.replace(/:[^/]+/g, ':');
+      let entry = byShape.get(shape);
+      if (!entry) byShape.set(shape, (entry = { path: def.path, methods: new Set(), stream: false }));
+      entry.methods.add(def.method);
+      if (def.method === 'GET' && def.stream) entry.stream = true;
+    }
+    for (const { path, methods, stream } of byShape.values()) {
+      const allowed = [...methods];
+      if (methods.has('GET') && !stream) allowed.push('HEAD');
+      allowed.push('OPTIONS');
+      const allow = allowed.join(', ');
+      const refuse = (res: HttpResponse, req: HttpRequest) => {
+        const ex = this.begin(res, req);
+        const err = new AppError('ERR_METHOD_NOT_ALLOWED', [ex.method, path, allow], { headers: { allow } });
+        this.fail(res, ex, err, path, ex.method);
+      };
+      for (const m of METHODS) {
+        if (methods.has(m)) continue;
+        if (m === 'GET') this.app.get(path, refuse);
+        else if (m === 'POST') this.app.post(path, refuse);
+        else if (m === 'PUT') this.app.put(path, refuse);
+        else if (m === 'PATCH') this.app.patch(path, refuse);
+        else this.app.del(path, refuse);
+      }
+      if (!methods.has('GET') || stream) this.app.head(path, refuse);
     }
   }
 

@@ -116,12 +116,18 @@ export interface SecuritySettings {
   enableTwoFactorForUsers: boolean;
   enableTwoFactorForCustomers: boolean;
   enableNewDeviceAuthentication: boolean;
+  /**
+   * Off (the spec's default: the magic-code path performs no 2FA check): a magic code alone signs
+   * in. On: a magic-code sign-in also passes the two-factor check that is due for the account.
+   */
+  requireTwoFactorForMagicCode: boolean;
 }
 
 export const DEFAULT_SECURITY_SETTINGS: SecuritySettings = {
   enableTwoFactorForUsers: false,
   enableTwoFactorForCustomers: false,
   enableNewDeviceAuthentication: false,
+  requireTwoFactorForMagicCode: false,
 };
 
 export interface DirectoryEntry {

@@ -16,6 +16,7 @@ export function securitySettingsOf(org: Record<string, unknown> | undefined): Se
     enableTwoFactorForUsers: s.enableTwoFactorForUsers === true,
     enableTwoFactorForCustomers: s.enableTwoFactorForCustomers === true,
     enableNewDeviceAuthentication: s.enableNewDeviceAuthentication === true,
+    requireTwoFactorForMagicCode: s.requireTwoFactorForMagicCode === true,
   };
 }
 

@@ -593,6 +593,9 @@ export class AuthService {
       this.limiter.fail(addr, ADDRESS_RULE);
       throw unauthenticated('the email or code is not right, or the code has expired');
     }
+    // The spec (Sign-in sequence 7) has no 2FA on this path; an organisation that counts the
+    // inbox as one factor only turns on requireTwoFactorForMagicCode.
+    if (!securitySettingsOf(this.org(tenant)).requireTwoFactorForMagicCode) return this.issueSession(tenant, s, info);
     return (await this.challengeIfDue(tenant, s, info, { inboxProven: true })) ?? this.issueSession(tenant, s, info);
   }
 

@@ -23,7 +23,7 @@ const BUCKET_US = 20;
 const BUCKETS = 100_000;
 
 const now = () => performance.timeOrigin + performance.now();
-const tokens = new TokenService(SECRET, { accessTtlSeconds: 3600, refreshTtlSeconds: 3600, cacheSize: 0 });
+const tokens = new TokenService(SECRET, { accessTtlSeconds: 900, refreshTtlSeconds: 3600, cacheSize: 0 });
 
 const sockets: Socket[] = [];
 /** Each socket's room. */

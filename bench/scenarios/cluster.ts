@@ -264,7 +264,7 @@ export const cluster: Scenario = {
       const t0 = performance.now();
       await seedScanStore(template, tickets, { orgs });
       console.log(`  seeded ${orgs.length} tenants × ${fmt(tickets)} tickets in ${fmt((performance.now() - t0) / 1000, 1)} s: ${orgs.join(', ')}`);
-      const tokens = new TokenService(JWT_SECRET, { accessTtlSeconds: 3600, refreshTtlSeconds: 3600, cacheSize: 0 });
+      const tokens = new TokenService(JWT_SECRET, { accessTtlSeconds: 900, refreshTtlSeconds: 3600, cacheSize: 0 });
       const headers: Record<string, Record<string, string>> = {};
       for (const org of orgs) {
         const tok = tokens.signAccess({ sub: 'bench-staff', org, roles: ['User'], kind: 'staff', email: 'door@bench.example' });

@@ -341,7 +341,8 @@ export const soak: Scenario = {
       tickets: envInt('SOAK_TICKETS', 2000),
       chatSockets: envInt('SOAK_CHAT_SOCKETS', 40),
     };
-    const server: RunningServer = await startServer({ script: script('../servers/soak.js'), env: { JWT_SECRET } });
+    // Its staff tokens live the whole run: the server must accept that lifetime.
+    const server: RunningServer = await startServer({ script: script('../servers/soak.js'), env: { JWT_SECRET, AUTH_ACCESS_TOKEN_TTL_SECONDS: String(24 * 3600) } });
     const load = new Load(server.url);
     const samples: SoakSample[] = [];
     try {

@@ -55,11 +55,11 @@ t.test('security settings - Admin reads and changes them partially', async (t) =
   const a = await admin();
   const r = await http.get('/profile/org/security-settings', bearer(a));
   t.equal(r.status, 200);
-  t.same(r.body, { enableTwoFactorForUsers: false, enableTwoFactorForCustomers: false, enableNewDeviceAuthentication: false });
+  t.same(r.body, { enableTwoFactorForUsers: false, enableTwoFactorForCustomers: false, enableNewDeviceAuthentication: false, requireTwoFactorForMagicCode: false });
   const put = await http.put('/profile/org/security-settings', { enableNewDeviceAuthentication: true }, bearer(a));
-  t.same(put.body, { enableTwoFactorForUsers: false, enableTwoFactorForCustomers: false, enableNewDeviceAuthentication: true });
+  t.same(put.body, { enableTwoFactorForUsers: false, enableTwoFactorForCustomers: false, enableNewDeviceAuthentication: true, requireTwoFactorForMagicCode: false });
   const put2 = await http.put('/profile/org/security-settings', { enableTwoFactorForCustomers: true }, bearer(a));
-  t.same(put2.body, { enableTwoFactorForUsers: false, enableTwoFactorForCustomers: true, enableNewDeviceAuthentication: true }, 'the earlier change is kept');
+  t.same(put2.body, { enableTwoFactorForUsers: false, enableTwoFactorForCustomers: true, enableNewDeviceAuthentication: true, requireTwoFactorForMagicCode: false }, 'the earlier change is kept');
   const concurrent = await Promise.all([
     http.put('/profile/org/security-settings', { enableTwoFactorForUsers: true }, bearer(a)),
     http.put('/profile/org/security-settings', { enableNewDeviceAuthentication: false }, bearer(a)),
@@ -69,6 +69,7 @@ t.test('security settings - Admin reads and changes them partially', async (t) =
     enableTwoFactorForUsers: true,
     enableTwoFactorForCustomers: true,
     enableNewDeviceAuthentication: false,
+    requireTwoFactorForMagicCode: false,
   }, 'concurrent partial updates both land');
   t.equal((await http.put('/profile/org/security-settings', {}, bearer(a))).status, 400, 'empty body');
   const bad = await http.put('/profile/org/security-settings', { enableTwoFactorForUsers: 'yes' }, bearer(a));
@@ -77,7 +78,7 @@ t.test('security settings - Admin reads and changes them partially', async (t) =
   t.equal((await http.put('/profile/org/security-settings', { other: true }, bearer(a))).status, 400, 'unknown field');
   const other = await signupOrg(app, { email: 'owner@tf2.example', orgName: 'Elsewhere' }, send);
   const theirs = await http.get('/profile/org/security-settings', bearer(other));
-  t.same(theirs.body, { enableTwoFactorForUsers: false, enableTwoFactorForCustomers: false, enableNewDeviceAuthentication: false }, 'per organisation');
+  t.same(theirs.body, { enableTwoFactorForUsers: false, enableTwoFactorForCustomers: false, enableNewDeviceAuthentication: false, requireTwoFactorForMagicCode: false }, 'per organisation');
   t.equal((await http.get('/profile/org/security-settings', { orgid: acme.orgId })).status, 401);
   await settings({ enableTwoFactorForUsers: false, enableTwoFactorForCustomers: false, enableNewDeviceAuthentication: false });
 });
@@ -280,7 +281,7 @@ t.test('case (c) - new-device verification; trustDevice remembers the device', a
   await settings({ enableNewDeviceAuthentication: false });
 });
 
-t.test('skips - passcode sign-in never challenges; the magic code skips only the new-device check', async (t) => {
+t.test('skips - passcode sign-in and the magic code never challenge, unless the organisation requires 2FA for magic codes', async (t) => {
   await settings({ enableTwoFactorForUsers: true, enableNewDeviceAuthentication: true });
   await app.deps.store.commit(
     new WriteBatch().putRecord(
@@ -299,7 +300,6 @@ t.test('skips - passcode sign-in never challenges; the magic code skips only the
   t.ok(quick.body.token, 'passcode sign-in answers tokens despite org-wide 2FA and an unknown device');
   t.notOk(quick.body.requiresTwoFactor);
 
-  // Issue 17: a magic code is one factor, so org-wide 2FA still challenges (the spec skipped it).
   const magicCode = async () => {
     await http.get('/profile/user/magic-link?email=staff@tf.example&type=code', { orgid: acme.orgId });
     return http.post(
@@ -310,14 +310,22 @@ t.test('skips - passcode sign-in never challenges; the magic code skips only the
   };
   const magic = await magicCode();
   t.equal(magic.status, 200);
-  t.equal(magic.body.requiresTwoFactor, true, 'org-wide 2FA challenges a magic-code sign-in too');
-  t.notOk(magic.body.token, 'no tokens before the second factor');
-  const second = await verify(magic.body.challengeToken, lastCode(app, acme.orgId, 'staff@tf.example', 'two-factor')!);
+  t.ok(magic.body.token, 'by default the magic code answers tokens with no 2FA check (spec: Sign-in sequence 7)');
+  // The organisation that counts the inbox as one factor only turns the check on (spec's shape).
+  const on = await http.put('/profile/org/security-settings', { securitySettings: { requireTwoFactorForMagicCode: true } }, bearer(await admin()));
+  t.equal(on.status, 200, 'the spec\'s nested securitySettings shape is taken');
+  t.equal(on.body.requireTwoFactorForMagicCode, true);
+  t.equal(on.body.enableTwoFactorForUsers, true, 'fields left out keep their value');
+  const challenged = await magicCode();
+  t.equal(challenged.body.requiresTwoFactor, true, 'with requireTwoFactorForMagicCode, org-wide 2FA challenges a magic-code sign-in');
+  t.notOk(challenged.body.token, 'no tokens before the second factor');
+  const second = await verify(challenged.body.challengeToken, lastCode(app, acme.orgId, 'staff@tf.example', 'two-factor')!);
   t.equal(second.status, 200);
   t.ok(second.body.token, 'tokens after the second factor');
   await settings({ enableTwoFactorForUsers: false });
   const noDevice = await magicCode();
   t.ok(noDevice.body.token, 'with only new-device verification on, the magic code (which proved the inbox) answers tokens');
+  await settings({ requireTwoFactorForMagicCode: false });
   await settings({ enableNewDeviceAuthentication: false });
 });
 

@@ -30,7 +30,7 @@ export interface ClusterOptions {
   retryMs?: number;
 }
 
-export const tokens = new TokenService(TEST_JWT_SECRET, { accessTtlSeconds: 3600, refreshTtlSeconds: 3600, cacheSize: 0 });
+export const tokens = new TokenService(TEST_JWT_SECRET, { accessTtlSeconds: 900, refreshTtlSeconds: 3600, cacheSize: 0 });
 
 export function token(p: Partial<Principal> & { org: string }): string {
   return tokens.signAccess({

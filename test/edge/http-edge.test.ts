@@ -188,13 +188,14 @@ t.test('HttpEdge', async (t) => {
     t.same(bad.body, { tenant: 'acme', who: null });
   });
 
-  t.test('404: unknown route and unknown method, in the envelope', async (t) => {
+  t.test('404 for an unknown route, 405 with Allow for a known one asked with another method, in the envelope', async (t) => {
     const r = await request(url, '/no/such/route');
     t.equal(r.status, 404);
     isEnvelope(t, r.body, 404, 'Not Found');
     const wrongMethod = await request(url, '/t/items', { method: 'DELETE', headers: staff });
-    t.equal(wrongMethod.status, 404);
-    isEnvelope(t, wrongMethod.body, 404, 'Not Found');
+    t.equal(wrongMethod.status, 405);
+    isEnvelope(t, wrongMethod.body, 405, 'Method Not Allowed');
+    t.match(wrongMethod.headers.allow, /\bOPTIONS\b/);
   });
 
   t.test('413: body over the cap, by content-length and by streamed size', async (t) => {

@@ -347,6 +347,8 @@ t.test('tenant isolation - A never reads or writes B, over every route', async (
 
   /** Waits until B's stored data stops changing (socket and presence hooks finish after a reply). */
   async function settle(): Promise<void> {
+    // Messages queued by the sweep's writes are sent (and marked so) in the background.
+    await app.outboxDispatcher.drain();
     let prev = tenantDigest(store, b.orgId);
     for (let i = 0; i < 20; i++) {
       await new Promise((r) => setTimeout(r, 100));

@@ -5,6 +5,7 @@ import { ACCOUNTS, type AccountsMsg } from '../../../actors/auth/accounts.js';
 import { ORG_SETTINGS_ACTOR, securitySettingsOf, type OrgSettingsMsg } from '../../../actors/auth/org-settings.js';
 import { accountOf, adminView, recipientView } from '../../../actors/auth/outbox-view.js';
 import type { AuthService } from '../../../actors/auth/service.js';
+import type { SecuritySettings } from '../../../actors/auth/model.js';
 import { appError } from '../../../core/errors.js';
 import { readOutbox } from '../../../core/outbox.js';
 import { route, type RouteDef } from '../../route.js';
@@ -14,7 +15,17 @@ const SettingsSchema = Type.Object({
   enableTwoFactorForUsers: Type.Boolean(),
   enableTwoFactorForCustomers: Type.Boolean(),
   enableNewDeviceAuthentication: Type.Boolean(),
+  requireTwoFactorForMagicCode: Type.Boolean({
+    description: 'Off by default (the spec: the magic-code path performs no 2FA check). On: a magic-code sign-in also passes the two-factor check due for the account.',
+  }),
 });
+
+const SettingsPatch = {
+  enableTwoFactorForUsers: Type.Optional(Type.Boolean()),
+  enableTwoFactorForCustomers: Type.Optional(Type.Boolean()),
+  enableNewDeviceAuthentication: Type.Optional(Type.Boolean()),
+  requireTwoFactorForMagicCode: Type.Optional(Type.Boolean()),
+};
 
 const OutboxItem = Type.Object({
   id: Type.String(),
@@ -122,17 +133,23 @@ export function profileRoutes(svc: AuthService): RouteDef[] {
       roles: ['Admin'],
       tag: TAG_2FA,
       summary: "Change the organisation's two-factor and new-device settings",
-      description: 'Partial: fields left out keep their value. Answers the whole settings object.',
+      description:
+        'Partial: fields left out keep their value. Answers the whole settings object. The fields may be sent flat ' +
+        '(`{"enableTwoFactorForUsers": true}`) or, as the spec names them, inside `securitySettings` ' +
+        '(`{"securitySettings": {"enableTwoFactorForUsers": true}}`).',
       body: Type.Object(
         {
-          enableTwoFactorForUsers: Type.Optional(Type.Boolean()),
-          enableTwoFactorForCustomers: Type.Optional(Type.Boolean()),
-          enableNewDeviceAuthentication: Type.Optional(Type.Boolean()),
+          ...SettingsPatch,
+          securitySettings: Type.Optional(Type.Object(SettingsPatch, { additionalProperties: false, minProperties: 1 })),
         },
         { additionalProperties: false, minProperties: 1 },
       ),
       response: SettingsSchema,
-      handler: (ctx) => ctx.deps.runtime.ask(ctx.tenant, ORG_SETTINGS_ACTOR, 'settings', { t: 'update', patch: ctx.body } satisfies OrgSettingsMsg),
+      handler: (ctx) => {
+        const { securitySettings, ...flat } = ctx.body as { securitySettings?: Partial<SecuritySettings> } & Partial<SecuritySettings>;
+        const patch = { ...securitySettings, ...flat };
+        return ctx.deps.runtime.ask(ctx.tenant, ORG_SETTINGS_ACTOR, 'settings', { t: 'update', patch } satisfies OrgSettingsMsg);
+      },
     }),
     route({
       method: 'POST',
