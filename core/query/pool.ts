@@ -38,6 +38,8 @@ export interface QueryPoolOptions {
   /** What every worker is started with. */
   init: WorkerInit;
   logger?: Logger;
+  /** Told of undecodable records the workers' stores met (the node counts them for /metrics). */
+  onUnreadable?(n: number): void;
 }
 
 interface Job {
@@ -52,6 +54,8 @@ interface Job {
 interface Slot {
   worker?: Worker;
   ready: boolean;
+  /** Undecodable records its worker had reported. */
+  unreadable: number;
   busy?: Job;
   timer?: NodeJS.Timeout;
 }
@@ -82,7 +86,7 @@ export class QueryPool implements QueryRunner {
 
   constructor(private readonly opts: QueryPoolOptions) {
     const n = Math.max(1, Math.floor(opts.workers));
-    this.slots = Array.from({ length: n }, () => ({ ready: false }));
+    this.slots = Array.from({ length: n }, () => ({ ready: false, unreadable: 0 }));
     this.tenantWorkers = Math.max(1, Math.min(n, opts.tenantWorkers ?? Math.floor(n / 2)));
   }
 
@@ -111,6 +115,11 @@ export class QueryPool implements QueryRunner {
     return this.slots.filter((s) => s.worker).length;
   }
 
+  /** Workers started and idle or working (not starting). */
+  get readyWorkers(): number {
+    return this.slots.filter((s) => s.worker && s.ready).length;
+  }
+
   private start(): void {
     this.started = true;
     for (const slot of this.slots) this.spawn(slot);
@@ -127,6 +136,7 @@ export class QueryPool implements QueryRunner {
     worker.unref();
     slot.worker = worker;
     slot.ready = false;
+    slot.unreadable = 0;
     worker.on('message', (m: JobReply | { ready: true }) => {
       if (slot.worker !== worker) return;
       if ('ready' in m) {
@@ -138,6 +148,10 @@ export class QueryPool implements QueryRunner {
         }
         this.dispatch();
         return;
+      }
+      if (m.unreadable !== undefined && m.unreadable > slot.unreadable) {
+        this.opts.onUnreadable?.(m.unreadable - slot.unreadable);
+        slot.unreadable = m.unreadable;
       }
       const job = slot.busy;
       if (!job || job.id !== m.id) return;
@@ -283,7 +297,7 @@ export class QueryPool implements QueryRunner {
 }
 
 /** The node's pool as configured (`query` in config/default.json), over the store at `config.dataDir`. */
-export function createQueryPool(config: Config, logger?: Logger): QueryPool {
+export function createQueryPool(config: Config, logger?: Logger, onUnreadable?: (n: number) => void): QueryPool {
   const q = config.query;
   const limits: QueryLimits = {
     maxRange: q.maxRange,
@@ -305,7 +319,9 @@ export function createQueryPool(config: Config, logger?: Logger): QueryPool {
       store: { path: config.dataDir, mapSizeGiB: config.store.mapSizeGiB, limits: { defaultPageSize: config.store.defaultPageSize, maxPageSize: config.store.maxPageSize } },
       limits,
       maxResultBytes: q.maxResultBytes,
+      logLevel: config.logLevel,
     },
     logger,
+    onUnreadable,
   });
 }

@@ -10,6 +10,8 @@ export interface WorkerInit {
   limits: QueryLimits;
   /** Largest answer a job may return, as JSON bytes (estimated). */
   maxResultBytes: number;
+  /** Level of the worker's own log (the store reports undecodable records there). */
+  logLevel?: string;
 }
 
 export interface JobContext {
@@ -30,6 +32,7 @@ export interface JobMessage {
   input: unknown;
 }
 
-export type JobReply =
-  | { id: number; ok: true; value: unknown }
-  | { id: number; ok: false; error: WireError; detail?: string };
+/** Every reply also carries how many undecodable records this worker's store has met so far. */
+export type JobReply = ({ id: number; ok: true; value: unknown } | { id: number; ok: false; error: WireError; detail?: string }) & {
+  unreadable?: number;
+};

@@ -4,6 +4,7 @@
 // returns plain data. Every job reads a fresh snapshot, so a read sent after a write's reply sees it.
 import { parentPort, workerData } from 'node:worker_threads';
 import { AppError, appError, toWire } from '../errors.js';
+import { createLogger, type Logger } from '../log.js';
 import { LmdbStore } from '../store/lmdb-store.js';
 import type { Store } from '../store/store.js';
 import { setQueryLimits } from './limits.js';
@@ -12,7 +13,10 @@ import { assertResultSize } from './result-size.js';
 
 const init = workerData as WorkerInit;
 setQueryLimits(init.limits);
-const store = new LmdbStore({ path: init.store.path, mapSizeGiB: init.store.mapSizeGiB, limits: init.store.limits });
+const logger: Logger = createLogger(init.logLevel ?? 'info');
+const store = new LmdbStore({ path: init.store.path, mapSizeGiB: init.store.mapSizeGiB, limits: init.store.limits, logger });
+/** Undecodable records this worker's store has met (the main thread adds them to the node's count). */
+const unreadable = () => (store as unknown as { unreadableRecords?(): number }).unreadableRecords?.();
 const ctx: JobContext = { store };
 const jobs = new Map<string, Promise<QueryJob>>();
 const port = parentPort!;
@@ -61,6 +65,7 @@ port.on('message', (m: JobMessage | { close: true }) => {
     return;
   }
   void handle(m).then((reply) => {
+    reply.unreadable = unreadable();
     try {
       port.postMessage(reply);
     } catch (err) {

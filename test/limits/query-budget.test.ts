@@ -178,6 +178,8 @@ t.test('query budget', async (t) => {
         datatype: 'product',
         pipeline: [NESTED_MAP],
       });
+    // Workers stopped by the tests above have replacements starting: wait until both serve.
+    while (pool.readyWorkers < 2) await new Promise((r) => setTimeout(r, 50));
     const order: string[] = [];
     const attacks = [slowQuery(), slowQuery(), slowQuery()].map((p) => p.then((r) => (order.push('attack'), r)));
     await new Promise((r) => setTimeout(r, 100));
