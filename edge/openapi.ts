@@ -1,8 +1,14 @@
 // The OpenAPI 3 document, generated at start-up from the running route table (spec: Versioning 2):
 // the same object the reference pages read, so it can never drift from what the server serves.
 import type { TSchema } from '@sinclair/typebox';
-import { ErrorCodes, statusName } from '../core/errors.js';
+import { statusName } from '../core/errors.js';
+import { exampleFor } from './reference/example-values.js';
+import { handExamples, STREAMS, type HandExample } from './reference/examples.js';
+import { tagDescription } from './reference/tags.js';
 import type { RouteDef } from './route.js';
+
+/** Where the socket channels are described (AsyncAPI 3.0), linked from this document. */
+export const ASYNCAPI_PATH = '/asyncapi.json';
 
 export interface OpenApiInfo {
   title: string;
@@ -29,18 +35,59 @@ export function operationId(def: RouteDef): string {
   return [def.method.toLowerCase(), ...words.map((w) => w[0].toUpperCase() + w.slice(1))].join('');
 }
 
-/** Plain JSON schema: TypeBox's symbol keys dropped, undefined removed. */
+/** Plain JSON schema: TypeBox's symbol keys dropped, undefined removed, money typed. */
 function plain(schema: TSchema | undefined): Json | undefined {
-  return schema ? (JSON.parse(JSON.stringify(schema)) as Json) : undefined;
+  return schema ? (typeMoney(JSON.parse(JSON.stringify(schema))) as Json) : undefined;
 }
 
-function parameters(schema: TSchema | undefined, where: 'path' | 'query'): Json[] {
+/**
+ * A money or quantity field (`x-money`, edge/routes/storefront/common.ts) is left untyped for the
+ * validator, so its own message names the field; clients still need a type: a number or a string
+ * in plain decimal notation.
+ */
+function typeMoney(s: unknown): unknown {
+  if (Array.isArray(s)) return s.map(typeMoney);
+  if (!s || typeof s !== 'object') return s;
+  const o = s as Json;
+  if (o['x-money']) {
+    const { 'x-money': _, ...rest } = o;
+    return {
+      ...rest,
+      oneOf: [
+        { type: 'number', minimum: 0 },
+        { type: 'string', pattern: '^[0-9]+(\\.[0-9]+)?$' },
+      ],
+      example: 12.5,
+    };
+  }
+  const out: Json = {};
+  for (const k of Object.keys(o)) out[k] = typeMoney(o[k]);
+  return out;
+}
+
+/** Routes that only redirect elsewhere are not operations of the API. */
+export function documented(def: RouteDef): boolean {
+  return !(def.status && def.status >= 300 && def.status < 400);
+}
+
+function handExamplesObject(list: HandExample[], pick: (e: HandExample) => unknown): Json | undefined {
+  const out: Json = {};
+  for (const e of list) {
+    const value = pick(e);
+    if (value !== undefined) out[e.name] = { summary: e.summary, value };
+  }
+  return Object.keys(out).length ? out : undefined;
+}
+
+function parameters(schema: TSchema | undefined, where: 'path' | 'query', given: Record<string, unknown> | undefined): Json[] {
   const s = plain(schema);
   if (!s || typeof s.properties !== 'object') return [];
   const required = new Set((s.required as string[] | undefined) ?? []);
   return Object.entries(s.properties as Record<string, Json>).map(([name, prop]) => {
     const p: Json = { name, in: where, required: where === 'path' || required.has(name), schema: prop };
     if (typeof prop.description === 'string') p.description = prop.description;
+    const example = given?.[name] ?? exampleFor(prop, { requiredOnly: true }, name);
+    if (example !== undefined) p.example = example;
     return p;
   });
 }
@@ -60,11 +107,13 @@ function errorStatuses(def: RouteDef): number[] {
 
 export function buildOpenApi(routes: readonly RouteDef[], info: OpenApiInfo): Json {
   const paths: Record<string, Record<string, Json>> = {};
-  // Every status an operation may reference gets a component: the error table's and any a route names.
-  const used = new Set<number>(Object.values(ErrorCodes).map((c) => c.statusCode));
+  // A component for every error status an operation references, and no other.
+  const used = new Set<number>();
   const tags = new Map<string, number>();
   const ids = new Set<string>();
-  for (const def of routes) {
+  const listed = routes.filter(documented);
+  for (const def of listed) {
+    const hand = handExamples(def.method, def.path);
     tags.set(def.tag, (tags.get(def.tag) ?? 0) + 1);
     const p = openApiPath(def.path);
     const op: Json = {
@@ -73,11 +122,11 @@ export function buildOpenApi(routes: readonly RouteDef[], info: OpenApiInfo): Js
       summary: def.summary,
     };
     if (def.description) op.description = def.description;
-    const params: Json[] = [...parameters(def.params, 'path'), ...parameters(def.query, 'query')];
+    const params: Json[] = [...parameters(def.params, 'path', hand[0]?.params), ...parameters(def.query, 'query', hand[0]?.query)];
     // Path parameters with no schema still need declaring.
     for (const m of def.path.matchAll(/:([A-Za-z0-9_]+)/g)) {
       if (!params.some((x) => x.in === 'path' && x.name === m[1])) {
-        params.push({ name: m[1], in: 'path', required: true, schema: { type: 'string' } });
+        params.push({ name: m[1], in: 'path', required: true, schema: { type: 'string' }, example: hand[0]?.params?.[m[1]] ?? 'example' });
       }
     }
     if ((def.tenant ?? 'required') !== 'none') {
@@ -87,19 +136,28 @@ export function buildOpenApi(routes: readonly RouteDef[], info: OpenApiInfo): Js
         required: (def.tenant ?? 'required') === 'required',
         description: 'Tenant (organisation) id',
         schema: { type: 'string' },
+        example: 'lovelace-events-7k2p9q',
       });
     }
     if (params.length) op.parameters = params;
     if (def.body) {
       const content: Json = {};
-      for (const type of def.consumes ?? ['application/json']) content[type] = { schema: plain(def.body) };
+      const schema = plain(def.body);
+      const examples = handExamplesObject(hand, (e) => e.body) ?? generated(exampleFor(schema, { requiredOnly: true }));
+      for (const type of def.consumes ?? ['application/json']) {
+        content[type] = { schema, ...(type === 'application/json' && examples ? { examples } : {}) };
+      }
       op.requestBody = { required: true, content };
     }
     const status = String(def.status ?? 200);
+    const stream = def.stream ? STREAMS[`${def.method} ${def.path}`] : undefined;
+    const answer = plain(def.response);
+    const answerExamples = answer ? (handExamplesObject(hand, (e) => e.response) ?? generated(exampleFor(answer, { requiredOnly: false }))) : undefined;
     const responses: Json = {
       [status]: {
-        description: statusName(def.status ?? 200),
-        ...(def.response ? { content: { 'application/json': { schema: plain(def.response) } } } : {}),
+        description: stream ? `${statusName(def.status ?? 200)}: ${stream.description}` : statusName(def.status ?? 200),
+        ...(answer ? { content: { 'application/json': { schema: answer, ...(answerExamples ? { examples: answerExamples } : {}) } } } : {}),
+        ...(stream ? { content: { 'text/event-stream': { schema: { type: 'string', description: stream.description }, example: stream.example } } } : {}),
       },
     };
     for (const code of errorStatuses(def)) {
@@ -127,9 +185,14 @@ export function buildOpenApi(routes: readonly RouteDef[], info: OpenApiInfo): Js
     openapi: '3.1.0',
     info: {
       ...info,
-      description: `${info.description ?? ''}\n\n${routes.length} endpoints in ${tags.size} sections.`.trim(),
+      description: `${info.description ?? ''}\n\n${listed.length} ${listed.length === 1 ? 'endpoint' : 'endpoints'} in ${tags.size} sections. The socket channels are described in AsyncAPI 3.0 at [${ASYNCAPI_PATH}](${ASYNCAPI_PATH}).`.trim(),
+      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
     },
-    tags: [...tags.keys()].sort().map((name) => ({ name, 'x-endpoints': tags.get(name) })),
+    // Relative: the server that served this document (spec: servers, "relative to the document").
+    servers: [{ url: '/', description: 'The server this document was fetched from' }],
+    externalDocs: { description: 'Socket channels /chat and /community-chat (AsyncAPI 3.0)', url: ASYNCAPI_PATH },
+    'x-asyncapi': ASYNCAPI_PATH,
+    tags: [...tags.keys()].sort().map((name) => ({ name, description: tagDescription(name), 'x-endpoints': tags.get(name) })),
     paths,
     components: {
       securitySchemes: {
@@ -150,6 +213,10 @@ export function buildOpenApi(routes: readonly RouteDef[], info: OpenApiInfo): Js
       responses: errorResponses,
     },
   };
+}
+
+function generated(value: unknown): Json | undefined {
+  return value === undefined ? undefined : { generated: { summary: 'Generated from the schema', value } };
 }
 
 function uniqueId(id: string, ids: Set<string>): string {

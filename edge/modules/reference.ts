@@ -4,9 +4,11 @@
 import { Type } from '@sinclair/typebox';
 import { appError } from '../../core/errors.js';
 import type { AppDeps, Module } from '../deps.js';
+import { statusName } from '../../core/errors.js';
+import { buildAsyncApi, channelsMd } from '../reference/asyncapi.js';
 import { buildCatalogue, type Catalogue, type Endpoint } from '../reference/catalogue.js';
-import { limitsMd } from '../reference/limits.js';
-import { documentationMd, endpointMd, llmsTxt, sectionMd } from '../reference/markdown.js';
+import { ERROR_CASES, guideMd } from '../reference/guide.js';
+import { access, counts, documentationMd, endpointMd, llmsTxt, sectionMd } from '../reference/markdown.js';
 import { documentationPage } from '../reference/page.js';
 import { searchCatalogue } from '../reference/search.js';
 import { route, type RouteDef } from '../route.js';
@@ -15,13 +17,13 @@ const TITLE = 'Business Platform API';
 const TAG = 'Reference';
 const MARKDOWN = 'text/markdown; charset=utf-8';
 
-const ACCESS_TEXT: Record<string, string> = {
-  none: 'Public',
-  customer: 'Customer or staff token',
-  staff: 'Staff token',
-};
+const ERROR_MEANING = new Map(ERROR_CASES);
 
 function endpointJson(e: Endpoint) {
+  const responses = (e.operation.responses ?? {}) as Record<string, unknown>;
+  const errors = Object.keys(responses)
+    .filter((s) => Number(s) >= 400)
+    .map((s) => ({ status: Number(s), meaning: ERROR_MEANING.get(s) ?? statusName(Number(s)) }));
   return {
     method: e.method,
     path: e.path,
@@ -29,9 +31,15 @@ function endpointJson(e: Endpoint) {
     description: e.description,
     tag: e.tag,
     section: e.section,
-    access: (ACCESS_TEXT[e.auth] ?? e.auth) + (e.roles.length ? ` (roles: ${e.roles.join(', ')})` : ''),
+    access: access(e),
+    errors,
     operation: e.operation,
   };
+}
+
+/** `https` when a proxy in front says so. */
+function secure(headers: Readonly<Record<string, string>>): boolean {
+  return (headers['x-forwarded-proto'] ?? '').split(',')[0].trim() === 'https';
 }
 
 const publicRoute = { auth: 'none', tenant: 'none', tag: TAG } as const;
@@ -63,7 +71,7 @@ export function referenceRoutes(get: () => Catalogue): RouteDef[] {
       description: 'Loads the section index first, then one section on demand. Works offline (no CDN).',
       handler: (ctx) => {
         ctx.type = 'text/html; charset=utf-8';
-        return (page ??= documentationPage(TITLE));
+        return (page ??= documentationPage(TITLE, guideMd(ctx.deps.config, counts(get()))));
       },
     }),
     route({
@@ -114,7 +122,30 @@ export function referenceRoutes(get: () => Catalogue): RouteDef[] {
       summary: 'Every endpoint, one line each, grouped by section',
       handler: (ctx) => {
         ctx.type = MARKDOWN;
-        return documentationMd(get(), TITLE, limitsMd(ctx.deps.config));
+        const c = get();
+        return documentationMd(c, TITLE, guideMd(ctx.deps.config, counts(c)).split('\n'));
+      },
+    }),
+    route({
+      ...publicRoute,
+      method: 'GET',
+      path: '/asyncapi.json',
+      summary: 'The socket channels as an AsyncAPI 3.0 document',
+      description:
+        'Both Socket.IO namespaces (`/chat`, `/community-chat`): the handshake `auth`, every event in each direction with its payload schema, and the ack of each client event. Generated from the schemas the server validates payloads with.',
+      handler: (ctx) => {
+        ctx.type = 'application/json';
+        return JSON.stringify(buildAsyncApi(ctx.deps.config, ctx.headers.host ?? 'localhost', secure(ctx.headers)));
+      },
+    }),
+    route({
+      ...publicRoute,
+      method: 'GET',
+      path: '/documentation/channels.md',
+      summary: 'The socket channels in Markdown: every event, its payload fields and its ack',
+      handler: (ctx) => {
+        ctx.type = MARKDOWN;
+        return channelsMd(buildAsyncApi(ctx.deps.config, ctx.headers.host ?? 'localhost', secure(ctx.headers)));
       },
     }),
     route({
@@ -146,6 +177,7 @@ export function referenceRoutes(get: () => Catalogue): RouteDef[] {
             summary: Type.String(),
             tag: Type.String(),
             detail: Type.String(),
+            anchor: Type.String({ description: 'The endpoint in the browsable reference' }),
             section: Type.String(),
             score: Type.Number(),
           }),
@@ -193,6 +225,7 @@ export function referenceRoutes(get: () => Catalogue): RouteDef[] {
           'Allow: /documentation-json',
           'Allow: /openapi.json',
           'Allow: /llms.txt',
+          'Allow: /asyncapi.json',
           'Disallow: /',
           '',
         ].join('\n');

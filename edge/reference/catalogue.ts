@@ -1,7 +1,8 @@
 // The reference catalogue: every endpoint of the live route table with its OpenAPI operation,
 // grouped into sections (the route's tag). Built once at start-up, after every module has
-// registered its routes, so the reference can never list a route the server does not serve.
-import { openApiPath } from '../openapi.js';
+// registered its routes, so the reference can never list a route the server does not serve. Routes
+// that only redirect (to /documentation) are not listed, as in the OpenAPI document.
+import { documented, openApiPath } from '../openapi.js';
 import type { RouteDef } from '../route.js';
 
 export interface Endpoint {
@@ -43,7 +44,7 @@ export function sectionSlug(name: string): string {
 
 export function buildCatalogue(routes: readonly RouteDef[], openapi: Record<string, unknown>): Catalogue {
   const paths = (openapi.paths ?? {}) as Record<string, Record<string, Record<string, unknown>>>;
-  const endpoints: Endpoint[] = routes.map((r) => {
+  const endpoints: Endpoint[] = routes.filter(documented).map((r) => {
     const apiPath = openApiPath(r.path);
     return {
       method: r.method,

@@ -21,7 +21,8 @@ export const PAY_TAG = 'Storefront payments';
  * string"), not three lines of schema alternatives.
  */
 export function MoneyLike(description: string): TSchema {
-  return Type.Unsafe<number | string>({ description: `${description}. A number or a numeric string in plain decimal notation (12.5 or "12.50"); negative or non-numeric values are refused (400)` });
+  // `x-money` (ignored by the validator): the OpenAPI document types it as a number or a decimal string.
+  return Type.Unsafe<number | string>({ 'x-money': true, description: `${description}. A number or a numeric string in plain decimal notation (12.5 or "12.50"); negative or non-numeric values are refused (400)` });
 }
 
 export const FreeObject = Type.Object({}, { additionalProperties: true });

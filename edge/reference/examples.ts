@@ -1,0 +1,366 @@
+// Hand-written examples for the flows a newcomer starts with, keyed by `METHOD /path` as the route
+// table writes it. They are one story (an organisation signs up, keeps a note, runs an event, scans a
+// ticket, opens a bar tab), so the ids agree across operations: the reference runner and the test
+// that sends every one of these to a live server (test/reference/examples.test.ts) swap each
+// placeholder id for the live one an earlier answer gave. Every other operation gets an example
+// generated from its schemas (example-values.ts).
+
+export interface HandExample {
+  /** Short name of the example (an OpenAPI `examples` key). */
+  name: string;
+  summary: string;
+  params?: Record<string, string>;
+  query?: Record<string, string | number | boolean>;
+  body?: unknown;
+  status: number;
+  response: unknown;
+  /** Credentials the request needs, from the sign-up answer. */
+  auth?: 'staff';
+}
+
+/** The story's ids: each is replaced by the live one once an answer has given it. */
+export const IDS = {
+  orgId: 'lovelace-events-7k2p9q',
+  userId: '665f1c2ab4d3e8f9a0b1c201',
+  note: '665f1c2ab4d3e8f9a0b1c202',
+  event: '665f1c2ab4d3e8f9a0b1c203',
+  ticketType: '665f1c2ab4d3e8f9a0b1c204',
+  ticket: '665f1c2ab4d3e8f9a0b1c205',
+  ticketNumber: 'JZ7Q4K2M9P',
+  location: '665f1c2ab4d3e8f9a0b1c206',
+  tab: '665f1c2ab4d3e8f9a0b1c207',
+  line: '665f1c2ab4d3e8f9a0b1c208',
+  payment: '665f1c2ab4d3e8f9a0b1c209',
+  message: '665f1c2ab4d3e8f9a0b1c20a',
+  accessToken: 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJvcmciOiJsb3ZlbGFjZS1ldmVudHMtN2sycDlxIiwidHlwIjoiYWNjZXNzIn0.c2lnbmF0dXJlLWFjY2Vzcw',
+  refreshToken: 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJvcmciOiJsb3ZlbGFjZS1ldmVudHMtN2sycDlxIiwidHlwIjoicmVmcmVzaCJ9.c2lnbmF0dXJlLXJlZnJlc2g',
+} as const;
+
+const T0 = '2026-09-14T09:30:00.000Z';
+const user = {
+  id: IDS.userId,
+  kind: 'staff',
+  orgId: IDS.orgId,
+  roles: ['User', 'Admin', 'ConfigAdmin'],
+  createdate: T0,
+  email: 'ada@example.com',
+  name: 'Ada Lovelace',
+  status: 'active',
+  isPrimaryContact: true,
+};
+const session = { token: IDS.accessToken, refreshToken: IDS.refreshToken, tokenType: 'Bearer', expiresIn: 900, orgId: IDS.orgId, user };
+const record = (sk: string, datatype: string, state: string, data: Record<string, unknown>, version = 1, at = T0) => ({
+  pk: IDS.orgId,
+  sk,
+  datatype,
+  version,
+  state,
+  createdate: at,
+  modifydate: at,
+  data,
+});
+
+const note = record(IDS.note, 'bm_note', 'new', { title: 'Call the caterer', done: false }, 1, '2026-09-14T09:31:00.000Z');
+const event = record(
+  IDS.event,
+  'event',
+  'new',
+  {
+    name: 'Autumn Jazz Night',
+    slug: 'autumn-jazz-night',
+    startDate: '2026-10-03T19:00:00.000Z',
+    endDate: '2026-10-03T23:00:00.000Z',
+    timezone: 'Europe/London',
+    venue: 'The Old Mill',
+    currency: 'GBP',
+    capacity: null,
+    zones: [{ id: 'main-hall', name: 'Main hall', capacity: 300 }],
+    allowReentry: true,
+    codeWindowSeconds: 30,
+    codeSkewSeconds: 60,
+    status: 'draft',
+    createdBy: IDS.userId,
+  },
+  1,
+  '2026-09-14T09:32:00.000Z',
+);
+const ticketType = record(
+  IDS.ticketType,
+  'ticket_type',
+  'active',
+  { event: IDS.event, title: 'General admission', price: 25, quantity: null, perks: [], requiresActivation: false },
+  1,
+  '2026-09-14T09:32:00.000Z',
+);
+const ticketData = {
+  event: IDS.event,
+  ticketTypeId: IDS.ticketType,
+  ticketTypeTitle: 'General admission',
+  number: IDS.ticketNumber,
+  holderEmail: 'grace@example.com',
+  holderName: 'Grace Hopper',
+  status: 'valid',
+  currency: 'GBP',
+  source: 'create',
+  price: 25,
+  requiresActivation: false,
+  issuedBy: IDS.userId,
+};
+const ticket = record(IDS.ticket, 'ticket', 'valid', ticketData, 1, '2026-09-14T09:33:00.000Z');
+const scanned = {
+  ...record(
+    IDS.ticket,
+    'ticket',
+    'checked_in',
+    { ...ticketData, status: 'checked_in', zone: 'main-hall', checkedInAt: '2026-10-03T19:04:12.000Z', lastCheckInAt: '2026-10-03T19:04:12.000Z', inside: true },
+    2,
+    '2026-09-14T09:33:00.000Z',
+  ),
+  modifydate: '2026-10-03T19:04:12.000Z',
+};
+const line = {
+  lineId: IDS.line,
+  name: 'Flat white',
+  quantity: 2,
+  unitPrice: 3.4,
+  modifiers: [],
+  taxRate: 0,
+  subtotal: 6.8,
+  tax: 0,
+  total: 6.8,
+  addedAt: '2026-09-14T10:01:00.000Z',
+};
+const tabData = {
+  orderNumber: 1001,
+  businessLocationId: 'main',
+  tabLabel: 'Window table',
+  openedAt: '2026-09-14T10:00:00.000Z',
+  openedBy: IDS.userId,
+  status: 'open',
+  currency: 'USD',
+  productItems: [] as unknown[],
+  subtotal: 0,
+  tax: 0,
+  tip: 0,
+  total: 0,
+  amountPaid: 0,
+  amountRefunded: 0,
+  balanceDue: 0,
+  changeDue: 0,
+  payments: [] as unknown[],
+};
+const payment = {
+  id: IDS.payment,
+  type: 'payment',
+  method: 'cash',
+  amount: 10,
+  status: 'succeeded',
+  at: '2026-09-14T10:05:00.000Z',
+  by: IDS.userId,
+  applied: 6.8,
+  change: 3.2,
+  tip: 0,
+  refunded: 0,
+};
+const withItem = { ...tabData, productItems: [line], subtotal: 6.8, total: 6.8, balanceDue: 6.8 };
+
+/** In the order a newcomer runs them; each may use ids the answers before it gave. */
+export const FLOW: ReadonlyArray<readonly [string, HandExample]> = [
+  [
+    'POST /profile/user/signup',
+    {
+      name: 'signUp',
+      summary: 'Sign up: a new organisation and its first staff user (an Admin)',
+      body: { email: 'ada@example.com', password: 'correct-horse-battery', name: 'Ada Lovelace', orgName: 'Lovelace Events' },
+      status: 201,
+      response: session,
+    },
+  ],
+  [
+    'POST /profile/user/signin',
+    {
+      name: 'signIn',
+      summary: 'Sign in with email and password (the orgid header names the organisation)',
+      body: { email: 'ada@example.com', password: 'correct-horse-battery' },
+      status: 200,
+      response: session,
+    },
+  ],
+  [
+    'POST /repository/create',
+    {
+      name: 'createNote',
+      summary: 'Keep a record of your own kind (`bm_note`)',
+      auth: 'staff',
+      body: { datatype: 'bm_note', isNew: true, data: { title: 'Call the caterer', done: false } },
+      status: 201,
+      response: note,
+    },
+  ],
+  [
+    'POST /repository/find/:datatype',
+    {
+      name: 'findOpenNotes',
+      summary: 'Find records with a MongoDB filter, one page at a time',
+      auth: 'staff',
+      params: { datatype: 'bm_note' },
+      body: { query: { 'data.done': false }, options: { page: 1, pageSize: 20, sort: 'createdate', sortType: 'desc' } },
+      status: 200,
+      response: { data: [note], total: 1, hasNext: false, page: 1, pageSize: 20 },
+    },
+  ],
+  [
+    'POST /events',
+    {
+      name: 'eventWithZone',
+      summary: 'An event with one scanning zone and one ticket type',
+      auth: 'staff',
+      body: {
+        name: 'Autumn Jazz Night',
+        startDate: '2026-10-03T19:00:00.000Z',
+        endDate: '2026-10-03T23:00:00.000Z',
+        timezone: 'Europe/London',
+        venue: 'The Old Mill',
+        currency: 'GBP',
+        zones: [{ id: 'main-hall', name: 'Main hall', capacity: 300 }],
+        ticketTypes: [{ title: 'General admission', price: 25 }],
+      },
+      status: 201,
+      response: { ...event, ticketTypes: [ticketType] },
+    },
+  ],
+  [
+    'POST /events/:id/tickets',
+    {
+      name: 'issueTicket',
+      summary: 'Issue a ticket of that type to a guest',
+      auth: 'staff',
+      params: { id: IDS.event },
+      body: { ticketTypeId: IDS.ticketType, holderEmail: 'grace@example.com', holderName: 'Grace Hopper' },
+      status: 201,
+      response: ticket,
+    },
+  ],
+  [
+    'POST /events/checkin',
+    {
+      name: 'scanAdmitted',
+      summary: 'Scan the ticket at the main-hall door: admitted',
+      auth: 'staff',
+      body: { code: IDS.ticketNumber, zone: 'main-hall', eventId: IDS.event, checkpoint: 'north-door' },
+      status: 200,
+      response: { success: true, ticket: scanned },
+    },
+  ],
+  [
+    'POST /events/checkin',
+    {
+      name: 'scanDenied',
+      summary: 'The same ticket scanned again: denied, with the reason',
+      auth: 'staff',
+      body: { code: IDS.ticketNumber, zone: 'main-hall', eventId: IDS.event, checkpoint: 'north-door' },
+      status: 200,
+      response: { success: false, reason: 'already_checked_in', ticket: scanned },
+    },
+  ],
+  [
+    'POST /repository/create',
+    {
+      name: 'createLocation',
+      summary: 'A business location (`location`): tabs are opened at one, by its `data.name`',
+      auth: 'staff',
+      body: { datatype: 'location', isNew: true, data: { name: 'main', title: 'Main bar' } },
+      status: 201,
+      response: record(IDS.location, 'location', 'new', { name: 'main', title: 'Main bar' }, 1, '2026-09-14T09:59:00.000Z'),
+    },
+  ],
+  [
+    'POST /storefront/pos/tab',
+    {
+      name: 'openTab',
+      summary: 'Open a bar tab at the `main` location',
+      auth: 'staff',
+      body: { businessLocationId: 'main', tabLabel: 'Window table' },
+      status: 201,
+      response: { ...record(IDS.tab, 'sf_order', 'open', tabData, 1, '2026-09-14T10:00:00.000Z'), amountPaid: 0 },
+    },
+  ],
+  [
+    'POST /storefront/order/:id/items',
+    {
+      name: 'addItem',
+      summary: 'Add two flat whites; money may be a number or a decimal string',
+      auth: 'staff',
+      params: { id: IDS.tab },
+      body: [{ name: 'Flat white', quantity: 2, unitPrice: '3.40' }],
+      status: 200,
+      response: { ...record(IDS.tab, 'sf_order', 'open', withItem, 2, '2026-09-14T10:00:00.000Z'), modifydate: '2026-09-14T10:01:00.000Z', amountPaid: 0 },
+    },
+  ],
+  [
+    'POST /storefront/pos/tab/:id/settle',
+    {
+      name: 'settleCash',
+      summary: 'Settle with 10.00 in cash: the tab closes and 3.20 change is due',
+      auth: 'staff',
+      params: { id: IDS.tab },
+      body: { amount: '10.00', method: 'cash' },
+      status: 200,
+      response: {
+        order: {
+          ...record(
+            IDS.tab,
+            'sf_order',
+            'closed',
+            { ...withItem, status: 'closed', amountPaid: 6.8, balanceDue: 0, changeDue: 3.2, payments: [payment], closedAt: payment.at, closedBy: IDS.userId },
+            3,
+            '2026-09-14T10:00:00.000Z',
+          ),
+          modifydate: payment.at,
+          amountPaid: 6.8,
+        },
+        transaction: payment,
+      },
+    },
+  ],
+  [
+    'POST /client/community/messages',
+    {
+      name: 'directMessage',
+      summary: 'A direct chat message to another member',
+      auth: 'staff',
+      body: { to: 'grace-hopper', text: 'Doors open at 18:30.', clientId: 'msg-0001' },
+      status: 201,
+      response: {
+        id: IDS.message,
+        seq: 1,
+        threadId: `d:${IDS.userId}:grace-hopper`,
+        to: 'grace-hopper',
+        from: { id: IDS.userId, name: 'Ada Lovelace', email: 'ada@example.com' },
+        text: 'Doors open at 18:30.',
+        at: '2026-09-14T10:10:00.000Z',
+        clientId: 'msg-0001',
+      },
+    },
+  ],
+];
+
+/** The server-sent event streams: what arrives, as a client reads it. */
+export const STREAMS: Record<string, { description: string; example: string }> = {
+  'GET /ai/stream/:streamId': {
+    description:
+      'A `text/event-stream`. First `retry: 2000`; then one event per chunk, `id: <index>` and `data: {"index","chunk"}`; ' +
+      'then `event: done` with `data: {"streamId","chatId",...}` (or `event: error`). A `: heartbeat` comment keeps the ' +
+      'connection open. Reconnect with `Last-Event-ID: <index>` to resume after that chunk.',
+    example:
+      'retry: 2000\n\nid: 0\ndata: {"index":0,"chunk":"Doors "}\n\nid: 1\ndata: {"index":1,"chunk":"open at 18:30."}\n\n' +
+      `event: done\ndata: {"streamId":"665f1c2ab4d3e8f9a0b1c2b0","chatId":"665f1c2ab4d3e8f9a0b1c2b1"}\n\n`,
+  },
+};
+
+const byKey = new Map<string, HandExample[]>();
+for (const [key, ex] of FLOW) byKey.set(key, [...(byKey.get(key) ?? []), ex]);
+
+export function handExamples(method: string, path: string): HandExample[] {
+  return byKey.get(`${method} ${path}`) ?? [];
+}
