@@ -37,6 +37,12 @@ function endpointJson(e: Endpoint) {
   };
 }
 
+/** The Host header when it looks like one (it is echoed into the AsyncAPI document). */
+function hostOf(headers: Readonly<Record<string, string>>): string {
+  const h = headers.host ?? '';
+  return /^[A-Za-z0-9.-]+(:[0-9]{1,5})?$|^\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?$/.test(h) ? h : 'localhost';
+}
+
 /** `https` when a proxy in front says so. */
 function secure(headers: Readonly<Record<string, string>>): boolean {
   return (headers['x-forwarded-proto'] ?? '').split(',')[0].trim() === 'https';
@@ -135,7 +141,7 @@ export function referenceRoutes(get: () => Catalogue): RouteDef[] {
         'Both Socket.IO namespaces (`/chat`, `/community-chat`): the handshake `auth`, every event in each direction with its payload schema, and the ack of each client event. Generated from the schemas the server validates payloads with.',
       handler: (ctx) => {
         ctx.type = 'application/json';
-        return JSON.stringify(buildAsyncApi(ctx.deps.config, ctx.headers.host ?? 'localhost', secure(ctx.headers)));
+        return JSON.stringify(buildAsyncApi(ctx.deps.config, hostOf(ctx.headers), secure(ctx.headers)));
       },
     }),
     route({
@@ -145,7 +151,7 @@ export function referenceRoutes(get: () => Catalogue): RouteDef[] {
       summary: 'The socket channels in Markdown: every event, its payload fields and its ack',
       handler: (ctx) => {
         ctx.type = MARKDOWN;
-        return channelsMd(buildAsyncApi(ctx.deps.config, ctx.headers.host ?? 'localhost', secure(ctx.headers)));
+        return channelsMd(buildAsyncApi(ctx.deps.config, hostOf(ctx.headers), secure(ctx.headers)));
       },
     }),
     route({

@@ -111,6 +111,7 @@ export const SERVER_EVENTS: Record<Namespace, Record<string, ServerEvent>> = {
     'chat-transferred': { summary: 'To the agents of a transfer: the chat moved', payload: Type.Object({ chatId: Type.String() }, { additionalProperties: true }) },
     'agent-changed': { summary: 'To a chat: another agent took over', payload: Type.Object({ chatId: Type.String(), agent: Type.Union([Participant, Type.Null()]), previousAgent: Type.Union([Participant, Type.Null()]), at: Type.String({ format: 'date-time' }) }) },
     'chat-ended': { summary: 'To a chat: it was closed', payload: Type.Object({ chatId: Type.String(), closedBy: Type.Unknown(), reason: Type.Union([Type.String(), Type.Null()]), at: Type.Union([Type.String(), Type.Null()]) }) },
+    'chat-inactivity': { summary: 'To a chat: no message for a while (config `chat.chatInactivityMs`); sent once until the next message', payload: Type.Object({ chatId: Type.String(), idleSeconds: Type.Integer(), lastMessageAt: Type.String({ format: 'date-time' }) }) },
     'ai-stream': { summary: "To a chat: the AI assistant's answer, chunk by chunk, then `done: true`", payload: Stream('messageId') },
     'chat-stream': { summary: 'To an agent: an assist-ai suggestion, chunk by chunk, then `done: true` with the whole `text`', payload: Stream('text') },
     'presence-change': { summary: "To staff: an agent's status changed", payload: Type.Object({ userId: Type.String(), status: Type.String(), online: Type.Boolean(), at: Type.String({ format: 'date-time' }) }, { additionalProperties: true }) },
@@ -243,7 +244,7 @@ export function buildAsyncApi(config: Config, host: string, secure: boolean): Js
       description:
         'The realtime channels, over Socket.IO v4 (path `/socket.io`). Every event name, in both directions, with its payload and, for client events, its ack. ' +
         'The REST API is described in OpenAPI at [/openapi.json](/openapi.json); the reference is at [/documentation](/documentation#/channels).',
-      externalDocs: { description: 'The REST API (OpenAPI 3.1)', url: '/openapi.json' },
+      externalDocs: { description: 'The REST API (OpenAPI 3.1)', url: `${secure ? 'https' : 'http'}://${host}/openapi.json` },
     },
     defaultContentType: 'application/json',
     servers: {

@@ -76,6 +76,8 @@ const CANDIDATES = [
   'A1',
   '12.50',
   '2026-10-03',
+  '9b1deb4d3b7d4bad9bdd2b0d7b3dcb6d',
+  'reference.md',
   '4821',
   '1',
   'a',

@@ -1,5 +1,6 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
 import t from 'tap';
+import { documented } from '../../edge/openapi.js';
 import { sectionSlug } from '../../edge/reference/catalogue.js';
 import { startTestApp } from '../helpers/app.js';
 import { request } from '../helpers/http.js';
@@ -7,7 +8,9 @@ import { request } from '../helpers/http.js';
 t.test('reference', async (t) => {
   const app = await startTestApp(t);
   const url = app.url;
-  const routes = app.deps.routes;
+  // Routes that only redirect to /documentation are served but not documented.
+  const routes = app.deps.routes.filter(documented);
+  const redirects = app.deps.routes.filter((r) => !documented(r));
   const tags = new Set(routes.map((r) => r.tag));
 
   t.test('OpenAPI document: valid, and exactly the live route table, at both addresses', async (t) => {
@@ -26,6 +29,7 @@ t.test('reference', async (t) => {
       }
     }
     t.same(listed.sort(), routes.map((r) => `${r.method} ${r.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}')}`).sort());
+    t.same(redirects.map((r) => r.path).sort(), ['/api-docs', '/docs', '/swagger'], 'the redirect-only routes are the ones left out');
     t.match(doc.info.description, new RegExp(`${routes.length} endpoints in ${tags.size} sections`));
   });
 
@@ -88,12 +92,22 @@ t.test('reference', async (t) => {
     t.equal(r.body.query, '/metrics');
     t.equal(r.body.count, r.body.results.length);
     t.equal(r.body.results[0].path, '/metrics', 'the exact path first');
-    t.same(Object.keys(r.body.results[0]).sort(), ['detail', 'method', 'path', 'score', 'section', 'summary', 'tag']);
+    t.same(Object.keys(r.body.results[0]).sort(), ['anchor', 'detail', 'method', 'path', 'score', 'section', 'summary', 'tag']);
+    t.equal(r.body.results[0].anchor, '/documentation#/op/GET/metrics');
     // "metrics" is also a word in another route's summary; the path match must outrank it.
     const word = await request(url, '/documentation/search?q=metrics');
     t.equal(word.body.results[0].path, '/metrics');
     const readiness = await request(url, '/documentation/search?q=readiness');
     t.equal(readiness.body.results[0].path, '/readyz', 'a summary word finds its route');
+    // Words of a path written apart: "sign up" means /signup, not a summary that says "up".
+    const signUp = await request(url, '/documentation/search?q=sign%20up');
+    t.match(signUp.body.results[0].path, /\/signup$/, 'a path with the words joined ranks first');
+    t.ok(signUp.body.results.findIndex((x: any) => x.path === '/healthz') === -1 || signUp.body.results.findIndex((x: any) => x.path === '/healthz') > signUp.body.results.findIndex((x: any) => x.path === '/profile/user/signup'));
+    const scan = await request(url, '/documentation/search?q=POST%20%2Fevents%2Fcheckin');
+    t.equal(scan.body.results[0].path, '/events/checkin', 'method and path first');
+    // A path match outranks a summary match, a summary match a description match.
+    const settle = await request(url, '/documentation/search?q=settle');
+    t.match(settle.body.results[0].path, /settle/);
     const none = await request(url, '/documentation/search?q=zzzqqq');
     t.same(none.body, { query: 'zzzqqq', count: 0, results: [] });
     t.equal((await request(url, '/documentation/search')).status, 400, 'q is required');
