@@ -23,6 +23,8 @@ declare module 'autocannon' {
     duration?: number;
     /** Seconds to wait for one response. */
     timeout?: number;
+    /** Requests to send in all, instead of a duration. */
+    amount?: number;
     title?: string;
   }
 
@@ -36,6 +38,8 @@ declare module 'autocannon' {
     timeouts: number;
     non2xx: number;
     mismatches: number;
+    /** Answers by status class. */
+    '2xx': number;
   }
 
   interface Instance extends PromiseLike<Result> {

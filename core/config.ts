@@ -46,6 +46,8 @@ export interface Config {
   rateLimits: {
     enabled: boolean;
     defaultPlan: string;
+    /** Plan written on organisations created by sign-up; null: none (they get defaultPlan). */
+    signupPlan?: string | null;
     plans: Record<string, { perSecond: number; burst: number }>;
     perAddress: { perSecond: number; burst: number };
   };
@@ -169,6 +171,7 @@ const ENV: ReadonlyArray<[string, string[], Parse]> = [
   ['CORS_ORIGINS', ['http', 'corsOrigins'], list],
   ['RATE_LIMITS', ['rateLimits', 'enabled'], bool],
   ['RATE_LIMIT_DEFAULT_PLAN', ['rateLimits', 'defaultPlan'], text],
+  ['SIGNUP_PLAN', ['rateLimits', 'signupPlan'], text],
   ['ACTOR_IDLE_MS', ['actors', 'idleMs'], int],
   ['AUTH_ACCESS_TOKEN_TTL_SECONDS', ['auth', 'accessTokenTtlSeconds'], int],
   ['AUTH_TOKEN_SKEW_SECONDS', ['auth', 'tokenSkewSeconds'], int],
@@ -256,6 +259,13 @@ export function loadConfig(
  */
 export function resolveJwtSecret(cfg: Config, warn: (msg: string) => void): string {
   if (cfg.jwtSecret) return cfg.jwtSecret;
+  // Every node of a cluster must verify every other node's tokens (requests are forwarded to the
+  // tenant's owner): a secret of its own would make each node refuse the others' with 401.
+  if (cfg.natsUrl) {
+    throw new ConfigError(
+      'JWT_SECRET must be set in cluster mode (NATS_URL is set): every node must share one secret, or each node refuses the tokens the others issued. Set the same JWT_SECRET (at least 32 characters) on every node.',
+    );
+  }
   mkdirSync(cfg.dataDir, { recursive: true });
   const file = join(cfg.dataDir, 'jwt-secret');
   let secret: string;

@@ -67,6 +67,7 @@ export const ErrorCodes = {
   ERR_UNSUPPORTED_MEDIA_TYPE: def('ERR_UNSUPPORTED_MEDIA_TYPE', 415, 'Content-Type must be %s'),
   // 429
   ERR_RATE_LIMITED: def('ERR_RATE_LIMITED', 429, 'rate limit reached; retry after %s seconds'),
+  ERR_RATE_LIMIT_BUCKET: def('ERR_RATE_LIMIT_BUCKET', 429, 'rate limit of %s reached (%s requests/s, burst %s); retry after %s seconds. %s'),
   // 5xx
   ERR_INTERNAL: def('ERR_INTERNAL', 500, 'internal server error'),
   ERR_UNAVAILABLE: def('ERR_UNAVAILABLE', 503, '%s'),

@@ -76,23 +76,35 @@ export class RateLimiter {
     this.addresses = new TokenBuckets(clock);
   }
 
-  private refuse(seconds: number): never {
-    throw new AppError('ERR_RATE_LIMITED', [seconds], { headers: { 'retry-after': String(seconds) } });
+  /** A 429 that names the bucket that ran out and the setting that sizes it. */
+  private refuse(seconds: number, which: string, bucket: Bucket, raise: string): never {
+    throw new AppError('ERR_RATE_LIMIT_BUCKET', [which, bucket.perSecond, bucket.burst, seconds, raise], {
+      headers: { 'retry-after': String(seconds) },
+    });
   }
 
   /** Charges one request to the organisation; throws 429 over its plan's limit. */
   chargeOrg(orgId: string, plan: string | undefined): void {
     if (!this.cfg.enabled) return;
-    const bucket = this.cfg.plans[plan ?? this.cfg.defaultPlan] ?? this.cfg.plans[this.cfg.defaultPlan];
+    const name = plan !== undefined && this.cfg.plans[plan] ? plan : this.cfg.defaultPlan;
+    const bucket = this.cfg.plans[name];
     if (!bucket) return;
     const wait = this.orgs.take(orgId, bucket);
-    if (wait > 0) this.refuse(wait);
+    if (wait > 0) {
+      const raise =
+        plan !== undefined && this.cfg.plans[plan]
+          ? `The organisation's plan "${name}" sizes it: an operator raises rateLimits.plans.${name} in the config, or moves the organisation to another plan.`
+          : `The server's default plan sizes it: an operator sets RATE_LIMIT_DEFAULT_PLAN (or rateLimits.plans.${name} in the config).`;
+      this.refuse(wait, `plan "${name}" for organisation ${orgId}`, bucket, raise);
+    }
   }
 
   /** Charges one request to the client address; throws 429 over the per-address limit. */
   chargeAddress(address: string): void {
     if (!this.cfg.enabled) return;
     const wait = this.addresses.take(address, this.cfg.perAddress);
-    if (wait > 0) this.refuse(wait);
+    if (wait > 0) {
+      this.refuse(wait, `the client address ${address} on the public sign-in routes`, this.cfg.perAddress, 'An operator raises rateLimits.perAddress in the config.');
+    }
   }
 }

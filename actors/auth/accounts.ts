@@ -192,6 +192,8 @@ export interface CreateOrgMsg {
   email: string;
   name?: string;
   passwordHash: string;
+  /** The rate-limit plan to write on the organisation; none: the server's default plan applies. */
+  plan?: string;
 }
 
 export interface CreatedOrg {
@@ -224,7 +226,7 @@ export const orgsActor: ActorKind<{ created: Set<string> }, CreateOrgMsg, Create
       orgId,
       displayName: msg.orgName,
       createdate: iso,
-      plan: 'free',
+      ...(msg.plan ? { plan: msg.plan } : {}),
       primaryContactUserId: user.sk,
       primaryContactEmail: msg.email,
       securitySettings: { ...DEFAULT_SECURITY_SETTINGS },

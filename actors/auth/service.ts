@@ -64,7 +64,10 @@ export interface AuthDeps {
   readonly clock: Clock;
   readonly outbox: OutboxProvider;
   readonly logger: Logger;
-  readonly config: { readonly auth: { readonly accessTokenTtlSeconds: number; readonly refreshTokenTtlSeconds: number } };
+  readonly config: {
+    readonly auth: { readonly accessTokenTtlSeconds: number; readonly refreshTokenTtlSeconds: number };
+    readonly rateLimits?: { readonly signupPlan?: string | null };
+  };
 }
 
 /** What the edge knows of the caller: its address and the device it says it is. */
@@ -357,6 +360,8 @@ export class AuthService {
     const passwordHash = await hashPassword(input.password);
     const msg: CreateOrgMsg = { t: 'createOrg', orgName: input.orgName.trim(), email: normalizeEmail(input.email), passwordHash };
     if (input.name?.trim()) msg.name = input.name.trim();
+    const plan = this.deps.config.rateLimits?.signupPlan;
+    if (plan) msg.plan = plan;
     const { org, user } = await this.deps.runtime.ask<CreatedOrg>(GLOBAL_TENANT, ORGS, 'orgs', msg);
     this.deps.logger.info({ orgId: org.orgId }, 'organisation created');
     return this.issueSession(org.orgId, { kind: 'staff', rec: user }, info);

@@ -66,3 +66,12 @@ t.test('config - JWT secret generated once, persisted under DATA_DIR, with a war
   const given = loadConfig({}, { DATA_DIR: dir, JWT_SECRET: 'y'.repeat(40) });
   t.equal(resolveJwtSecret(given, () => t.fail('no warning when set')), 'y'.repeat(40));
 });
+
+t.test('config - a cluster node without JWT_SECRET refuses to start, saying why', async (t) => {
+  const dir = tempDir(t);
+  const env = { DATA_DIR: dir, NATS_URL: 'nats://127.0.0.1:4222' };
+  t.throws(() => resolveJwtSecret(loadConfig({}, env), () => {}), { name: 'ConfigError', message: /JWT_SECRET must be set in cluster mode/ });
+  const { startApp } = await import('../../edge/app.js');
+  await t.rejects(startApp({ env, config: { port: 0, logLevel: 'silent' } }), { message: /every node must share one secret/ });
+  t.notOk(existsSync(join(dir, 'jwt-secret')), 'and generates no secret of its own');
+});

@@ -1,5 +1,6 @@
 // `npm start` as an operator runs it: builds when needed, serves on the embedded default store,
-// answers /healthz, and stops cleanly on SIGTERM.
+// answers /healthz, and stops cleanly on SIGTERM sent to npm (the script execs node, so the
+// signal npm forwards reaches the server rather than a shell that would leave it orphaned).
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
@@ -8,14 +9,25 @@ import { request } from '../helpers/http.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
-t.test('npm start - builds, serves /healthz on LMDB in DATA_DIR, stops on SIGTERM', async (t) => {
+/** True while a process with this id exists. */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+t.test('npm start - builds, serves /healthz on LMDB in DATA_DIR, stops on SIGTERM sent to npm', async (t) => {
   const dataDir = tempDir(t);
   // Port 0: the server takes a free port and logs it. (A port found free beforehand can be taken
   // by another test's server during the seconds the build check and start-up take.)
   const env: Record<string, string> = { ...(process.env as Record<string, string>), PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info' };
   delete env.JWT_SECRET;
   delete env.NATS_URL;
-  const child = spawn(process.execPath, ['scripts/start.mjs'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // As an operator (or a container's CMD ["npm","start"]) runs it: the signal goes to npm's pid.
+  const child = spawn('npm', ['start'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout.on('data', (c) => (out += c));
   child.stderr.on('data', (c) => (out += c));
@@ -36,7 +48,14 @@ t.test('npm start - builds, serves /healthz on LMDB in DATA_DIR, stops on SIGTER
   t.same(health?.body, { status: 'ok' });
   t.match(out, /JWT_SECRET is not set/, 'warns that the secret was generated');
   t.match(out, /"msg":"listening"/);
+  const port = Number(/"port":(\d+)[^\n]*"msg":"listening"/.exec(out)?.[1]);
+  const serverPid = Number(/"pid":(\d+)[^\n]*"msg":"listening"/.exec(out)?.[1]);
+  t.ok(serverPid > 0 && serverPid !== child.pid, `the server runs in its own node process (${serverPid})`);
   child.kill('SIGTERM');
-  t.equal(await exited, 0, 'graceful exit on SIGTERM');
-  t.match(out, /"msg":"stopped"/);
+  t.equal(await exited, 0, 'npm exits 0 after SIGTERM');
+  t.match(out, /"msg":"stopped"/, 'the server drained and stopped');
+  for (let i = 0; i < 50 && alive(serverPid); i++) await new Promise((r) => setTimeout(r, 100));
+  t.notOk(alive(serverPid), 'no node process is left behind');
+  const after = await request(`http://127.0.0.1:${port}`, '/healthz', { timeoutMs: 2000 }).catch((e: Error) => e);
+  t.ok(after instanceof Error, 'the port is closed');
 });
