@@ -32,6 +32,7 @@ export const ErrorCodes = {
   ERR_UNAUTHENTICATED: def('ERR_UNAUTHENTICATED', 401, 'authentication required: %s'),
   ERR_TOKEN_INVALID: def('ERR_TOKEN_INVALID', 401, 'token is invalid or expired'),
   ERR_TOKEN_REFUSED: def('ERR_TOKEN_REFUSED', 401, 'token refused: %s'),
+  ERR_TOKEN_EXPIRED: def('ERR_TOKEN_EXPIRED', 401, 'token is invalid or expired: this %s token expired at %s; %s'),
   // 402
   ERR_PAYMENT_DECLINED: def('ERR_PAYMENT_DECLINED', 402, 'payment declined: %s'),
   // 403

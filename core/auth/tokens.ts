@@ -117,6 +117,13 @@ export class TokenService {
         clockTimestamp: this.nowSeconds(),
       }) as Record<string, unknown>;
     } catch (cause) {
+      if (cause instanceof jwt.TokenExpiredError) {
+        const next =
+          typ === 'access'
+            ? 'get a new one from POST /profile/user/refresh (staff) or POST /profile/customer/refresh (customers) with the refresh token'
+            : 'sign in again';
+        throw new AppError('ERR_TOKEN_EXPIRED', [typ, cause.expiredAt.toISOString(), next], { cause });
+      }
       throw new AppError('ERR_TOKEN_INVALID', [], { cause });
     }
     if (claims.typ !== typ || typeof claims.sub !== 'string' || typeof claims.org !== 'string') {

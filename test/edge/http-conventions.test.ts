@@ -57,6 +57,11 @@ t.test('http - 401 carries WWW-Authenticate, naming a bad token', async (t) => {
   const bad = await request(app.url, '/events', { headers: { orgid: 'conv-org', authorization: 'Bearer not.a.token' } });
   t.equal(bad.status, 401);
   t.equal(bad.headers['www-authenticate'], 'Bearer error="invalid_token"');
+  const expired = app.deps.tokens.signAccess({ sub: 'user-1', org: 'conv-org', roles: ['User'], kind: 'staff', email: 'staff@example.com' }, -10);
+  const late = await request(app.url, '/events', { headers: { orgid: 'conv-org', authorization: `Bearer ${expired}` } });
+  t.equal(late.status, 401);
+  t.equal(late.headers['www-authenticate'], 'Bearer error="invalid_token"');
+  t.match(late.body.message, /this access token expired at .*POST \/profile\/user\/refresh/, 'an expired token says so and names the refresh route');
 });
 
 t.test('http - the access log line has method, path, route, status, duration, orgid and request id', async (t) => {
