@@ -9,6 +9,7 @@ import { newId } from '../../core/ids.js';
 import { queueMessage } from '../../core/outbox.js';
 import { newRecord, nextVersion, type StoredRecord } from '../../core/store/record.js';
 import { RecordOverlay } from '../scanner/record-overlay.js';
+import { exponentOf, majorFields, parsePrice, storedMinor } from './money.js';
 import {
   EVENT,
   EVENT_MEDIA,
@@ -42,7 +43,8 @@ export interface TicketTypeInput {
   id?: string;
   title?: string;
   colour?: string;
-  price?: number;
+  /** Major units of the event currency: a number or a numeric string (see ./money.ts). */
+  price?: unknown;
   quantity?: number | null;
   perks?: PerkInput[];
   requiresActivation?: boolean;
@@ -82,6 +84,7 @@ export type EventsMsg =
 
 export interface EventWithTypes {
   event: StoredRecord;
+  /** Every ticket type of the event as it stands after the change, oldest first. */
   ticketTypes: StoredRecord[];
 }
 
@@ -129,19 +132,25 @@ function soldTotal(ctx: ActorContext, eventId: string): number {
   return ctx.store.getKv<SoldCounts>(ctx.tenant, SOLD_NS, eventId)?.total ?? 0;
 }
 
-/** Creates or updates the ticket types listed; types not listed are left as they are. */
-function upsertTypes(st: State, ctx: ActorContext, eventId: string, input: TicketTypeInput[], now: number): StoredRecord[] {
+/**
+ * Creates or updates the ticket types listed; types not listed are left as they are. Prices are
+ * written in major units of the event currency with the unit marker (a type stored in cents
+ * before is rewritten so when it is changed).
+ */
+function upsertTypes(st: State, ctx: ActorContext, eventId: string, input: TicketTypeInput[], exponent: number, now: number): StoredRecord[] {
   const out: StoredRecord[] = [];
   input.forEach((t, i) => {
     const at = `body/ticketTypes/${i}`;
+    const price = t.price === undefined ? undefined : parsePrice(t.price, `${at}/price`, exponent);
     if (t.id) {
       const cur = st.overlay.get(TICKET_TYPE, t.id);
       if (cur && cur.data.event !== eventId) throw appError('ERR_VALIDATION', `${at}/id ${t.id} is a ticket type of another event`);
       if (cur) {
         const data: Data = { ...cur.data };
-        for (const k of ['title', 'colour', 'price', 'quantity', 'requiresActivation', 'description'] as const) {
+        for (const k of ['title', 'colour', 'quantity', 'requiresActivation', 'description'] as const) {
           if (t[k] !== undefined) data[k] = t[k];
         }
+        Object.assign(data, majorFields({ price: price ?? storedMinor(cur.data, 'price', exponent) }, exponent));
         if (t.perks) data.perks = perksOf(t.perks, at);
         const next = nextVersion(cur, { data }, now);
         st.overlay.put(ctx.batch, next, cur.version);
@@ -157,7 +166,7 @@ function upsertTypes(st: State, ctx: ActorContext, eventId: string, input: Ticke
         event: eventId,
         title: t.title,
         colour: t.colour ?? null,
-        price: t.price ?? 0,
+        ...majorFields({ price: price ?? 0 }, exponent),
         quantity: t.quantity ?? null,
         perks: perksOf(t.perks ?? [], at),
         requiresActivation: t.requiresActivation ?? false,
@@ -169,6 +178,14 @@ function upsertTypes(st: State, ctx: ActorContext, eventId: string, input: Ticke
     out.push(rec);
   });
   return out;
+}
+
+/** Every ticket type of the event, as this actor last wrote it, oldest first. */
+function typesOf(st: State, ctx: ActorContext, eventId: string, written: StoredRecord[]): StoredRecord[] {
+  const byId = new Map<string, StoredRecord>();
+  for (const r of ctx.store.scan(ctx.tenant, TICKET_TYPE, { 'data.event': eventId })) byId.set(r.sk, st.overlay.get(TICKET_TYPE, r.sk) ?? r);
+  for (const r of written) byId.set(r.sk, r);
+  return [...byId.values()].sort((a, b) => (a.createdate < b.createdate ? -1 : a.createdate > b.createdate ? 1 : a.sk < b.sk ? -1 : a.sk > b.sk ? 1 : 0));
 }
 
 function eventOf(st: State, id: string): StoredRecord {
@@ -204,7 +221,7 @@ function receive(st: State, msg: EventsMsg, ctx: ActorContext): unknown {
       }
       const id = newId(now);
       const zones = zonesOf(i.zones ?? []);
-      const ticketTypes = upsertTypes(st, ctx, id, i.ticketTypes ?? [], now);
+      const ticketTypes = upsertTypes(st, ctx, id, i.ticketTypes ?? [], exponentOf(i.currency ?? 'USD'), now);
       const event = newRecord(
         tenant,
         EVENT,
@@ -261,10 +278,10 @@ function receive(st: State, msg: EventsMsg, ctx: ActorContext): unknown {
       }
       checkDates(data.startDate, data.endDate);
       if (i.zones) data.zones = zonesOf(i.zones);
-      const ticketTypes = upsertTypes(st, ctx, cur.sk, i.ticketTypes ?? [], now);
+      const written = upsertTypes(st, ctx, cur.sk, i.ticketTypes ?? [], exponentOf(data.currency), now);
       const event = nextVersion(cur, { data }, now);
       st.overlay.put(ctx.batch, event, cur.version);
-      return { event, ticketTypes } satisfies EventWithTypes;
+      return { event, ticketTypes: typesOf(st, ctx, cur.sk, written) } satisfies EventWithTypes;
     }
     case 'publish-event': {
       const cur = eventOf(st, msg.eventId);

@@ -21,6 +21,7 @@ export interface ChargeRequest {
   customerEmail?: string;
 }
 
+/** `amount` in minor units as the provider answers; a purchase records it in major units (./money.ts). */
 export interface Payment {
   id: string;
   provider: string;

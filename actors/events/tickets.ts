@@ -15,6 +15,7 @@ import type { ActorContext } from '../../core/actor/runtime.js';
 import { byCredentialCode } from '../scanner/locate.js';
 import { newCodeSecret } from '../scanner/ticket-code.js';
 import { iso, readTicket, secretOf, type ScannerState } from '../scanner/state.js';
+import { exponentOf, majorFields, storedMinor } from './money.js';
 import type { Payment } from './payments.js';
 import {
   credentialClaim,
@@ -56,8 +57,10 @@ export interface IssueMsg {
   order?: {
     buyer: { email: string; name?: string };
     customerId?: string;
+    /** Minor units (stored in major units, see ./money.ts). */
     amount: number;
     currency: string;
+    /** As recorded and answered: its `amount` in major units. */
     payment: Payment | null;
   };
   /** Fulfilment of an order paid elsewhere: remembered so a second fulfil returns the same tickets. */
@@ -202,6 +205,7 @@ export function issue(st: ScannerState, msg: IssueMsg, ctx: ActorContext): Issue
   }
 
   const now = ctx.clock.now();
+  const exponent = exponentOf(ev.currency);
   const orderId = msg.order ? newId(now) : undefined;
   const issueId = msg.replay ? newId(now) : undefined;
   const tickets: StoredRecord[] = [];
@@ -224,7 +228,7 @@ export function issue(st: ScannerState, msg: IssueMsg, ctx: ActorContext): Issue
         holderName,
         holderNameKeys: nameKeys(holderName),
         status: 'valid',
-        price: msg.source === 'comp' ? 0 : (type.data.price ?? 0),
+        ...majorFields({ price: msg.source === 'comp' ? 0 : storedMinor(type.data, 'price', exponent) }, exponent),
         currency: ev.currency,
         source: msg.source,
         requiresActivation: type.data.requiresActivation === true,
@@ -260,7 +264,7 @@ export function issue(st: ScannerState, msg: IssueMsg, ctx: ActorContext): Issue
         buyer: { email: normalizeEmail(msg.order.buyer.email), name: msg.order.buyer.name ?? null },
         customerId: msg.order.customerId ?? null,
         items: msg.items.map((i) => ({ ticketTypeId: i.ticketTypeId, quantity: i.quantity })),
-        amount: msg.order.amount,
+        ...majorFields({ amount: msg.order.amount }, exponentOf(msg.order.currency)),
         currency: msg.order.currency,
         payment: msg.order.payment,
         ticketIds: tickets.map((t) => t.sk),

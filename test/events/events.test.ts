@@ -1,5 +1,6 @@
 import t from 'tap';
 import { readOutbox } from '../../core/outbox.js';
+import { WriteBatch } from '../../core/store/store.js';
 import { eventsWorld, makeEvent, makeTicket } from './setup.js';
 
 // One server for the file: every test works on events of its own.
@@ -13,7 +14,7 @@ t.test('POST /events - creates a draft with its zones and ticket types', async (
     startDate: '2026-08-01T18:00:00Z',
     endDate: '2026-08-01T23:00:00Z',
     zones: [{ name: 'Main Hall', capacity: 300 }, { id: 'bar', name: 'Bar' }],
-    ticketTypes: [{ title: 'Standard', colour: '#00AA00', price: 1500, quantity: 200, perks: [{ name: 'Free Drink' }] }],
+    ticketTypes: [{ title: 'Standard', colour: '#00AA00', price: '15.50', quantity: 200, perks: [{ name: 'Free Drink' }] }],
   });
   t.equal(r.status, 201);
   t.equal(r.body.datatype, 'event');
@@ -24,7 +25,7 @@ t.test('POST /events - creates a draft with its zones and ticket types', async (
     { id: 'bar', name: 'Bar', capacity: null },
   ]);
   t.equal(r.body.ticketTypes.length, 1);
-  t.match(r.body.ticketTypes[0].data, { event: r.body.sk, title: 'Standard', colour: '#00AA00', price: 1500, quantity: 200, perks: [{ id: 'free-drink', name: 'Free Drink' }] });
+  t.match(r.body.ticketTypes[0].data, { event: r.body.sk, title: 'Standard', colour: '#00AA00', price: 15.5, moneyUnit: 'major', quantity: 200, perks: [{ id: 'free-drink', name: 'Free Drink' }] });
 
   const again = await staff.post('/events', { name: 'Jazz Night: Live!' });
   t.equal(again.body.data.slug, 'jazz-night-live-2', 'a derived slug is made unique');
@@ -86,18 +87,23 @@ t.test('PUT /events/:id - changes fields, zones and ticket types; the door follo
   const r = await staff.put(`/events/${ev.slug}`, {
     name: 'Changed',
     zones: [{ id: 'main', name: 'Main hall', capacity: 1 }],
-    ticketTypes: [{ id: ev.types.General, quantity: 5 }, { title: 'Late bird', price: 3000 }],
+    ticketTypes: [{ id: ev.types.General, quantity: 5 }, { title: 'Late bird', price: 30 }],
     version: ev.event.version,
   });
   t.equal(r.status, 200);
   t.equal(r.body.data.name, 'Changed');
   t.equal(r.body.version, ev.event.version + 1);
-  t.same(r.body.ticketTypes.map((x: any) => [x.data.title, x.data.quantity]), [
-    ['General', 5],
-    ['Late bird', null],
-  ]);
+  t.same(r.body.ticketTypes.map((x: any) => [x.data.title, x.data.quantity, x.data.price]), [
+    ['General', 5, 25],
+    ['Backstage', null, 99],
+    ['Late bird', null, 30],
+  ], 'every type of the event, the ones not sent too');
   const types = (await staff.get(`/events/${ev.id}/ticket-types`)).body;
   t.equal(types.total, 3, 'types not listed are kept');
+  const noTypes = await staff.put(`/events/${ev.id}`, { venue: 'Pier 9' });
+  t.same(noTypes.body.ticketTypes.map((x: any) => x.sk), r.body.ticketTypes.map((x: any) => x.sk), 'a PUT without ticketTypes answers them all');
+  const got = await staff.get(`/events/${ev.slug}`);
+  t.same([got.status, got.body.data.venue, got.body.ticketTypes.map((x: any) => [x.sk, x.data.title])], [200, 'Pier 9', r.body.ticketTypes.map((x: any) => [x.sk, x.data.title])], 'GET /events/:id answers them too');
   const tk2 = await makeTicket(staff, ev);
   const full = await staff.post('/events/checkin', { code: tk2.data.number, zone: 'main' });
   t.equal(full.body.reason, 'zone_full', 'the scanner uses the new capacity at once');
@@ -162,6 +168,41 @@ t.test('GET /events/:id/ticket-types - title, colour, id and counts', async (t) 
   t.same(r.body.data[0].perks, [{ id: 'drink', name: 'Welcome drink', description: null }]);
   t.equal(r.body.data[1].requiresActivation, true);
   t.equal((await staff.get('/events/no-such-event/ticket-types')).status, 404);
+});
+
+t.test('ticket money - major units as numbers or numeric strings; types stored in cents before still read right', async (t) => {
+  const ev = await makeEvent(staff, { name: 'Priced', currency: 'EUR', ticketTypes: [{ title: 'A', price: '12.345' }, { title: 'B', price: 0.1 }, { title: 'Free' }] });
+  let types = (await staff.get(`/events/${ev.id}/ticket-types`)).body.data;
+  t.same(types.map((x: any) => [x.title, x.price, x.currency]), [['A', 12.35, 'EUR'], ['B', 0.1, 'EUR'], ['Free', 0, 'EUR']], 'rounded half up to the minor unit');
+  for (const [price, re] of [['25,00', /price must be a number or a numeric string/], ['abc', /price must be a number/], [true, /price must be a number or a numeric string, not boolean/], [1_000_001, /price is too large \(at most 1000000\)/]] as const) {
+    const r = await staff.put(`/events/${ev.id}`, { ticketTypes: [{ title: 'Bad', price }] });
+    t.same([r.status, re.test([r.body.message].flat().join())], [400, true], String(price));
+  }
+  const yen = await makeEvent(staff, { name: 'Yen', currency: 'JPY', ticketTypes: [{ title: 'Y', price: '1500' }] });
+  t.equal((await staff.get(`/events/${yen.id}/ticket-types`)).body.data[0].price, 1500, 'a currency without decimals');
+
+  // A type and a ticket as the service stored them before: integer cents, no unit marker.
+  const old = await makeEvent(staff, { name: 'Legacy', ticketTypes: [{ title: 'Old', price: 1 }] });
+  const store = w.app.deps.store;
+  const cents = async (datatype: string, id: string, data: Record<string, unknown>) => {
+    const cur = store.getRecord(w.org, datatype, id)!;
+    const { moneyUnit: _, ...rest } = cur.data as Record<string, unknown>;
+    await store.commit(new WriteBatch().putRecord({ ...cur, version: cur.version + 1, data: { ...rest, ...data } }, cur.version));
+  };
+  await cents('ticket_type', old.types.Old, { price: 2500 });
+  types = (await staff.get(`/events/${old.id}/ticket-types`)).body.data;
+  t.equal(types[0].price, 25, 'a type in cents is answered in major units');
+  const got = (await staff.get(`/events/${old.id}`)).body.ticketTypes[0].data;
+  t.same([got.price, got.moneyUnit], [25, 'major'], 'in the event too');
+  await staff.post(`/events/${old.id}/publish`);
+  const bought = await staff.post('/events/tickets/purchase', { items: [{ ticketTypeId: old.types.Old, quantity: 2 }], buyer: { email: 'old@example.com' } });
+  t.equal(bought.status, 201);
+  t.same([bought.body.payment.amount, bought.body.order.data.amount, bought.body.tickets[0].data.price], [50, 50, 25], 'charged 2 × 25.00, not 2 × 2500');
+  await cents('ticket', bought.body.tickets[0].sk, { price: 2500 });
+  const refunded = await staff.post(`/events/tickets/${bought.body.tickets[0].sk}/refund`, {});
+  t.same([refunded.status, refunded.body.data.refund.amount], [200, 25], 'a ticket sold in cents gives back 25.00');
+  const renamed = await staff.put(`/events/${old.id}`, { ticketTypes: [{ id: old.types.Old, title: 'Older' }] });
+  t.same([renamed.body.ticketTypes[0].data.price, store.getRecord(w.org, 'ticket_type', old.types.Old)!.data], [25, renamed.body.ticketTypes[0].data], 'rewritten in major units when changed');
 });
 
 t.test('sessions and schedule', async (t) => {

@@ -58,8 +58,8 @@ export async function makeEvent(c: Client, input: Record<string, unknown> = {}):
       { id: 'vip', name: 'VIP lounge', capacity: 2 },
     ],
     ticketTypes: [
-      { title: 'General', colour: '#1E90FF', price: 2500, quantity: 1000, perks: [{ id: 'drink', name: 'Welcome drink' }] },
-      { title: 'Backstage', colour: '#FF4500', price: 9900, requiresActivation: true },
+      { title: 'General', colour: '#1E90FF', price: 25, quantity: 1000, perks: [{ id: 'drink', name: 'Welcome drink' }] },
+      { title: 'Backstage', colour: '#FF4500', price: '99.00', requiresActivation: true },
     ],
     ...input,
   };

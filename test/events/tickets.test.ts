@@ -18,7 +18,7 @@ t.test('POST /events/:id/tickets - creates a ticket; ticketTypeId is required', 
     datatype: 'ticket',
     state: 'valid',
     version: 1,
-    data: { event: ev.id, ticketTypeId: ev.types.General, ticketTypeTitle: 'General', holderEmail: 'ada@example.com', holderName: 'Ada Lovelace', status: 'valid', price: 2500, customerId: 'cust-9' },
+    data: { event: ev.id, ticketTypeId: ev.types.General, ticketTypeTitle: 'General', holderEmail: 'ada@example.com', holderName: 'Ada Lovelace', status: 'valid', price: 25, moneyUnit: 'major', customerId: 'cust-9' },
   });
   t.match(r.body.sk, /^[0-9a-f]{24}$/);
   t.match(r.body.data.number, /^[A-HJ-NP-Z2-9]{10}$/, 'a generated 10-character number');
@@ -94,7 +94,7 @@ t.test('GET /events/tickets/:id/qr - a fresh signed code; the secret is never se
 });
 
 t.test('POST /events/tickets/purchase - pays, issues, records the order; idempotent', async (t) => {
-  const ev = await makeEvent(staff, { ticketTypes: [{ title: 'GA', price: 2500, quantity: 5 }, { title: 'VIP', price: 10000 }] });
+  const ev = await makeEvent(staff, { ticketTypes: [{ title: 'GA', price: '25.10', quantity: 5 }, { title: 'VIP', price: 100 }] });
   const body = { items: [{ ticketTypeId: ev.types.GA, quantity: 2 }, { ticketTypeId: ev.types.VIP, quantity: 1, holderEmail: 'guest@example.com', holderName: 'Guest' }], buyer: { email: 'Buyer@Example.com', name: 'Bea Buyer' } };
   let r = await staff.post('/events/tickets/purchase', body);
   t.same([r.status, /unpublished event/.test(message(r))], [409, true], 'a draft event sells nothing');
@@ -105,12 +105,12 @@ t.test('POST /events/tickets/purchase - pays, issues, records the order; idempot
   t.equal(r.status, 201);
   t.equal(r.body.tickets.length, 3);
   t.same(r.body.tickets.map((x: any) => [x.data.holderEmail, x.data.holderName, x.data.price, x.data.source]), [
-    ['buyer@example.com', 'Bea Buyer', 2500, 'purchase'],
-    ['buyer@example.com', 'Bea Buyer', 2500, 'purchase'],
-    ['guest@example.com', 'Guest', 10000, 'purchase'],
+    ['buyer@example.com', 'Bea Buyer', 25.1, 'purchase'],
+    ['buyer@example.com', 'Bea Buyer', 25.1, 'purchase'],
+    ['guest@example.com', 'Guest', 100, 'purchase'],
   ]);
-  t.match(r.body.payment, { provider: 'local', status: 'succeeded', amount: 15000, currency: 'USD' });
-  t.match(r.body.order, { datatype: 'event_order', state: 'paid', data: { amount: 15000, event: ev.id, customerId: 'cust-42' } });
+  t.match(r.body.payment, { provider: 'local', status: 'succeeded', amount: 150.2, currency: 'USD' }, 'major units, summed exactly');
+  t.match(r.body.order, { datatype: 'event_order', state: 'paid', data: { amount: 150.2, moneyUnit: 'major', event: ev.id, customerId: 'cust-42' } });
   t.ok(r.body.tickets.every((x: any) => x.data.orderId === r.body.order.sk && x.data.customerId === 'cust-42'));
   t.equal(readOutbox(store, w.org, 'buyer@example.com').length, 2, 'each holder is emailed their ticket');
 
@@ -248,13 +248,13 @@ t.test('POST /events/tickets/:id/transfer - new holder, old QR codes stop workin
 });
 
 t.test('POST /events/tickets/:id/refund and DELETE - status, money back, sold count', async (t) => {
-  const ev = await makeEvent(staff, { ticketTypes: [{ title: 'Paid', price: 4000, quantity: 10 }] });
+  const ev = await makeEvent(staff, { ticketTypes: [{ title: 'Paid', price: 40, quantity: 10 }] });
   await staff.post(`/events/${ev.id}/publish`);
   const bought = await staff.post('/events/tickets/purchase', { items: [{ ticketTypeId: ev.types.Paid, quantity: 2 }], buyer: { email: 'payer@example.com' } });
   const [p1, p2] = bought.body.tickets;
   let r = await staff.post(`/events/tickets/${p1.sk}/refund`, { reason: 'cannot come' });
   t.equal(r.status, 200);
-  t.match(r.body, { state: 'refunded', data: { status: 'refunded', refundReason: 'cannot come', refund: { provider: 'local', amount: 4000, paymentId: bought.body.payment.id } } });
+  t.match(r.body, { state: 'refunded', data: { status: 'refunded', refundReason: 'cannot come', refund: { provider: 'local', amount: 40, paymentId: bought.body.payment.id } } });
   t.equal((await staff.post(`/events/tickets/${p1.sk}/refund`, {})).status, 409, 'refunded once');
   r = await staff.del(`/events/tickets/${p2.sk}?reason=duplicate`);
   t.match(r.body, { state: 'cancelled', data: { status: 'cancelled', cancelReason: 'duplicate' } });

@@ -7,6 +7,8 @@ import type { Filter } from '../../../core/store/query.js';
 import type { StoredRecord } from '../../../core/store/record.js';
 import { isValidTimeZone, localDate } from '../../../core/timezone.js';
 import type { ChildKind, EventInput, EventWithTypes as Written } from '../../../actors/events/events-actor.js';
+import { exponentOf, storedMinor, ticketTypeRead } from '../../../actors/events/money.js';
+import { toMajor } from '../../../actors/storefront/money.js';
 import {
   EVENT,
   EVENT_MEDIA,
@@ -32,7 +34,17 @@ function checkEventInput(i: EventInput): void {
   if (i.slug !== undefined && RESERVED_SLUGS.has(i.slug)) throw appError('ERR_VALIDATION', `body/slug "${i.slug}" is reserved`);
 }
 
-const written = (w: Written) => ({ ...w.event, ticketTypes: w.ticketTypes });
+/** An event answered with every one of its ticket types (prices in major units, see actors/events/money.ts). */
+function withTypes(event: StoredRecord, types: StoredRecord[]) {
+  const e = exponentOf(event.data.currency);
+  return { ...event, ticketTypes: types.map((t) => ticketTypeRead(t, e)) };
+}
+
+const written = (w: Written) => withTypes(w.event, w.ticketTypes);
+
+const TYPES_NOTE =
+  ' `ticketTypes` lists every ticket type of the event (records; `data.price` in major units of the event currency, ' +
+  '`data.moneyUnit` `"major"`).';
 
 function escapeRegex(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -194,11 +206,12 @@ function ticketTypeView(rec: StoredRecord, currency: string, sold: SoldCounts | 
   const d = rec.data as Record<string, any>;
   const n = sold?.byType[rec.sk] ?? 0;
   const quantity = typeof d.quantity === 'number' ? d.quantity : null;
+  const e = exponentOf(currency);
   return {
     id: rec.sk,
     title: String(d.title ?? ''),
     colour: d.colour ?? null,
-    price: typeof d.price === 'number' ? d.price : 0,
+    price: toMajor(storedMinor(d, 'price', e), e),
     currency,
     quantity,
     sold: n,
@@ -241,8 +254,9 @@ export function eventRoutes(svc: EventsService): RouteDef[] {
       summary: 'Create an event',
       description:
         'Flat fields (no `{datatype, data}` wrapper). The slug defaults to the kebab-cased name (made unique); zones are ' +
-        '`[{id?, name, capacity?}]`; ticket types are created with the event. The event starts as `draft`. Answers the event ' +
-        'record with its `ticketTypes`.',
+        '`[{id?, name, capacity?}]`; ticket types are created with the event, each `price` in major units of the event ' +
+        'currency as a number or a numeric string (`25`, `"25.00"`). The event starts as `draft`. Answers the event record ' +
+        'with its `ticketTypes`.' + TYPES_NOTE,
       body: EventCreate,
       response: EventWithTypes,
       status: 201,
@@ -258,11 +272,18 @@ export function eventRoutes(svc: EventsService): RouteDef[] {
       path: '/events/:id',
       auth: 'staff',
       tag: TAG,
-      summary: 'Get an event by id or slug',
+      summary: 'Get an event by id or slug, with its ticket types',
+      description: 'The event record.' + TYPES_NOTE,
       params: EventParams,
-      response: RecordSchema,
+      response: EventWithTypes,
       errors: [404],
-      handler: (ctx) => svc.deps.store.getRecord(ctx.tenant, EVENT, svc.event(ctx.tenant, ctx.params.id).sk),
+      handler: (ctx) => {
+        const id = svc.event(ctx.tenant, ctx.params.id).sk;
+        const ev = svc.deps.store.getRecord(ctx.tenant, EVENT, id);
+        if (!ev) throw appError('ERR_NOT_FOUND', `event ${ctx.params.id}`);
+        const types = svc.deps.store.scan(ctx.tenant, TICKET_TYPE, { 'data.event': id }).sort(byCreated);
+        return withTypes(ev, types);
+      },
     }),
 
     route({
@@ -273,8 +294,8 @@ export function eventRoutes(svc: EventsService): RouteDef[] {
       summary: 'Change an event',
       description:
         'Sets the fields sent. `zones` replaces the zone list; `ticketTypes` creates types without an id and changes those ' +
-        'with one, leaving the others. The slug of an event with live tickets cannot change (tickets may name their event ' +
-        'by slug). Door scanners pick the change up at once.',
+        'with one, leaving the others (`price` in major units, a number or a numeric string). The slug of an event with live ' +
+        'tickets cannot change (tickets may name their event by slug). Door scanners pick the change up at once.' + TYPES_NOTE,
       params: EventParams,
       body: EventUpdate,
       response: EventWithTypes,
@@ -335,7 +356,9 @@ export function eventRoutes(svc: EventsService): RouteDef[] {
       auth: 'staff',
       tag: TAG,
       summary: 'Ticket types of an event',
-      description: 'Each with its title, colour and id (spec: Fields known per kind → ticket type), price, quantity, sold and available.',
+      description:
+        'Each with its title, colour and id (spec: Fields known per kind → ticket type), price (major units of `currency`, ' +
+        'e.g. 25.5 for 25.50), quantity, sold and available.',
       params: EventParams,
       response: ListOf(TicketType),
       errors: [404],

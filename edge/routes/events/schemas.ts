@@ -4,6 +4,7 @@ import { Type } from '@sinclair/typebox';
 import { SLUG_PATTERN } from '../../../actors/events/records.js';
 import { DENIAL_REASONS } from '../../../actors/scanner/scanner.js';
 import { ListOf, RecordList, RecordSchema } from '../records/schemas.js';
+import { MoneyLike } from '../storefront/common.js';
 
 export { ListOf, RecordList, RecordSchema };
 
@@ -76,7 +77,7 @@ export const TicketTypeInput = Type.Object(
     id: Type.Optional(Type.String({ pattern: HEX24, description: 'Present: update that type; absent: create one' })),
     title: Type.Optional(Type.String({ minLength: 1, maxLength: 120, description: 'Required when creating' })),
     colour: Type.Optional(Type.String({ minLength: 1, maxLength: 32, description: 'Badge colour, e.g. `#1E90FF`' })),
-    price: Type.Optional(Type.Integer({ minimum: 0, maximum: 100_000_000, description: 'Integer minor units (cents) of the event currency' })),
+    price: Type.Optional(MoneyLike('Price of one ticket in major units of the event currency (25 or "25.00" is 25.00; default 0), at most 1000000 in a two-decimal currency')),
     quantity: Type.Optional(Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], { description: 'Tickets that may be issued; null: no limit' })),
     perks: Type.Optional(Type.Array(PerkInput, { maxItems: 50 })),
     requiresActivation: Type.Optional(Type.Boolean({ description: 'Tickets of this type scan as `not_active` until activated' })),
@@ -112,7 +113,10 @@ export const EventUpdate = Type.Object(
 );
 
 export const EventWithTypes = Type.Object(
-  { ...RecordSchema.properties, ticketTypes: Type.Array(RecordSchema, { description: 'Ticket types created or changed by this request' }) },
+  {
+    ...RecordSchema.properties,
+    ticketTypes: Type.Array(RecordSchema, { description: 'Every ticket type of the event, oldest first; `data.price` in major units of the event currency' }),
+  },
   { additionalProperties: true },
 );
 
@@ -126,7 +130,7 @@ export const TicketType = Type.Object(
     id: Type.String(),
     title: Type.String(),
     colour: Type.Union([Type.String(), Type.Null()]),
-    price: Type.Integer(),
+    price: Type.Number({ description: 'Major units of `currency` (25.5 is 25.50)' }),
     currency: Type.String(),
     quantity: Type.Union([Type.Integer(), Type.Null()]),
     sold: Type.Integer({ description: 'Live tickets issued (valid or checked in)' }),

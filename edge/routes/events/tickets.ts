@@ -7,7 +7,9 @@ import { appError } from '../../../core/errors.js';
 import { assertIdempotencyKey, findIdempotent, fingerprint } from '../../../core/idempotency.js';
 import type { Filter } from '../../../core/store/query.js';
 import type { StoredRecord } from '../../../core/store/record.js';
+import { exponentOf, storedMinor } from '../../../actors/events/money.js';
 import { PaymentDeclinedError, type Payment } from '../../../actors/events/payments.js';
+import { toMajor } from '../../../actors/storefront/money.js';
 import {
   EVENT_ORDER,
   FULFILLED_NS,
@@ -299,7 +301,8 @@ export function ticketRoutes(svc: EventsService): RouteDef[] {
       tag: TAG,
       summary: 'Sell tickets',
       description:
-        'Charges the total (price × quantity of each item, in the event currency) through the payments provider (`local` ' +
+        'Charges the total (price × quantity of each item, in the event currency; computed in integer minor units, answered ' +
+        'in major units like every amount: `order.data.amount` 75.5 is 75.50) through the payments provider (`local` ' +
         'by default: approves all but the token `tok_decline`, which answers 402), then issues the tickets and records the ' +
         'order (each holder’s ticket email is queued in the same write), all items of one published event. Holders default to the buyer. `idempotencyKey` (UUID): a retry answers ' +
         'the first result without charging again. Sold out: 409, and the charge is refunded.',
@@ -313,7 +316,9 @@ export function ticketRoutes(svc: EventsService): RouteDef[] {
           const { ev, types } = eventOfItems(svc, ctx.tenant, b.items, b.eventId);
           if (ev.data.status !== 'published') throw appError('ERR_CONFLICT', 'tickets of an unpublished event cannot be sold; publish it first');
           const currency = String(ev.data.currency ?? 'USD');
-          const amount = b.items.reduce((sum, i) => sum + ((types.get(i.ticketTypeId)!.data.price as number) ?? 0) * i.quantity, 0);
+          const e = exponentOf(currency);
+          // Minor units here; the order and the payment are recorded and answered in major units.
+          const amount = b.items.reduce((sum, i) => sum + storedMinor(types.get(i.ticketTypeId)!.data, 'price', e) * i.quantity, 0);
           let payment: Payment | null = null;
           if (amount > 0) {
             try {
@@ -339,7 +344,7 @@ export function ticketRoutes(svc: EventsService): RouteDef[] {
               source: 'purchase',
               items: b.items.map((i) => ({ ...i })),
               by: byOf(ctx),
-              order: { buyer: b.buyer, customerId: b.customerId, amount, currency, payment },
+              order: { buyer: b.buyer, customerId: b.customerId, amount, currency, payment: payment && { ...payment, amount: toMajor(payment.amount, e) } },
               replay: idempotency,
             });
           } catch (err) {
@@ -497,7 +502,7 @@ export function ticketRoutes(svc: EventsService): RouteDef[] {
       tag: TAG,
       summary: 'Refund a ticket',
       description:
-        'Gives back the ticket’s price through the payments provider when it was paid, then sets status `refunded` (it ' +
+        'Gives back the ticket’s price through the payments provider when it was paid (`data.refund.amount` in major units), then sets status `refunded` (it ' +
         'then scans as `refunded` and no longer counts as sold). Refunding twice is a 409.',
       params: IdParams,
       body: Type.Object({ reason: Type.Optional(Type.String({ maxLength: 500 })) }, { additionalProperties: false }),
@@ -508,11 +513,14 @@ export function ticketRoutes(svc: EventsService): RouteDef[] {
           const { ticket, eventId } = svc.ticket(ctx.tenant, ctx.params.id);
           if (!isLive(ticket.data.status ?? 'valid')) throw appError('ERR_CONFLICT', `a ${ticket.data.status} ticket cannot be refunded`);
           let refund: Record<string, unknown> | null = null;
-          const price = typeof ticket.data.price === 'number' ? ticket.data.price : 0;
           const order = typeof ticket.data.orderId === 'string' ? svc.deps.store.getRecord(ctx.tenant, EVENT_ORDER, ticket.data.orderId) : undefined;
           const payment = order?.data.payment as Payment | null | undefined;
+          const e = exponentOf(payment?.currency ?? ticket.data.currency);
+          // The ticket's own unit decides (a ticket sold before the major-unit convention holds cents).
+          const price = storedMinor(ticket.data, 'price', e);
           if (price > 0 && payment) {
-            refund = { ...(await svc.payments.refund({ tenant: ctx.tenant, paymentId: payment.id, amount: price, currency: payment.currency })) };
+            const r = await svc.payments.refund({ tenant: ctx.tenant, paymentId: payment.id, amount: price, currency: payment.currency });
+            refund = { ...r, amount: toMajor(r.amount, e) };
           }
           return svc.scanner<StoredRecord>(ctx.tenant, eventId, { op: 'refund', ticketId: ticket.sk, refund, reason: ctx.body.reason, by: byOf(ctx) });
         }),
