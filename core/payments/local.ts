@@ -1,7 +1,8 @@
 // The `local` payment gateway: intents simulated offline, kept in the tenant's key-value space so
 // they survive a restart. Nothing is charged. An intent stays `requires_payment_method` until
 // `simulate` marks it (the stand-in for a card tapped on a reader, for tests and local
-// development); a refund is recorded and always succeeds. It says so in the log at start-up and
+// development; over HTTP, `POST /storefront/local/terminal/intent/:id/present-card`); a refund is
+// recorded and always succeeds. It says so in the log at start-up and
 // never pretends to be a real processor.
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../clock.js';

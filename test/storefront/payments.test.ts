@@ -88,6 +88,33 @@ t.test('terminal intent → settle with ref - only a succeeded intent of that ga
   t.equal(foreign.status, 400);
 });
 
+t.test('present-card - the local reader takes a card: terminal intent → present card → settle, offline, over HTTP', async (t) => {
+  const s = await shop(shared);
+  const tab = await tabFor(s, '18.00');
+  const intent = (await s.pub.post('/storefront/local/terminal/intent', { orderId: tab.sk })).body;
+  const present = (id: string, body: unknown = {}) => s.pub.post(`/storefront/local/terminal/intent/${id}/present-card`, body);
+
+  const declined = await present(intent.id, { outcome: 'declined' });
+  t.match([declined.status, declined.body], [200, { id: intent.id, status: 'failed', failureMessage: 'card declined (simulated reader)', amount: 19.8 }]);
+  const refused = await s.pub.post(`/storefront/pos/tab/${tab.sk}/settle`, { amount: 19.8, ref: intent.id });
+  t.match([refused.status, refused.body.message], [400, /has not succeeded \(status: failed, card declined/]);
+
+  const approved = await present(intent.id);
+  t.match([approved.status, approved.body], [200, { id: intent.id, status: 'succeeded', paymentMethodTypes: ['card_present'] }], 'a card presented again');
+  t.notOk('failureMessage' in approved.body);
+  const paid = await s.pub.post(`/storefront/pos/tab/${tab.sk}/settle`, { amount: '19.80', ref: intent.id });
+  t.match([paid.status, paid.body.transaction, paid.body.order.data.status], [200, { gateway: 'local', ref: intent.id, amount: 19.8 }, 'closed']);
+  const again = await present(intent.id);
+  t.match([again.status, again.body.message], [409, /is succeeded: it takes no card now/]);
+
+  const online = (await s.pub.post('/storefront/local/intent', { amount: 5 })).body;
+  const notTerminal = await present(online.id);
+  t.match([notTerminal.status, notTerminal.body.message], [400, /is not a terminal intent \(card_present\)/]);
+  t.equal((await present('pi_local_nothing')).status, 404, 'an unknown intent');
+  t.equal((await s.pub.post(`/storefront/nope/terminal/intent/${intent.id}/present-card`, {})).status, 404, 'an unknown processor');
+  t.equal((await present(online.id, { outcome: 'maybe' })).status, 400);
+});
+
 t.test('intents, connection tokens and terminal locations of the local processor', async (t) => {
   const s = await shop(shared);
   const free = await s.pub.post('/storefront/local/intent', { amount: '12.5', currency: 'eur', description: 'deposit' });
@@ -221,6 +248,8 @@ t.test('stripe adapter - terminal intent with card_present, settle with its ref,
   const id = created.body.id as string;
   const notYet = await s.pub.post(`/storefront/pos/tab/${tab.sk}/settle`, { amount: '19.80', ref: id });
   t.equal(notYet.status, 400, 'the reader has not taken the card yet');
+  const simulated = await s.pub.post(`/storefront/stripe/terminal/intent/${id}/present-card`, {});
+  t.match([simulated.status, simulated.body.message], [400, /simulates a reader of the local gateway; processor stripe takes real cards/], 'present-card is the local gateway’s only');
   stripe.intents.get(id)!.status = 'succeeded';
   const paid = await s.pub.post(`/storefront/pos/tab/${tab.sk}/settle`, { amount: '19.80', ref: id });
   t.equal(paid.status, 200);

@@ -1,10 +1,13 @@
 // Payment gateway routes (spec: the payment rows; `payproc` is the processor's name in the path).
 // The processor is a configured gateway (`local`, `stripe`); another name is 404. A terminal intent
 // is created for `card_present`; once the reader has taken the card, its id goes to settle as `ref`.
+// The `local` gateway has a simulated reader: present-card is its test helper, so the whole flow
+// (terminal intent, card, settle) runs without a processor account.
 import { Type } from '@sinclair/typebox';
 import { appError } from '../../../core/errors.js';
 import { assertIdempotencyKey, findIdempotent, fingerprint, IdempotencyGate, recordIdempotent } from '../../../core/idempotency.js';
 import { GatewayError, type PaymentGateway, type PaymentIntent } from '../../../core/payments/gateway.js';
+import { LocalGateway } from '../../../core/payments/local.js';
 import { WriteBatch } from '../../../core/store/store.js';
 import { currencyExponent, currencyOf, parseMoney, toMajor } from '../../../actors/storefront/money.js';
 import { readOrder, SF_ORDER, totalsOf } from '../../../actors/storefront/order.js';
@@ -25,6 +28,7 @@ const IntentSchema = Type.Object({
   captureMethod: Type.String(),
   orderId: Type.Optional(Type.String()),
   createdAt: Type.String(),
+  failureMessage: Type.Optional(Type.String({ description: 'Why the intent failed (a declined card)' })),
 });
 
 const IntentBody = Type.Object({
@@ -67,6 +71,7 @@ function present(i: PaymentIntent) {
     captureMethod: i.captureMethod,
     ...(i.metadata.orderId ? { orderId: i.metadata.orderId } : {}),
     createdAt: i.createdAt,
+    ...(i.failureMessage ? { failureMessage: i.failureMessage } : {}),
   };
 }
 
@@ -183,13 +188,55 @@ export function paymentRoutes(_deps: AppDeps): RouteDef[] {
         summary: 'Create a card-present intent for a terminal reader',
         description:
           "Created with `payment_method_types: ['card_present']`. The reader collects the card; the intent id then goes to settle as " +
-          '`ref` (an intent left `requires_capture` is captured by settle). The `local` processor simulates the reader.',
+          '`ref` (an intent left `requires_capture` is captured by settle). The `local` processor simulates the reader: ' +
+          '`POST /storefront/local/terminal/intent/:id/present-card` makes it take a card.',
         params: Processor,
         body: IntentBody,
         status: 201,
         response: IntentSchema,
         errors: [402, 404, 409, 503],
         handler: (ctx) => createIntent(ctx, ctx.params.processor, ctx.body, ['card_present']),
+      }),
+    ),
+
+    storefrontWrite(
+      route({
+        method: 'POST',
+        path: '/storefront/:processor/terminal/intent/:id/present-card',
+        auth: 'none',
+        tag: PAY_TAG,
+        summary: 'Present a card to the simulated reader (local gateway only)',
+        description:
+          "A test helper, as processors offer for their test mode: the `local` gateway's simulated reader takes a card for a " +
+          'terminal (`card_present`) intent, so terminal intent → present card → settle (`ref` = the intent id) runs offline, ' +
+          'with no processor account. `outcome` `approved` (default) makes the intent `succeeded` (`requires_capture` for a ' +
+          'manual-capture intent, which settle captures); `declined` makes it `failed`, and a card can be presented again. ' +
+          'Nothing is charged. Another configured processor is a 400 (use its own test tools), an unknown one or an unknown ' +
+          'intent a 404, an intent that is not a terminal intent a 400, one already paid or canceled a 409. The local gateway ' +
+          'never charges a card: leave it out of `PAYMENT_GATEWAYS` where real payments are taken.',
+        params: Type.Object({ ...Processor.properties, id: Type.String({ minLength: 1, maxLength: 100, description: 'The terminal intent id (`pi_local_…`)' }) }),
+        body: Type.Object(
+          { outcome: Type.Optional(Type.Unsafe<'approved' | 'declined'>({ type: 'string', enum: ['approved', 'declined'], description: 'What the card does (default `approved`)' })) },
+          { additionalProperties: false },
+        ),
+        response: IntentSchema,
+        errors: [400, 404, 409],
+        handler: async (ctx) => {
+          const g = gatewayOf(ctx, ctx.params.processor);
+          if (!(g instanceof LocalGateway)) {
+            throw appError('ERR_VALIDATION', `present-card simulates a reader of the local gateway; processor ${g.name} takes real cards (use its own test tools)`);
+          }
+          const intent = await g.getIntent(ctx.tenant, ctx.params.id);
+          if (!intent) throw appError('ERR_NOT_FOUND', `payment intent ${ctx.params.id} of processor local`);
+          if (!intent.paymentMethodTypes.includes('card_present')) {
+            throw appError('ERR_VALIDATION', `payment intent ${intent.id} is not a terminal intent (card_present); create one with POST /storefront/local/terminal/intent`);
+          }
+          if (intent.status !== 'requires_payment_method' && intent.status !== 'failed') {
+            throw appError('ERR_CONFLICT', `payment intent ${intent.id} is ${intent.status}: it takes no card now`);
+          }
+          const declined = ctx.body.outcome === 'declined';
+          return present(await call(() => g.simulate(ctx.tenant, intent.id, declined ? 'failed' : 'succeeded', 'card declined (simulated reader)')));
+        },
       }),
     ),
 
