@@ -75,7 +75,7 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
   }
   // Client queries run in worker threads (started at the first query), each under a budget.
   // Undecodable records the workers meet count with the node's (LmdbStore.noteUnreadable).
-  const queries = createQueryPool(config, logger, (n) => (lmdb as { noteUnreadable?(n: number): void }).noteUnreadable?.(n));
+  const queries = createQueryPool(config, logger, (n) => lmdb.noteUnreadable(n));
   const bus = opts.bus ?? (await createBus({ natsUrl: config.natsUrl ?? undefined, logger }));
   // Cluster mode (NATS_URL): writes go through the commit stream, a tenant's actors and requests
   // live on its owner. Without NATS none of it is loaded.

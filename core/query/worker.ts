@@ -6,7 +6,6 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { AppError, appError, toWire } from '../errors.js';
 import { createLogger, type Logger } from '../log.js';
 import { LmdbStore } from '../store/lmdb-store.js';
-import type { Store } from '../store/store.js';
 import { setQueryLimits } from './limits.js';
 import type { JobContext, JobMessage, JobReply, QueryJob, WorkerInit } from './protocol.js';
 import { assertResultSize } from './result-size.js';
@@ -16,7 +15,7 @@ setQueryLimits(init.limits);
 const logger: Logger = createLogger(init.logLevel ?? 'info');
 const store = new LmdbStore({ path: init.store.path, mapSizeGiB: init.store.mapSizeGiB, limits: init.store.limits, logger });
 /** Undecodable records this worker's store has met (the main thread adds them to the node's count). */
-const unreadable = () => (store as unknown as { unreadableRecords?(): number }).unreadableRecords?.();
+const unreadable = () => store.unreadableRecords();
 const ctx: JobContext = { store };
 const jobs = new Map<string, Promise<QueryJob>>();
 const port = parentPort!;
@@ -24,10 +23,9 @@ const port = parentPort!;
 /**
  * lmdb-js keeps a read transaction until a timer of its own resets it, and the next job may
  * arrive before that timer runs: reset it, so the job reads what is committed now.
- * LmdbStore has no public method for this yet (its root database is private).
  */
-function freshReads(s: Store): void {
-  (s as unknown as { root?: { resetReadTxn?(): void } }).root?.resetReadTxn?.();
+function freshReads(s: LmdbStore): void {
+  s.resetReadTxn();
 }
 
 function load(url: string): Promise<QueryJob> {

@@ -281,6 +281,19 @@ export class LmdbStore implements Store {
     return this.unreadableSeen;
   }
 
+  /** Adds undecodable records met by another handle on this environment (a query worker's). */
+  noteUnreadable(n: number): void {
+    this.unreadableSeen += n;
+  }
+
+  /**
+   * Drops this thread's cached read snapshot, so the next read sees every commit made so far
+   * (lmdb-js renews it on a timer of its own; a query worker needs it per job).
+   */
+  resetReadTxn(): void {
+    this.root.resetReadTxn();
+  }
+
   /**
    * Writes a record's bytes as they are, without encoding or indexing. For repair tools and for
    * tests that need a record this build cannot decode.
