@@ -42,6 +42,14 @@ export const ErrorCodes = {
   // 404
   ERR_ROUTE_NOT_FOUND: def('ERR_ROUTE_NOT_FOUND', 404, 'Cannot %s %s'),
   ERR_NOT_FOUND: def('ERR_NOT_FOUND', 404, '%s not found'),
+  // A location slug no record names: the message says how to make one (no other document does).
+  ERR_LOCATION_NOT_FOUND: def(
+    'ERR_LOCATION_NOT_FOUND',
+    404,
+    'location %s not found: a location is a record of datatype "location" whose data.name is the slug sent as businessLocationId; ' +
+      'create it with a staff token: POST /repository/create {"datatype":"location","data":{"name":%s},"isNew":true,"version":0} ' +
+      '(optional data: displayName, timezone, currency, taxRate, address)',
+  ),
   // 405
   ERR_METHOD_NOT_ALLOWED: def('ERR_METHOD_NOT_ALLOWED', 405, '%s is not served on %s; allowed: %s'),
   // 409

@@ -1,5 +1,6 @@
 // Read side of reservations: definitions as clients see them, slots, a customer's own bookings, the
 // operators' upcoming and today lists. Reads go to the store (committed state).
+import { AppError } from '../../core/errors.js';
 import type { ListResult, StoredRecord } from '../../core/store/record.js';
 import type { Filter, PageLimits } from '../../core/store/query.js';
 import type { Store } from '../../core/store/store.js';
@@ -43,6 +44,11 @@ export function definitions(store: Store, tenant: string): (id: unknown) => Defi
 /** The location record with slug `slug` (`data.name`); an sk finds nothing (spec: Errors 10). */
 export function findLocation(store: Store, tenant: string, slug: string): StoredRecord | undefined {
   return store.scan(tenant, LOCATION_DATATYPE, { 'data.name': slug })[0];
+}
+
+/** The 404 for a slug no location record names; its message says how to create one. */
+export function locationNotFound(slug: string): AppError {
+  return new AppError('ERR_LOCATION_NOT_FOUND', [slug, JSON.stringify(slug)]);
 }
 
 /** The timezone of a location: its own `data.timezone`, else that of a definition there, else UTC. */

@@ -17,7 +17,7 @@ import { findIdempotent, fingerprint, recordIdempotent } from '../../core/idempo
 import { isId, newId } from '../../core/ids.js';
 import { GatewayError, type PaymentGateway, type PaymentIntent } from '../../core/payments/gateway.js';
 import { newRecord, nextVersion, type StoredRecord } from '../../core/store/record.js';
-import { findLocation } from '../reservations/queries.js';
+import { findLocation, locationNotFound } from '../reservations/queries.js';
 import { SERVICE_POINT_DATATYPE } from '../service-points/actor.js';
 import { setServicePointStatus } from '../service-points/client.js';
 import { askerOf, createTask } from '../workflow/client.js';
@@ -124,7 +124,7 @@ function sameText(a: unknown, b: unknown): boolean {
 
 function location(c: Ctx): StoredRecord {
   const loc = findLocation(c.actor.store, c.actor.tenant, c.state.slug);
-  if (!loc) throw appError('ERR_NOT_FOUND', `location ${c.state.slug}`);
+  if (!loc) throw locationNotFound(c.state.slug);
   return loc;
 }
 

@@ -140,6 +140,19 @@ t.test('tab lifecycle - open, add lines, fire twice, settle in two payments, rec
   t.equal((await s.pub.post(`/storefront/pos/tab/${tab.sk}/send-receipt`, {})).status, 400, 'email or phone is needed');
 });
 
+t.test('a location no record names - the 404 says how to make one, and doing what it says opens the tab', async (t) => {
+  const s = await shop(shared);
+  const missing = await s.pub.post('/storefront/pos/tab', { businessLocationId: 'main-bar' });
+  t.equal(missing.status, 404);
+  t.match(missing.body.message, /^location main-bar not found: .*POST \/repository\/create/);
+  const made = await s.staff.post('/repository/create', JSON.parse(/POST \/repository\/create (\{.*\}) \(optional/.exec(missing.body.message)![1]));
+  t.same([made.status, made.body.datatype, made.body.data], [201, 'location', { name: 'main-bar' }], 'the body the message gives');
+  const opened = await s.pub.post('/storefront/pos/tab', { businessLocationId: 'main-bar', tabLabel: 'Bar stool' });
+  t.same([opened.status, opened.body.data.businessLocationId, opened.body.data.currency], [201, 'main-bar', 'USD']);
+  const doc = await s.pub.get(`/documentation/endpoint?method=POST&path=${encodeURIComponent('/storefront/pos/tab')}&format=json`);
+  t.match(JSON.stringify(doc.body), /datatype\\?":\\?"location/, 'the reference says it too');
+});
+
 t.test('order reads - get, get/me by order number (another customer: 404), unknown ids 404', async (t) => {
   const s = await shop(shared);
   const mine = await openTab(s, { tabLabel: 'Alice' }, s.alice);

@@ -17,7 +17,7 @@ import {
   type Definition,
 } from '../../../actors/reservations/definition.js';
 import { RESERVATIONS_ACTOR, type Owner, type ReservationMessage } from '../../../actors/reservations/messages.js';
-import { findLocation, LOCATION_DATATYPE, listOwn, present, slotsOf } from '../../../actors/reservations/queries.js';
+import { findLocation, LOCATION_DATATYPE, listOwn, locationNotFound, present, slotsOf } from '../../../actors/reservations/queries.js';
 import { listPoints } from '../../../actors/checkin-queue/queries.js';
 import { SERVICE_POINT_DATATYPE } from '../../../actors/service-points/actor.js';
 import { askServicePoints } from '../../../actors/service-points/client.js';
@@ -115,7 +115,7 @@ export function requireLocation(ctx: RequestContext, slug: string): StoredRecord
   if (byId) {
     throw appError('ERR_VALIDATION', `body/businessLocationId must be the location slug ("${String(byId.data.name)}"), not the location's id`);
   }
-  throw appError('ERR_NOT_FOUND', `location ${slug}`);
+  throw locationNotFound(slug);
 }
 
 /** A definition as clients see it: services (the implicit one included) and timezone resolved. */

@@ -5,7 +5,7 @@ import { appError } from '../../../core/errors.js';
 import { isId } from '../../../core/ids.js';
 import { createGateways } from '../../../core/payments/index.js';
 import type { StoredRecord } from '../../../core/store/record.js';
-import { findLocation, LOCATION_DATATYPE } from '../../../actors/reservations/queries.js';
+import { findLocation, LOCATION_DATATYPE, locationNotFound } from '../../../actors/reservations/queries.js';
 import { bindStorefront, type StorefrontServices } from '../../../actors/storefront/services.js';
 import { storefrontSettingsOf } from '../../../actors/storefront/settings.js';
 import { SF_ORDER } from '../../../actors/storefront/order.js';
@@ -59,7 +59,9 @@ export const Paging = {
 export const Slug = Type.String({
   minLength: 1,
   maxLength: 200,
-  description: 'Location slug: `data.name` of the location record (sending its sk yields empty lists)',
+  description:
+    'Location slug: `data.name` of the location record (sending its sk yields empty lists). A location is made with ' +
+    '`POST /repository/create {"datatype":"location","data":{"name":"<slug>"},"isNew":true,"version":0}` (staff)',
 });
 
 export const IdParam = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, description: 'Order id (sk)' }) });
@@ -136,5 +138,5 @@ export function requireLocation(ctx: RequestContext, slug: string): StoredRecord
   if (loc) return loc;
   const byId = isId(slug) ? ctx.deps.store.getRecord(ctx.tenant, LOCATION_DATATYPE, slug) : undefined;
   if (byId) throw appError('ERR_VALIDATION', `body/businessLocationId must be the location slug ("${String(byId.data.name)}"), not the location's id`);
-  throw appError('ERR_NOT_FOUND', `location ${slug}`);
+  throw locationNotFound(slug);
 }

@@ -69,7 +69,10 @@ export function tabRoutes(deps: AppDeps): RouteDef[] {
           'or name) a point that already has an open tab answers that tab (200) instead of a second one, and a new tab marks the ' +
           'point `occupied`; without one, an open tab with the same `tabLabel` (compared without case) is answered. ' +
           '`businessLocationId` is the location slug (its sk is refused with 400); a token, when sent, stamps `openedBy` and a ' +
-          "customer token the order's `customerId`.",
+          "customer token the order's `customerId`. The location must exist (404 otherwise): it is a record of datatype " +
+          '`location` whose `data.name` is the slug, made once by staff with `POST /repository/create ' +
+          '{"datatype":"location","data":{"name":"main-bar","displayName":"Main bar","currency":"USD","taxRate":8.5},"isNew":true,"version":0}` ' +
+          '(`currency` and `taxRate`, in percent, are optional: the configured currency and 0 apply without them).',
         body: Type.Object({
           businessLocationId: Slug,
           tabLabel: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Display label (default: the point name, else #<orderNumber>)' })),
