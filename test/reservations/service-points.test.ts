@@ -1,12 +1,13 @@
 import t from 'tap';
 import { occupyServicePoint, setServicePointStatus } from '../../actors/service-points/index.js';
+import { storefrontSettingsOf } from '../../actors/storefront/settings.js';
 import { createOrg } from '../helpers/app.js';
 import { request } from '../helpers/http.js';
 import { caller, seed, sharedApp, venue } from './world.js';
 
 const shared = await sharedApp(t);
 
-t.test('service points - staff create, customers read, customers may not change a venue', async (t) => {
+t.test('service points - staff create, customers read; customers change them (spec: Auth customer) unless the organisation requires staff', async (t) => {
   const v = await venue(t, { shared });
   const created = await v.staff.post('/crm/reservations/service-point/create', {
     name: 'Table 1',
@@ -25,14 +26,36 @@ t.test('service points - staff create, customers read, customers may not change 
   t.equal(one.body.data.name, 'Table 1');
   t.equal((await v.alice.get('/crm/reservations/service-point/get/ffffffffffffffffffffffff')).status, 404);
 
-  const custCreate = await v.alice.post('/crm/reservations/service-point/create', { name: 'Sneaky', businessLocationId: 'downtown' });
-  t.equal(custCreate.status, 403);
-  const custUpdate = await v.alice.post('/crm/reservations/service-point/update', { id: created.body.sk, status: 'reserved' });
-  t.equal(custUpdate.status, 403);
-  const custDelete = await v.alice.del(`/crm/reservations/service-point/delete/${created.body.sk}`);
-  t.equal(custDelete.status, 403);
+  // By default (spec: Auth `customer`, any authenticated customer or staff token) a customer may.
+  const custCreate = await v.alice.post('/crm/reservations/service-point/create', { name: 'Patio 1', businessLocationId: 'downtown' });
+  t.equal(custCreate.status, 201, 'a customer creates');
+  const custUpdate = await v.alice.post('/crm/reservations/service-point/update', { id: custCreate.body.sk, status: 'reserved' });
+  t.same([custUpdate.status, custUpdate.body.data.status], [200, 'reserved'], 'a customer updates');
+  const custDelete = await v.alice.del(`/crm/reservations/service-point/delete/${custCreate.body.sk}`);
+  t.same([custDelete.status, custDelete.body], [200, { deleted: true, id: custCreate.body.sk }], 'a customer deletes');
   const anon = await request(v.app.url, '/crm/reservations/service-point/get', { headers: { orgid: v.org } });
   t.equal(anon.status, 401);
+  t.equal((await request(v.app.url, '/crm/reservations/service-point/create', { method: 'POST', body: { name: 'X', businessLocationId: 'downtown' }, headers: { orgid: v.org } })).status, 401, 'a token is still needed');
+
+  // The organisation setting servicePointsRequireStaffToken: Admin or ConfigAdmin set it.
+  const admin = caller(v.app, v.org, { kind: 'staff', sub: 'admin-1', roles: ['User', 'Admin'] });
+  t.same((await admin.get('/crm/reservations/settings')).body, { servicePointsRequireStaffToken: false }, 'off by default');
+  t.equal((await v.staff.put('/crm/reservations/settings', { servicePointsRequireStaffToken: true })).status, 403, 'a plain staff token may not');
+  t.equal((await admin.put('/crm/reservations/settings', { servicePointsRequireStaffToken: 'yes' })).status, 400);
+  const on = await admin.put('/crm/reservations/settings', { servicePointsRequireStaffToken: true });
+  t.same([on.status, on.body], [200, { servicePointsRequireStaffToken: true }]);
+  const refused = [
+    await v.alice.post('/crm/reservations/service-point/create', { name: 'Sneaky', businessLocationId: 'downtown' }),
+    await v.alice.post('/crm/reservations/service-point/update', { id: created.body.sk, status: 'reserved' }),
+    await v.alice.del(`/crm/reservations/service-point/delete/${created.body.sk}`),
+  ];
+  t.same(refused.map((r) => r.status), [403, 403, 403], 'customers may not change a venue once it is on');
+  t.match(refused[0].body.message, /requires a staff token to change service points \(servicePointsRequireStaffToken\)/);
+  t.equal((await v.alice.get('/crm/reservations/service-point/get?businessLocationId=downtown')).status, 200, 'reads stay open to customers');
+  const byStaff = await v.staff.post('/crm/reservations/service-point/update', { id: created.body.sk, capacity: 6 });
+  t.same([byStaff.status, byStaff.body.data.capacity], [200, 6], 'staff still change them');
+  t.same((await admin.get('/crm/reservations/settings')).body, { servicePointsRequireStaffToken: true });
+  t.same(storefrontSettingsOf(v.app.deps.store.getOrg(v.org)), { posRequiresStaffToken: false }, 'the storefront setting is its own');
 });
 
 t.test('service points - validation, unique names per location, slug not sk, unknown location', async (t) => {

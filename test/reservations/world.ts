@@ -42,6 +42,7 @@ export function caller(app: RunningApp, org: string, who: { kind?: 'staff' | 'cu
   return {
     get: (path: string, extra?: Record<string, string>) => call('GET', path, undefined, extra),
     post: (path: string, body: unknown = {}, extra?: Record<string, string>) => call('POST', path, body, extra),
+    put: (path: string, body: unknown = {}, extra?: Record<string, string>) => call('PUT', path, body, extra),
     del: (path: string, extra?: Record<string, string>) => call('DELETE', path, undefined, extra),
   };
 }

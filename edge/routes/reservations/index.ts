@@ -6,6 +6,7 @@ import { AppError, appError } from '../../../core/errors.js';
 import { assertIdempotencyKey } from '../../../core/idempotency.js';
 import { isId } from '../../../core/ids.js';
 import type { StoredRecord } from '../../../core/store/record.js';
+import { WriteBatch } from '../../../core/store/store.js';
 import { parseDate } from '../../../core/timezone.js';
 import type { Principal } from '../../../core/auth/tokens.js';
 import {
@@ -18,6 +19,7 @@ import {
 } from '../../../actors/reservations/definition.js';
 import { RESERVATIONS_ACTOR, type Owner, type ReservationMessage } from '../../../actors/reservations/messages.js';
 import { findLocation, LOCATION_DATATYPE, listOwn, locationNotFound, present, slotsOf } from '../../../actors/reservations/queries.js';
+import { RESERVATION_SETTINGS_FIELD, reservationSettingsOf } from '../../../actors/reservations/settings.js';
 import { listPoints } from '../../../actors/checkin-queue/queries.js';
 import { SERVICE_POINT_DATATYPE } from '../../../actors/service-points/actor.js';
 import { askServicePoints } from '../../../actors/service-points/client.js';
@@ -95,6 +97,32 @@ function requireFields(body: Record<string, unknown>, names: string[]): void {
     throw new AppError('ERR_VALIDATION', [messages.join('; ')], { messages });
   }
 }
+
+const ADMIN_ROLES = ['Admin', 'ConfigAdmin'];
+
+const SettingsSchema = Type.Object({
+  servicePointsRequireStaffToken: Type.Boolean({
+    description:
+      'When true, creating, changing and deleting service points needs a staff token (role User). Default false: any ' +
+      'customer or staff token may, as the spec’s Auth column says',
+  }),
+});
+
+/**
+ * The organisation setting `servicePointsRequireStaffToken`: when on, a service-point write needs a
+ * staff token with role User (a customer's or another staff token: 403).
+ */
+function requireStaffIfConfigured(ctx: RequestContext): void {
+  if (!reservationSettingsOf(ctx.deps.store.getOrg(ctx.tenant)).servicePointsRequireStaffToken) return;
+  const p = ctx.principal;
+  if (!(p && p.kind === 'staff' && p.roles.includes('User'))) {
+    throw appError('ERR_FORBIDDEN', 'this organisation requires a staff token to change service points (servicePointsRequireStaffToken)');
+  }
+}
+
+const SP_GATE_NOTE =
+  ' Any customer or staff token may (spec: Auth `customer`) unless the organisation sets `servicePointsRequireStaffToken` ' +
+  '(`PUT /crm/reservations/settings`, Admin): then a staff token is needed (403 with another).';
 
 /** A booking the caller owns (another customer's is a 404: spec Errors, 404). */
 function ownBooking(ctx: RequestContext, id: string): StoredRecord {
@@ -406,8 +434,41 @@ export function reservationRoutes(_deps: AppDeps): RouteDef[] {
       },
     }),
 
-    // Service points: read at the customer level (spec), changed by staff only: a customer token
-    // gets 403, since customers must not rearrange a venue.
+    route({
+      method: 'GET',
+      path: '/crm/reservations/settings',
+      auth: 'customer',
+      roles: ADMIN_ROLES,
+      tag: SP_TAG,
+      summary: "The organisation's reservation settings (role Admin or ConfigAdmin)",
+      response: SettingsSchema,
+      handler: (ctx) => reservationSettingsOf(ctx.deps.store.getOrg(ctx.tenant)),
+    }),
+
+    route({
+      method: 'PUT',
+      path: '/crm/reservations/settings',
+      auth: 'customer',
+      roles: ADMIN_ROLES,
+      tag: SP_TAG,
+      summary: "Change the organisation's reservation settings (role Admin or ConfigAdmin)",
+      description:
+        '`servicePointsRequireStaffToken` (default false) makes service-point create, update and delete need a staff token; ' +
+        'while it is false, any authenticated customer can add, rename or remove the venue’s tables (the spec’s default).',
+      body: Type.Object({ servicePointsRequireStaffToken: Type.Boolean() }, { additionalProperties: false }),
+      response: SettingsSchema,
+      handler: async (ctx) => {
+        const org = ctx.deps.store.getOrg(ctx.tenant);
+        if (!org) throw appError('ERR_NOT_FOUND', `organisation ${ctx.tenant}`);
+        // The whole object, one field: a write needs no read of the stored one, so nothing to race.
+        const next = { ...reservationSettingsOf(org), ...ctx.body };
+        await ctx.deps.store.commit(new WriteBatch().patchOrg(ctx.tenant, { [RESERVATION_SETTINGS_FIELD]: next }));
+        return next;
+      },
+    }),
+
+    // Service points: read and changed at the customer level (spec: Auth `customer`); the
+    // organisation may require staff for changes (servicePointsRequireStaffToken).
     route({
       method: 'GET',
       path: '/crm/reservations/service-point/get',
@@ -446,12 +507,12 @@ export function reservationRoutes(_deps: AppDeps): RouteDef[] {
     route({
       method: 'POST',
       path: '/crm/reservations/service-point/create',
-      auth: 'staff',
+      auth: 'customer',
       tag: SP_TAG,
-      summary: 'Create a service point at a location (staff)',
+      summary: 'Create a service point at a location',
       description:
         '`{name, businessLocationId (slug), status? (default "available"), ...other fields}`. Names are unique per location ' +
-        '(case-insensitive; 409). The location must exist (404); its sk instead of its slug is a 400.',
+        '(case-insensitive; 409). The location must exist (404); its sk instead of its slug is a 400.' + SP_GATE_NOTE,
       body: Type.Object(
         {
           name: Type.String({ minLength: 1, maxLength: 100 }),
@@ -462,8 +523,9 @@ export function reservationRoutes(_deps: AppDeps): RouteDef[] {
       ),
       status: 201,
       response: RecordSchema,
-      errors: [404, 409],
+      errors: [403, 404, 409],
       handler: (ctx) => {
+        requireStaffIfConfigured(ctx);
         requireLocation(ctx, ctx.body.businessLocationId);
         const data: Record<string, unknown> = { ...(ctx.body as Record<string, unknown>) };
         for (const k of ['id', 'sk', 'pk', 'version', 'datatype', 'data', 'isNew']) delete data[k];
@@ -474,11 +536,11 @@ export function reservationRoutes(_deps: AppDeps): RouteDef[] {
     route({
       method: 'POST',
       path: '/crm/reservations/service-point/update',
-      auth: 'staff',
+      auth: 'customer',
       tag: SP_TAG,
-      summary: 'Change a service point (staff)',
+      summary: 'Change a service point',
       description:
-        '`{id, version?, ...fields to set}`. The location cannot change (400); `version` makes it conditional (stale: 409).',
+        '`{id, version?, ...fields to set}`. The location cannot change (400); `version` makes it conditional (stale: 409).' + SP_GATE_NOTE,
       body: Type.Object(
         {
           id: Type.String({ minLength: 1, maxLength: 64 }),
@@ -489,8 +551,9 @@ export function reservationRoutes(_deps: AppDeps): RouteDef[] {
         { additionalProperties: true },
       ),
       response: RecordSchema,
-      errors: [404, 409],
+      errors: [403, 404, 409],
       handler: (ctx) => {
+        requireStaffIfConfigured(ctx);
         const rec = ctx.deps.store.getRecord(ctx.tenant, SERVICE_POINT_DATATYPE, ctx.body.id);
         if (!rec) throw appError('ERR_NOT_FOUND', `service point ${ctx.body.id}`);
         const changes: Record<string, unknown> = { ...(ctx.body as Record<string, unknown>) };
@@ -507,14 +570,15 @@ export function reservationRoutes(_deps: AppDeps): RouteDef[] {
     route({
       method: 'DELETE',
       path: '/crm/reservations/service-point/delete/:id',
-      auth: 'staff',
+      auth: 'customer',
       tag: SP_TAG,
-      summary: 'Delete a service point (staff)',
-      description: 'An occupied point (a guest is being served there) is refused with 409: clear it first.',
+      summary: 'Delete a service point',
+      description: 'An occupied point (a guest is being served there) is refused with 409: clear it first.' + SP_GATE_NOTE,
       params: IdParam('id', 'Service point id (sk)'),
       response: Type.Object({ deleted: Type.Boolean(), id: Type.String() }),
-      errors: [404, 409],
+      errors: [403, 404, 409],
       handler: (ctx) => {
+        requireStaffIfConfigured(ctx);
         const rec = ctx.deps.store.getRecord(ctx.tenant, SERVICE_POINT_DATATYPE, ctx.params.id);
         if (!rec) throw appError('ERR_NOT_FOUND', `service point ${ctx.params.id}`);
         return askServicePoints(ctx.deps.runtime, ctx.tenant, String(rec.data.businessLocationId ?? ''), { type: 'delete', point: rec.sk });
