@@ -16,6 +16,7 @@ const n = (v: number): string => v.toLocaleString('en-US');
 export function limitRows(config: Config): LimitRow[] {
   const d = config.documents;
   const h = config.http;
+  const q = config.query;
   return [
     { setting: 'MAX_BODY_BYTES', value: `${n(h.maxBodyBytes)} bytes`, meaning: 'JSON body of a route that takes credentials; 413 past it (the declared length is checked before any byte is read)' },
     { setting: 'MAX_ANONYMOUS_BODY_BYTES', value: `${n(h.anonymousMaxBodyBytes)} bytes`, meaning: 'body of a route that takes no credentials (sign-up, sign-in, storefront, webhooks) unless the route sets its own; 413' },
@@ -26,6 +27,17 @@ export function limitRows(config: Config): LimitRow[] {
     { setting: 'JSON_MAX_STRING_LENGTH', value: n(d.maxStringLength), meaning: 'characters of one string or key in a body or payload; 400' },
     { setting: 'MAX_RECORD_BYTES', value: `${n(d.maxRecordBytes)} bytes`, meaning: 'one stored record, log entry or key-value entry, encoded; a create or update past it answers 413 and stores nothing' },
     { setting: '(fixed)', value: '`__proto__`, `constructor`, `prototype`', meaning: 'keys (or dotted-path segments) refused with 400 anywhere in a body or payload' },
+    { setting: 'QUERY_TIMEOUT_MS', value: `${n(q.timeoutMs)} ms`, meaning: 'time of one client query (find, dynamic query, aggregation) in a worker; past it the query is stopped and answers 400 naming the budget' },
+    { setting: 'QUERY_WORKER_HEAP_MB', value: `${n(q.workerHeapMb)} MiB`, meaning: 'heap of a query worker; a query that needs more is stopped and answers 400' },
+    { setting: 'QUERY_WORKERS', value: n(q.workers), meaning: 'query worker threads on this node' },
+    { setting: 'QUERY_TENANT_WORKERS', value: q.tenantWorkers === null ? 'half the pool (at least 1)' : n(q.tenantWorkers), meaning: 'workers one organisation may hold at once, so its slow queries never hold every worker' },
+    { setting: 'QUERY_TENANT_QUEUE_MAX, QUERY_QUEUE_MAX', value: `${n(q.tenantQueueMax)}, ${n(q.queueMax)}`, meaning: 'queries waiting for a worker, per organisation and in all; past either, 503 with `Retry-After`' },
+    { setting: 'QUERY_MAX_RANGE', value: n(q.maxRange), meaning: 'elements one `$range` may make; 400' },
+    { setting: 'QUERY_MAX_ARRAY, QUERY_MAX_STRING', value: `${n(q.maxArray)}, ${n(q.maxString)}`, meaning: 'elements of an array and characters of a string an operator may build; 400' },
+    { setting: 'QUERY_MAX_REGEX_LENGTH', value: n(q.maxRegexLength), meaning: 'characters of a client regex; every regex runs on RE2 (linear time), and one that needs backtracking (backreferences, lookaround) is refused with 400' },
+    { setting: 'QUERY_MAX_STAGE_DOCUMENTS', value: n(q.maxStageDocuments), meaning: 'documents one aggregation stage may hold; 400' },
+    { setting: 'QUERY_MAX_RESULT_BYTES', value: `${n(q.maxResultBytes)} bytes`, meaning: 'encoded answer of one query; 400' },
+    { setting: 'AUTH_ACCESS_TOKEN_TTL_SECONDS', value: `${n(config.auth.accessTokenTtlSeconds)} s`, meaning: 'lifetime of an access token; a token without `exp`, or living longer (plus `AUTH_TOKEN_SKEW_SECONDS`), is refused with 401' },
   ];
 }
 

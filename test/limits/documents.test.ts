@@ -192,3 +192,12 @@ t.test('documents - bodies in flight share a node-wide budget; past it a new bod
   const ok = await create(A, { pad: 'q'.repeat(8 * 1024) });
   t.equal(ok.status, 201, 'and the next body is taken');
 });
+
+t.test('documents - the reference lists every limit with the value in force', async (t) => {
+  const md = (await request(app.url, '/documentation.md')).text;
+  t.match(md, /## Limits/);
+  t.match(md, /\| `JSON_MAX_DEPTH` \| 32 \|/);
+  t.match(md, /\| `MAX_RECORD_BYTES` \| 16,384 bytes \|/, 'the value this server runs with');
+  t.match(md, /\| `MAX_INFLIGHT_BODY_BYTES` \| 163,840 bytes \|/);
+  t.match(md, /\| `QUERY_TIMEOUT_MS` \| 2,000 ms \|/);
+});
