@@ -124,6 +124,14 @@ export const SERVER_EVENTS: Record<Namespace, Record<string, ServerEvent>> = {
   community: {
     message: { summary: 'A direct message to or from this user (also the replay after `lastSeqs`)', payload: CommunityMessage },
     groupMessage: { summary: 'A message in a group this user belongs to', payload: CommunityMessage },
+    'replay-truncated': {
+      summary: 'The replay on connect stopped at its bound: where each conversation stopped, and how to page the rest over REST',
+      payload: Type.Object({
+        threads: Type.Array(Type.Record(Type.String(), Type.Unknown()), { description: 'Each conversation left unfinished, with its `nextAfterSeq`' }),
+        total: Type.Integer(),
+        next: Type.String(),
+      }),
+    },
     typing: { summary: 'Someone is typing to this user or in one of their groups', payload: Type.Object({ from: Type.String(), name: Type.Union([Type.String(), Type.Null()]), to: Type.Optional(Type.String()), groupId: Type.Optional(Type.String()), threadId: Type.String(), isTyping: Type.Boolean() }) },
     onlineStatus: { summary: 'After getOnlineUsers: someone came online or left (or the list itself, when it was sent without an ack)', payload: Type.Union([OnlineUser, Type.Object({ users: Type.Array(OnlineUser) })]) },
     error: { summary: 'An event sent without an ack was refused', payload: SocketError },

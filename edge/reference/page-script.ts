@@ -164,14 +164,14 @@ export const PAGE_SCRIPT = String.raw`
       return el('p', { class: 'muted' }, caption ? caption + ': ' : '', el('code', { text: typeOf(schema) || 'JSON' }), schema.description ? inline(' — ' + schema.description) : '');
     }
     const tb = el('tbody');
-    for (const r of list) tb.append(el('tr', {}, el('td', { class: 'name', text: r.name }), el('td', { text: r.type }), el('td', { text: r.required ? 'yes' : 'no' }), el('td', { text: r.limits }), el('td', {}, inline(r.description))));
-    return el('div', { class: 'scroll' }, el('table', {}, el('thead', {}, el('tr', {}, ...['Field', 'Type', 'Required', 'Limits', 'Description'].map((h) => el('th', { text: h })))), tb));
+    for (const r of list) tb.append(el('tr', {}, el('td', { class: 'name', text: r.name }), el('td', { 'data-label': 'Type', text: r.type }), el('td', { 'data-label': 'Required', text: r.required ? 'yes' : 'no' }), el('td', { 'data-label': 'Limits', text: r.limits }), el('td', {}, inline(r.description))));
+    return el('div', { class: 'scroll' }, el('table', { class: 'fields' }, el('thead', {}, el('tr', {}, ...['Field', 'Type', 'Required', 'Limits', 'Description'].map((h) => el('th', { text: h })))), tb));
   }
   function paramTable(params) {
     if (!params.length) return null;
     const tb = el('tbody');
-    for (const p of params) tb.append(el('tr', {}, el('td', { class: 'name', text: p.name }), el('td', { text: p.in }), el('td', { text: typeOf(p.schema) }), el('td', { text: p.required ? 'yes' : 'no' }), el('td', { text: limitsOf(p.schema) }), el('td', {}, inline(p.description || ''))));
-    return el('div', { class: 'scroll' }, el('table', {}, el('thead', {}, el('tr', {}, ...['Parameter', 'In', 'Type', 'Required', 'Limits', 'Description'].map((h) => el('th', { text: h })))), tb));
+    for (const p of params) tb.append(el('tr', {}, el('td', { class: 'name', text: p.name }), el('td', { 'data-label': 'In', text: p.in }), el('td', { 'data-label': 'Type', text: typeOf(p.schema) }), el('td', { 'data-label': 'Required', text: p.required ? 'yes' : 'no' }), el('td', { 'data-label': 'Limits', text: limitsOf(p.schema) }), el('td', {}, inline(p.description || ''))));
+    return el('div', { class: 'scroll' }, el('table', { class: 'fields' }, el('thead', {}, el('tr', {}, ...['Parameter', 'In', 'Type', 'Required', 'Limits', 'Description'].map((h) => el('th', { text: h })))), tb));
   }
 
   // ---- data, cached
@@ -263,30 +263,35 @@ export const PAGE_SCRIPT = String.raw`
     const reqExamples = examplesOf(body);
     const resExamples = examplesOf(okMedia);
     const view = el('article', { 'data-method': method, 'data-path': path });
+    const docs = el('div', { class: 'docs' });
+    const side = el('aside', { class: 'side' });
     view.append(el('div', { class: 'ophead' }, el('span', { class: 'method ' + method, text: method }), el('h2', { class: 'path', text: path })),
       el('p', {}, inline(ep.summary || '')),
-      el('p', {}, el('span', { class: 'badge', text: 'Access: ' + ep.access }), ' ', el('a', { href: '#/section/' + ep.section, text: ep.tag })));
-    if (ep.description) view.append(markdown(ep.description));
+      el('p', {}, el('span', { class: 'badge', text: 'Access: ' + ep.access }), ' ', el('a', { href: '#/section/' + ep.section, text: ep.tag })),
+      el('div', { class: 'opgrid' }, docs, side));
+    if (ep.description) docs.append(markdown(ep.description));
     const visible = params.filter((p) => p.in !== 'header');
-    if (visible.length) view.append(el('h3', { text: 'Parameters' }), paramTable(visible));
-    if (params.some((p) => p.name === 'orgid')) view.append(el('p', { class: 'muted' }, 'Send the ', el('code', { text: 'orgid' }), ' header: ', params.find((p) => p.name === 'orgid').required ? 'required.' : 'optional.'));
-    if (body) view.append(el('h3', { text: 'Request body' }), fieldTable(body.schema, 'Body'));
-    for (const ex of reqExamples) view.append(el('p', { class: 'muted', text: 'Example: ' + ex.summary }), el('pre', { class: 'example' }, el('code', { text: pretty(ex.value) })));
-    view.append(el('h3', { text: 'Answer ' + (okEntry ? okEntry[0] : '') }));
-    if (okEntry && okEntry[1].description) view.append(markdown(okEntry[1].description));
-    if (okMedia) view.append(fieldTable(okMedia.schema, 'Answer'));
-    for (const ex of resExamples) view.append(el('p', { class: 'muted', text: 'Example: ' + ex.summary }), el('pre', { class: 'example' }, el('code', { text: pretty(ex.value) })));
+    if (visible.length) docs.append(el('h3', { text: 'Parameters' }), paramTable(visible));
+    if (params.some((p) => p.name === 'orgid')) docs.append(el('p', { class: 'muted' }, 'Send the ', el('code', { text: 'orgid' }), ' header: ', params.find((p) => p.name === 'orgid').required ? 'required.' : 'optional.'));
+    if (body) docs.append(el('h3', { text: 'Request body' }), fieldTable(body.schema, 'Body'));
+    docs.append(el('h3', { text: 'Answer ' + (okEntry ? okEntry[0] : '') }));
+    if (okEntry && okEntry[1].description) docs.append(markdown(okEntry[1].description));
+    if (okMedia) docs.append(fieldTable(okMedia.schema, 'Answer'));
     if (ep.errors && ep.errors.length) {
       const tb = el('tbody');
       for (const e of ep.errors) tb.append(el('tr', {}, el('td', { text: String(e.status) }), el('td', {}, inline(e.meaning))));
-      view.append(el('h3', { text: 'Errors' }), el('div', { class: 'scroll' }, el('table', {}, el('thead', {}, el('tr', {}, el('th', { text: 'Status' }), el('th', { text: 'When' }))), tb)));
+      docs.append(el('h3', { text: 'Errors' }), el('div', { class: 'scroll' }, el('table', {}, el('thead', {}, el('tr', {}, el('th', { text: 'Status' }), el('th', { text: 'When' }))), tb)));
     }
-    view.append(runner(ep, params, body, reqExamples, resExamples));
+    // Beside the text on a wide screen (below it on a narrow one): try it, then the examples.
+    side.append(runner(ep, params, body, reqExamples, resExamples));
+    for (const ex of reqExamples) side.append(el('p', { class: 'muted', text: 'Request example: ' + ex.summary }), el('pre', { class: 'example' }, el('code', { text: pretty(ex.value) })));
+    for (const ex of resExamples) side.append(el('p', { class: 'muted', text: 'Answer example: ' + ex.summary }), el('pre', { class: 'example' }, el('code', { text: pretty(ex.value) })));
     content.replaceChildren(view);
   }
 
   function runner(ep, params, body, reqExamples, resExamples) {
-    const box = el('div', { class: 'panel runner' }, el('h3', { text: 'Try it' }));
+    const box = el('div', { class: 'panel runner' }, el('h3', { text: 'Try it' }),
+      el('p', { class: 'muted hint', text: 'Sends the orgid and bearer token from Credentials; ids from earlier answers fill in the example.' }));
     const inputs = {};
     for (const p of params.filter((p) => p.in === 'path' || p.in === 'query')) {
       const prefill = p.in === 'path' || p.required ? recall(p.example) : undefined;
@@ -427,7 +432,9 @@ export const PAGE_SCRIPT = String.raw`
     $('counts').textContent = index.endpoints + (index.endpoints === 1 ? ' endpoint' : ' endpoints') + ' in ' + index.sections.length + ' sections';
     const list = $('sections');
     for (const s of index.sections) list.append(el('a', { href: '#/section/' + s.slug, 'data-view': 's:' + s.slug, 'data-slug': s.slug }, el('span', { text: s.name }), el('span', { class: 'count', text: String(s.count) })));
+    // On a phone the section list and the credentials fold away; on a wide screen they stay open.
     if (matchMedia('(max-width: 760px)').matches) $('navbox').open = false;
+    else $('creds').open = true;
     await route();
   }
   start();

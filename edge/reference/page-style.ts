@@ -22,7 +22,14 @@ export const PAGE_STYLE = String.raw`
   nav a:hover { background:#eef2fb; text-decoration:none; }
   nav a.active { background:#e3eafb; font-weight:600; }
   nav .count { color:var(--muted); font-weight:400; }
-  #content { padding:18px 28px 60px; min-width: 0; max-width: 1100px; }
+  #content { padding:18px 28px 60px; min-width: 0; max-width: 1500px; }
+  .opgrid { display:grid; grid-template-columns: minmax(0, 1fr); gap: 0 24px; }
+  .side pre.example { max-height: 300px; }
+  @media (min-width: 1180px) {
+    .opgrid { grid-template-columns: minmax(0, 1fr) minmax(0, 460px); }
+    .side { position: sticky; top: 70px; align-self: start; max-height: calc(100vh - 80px); overflow: auto; }
+    .side .panel { margin-top: 0; }
+  }
   h1, h2, h3 { line-height:1.25; }
   h2 { margin: 1.4em 0 .5em; } h3 { margin: 1.2em 0 .4em; }
   code { background:var(--code); padding:1px 4px; border-radius:3px; font:13px ui-monospace, monospace; overflow-wrap:anywhere; }
@@ -44,6 +51,7 @@ export const PAGE_STYLE = String.raw`
   .ophead h2 { margin:0; font-size:20px; }
   .badge { display:inline-block; font-size:12px; padding:2px 8px; border-radius:10px; background:#eef2fb; color:#23408e; }
   .panel { background:#fff; border:1px solid var(--line); border-radius:8px; padding:12px 14px; margin:14px 0; }
+  .runner .hint { font-size: 12px; margin: -4px 0 4px; }
   .runner label { display:block; font-size:12px; color:var(--muted); margin-top:8px; }
   .runner input, .runner textarea { width:100%; font:13px ui-monospace, monospace; padding:6px; border:1px solid var(--line); border-radius:4px; }
   .runner textarea { min-height:160px; }
@@ -59,10 +67,19 @@ export const PAGE_STYLE = String.raw`
   .event h4 { margin: 0 0 4px; font: 600 14px ui-monospace, monospace; }
   @media (max-width: 760px) {
     header { padding:8px 12px; position: static; }
+    #counts { display: none; }
     main { grid-template-columns: minmax(0, 1fr); }
     nav { position: static; max-height:none; border-right:0; border-bottom:1px solid var(--line); }
     #content { padding:12px 14px 40px; }
     .creds input { width: 100%; }
+    /* Field tables as one card per field: five columns do not fit a phone. */
+    table.fields thead { display: none; }
+    table.fields, table.fields tbody, table.fields tr, table.fields td { display: block; width: 100%; }
+    table.fields tr { border: 1px solid var(--line); border-radius: 6px; margin-bottom: 6px; padding: 4px 0; background: #fff; }
+    table.fields td { border: 0; padding: 1px 10px; }
+    table.fields td:empty { display: none; }
+    table.fields td.name { font-weight: 700; }
+    table.fields td[data-label]::before { content: attr(data-label) ": "; color: var(--muted); }
     .creds label { flex: 1 1 100%; }
   }
 `;

@@ -21,6 +21,7 @@ const WEIGHTS = {
   methodAndPath: 20000,
   exactPath: 10000,
   pathContains: 2000,
+  lastSegment: 300,
   allTermsInPath: 600,
   pathWord: 60,
   allTermsInSummary: 200,
@@ -48,6 +49,9 @@ function score(e: Endpoint, phrase: string, terms: string[]): number {
   if (m && m[1].toUpperCase() === e.method && normalizePath(m[2]) === path) s += WEIGHTS.methodAndPath;
   if (q.startsWith('/') && normalizePath(q) === path) s += WEIGHTS.exactPath;
   else if (q.length > 1 && (path.includes(q) || (terms.length > 1 && squash(path).includes(terms.join(''))))) s += WEIGHTS.pathContains;
+  // The path is named for it (`/events/checkin` for "checkin"): above paths that merely contain it.
+  const last = e.path.split('/').filter((x) => x && !x.startsWith(':')).pop() ?? '';
+  if (terms.length && squash(last) === terms.join('')) s += WEIGHTS.lastSegment;
   const pathWords = new Set(words(e.path));
   const summaryWords = new Set(words(e.summary));
   const descWords = new Set(words(e.description));

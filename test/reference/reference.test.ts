@@ -106,6 +106,8 @@ t.test('reference', async (t) => {
     const scan = await request(url, '/documentation/search?q=POST%20%2Fevents%2Fcheckin');
     t.equal(scan.body.results[0].path, '/events/checkin', 'method and path first');
     // A path match outranks a summary match, a summary match a description match.
+    const checkin = await request(url, '/documentation/search?q=checkin');
+    t.same([checkin.body.results[0].method, checkin.body.results[0].path], ['POST', '/events/checkin'], 'the path named for the word first');
     const settle = await request(url, '/documentation/search?q=settle');
     t.match(settle.body.results[0].path, /settle/);
     const none = await request(url, '/documentation/search?q=zzzqqq');
