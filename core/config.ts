@@ -82,6 +82,8 @@ export interface Config {
     aiStreamTtlMs: number;
     maxMessageLength: number;
     replayLimit: number;
+    /** Most messages replayed to a /community-chat socket on connect, over all its conversations. */
+    communityReplayLimit: number;
     maxBackpressureBytes: number;
   };
   providers: {
@@ -166,6 +168,7 @@ const ENV: ReadonlyArray<[string, string[], Parse]> = [
   ['QUERY_MAX_REGEX_LENGTH', ['query', 'maxRegexLength'], int],
   ['QUERY_MAX_STAGE_DOCUMENTS', ['query', 'maxStageDocuments'], int],
   ['QUERY_MAX_RESULT_BYTES', ['query', 'maxResultBytes'], int],
+  ['COMMUNITY_REPLAY_LIMIT', ['chat', 'communityReplayLimit'], int],
   ['UPLOAD_MAX_BYTES', ['uploads', 'maxBytes'], int],
   ['UPLOAD_DIR', ['uploads', 'dir'], text],
   ['CORS_ORIGINS', ['http', 'corsOrigins'], list],

@@ -1,7 +1,9 @@
 // The community actor: one per attendee conversation, either a direct-message thread between two
 // users (key `d:<a>:<b>`, ids sorted) or a group (key `g:<groupId>`). It numbers and persists the
 // conversation's messages (acked only after commit), keeps a group's members (kv, so a member's
-// every socket rejoins on connect) and each reader's read marker.
+// every socket rejoins on connect), lists a direct thread under both users from its first message
+// (kv, so a user who never connected finds it), and keeps each reader's read marker (a sender has
+// read up to their own message).
 import type { ActorContext, ActorKind, ActivationContext } from '../../core/actor/runtime.js';
 import { appError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
@@ -10,6 +12,8 @@ import { newId } from '../../core/ids.js';
 export const groupMembersNs = (groupId: string) => `community-group:${groupId}`;
 /** A user's groups: kv namespace per user, key = group id. */
 export const userGroupsNs = (userId: string) => `community-member:${userId}`;
+/** A user's direct-message threads: kv namespace per user, key = conversation key. */
+export const userThreadsNs = (userId: string) => `community-thread:${userId}`;
 /** A user's read markers: kv namespace per user, key = conversation key. */
 export const readMarksNs = (userId: string) => `community-read:${userId}`;
 export const communityLog = (key: string) => `community:${key}`;
@@ -51,6 +55,14 @@ export interface CommunityState {
   clientIds: Map<string, CommunityMessage>;
   /** Read markers written so far (loaded per reader on first use), so they never go back. */
   reads: Map<string, number>;
+  /** A direct thread is listed under both users (userThreadsNs). */
+  listed: boolean;
+}
+
+export interface UserThreadEntry {
+  /** The other user of a direct thread. */
+  with: string;
+  at: string;
 }
 
 export type CommunityMsg =
@@ -71,7 +83,7 @@ function isGroup(key: string): boolean {
   return key.startsWith('g:');
 }
 
-function dmParties(key: string): [string, string] {
+export function dmParties(key: string): [string, string] {
   const [, a, b] = key.split(':');
   return [a, b];
 }
@@ -107,9 +119,29 @@ function send(s: CommunityState, msg: Extract<CommunityMsg, { type: 'send' }>, c
   else m.to = msg.to ?? dmParties(ctx.key).find((p) => p !== msg.from.id);
   if (msg.clientId) m.clientId = msg.clientId;
   ctx.batch.append(ctx.tenant, communityLog(ctx.key), seq, m);
+  if (!isGroup(ctx.key) && !s.listed) {
+    const [a, b] = dmParties(ctx.key);
+    ctx.batch.putKv(ctx.tenant, userThreadsNs(a), ctx.key, { with: b, at: m.at } satisfies UserThreadEntry);
+    ctx.batch.putKv(ctx.tenant, userThreadsNs(b), ctx.key, { with: a, at: m.at } satisfies UserThreadEntry);
+    s.listed = true;
+  }
+  // Your own message is not unread to you.
+  writeReadMark(s, msg.from.id, seq, ctx);
   s.seq = seq;
   remember(s, m);
   return out(s, true, { message: m });
+}
+
+function readMark(s: CommunityState, userId: string, ctx: ActorContext): number {
+  return s.reads.get(userId) ?? ctx.store.getKv<{ seq: number }>(ctx.tenant, readMarksNs(userId), ctx.key)?.seq ?? 0;
+}
+
+/** Moves a reader's marker forward (never back); false when it was there already. */
+function writeReadMark(s: CommunityState, userId: string, seq: number, ctx: ActorContext): boolean {
+  if (readMark(s, userId, ctx) >= seq) return false;
+  s.reads.set(userId, seq);
+  ctx.batch.putKv(ctx.tenant, readMarksNs(userId), ctx.key, { seq, at: new Date(ctx.clock.now()).toISOString() });
+  return true;
 }
 
 export const communityActor: ActorKind<CommunityState, CommunityMsg, CommunityReply> = {
@@ -119,7 +151,9 @@ export const communityActor: ActorKind<CommunityState, CommunityMsg, CommunityRe
     const seq = ctx.store.lastLogSeq(ctx.tenant, communityLog(ctx.key));
     const members = new Set<string>();
     if (isGroup(ctx.key)) for (const { key } of ctx.store.listKv(ctx.tenant, groupMembersNs(ctx.key.slice(2)))) members.add(key);
-    const s: CommunityState = { seq, members, clientIds: new Map(), reads: new Map() };
+    // Threads from before the per-user lists are listed with their next message.
+    const listed = isGroup(ctx.key) || (seq > 0 && dmParties(ctx.key).every((u) => ctx.store.getKv(ctx.tenant, userThreadsNs(u), ctx.key) !== undefined));
+    const s: CommunityState = { seq, members, clientIds: new Map(), reads: new Map(), listed };
     if (seq > 0) {
       for (const e of ctx.store.readLog<CommunityMessage>(ctx.tenant, communityLog(ctx.key), Math.max(1, seq - CLIENT_IDS + 1))) {
         remember(s, e.entry);
@@ -153,11 +187,7 @@ export const communityActor: ActorKind<CommunityState, CommunityMsg, CommunityRe
       case 'mark-read': {
         assertParticipant(s, ctx.key, msg.userId);
         if (msg.seq > s.seq) throw appError('ERR_VALIDATION', `seq ${msg.seq} is beyond the last message (${s.seq})`);
-        const prev = s.reads.get(msg.userId) ?? ctx.store.getKv<{ seq: number }>(ctx.tenant, readMarksNs(msg.userId), ctx.key)?.seq ?? 0;
-        if (prev >= msg.seq) return out(s, false);
-        s.reads.set(msg.userId, msg.seq);
-        ctx.batch.putKv(ctx.tenant, readMarksNs(msg.userId), ctx.key, { seq: msg.seq, at: new Date(ctx.clock.now()).toISOString() });
-        return out(s, true);
+        return out(s, writeReadMark(s, msg.userId, msg.seq, ctx));
       }
     }
   },

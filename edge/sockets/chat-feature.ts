@@ -44,6 +44,7 @@ export class ChatFeature {
       logger: deps.logger,
       maxBackpressure: cfg.maxBackpressureBytes,
       maxPayload: Math.max(64 * 1024, cfg.maxMessageLength * 8),
+      corsOrigins: deps.config.http.corsOrigins,
       observe: (tenant, o) => this.observe(tenant, o),
     });
     this.streams = new AiStreams(cfg.aiStreamTtlMs, () => deps.clock.now());

@@ -1,7 +1,10 @@
 // The /community-chat channel: attendees' direct messages and groups (spec: Events →
 // /community-chat). A user's every socket gets their direct messages and their groups' messages
-// (group membership is stored, so a new socket rejoins every group on connect). A client that
-// reconnects with the last seq it saw per conversation (`lastSeqs`) gets every later message.
+// (group membership is stored, so a new socket rejoins every group on connect). On connect a
+// socket is sent what its user has not seen in each of their conversations: after the last seq
+// the client names per conversation (`lastSeqs`), else after the user's read marker, so a first
+// connect gets the direct messages sent before the user ever had a socket. The replay is bounded
+// (chat.communityReplayLimit); past it `replay-truncated` says where each conversation stopped.
 import type { Socket } from 'socket.io';
 import { dmKey, groupKey, userGroupsNs, type CommunityUser } from '../../actors/community/community.js';
 import { appError } from '../../core/errors.js';
@@ -12,6 +15,9 @@ import { presenceUser } from './presence-service.js';
 import { NS_COMMUNITY } from './realtime.js';
 import { CommunityHandshake, communityEvents, compileAll, compilePayload } from './schemas.js';
 import { communityTopic } from './topics.js';
+
+/** How many unfinished conversations `replay-truncated` names (the thread list has them all). */
+const REPLAY_STOPS_LISTED = 100;
 
 export function communityChannel(f: ChatFeature): void {
   const { deps, rt, community: svc, presence } = f;
@@ -35,11 +41,16 @@ export function communityChannel(f: ChatFeature): void {
       rt.addUserSocket(userTopic, socket);
       const groups = deps.store.listKv(tenant, userGroupsNs(uid)).map((e) => e.key);
       for (const g of groups) rt.join(socket, communityTopic.group(tenant, g));
-      for (const [threadId, seq] of Object.entries(auth.lastSeqs ?? {})) {
-        const mine = threadId.startsWith('g:') ? groups.includes(threadId.slice(2)) : threadId.startsWith('d:') && threadId.split(':').includes(uid);
-        if (!mine) continue;
-        const ev = threadId.startsWith('g:') ? 'groupMessage' : 'message';
-        for (const m of svc.after(tenant, threadId, seq, cfg.replayLimit)) socket.emit(ev, m);
+      // Subscribed first, then read: a message sent meanwhile may come twice (clients dedupe by
+      // seq), never not at all.
+      const { messages, stopped } = svc.unseen(tenant, uid, auth.lastSeqs ?? {}, cfg.communityReplayLimit);
+      for (const m of messages) socket.emit(m.groupId !== undefined ? 'groupMessage' : 'message', m);
+      if (stopped.length > 0) {
+        socket.emit('replay-truncated', {
+          threads: stopped.slice(0, REPLAY_STOPS_LISTED),
+          total: stopped.length,
+          next: 'page each with GET /client/community/threads/:threadId/messages?afterSeq=<nextAfterSeq>; GET /client/community/threads?unread=true lists them all',
+        });
       }
       await presence.connect(tenant, presenceUser(user), socketId);
     };

@@ -1,14 +1,20 @@
-// The attendee community on the edge: direct messages, groups, typing indicators, read markers.
-// Used by the /community-chat channel and by POST /client/community/messages (the same send when
-// the socket is down).
+// The attendee community on the edge: direct messages, groups, typing indicators, read markers,
+// a user's conversations with their unread counts, and what a connecting socket has not seen.
+// Used by the /community-chat channel and by the /client/community routes (the same send when
+// the socket is down, the list of conversations, a page of one).
 import {
   communityLog,
   dmKey,
+  dmParties,
   groupKey,
+  readMarksNs,
+  userGroupsNs,
+  userThreadsNs,
   type CommunityMessage,
   type CommunityMsg,
   type CommunityReply,
   type CommunityUser,
+  type UserThreadEntry,
 } from '../../actors/community/community.js';
 import { appError } from '../../core/errors.js';
 import type { Socket } from 'socket.io';
@@ -18,6 +24,36 @@ import { communityTopic } from './topics.js';
 
 /** Who a direct message may go to: a customer or a staff user of the tenant. */
 const RECIPIENT_DATATYPES = ['customer', 'user'];
+
+/** One of a user's conversations, as the thread list shows it. */
+export interface ThreadSummary {
+  threadId: string;
+  kind: 'direct' | 'group';
+  /** The other user of a direct thread. */
+  with?: string;
+  groupId?: string;
+  lastSeq: number;
+  /** The user's read marker (markRead; their own messages count as read). */
+  readSeq: number;
+  unread: number;
+  lastMessage: CommunityMessage | null;
+}
+
+/** Where the replay on connect stopped in a conversation it could not finish. */
+export interface ReplayStop {
+  threadId: string;
+  /** Page on from here (GET /client/community/threads/:threadId/messages?afterSeq=). */
+  nextAfterSeq: number;
+  lastSeq: number;
+}
+
+export interface MessagePage {
+  threadId: string;
+  messages: CommunityMessage[];
+  hasMore: boolean;
+  lastSeq: number;
+  readSeq: number;
+}
 
 export class CommunityService {
   /** Typing indicators running on this node: key → timer that clears them. */
@@ -134,6 +170,101 @@ export class CommunityService {
   /** Messages of a conversation after `afterSeq` (replay on reconnect). */
   after(tenant: string, threadId: string, afterSeq: number, limit: number): CommunityMessage[] {
     return this.deps.store.readLog<CommunityMessage>(tenant, communityLog(threadId), afterSeq + 1, limit).map((e) => e.entry);
+  }
+
+  /** Whether `userId` may read the conversation: a party of the direct thread, a member of the group. */
+  isReader(tenant: string, userId: string, threadId: string): boolean {
+    if (threadId.startsWith('g:')) return this.deps.store.getKv(tenant, userGroupsNs(userId), threadId.slice(2)) !== undefined;
+    return threadId.startsWith('d:') && dmParties(threadId).includes(userId);
+  }
+
+  assertReader(tenant: string, userId: string, threadId: string): void {
+    if (this.isReader(tenant, userId, threadId)) return;
+    if (threadId.startsWith('g:')) throw appError('ERR_FORBIDDEN', 'join the group to read it');
+    throw appError('ERR_NOT_FOUND', `conversation ${threadId}`);
+  }
+
+  private readSeq(tenant: string, userId: string, threadId: string): number {
+    return this.deps.store.getKv<{ seq: number }>(tenant, readMarksNs(userId), threadId)?.seq ?? 0;
+  }
+
+  private lastMessage(tenant: string, threadId: string, lastSeq: number): CommunityMessage | null {
+    return lastSeq > 0 ? (this.deps.store.readLog<CommunityMessage>(tenant, communityLog(threadId), lastSeq, 1)[0]?.entry ?? null) : null;
+  }
+
+  /**
+   * The user's conversations (direct threads from their first message, and groups), with
+   * `also` (thread ids a client named) where the user reads them; without last messages.
+   */
+  private conversations(tenant: string, userId: string, also: string[] = []): ThreadSummary[] {
+    const ids = new Map<string, ThreadSummary>();
+    const add = (threadId: string, extra: Partial<ThreadSummary>) => {
+      if (ids.has(threadId)) return;
+      const lastSeq = this.deps.store.lastLogSeq(tenant, communityLog(threadId));
+      const readSeq = Math.min(this.readSeq(tenant, userId, threadId), lastSeq);
+      const kind = threadId.startsWith('g:') ? 'group' : 'direct';
+      ids.set(threadId, { threadId, kind, ...extra, lastSeq, readSeq, unread: lastSeq - readSeq, lastMessage: null });
+    };
+    for (const { key, value } of this.deps.store.listKv<UserThreadEntry>(tenant, userThreadsNs(userId))) add(key, { with: value.with });
+    for (const { key } of this.deps.store.listKv(tenant, userGroupsNs(userId))) add(groupKey(key), { groupId: key });
+    for (const threadId of also) {
+      if (!this.isReader(tenant, userId, threadId)) continue;
+      if (threadId.startsWith('g:')) add(threadId, { groupId: threadId.slice(2) });
+      else add(threadId, { with: dmParties(threadId).find((p) => p !== userId) ?? userId });
+    }
+    return [...ids.values()];
+  }
+
+  /** Most recent message first; conversations without messages last. */
+  private byRecency(tenant: string, list: ThreadSummary[]): ThreadSummary[] {
+    for (const t of list) t.lastMessage = this.lastMessage(tenant, t.threadId, t.lastSeq);
+    return list.sort((a, b) => (b.lastMessage?.at ?? '').localeCompare(a.lastMessage?.at ?? '') || a.threadId.localeCompare(b.threadId));
+  }
+
+  /** The user's conversations with unread counts, most recent first (`unreadOnly`: those with unread). */
+  threads(tenant: string, userId: string, unreadOnly = false): ThreadSummary[] {
+    const list = this.conversations(tenant, userId).filter((t) => !unreadOnly || t.unread > 0);
+    return this.byRecency(tenant, list);
+  }
+
+  /**
+   * What a connecting socket has not seen, in order within each conversation: after
+   * `lastSeqs[thread]` where the client named it, else after the user's read marker; the
+   * conversations with the latest messages first, at most `limit` messages in all. `stopped`
+   * lists the conversations left unfinished, to page on.
+   */
+  unseen(tenant: string, userId: string, lastSeqs: Record<string, number>, limit: number): { messages: CommunityMessage[]; stopped: ReplayStop[] } {
+    const pending = this.conversations(tenant, userId, Object.keys(lastSeqs))
+      .map((t) => ({ ...t, from: Math.min(lastSeqs[t.threadId] ?? t.readSeq, t.lastSeq) }))
+      .filter((t) => t.lastSeq > t.from);
+    const messages: CommunityMessage[] = [];
+    const stopped: ReplayStop[] = [];
+    for (const t of this.byRecency(tenant, pending) as typeof pending) {
+      const n = Math.min(t.lastSeq - t.from, limit - messages.length);
+      if (n > 0) messages.push(...this.after(tenant, t.threadId, t.from, n));
+      if (t.from + n < t.lastSeq) stopped.push({ threadId: t.threadId, nextAfterSeq: t.from + Math.max(n, 0), lastSeq: t.lastSeq });
+    }
+    return { messages, stopped };
+  }
+
+  /** A page of a conversation: after `afterSeq`, or the latest ones before `beforeSeq`. */
+  page(tenant: string, userId: string, threadId: string, p: { afterSeq?: number; beforeSeq?: number; limit?: number }): MessagePage {
+    this.assertReader(tenant, userId, threadId);
+    const limit = p.limit ?? 50;
+    const log = communityLog(threadId);
+    const lastSeq = this.deps.store.lastLogSeq(tenant, log);
+    let messages: CommunityMessage[];
+    let hasMore: boolean;
+    if (p.afterSeq !== undefined) {
+      messages = this.after(tenant, threadId, p.afterSeq, limit);
+      hasMore = messages.length > 0 ? messages[messages.length - 1].seq < lastSeq : p.afterSeq < lastSeq;
+    } else {
+      const before = Math.min(p.beforeSeq ?? lastSeq + 1, lastSeq + 1);
+      const from = Math.max(1, before - limit);
+      messages = before > 1 ? this.deps.store.readLog<CommunityMessage>(tenant, log, from, before - from).map((e) => e.entry) : [];
+      hasMore = from > 1;
+    }
+    return { threadId, messages, hasMore, lastSeq, readSeq: Math.min(this.readSeq(tenant, userId, threadId), lastSeq) };
   }
 
   close(): void {

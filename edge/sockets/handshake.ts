@@ -1,10 +1,13 @@
 // Handshake authentication of the socket channels (spec: Events). The auth object carries the
-// access token and the org; the token is verified like a bearer token and must belong to that org.
-// An application token alone is refused, as on `customer` routes. A refusal reaches the client as
-// `connect_error` with the reason in `message` and the status in `data`.
+// access token and the org (`orgId`, or `orgid` as the HTTP header spells it); the token is
+// verified like a bearer token and must belong to that org. An application token alone is
+// refused, as on `customer` routes. A refusal reaches the client as `connect_error` with the
+// reason in `message` and the status in `data`. Connections, refusals and disconnections are
+// logged (info) with namespace, tenant, socket id, role and reason.
 import type { Socket } from 'socket.io';
 import type { Principal } from '../../core/auth/tokens.js';
 import { AppError, toEnvelope } from '../../core/errors.js';
+import type { Logger } from '../../core/log.js';
 import type { AppDeps } from '../deps.js';
 import type { Validator } from './schemas.js';
 
@@ -25,12 +28,36 @@ export interface SocketData {
 
 type Next = (err?: Error) => void;
 
-function refuse(next: Next, err: unknown): void {
+function refuse(socket: Socket, logger: Logger, next: Next, err: unknown): void {
   const env = toEnvelope(err);
   const message = Array.isArray(env.message) ? env.message.join('; ') : env.message;
+  const orgId = orgIdOf(socket.handshake.auth ?? {});
+  logger.info(
+    { nsp: socket.nsp.name, tenant: typeof orgId === 'string' ? orgId.slice(0, 64) : null, socketId: socket.id, transport: transportOf(socket), statusCode: env.statusCode, reason: message },
+    'socket refused',
+  );
   const e = new Error(message) as Error & { data?: unknown };
   e.data = env;
   next(e);
+}
+
+function transportOf(socket: Socket): string | undefined {
+  return (socket.conn as unknown as { transport?: { name?: string } }).transport?.name;
+}
+
+/** The org as sent: `orgId`, or `orgid` spelled as the HTTP header. */
+function orgIdOf(auth: Record<string, unknown>): unknown {
+  return auth.orgId ?? auth.orgid;
+}
+
+/** Logs the connection now and its end with the reason socket.io gives (`transport close`, ...). */
+export function logConnection(socket: Socket, user: SocketUser, logger: Logger): void {
+  const base = { nsp: socket.nsp.name, tenant: user.tenant, socketId: socket.id, role: user.role, userId: user.userId };
+  const started = Date.now();
+  logger.info({ ...base, transport: transportOf(socket) }, 'socket connected');
+  socket.once('disconnect', (reason: string) => {
+    logger.info({ ...base, reason, durationMs: Date.now() - started }, 'socket disconnected');
+  });
 }
 
 export function socketUser(principal: Principal, tenant: string): SocketUser {
@@ -54,16 +81,22 @@ export function handshake(deps: AppDeps, validate: Validator) {
       if (typeof auth.token !== 'string' || auth.token === '') {
         throw new AppError('ERR_UNAUTHENTICATED', ['send the access token as auth.token']);
       }
+      if (auth.orgId !== undefined && auth.orgid !== undefined && auth.orgId !== auth.orgid) {
+        throw new AppError('ERR_VALIDATION', ['auth.orgId and auth.orgid differ: send one of them']);
+      }
       validate(auth);
+      const orgId = orgIdOf(auth) as string | undefined;
+      if (orgId === undefined) throw new AppError('ERR_VALIDATION', ['payload/orgId is required (or payload/orgid, as the HTTP header spells it)']);
       const principal = deps.tokens.verifyAccess(auth.token);
-      const orgId = auth.orgId as string;
       if (principal.org !== orgId) throw new AppError('ERR_WRONG_ORG', [orgId]);
       if (!deps.store.getOrg(orgId)) throw new AppError('ERR_ORGID_INVALID', [orgId]);
       if (principal.kind === 'app') throw new AppError('ERR_FORBIDDEN', ['an application token alone does not act for a customer']);
-      socket.data = { user: socketUser(principal, orgId), auth } satisfies SocketData;
+      const user = socketUser(principal, orgId);
+      socket.data = { user, auth } satisfies SocketData;
+      logConnection(socket, user, deps.logger);
       next();
     } catch (err) {
-      refuse(next, err);
+      refuse(socket, deps.logger, next, err);
     }
   };
 }

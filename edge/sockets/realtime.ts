@@ -1,12 +1,16 @@
 // socket.io on the uWS edge, and the fan-out of server events.
 //
-// socket.io is attached to the edge's uWebSockets.js app (`io.attachApp`), path /socket.io,
-// websocket transport only. Events to many sockets do not go through socket.io's adapter: each
-// audience is a uWS pub/sub topic (a user's sockets, a chat, a group, a tenant's staff), a socket's
-// websocket subscribes to its topics, and one event is encoded once and handed to
-// `app.publish`, which writes it to every subscriber in C++. (socket.io's own uWS fast path patches
-// the shared Adapter prototype with the last attached app, which breaks with two apps in one
-// process, and takes the slow path as soon as a room excludes a socket.)
+// socket.io is attached to the edge's uWebSockets.js app (`io.attachApp`), path /socket.io. On a
+// single node a client may start on HTTP long-polling and upgrade to websocket (socket.io-client's
+// default); in cluster mode only websocket is served (polling would need sticky sessions) and a
+// polling client is told so (polling-refusal.ts). Events to many sockets do not go through
+// socket.io's adapter: each audience is a uWS pub/sub topic (a user's sockets, a chat, a group, a
+// tenant's staff), a socket's websocket subscribes to its topics, and one event is encoded once and
+// handed to `app.publish`, which writes it to every subscriber in C++. A socket still polling has
+// no websocket to subscribe: its topics are kept here and it gets each event through socket.io,
+// until it upgrades and its websocket takes them over. (socket.io's own uWS fast path patches the
+// shared Adapter prototype with the last attached app, which breaks with two apps in one process,
+// and takes the slow path as soon as a room excludes a socket.)
 //
 // A fan-out is delivered to this node's sockets on the next microtask, in order, and in cluster
 // mode also published on the bus (subject `rt.<tenant>`, tagged with this node's id) so every
@@ -18,6 +22,7 @@ import type { Bus, Unsubscribe } from '../../core/bus/bus.js';
 import type { Logger } from '../../core/log.js';
 import { busAdapter } from '../cluster-adapter.js';
 import type { TemplatedApp } from '../http-server.js';
+import { refusePolling } from './polling-refusal.js';
 
 export const NS_CHAT = '/chat';
 export const NS_COMMUNITY = '/community-chat';
@@ -40,9 +45,10 @@ interface UwsSocket {
   publish(topic: string, message: string, isBinary?: boolean): boolean;
 }
 
-/** The uWS websocket under a socket.io socket (websocket transport only, so it is always there). */
+/** The uWS websocket under a socket.io socket; undefined while it is on HTTP long-polling. */
 function wsOf(socket: Socket): UwsSocket | undefined {
-  return (socket.conn as unknown as { transport?: { socket?: UwsSocket } }).transport?.socket;
+  const transport = (socket.conn as unknown as { transport?: { name?: string; socket?: UwsSocket } }).transport;
+  return transport?.name === 'websocket' ? transport.socket : undefined;
 }
 
 export interface RealtimeOptions {
@@ -52,8 +58,10 @@ export interface RealtimeOptions {
   logger: Logger;
   /** Per-socket send buffer before uWS skips a slow receiver. */
   maxBackpressure: number;
-  /** Largest inbound frame. */
+  /** Largest inbound frame (and polling request body). */
   maxPayload: number;
+  /** Origins allowed to long-poll from a browser (CORS_ORIGINS; `*` for any). */
+  corsOrigins?: string[];
   /** Called for every event delivered on this node (chat activity tracking). */
   observe?(tenant: string, o: Extract<Outbound, { op: 'emit' }>): void;
 }
@@ -65,6 +73,9 @@ export class Realtime {
   /** Sockets on this node by user topic, to (un)subscribe a user's every socket at once. */
   private readonly users = new Map<string, Set<Socket>>();
   private unsubscribe: Unsubscribe | undefined;
+  /** Topics of sockets still long-polling (no websocket to subscribe yet), both ways. */
+  private readonly pollingTopics = new Map<Socket, Set<string>>();
+  private readonly pollingByTopic = new Map<string, Set<Socket>>();
   /** Fan-outs waiting for this node's delivery microtask, in order. */
   private pending: Array<[string, Outbound, Socket | undefined]> = [];
 
@@ -84,10 +95,13 @@ export class Realtime {
 
   attach(app: TemplatedApp): Server {
     this.app = app;
+    const cluster = this.opts.clusterNodeId !== undefined;
+    const origins = this.opts.corsOrigins ?? [];
     const io = new Server({
       path: '/socket.io',
-      transports: ['websocket'],
+      transports: cluster ? ['websocket'] : ['polling', 'websocket'],
       serveClient: false,
+      ...(origins.length > 0 ? { cors: { origin: origins.includes('*') ? '*' : origins } } : {}),
       maxHttpBufferSize: this.opts.maxPayload,
       // A client that never names a namespace is dropped quickly.
       connectTimeout: 10_000,
@@ -95,6 +109,7 @@ export class Realtime {
       ...(this.opts.clusterNodeId !== undefined ? { adapter: busAdapter(this.opts.bus) } : {}),
     });
     io.attachApp(app, { maxBackpressure: this.opts.maxBackpressure } as never);
+    if (cluster) refusePolling(io, this.opts.logger, ['/', NS_CHAT, NS_COMMUNITY]);
     // Only the two channels exist; the default namespace refuses everyone.
     io.of('/').use((_socket, next) => next(new Error('connect to /chat or /community-chat')));
     this.io = io;
@@ -152,6 +167,8 @@ export class Realtime {
       const nsp = topic.slice(0, topic.indexOf(SEP));
       // Engine.IO message (4) carrying a Socket.IO EVENT (2) for the namespace.
       const frame = `42${nsp},${json}`;
+      const polling = this.pollingByTopic.get(topic);
+      if (polling) for (const s of polling) if (s !== except) s.emit(ev, data);
       if (skip) {
         try {
           skip.publish(topic, frame, false);
@@ -165,13 +182,18 @@ export class Realtime {
   }
 
   hasSubscribers(topic: string): boolean {
-    return !!this.app && this.app.numSubscribers(topic) > 0;
+    return !!this.app && (this.app.numSubscribers(topic) > 0 || this.pollingByTopic.has(topic));
   }
 
   join(socket: Socket, topic: string): void {
     if (!socket.connected) return;
+    const ws = wsOf(socket);
+    if (!ws) {
+      this.pollingJoin(socket, topic);
+      return;
+    }
     try {
-      wsOf(socket)?.subscribe(topic);
+      ws.subscribe(topic);
     } catch {
       // The websocket closed between the check and the call: nothing to subscribe.
     }
@@ -179,10 +201,60 @@ export class Realtime {
 
   leave(socket: Socket, topic: string): void {
     if (!socket.connected) return;
+    const polled = this.pollingTopics.get(socket);
+    if (polled) {
+      polled.delete(topic);
+      this.pollingLeave(socket, topic);
+      return;
+    }
     try {
       wsOf(socket)?.unsubscribe(topic);
     } catch {
       // already closed
+    }
+  }
+
+  private pollingJoin(socket: Socket, topic: string): void {
+    let topics = this.pollingTopics.get(socket);
+    if (!topics) {
+      this.pollingTopics.set(socket, (topics = new Set()));
+      // engine.io emits `upgrade` right before it flushes what was queued for polling, so nothing
+      // published after this is missed, and nothing goes out twice.
+      socket.conn.once('upgrade', () => this.upgraded(socket));
+      socket.once('disconnect', () => this.pollingForget(socket));
+    }
+    topics.add(topic);
+    let sockets = this.pollingByTopic.get(topic);
+    if (!sockets) this.pollingByTopic.set(topic, (sockets = new Set()));
+    sockets.add(socket);
+  }
+
+  private pollingLeave(socket: Socket, topic: string): void {
+    const sockets = this.pollingByTopic.get(topic);
+    if (!sockets) return;
+    sockets.delete(socket);
+    if (sockets.size === 0) this.pollingByTopic.delete(topic);
+  }
+
+  private pollingForget(socket: Socket): Set<string> | undefined {
+    const topics = this.pollingTopics.get(socket);
+    if (!topics) return undefined;
+    this.pollingTopics.delete(socket);
+    for (const t of topics) this.pollingLeave(socket, t);
+    return topics;
+  }
+
+  /** A polling socket moved to websocket: its websocket takes over its topics. */
+  private upgraded(socket: Socket): void {
+    const topics = this.pollingForget(socket);
+    const ws = wsOf(socket);
+    if (!topics || !ws || !socket.connected) return;
+    for (const t of topics) {
+      try {
+        ws.subscribe(t);
+      } catch {
+        return; // closed meanwhile
+      }
     }
   }
 
@@ -227,6 +299,8 @@ export class Realtime {
     this.unsubscribe?.();
     this.unsubscribe = undefined;
     this.users.clear();
+    this.pollingTopics.clear();
+    this.pollingByTopic.clear();
     if (this.io) await this.io.close();
     this.io = undefined;
   }

@@ -7,7 +7,9 @@ import { compileRoute } from '../compile.js';
 import type { RouteDef } from '../route.js';
 
 export const Id = Type.String({ pattern: '^[0-9a-f]{24}$', description: '24-character hexadecimal id' });
-const OrgId = Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$' });
+const OrgId = Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$', description: 'The organisation (required: this or `orgid`)' });
+/** The same, spelled as the HTTP header: clients that reuse their headers' spelling are taken too. */
+const OrgIdHeaderSpelling = Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$', description: '`orgId` spelled as the HTTP header; send one of the two' });
 const Token = Type.String({ minLength: 1, maxLength: 8192 });
 const Seq = Type.Integer({ minimum: 0 });
 const Short = (max = 200) => Type.String({ minLength: 1, maxLength: max });
@@ -31,7 +33,8 @@ export function messageText(maxLength: number) {
 
 export const ChatHandshake = Type.Object({
   token: Token,
-  orgId: OrgId,
+  orgId: Type.Optional(OrgId),
+  orgid: Type.Optional(OrgIdHeaderSpelling),
   /**
    * A conversation of this customer (a 24-hex id the server issued) to resume, or the widget
    * whose configuration applies (any other id, as `GET /chat/config/:chatId` takes it).
@@ -39,18 +42,31 @@ export const ChatHandshake = Type.Object({
   chatId: Type.Optional(Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_.:-]+$' })),
   chatSessionId: Type.Optional(Id),
   /** The last seq the client saw of `chatId`: every later message is replayed. */
-  lastSeq: Type.Optional(Seq),
+  lastSeq: Type.Optional(Type.Integer({ minimum: 0, description: 'The last seq the client saw of `chatId`: every later message is replayed after `authenticate` (at most the replay limit; past it an `update` of type `replay-truncated` says where to page on with getMessages)' })),
   /** Last seq seen per chat (agents in several chats). */
-  lastSeqs: Type.Optional(Type.Record(Type.String({ pattern: '^[0-9a-f]{24}$' }), Seq, { additionalProperties: false })),
+  lastSeqs: Type.Optional(
+    Type.Record(Type.String({ pattern: '^[0-9a-f]{24}$' }), Seq, { additionalProperties: false, description: 'Last seq seen per chat id (agents in several chats): every later message of each is replayed' }),
+  ),
   widgetId: Type.Optional(Short(100)),
 });
 export type ChatHandshake = Static<typeof ChatHandshake>;
 
 export const CommunityHandshake = Type.Object({
   token: Token,
-  orgId: OrgId,
-  /** Last seq seen per conversation (`d:<a>:<b>` or `g:<group>`): later messages are replayed. */
-  lastSeqs: Type.Optional(Type.Record(ThreadId, Seq, { additionalProperties: false })),
+  orgId: Type.Optional(OrgId),
+  orgid: Type.Optional(OrgIdHeaderSpelling),
+  /**
+   * Last seq seen per conversation (`d:<a>:<b>` or `g:<group>`): later messages are replayed.
+   * Without it (or for conversations it does not name) the replay starts after the user's read
+   * marker (markRead), so a first connect gets what was sent while the user had no socket.
+   */
+  lastSeqs: Type.Optional(
+    Type.Record(ThreadId, Seq, {
+      additionalProperties: false,
+      description:
+        'Last seq seen per conversation (`d:<lower user id>:<higher user id>` or `g:<groupId>`, as `threadId` in messages): every later message is replayed on connect. Conversations not named here replay from the read marker (markRead); GET /client/community/threads lists them with unread counts.',
+    }),
+  ),
 });
 export type CommunityHandshake = Static<typeof CommunityHandshake>;
 

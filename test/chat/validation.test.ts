@@ -36,9 +36,9 @@ t.test('handshake - /chat refuses an empty, invalid, foreign or application toke
   });
   t.match((await once<Error>(root, 'connect_error')).message, /\/chat or \/community-chat/);
 
-  // The websocket transport only: long-polling is refused by the engine.
-  const polling = await fetch(`${app.url}/socket.io/?EIO=4&transport=polling`);
-  t.equal(polling.status, 400);
+  // Long-polling and websocket only (polling is served on a single node: test/chat/transports.test.ts).
+  const unknown = await fetch(`${app.url}/socket.io/?EIO=4&transport=webtransport`);
+  t.equal(unknown.status, 400);
 });
 
 t.test('payloads - a bad payload is refused through the ack or an error event; the socket and others go on', async (t) => {
