@@ -253,8 +253,6 @@ export const referenceModule: Module = {
       if (!c) catalogue.set(deps, (c = buildCatalogue(deps.routes, deps.openapi())));
       return c;
     }),
-  // Build it once every module has registered, so the first reader pays nothing.
-  start: (deps) => {
-    catalogue.set(deps, buildCatalogue(deps.routes, deps.openapi()));
-  },
+  // Built on first read, not at start: with an example for every operation the document takes
+  // ~30 ms to build, which every node (and every test server) would otherwise pay unread.
 };
