@@ -173,6 +173,8 @@ export const communityActor: ActorKind<CommunityState, CommunityMsg, CommunityRe
         const groupId = ctx.key.slice(2);
         ctx.batch.putKv(ctx.tenant, groupMembersNs(groupId), msg.userId, { at });
         ctx.batch.putKv(ctx.tenant, userGroupsNs(msg.userId), groupId, { at });
+        // What the group said before someone joined is history to them, not unread.
+        writeReadMark(s, msg.userId, s.seq, ctx);
         s.members.add(msg.userId);
         return out(s, true);
       }

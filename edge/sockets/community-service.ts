@@ -230,8 +230,8 @@ export class CommunityService {
   /**
    * What a connecting socket has not seen, in order within each conversation: after
    * `lastSeqs[thread]` where the client named it, else after the user's read marker; the
-   * conversations with the latest messages first, at most `limit` messages in all. `stopped`
-   * lists the conversations left unfinished, to page on.
+   * conversations the client named first, then the others, each latest message first; at most
+   * `limit` messages in all. `stopped` lists the conversations left unfinished, to page on.
    */
   unseen(tenant: string, userId: string, lastSeqs: Record<string, number>, limit: number): { messages: CommunityMessage[]; stopped: ReplayStop[] } {
     const pending = this.conversations(tenant, userId, Object.keys(lastSeqs))
@@ -239,7 +239,9 @@ export class CommunityService {
       .filter((t) => t.lastSeq > t.from);
     const messages: CommunityMessage[] = [];
     const stopped: ReplayStop[] = [];
-    for (const t of this.byRecency(tenant, pending) as typeof pending) {
+    const named = (t: { threadId: string }) => Number(Object.hasOwn(lastSeqs, t.threadId));
+    const ordered = (this.byRecency(tenant, pending) as typeof pending).sort((a, b) => named(b) - named(a));
+    for (const t of ordered) {
       const n = Math.min(t.lastSeq - t.from, limit - messages.length);
       if (n > 0) messages.push(...this.after(tenant, t.threadId, t.from, n));
       if (t.from + n < t.lastSeq) stopped.push({ threadId: t.threadId, nextAfterSeq: t.from + Math.max(n, 0), lastSeq: t.lastSeq });

@@ -4,7 +4,7 @@
 import t from 'tap';
 import { createOrg, startTestApp } from '../helpers/app.js';
 import { client } from '../helpers/http.js';
-import { ack, agent, collect, communitySocket, customer, eventually, once, sleep, socketTo } from './helpers.js';
+import { ack, agent, collect, communitySocket, customer, eventually, once, socketTo } from './helpers.js';
 
 const REPLAY_LIMIT = 4;
 const app = await startTestApp(t, { config: { chat: { communityReplayLimit: REPLAY_LIMIT } } });
@@ -36,8 +36,8 @@ t.test('first contact - two DMs (socket and REST) to a customer with no socket a
   t.same((await as(ben.token).get('/client/community/threads?unread=true')).body.data, []);
   const again = socketTo(t, app, '/community-chat', { token: ben.token, orgId: 'fest' });
   const replayed = collect(again, 'message');
-  await once(again, 'connect');
-  await sleep(150);
+  // Handlers wait for the connection's set-up, replay included: once an ack is back, it is done.
+  await ack(again, 'getOnlineUsers', {});
   t.equal(replayed.length, 0, 'what was read is not replayed');
 
   // Known-thread replay still follows lastSeqs.
@@ -81,4 +81,30 @@ t.test('first contact - a replay past the limit stops with replay-truncated; the
   t.equal((await as(cat.token).get('/client/community/threads/nonsense/messages')).status, 400);
   t.equal((await as(cat.token).get('/client/community/threads/g:crew/messages')).status, 403, 'a group is read by its members');
   t.equal((await as(cat.token).post(`/client/community/threads/${threadId}/read`, { seq: 99 })).status, 400);
+});
+
+t.test('first contact - a member gets what their group said while they had no socket; a later joiner is not sent its history', async (t) => {
+  const [ann, ben, cat] = await Promise.all([customer(app, 'fest', 'ann'), customer(app, 'fest', 'ben'), customer(app, 'fest', 'cat')]);
+  const a = await communitySocket(t, app, 'fest', ann);
+  const b = await communitySocket(t, app, 'fest', ben);
+  await ack(a, 'joinGroup', { groupId: 'stage' });
+  await ack(b, 'joinGroup', { groupId: 'stage' });
+  b.disconnect();
+  await ack(a, 'sendGroupMessage', { groupId: 'stage', text: 'doors at 7' });
+  await ack(a, 'sendGroupMessage', { groupId: 'stage', text: 'doors at 8 now' });
+  const c = await communitySocket(t, app, 'fest', cat);
+  await ack(c, 'joinGroup', { groupId: 'stage' });
+
+  const back = socketTo(t, app, '/community-chat', { token: ben.token, orgId: 'fest' });
+  const missed = collect(back, 'groupMessage');
+  await ack(back, 'getOnlineUsers', {});
+  t.same(missed.map((m) => [m.seq, m.text]), [[1, 'doors at 7'], [2, 'doors at 8 now']]);
+  t.match((await as(ben.token).get('/client/community/threads')).body.data, [{ threadId: 'g:stage', kind: 'group', groupId: 'stage', unread: 2 }]);
+
+  const catAgain = socketTo(t, app, '/community-chat', { token: cat.token, orgId: 'fest' });
+  const history = collect(catAgain, 'groupMessage');
+  await ack(catAgain, 'getOnlineUsers', {});
+  t.equal(history.length, 0, 'what the group said before cat joined is not unread to cat');
+  t.match((await as(cat.token).get('/client/community/threads')).body.data, [{ threadId: 'g:stage', unread: 0, lastSeq: 2, readSeq: 2 }]);
+  t.equal((await as(cat.token).get('/client/community/threads/g:stage/messages')).body.messages.length, 2, 'and a member pages it when they want it');
 });

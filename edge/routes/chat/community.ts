@@ -71,7 +71,9 @@ export function communityRoutes(f: ChatFeature, deps: AppDeps): RouteDef[] {
       tag: TAG_COMMUNITY,
       summary: "The caller's community conversations with unread counts",
       description:
-        "Direct conversations (listed for both users from their first message, so a customer who never connected finds the messages sent to them) and the groups the caller joined, latest message first, with `unread` = messages after the caller's read marker (`markRead` on the socket or `POST /client/community/threads/:threadId/read`). `unread=true` lists only those with unread messages. Page a conversation with `GET /client/community/threads/:threadId/messages`. Customer and staff tokens alike: each sees their own conversations. On connect, `/community-chat` replays these unread messages itself (at most `COMMUNITY_REPLAY_LIMIT`, 500, per connect; past it the `replay-truncated` event names where each conversation stopped).",
+        "Direct conversations (listed for both users from their first message, so a customer who never connected finds the messages sent to them) and the groups the caller joined, latest message first, with `unread` = messages after the caller's read marker (`markRead` on the socket or `POST /client/community/threads/:threadId/read`). `unread=true` lists only those with unread messages. Page a conversation with `GET /client/community/threads/:threadId/messages`. Customer and staff tokens alike: each sees their own conversations. On connect, `/community-chat` replays these unread messages itself (at most `COMMUNITY_REPLAY_LIMIT`, " +
+        String(deps.config.chat.communityReplayLimit) +
+        ", per connect; past it the `replay-truncated` event names where each conversation stopped).",
       query: Type.Object({
         unread: Type.Optional(Type.Boolean({ description: 'Only conversations with unread messages' })),
         ...pageQuery(maxPage),
