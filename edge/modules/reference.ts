@@ -11,6 +11,7 @@ import { ERROR_CASES, guideMd } from '../reference/guide.js';
 import { access, counts, documentationMd, endpointMd, llmsTxt, sectionMd } from '../reference/markdown.js';
 import { documentationPage } from '../reference/page.js';
 import { searchCatalogue } from '../reference/search.js';
+import { hostOf, secure } from '../request-origin.js';
 import { route, type RouteDef } from '../route.js';
 
 const TITLE = 'Business Platform API';
@@ -37,16 +38,6 @@ function endpointJson(e: Endpoint) {
   };
 }
 
-/** The Host header when it looks like one (it is echoed into the AsyncAPI document). */
-function hostOf(headers: Readonly<Record<string, string>>): string {
-  const h = headers.host ?? '';
-  return /^[A-Za-z0-9.-]+(:[0-9]{1,5})?$|^\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?$/.test(h) ? h : 'localhost';
-}
-
-/** `https` when a proxy in front says so. */
-function secure(headers: Readonly<Record<string, string>>): boolean {
-  return (headers['x-forwarded-proto'] ?? '').split(',')[0].trim() === 'https';
-}
 
 const publicRoute = { auth: 'none', tenant: 'none', tag: TAG } as const;
 

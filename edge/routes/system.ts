@@ -1,5 +1,6 @@
 // Operational routes: liveness, readiness, metrics and the OpenAPI document. None needs a tenant.
 import { Type } from '@sinclair/typebox';
+import { requestOrigin } from '../request-origin.js';
 import { route, type RouteDef } from '../route.js';
 
 export interface SystemHooks {
@@ -19,10 +20,20 @@ export function systemRoutes(hooks: SystemHooks): RouteDef[] {
       summary: 'The complete OpenAPI 3 document, generated from the live route table',
       handler: (ctx) => {
         ctx.type = 'application/json';
-        return cached ?? (cached = JSON.stringify(hooks.openapi()));
+        // `servers` names the address the request came in on; the rest is the same for every
+        // caller, so the text is kept per origin (a few: Host is the client's to choose).
+        const origin = requestOrigin(ctx.headers);
+        let text = byOrigin.get(origin);
+        if (text === undefined) {
+          const doc = hooks.openapi() as Record<string, unknown>;
+          text = JSON.stringify({ ...doc, servers: [{ url: origin, description: 'The server this document was fetched from' }] });
+          if (byOrigin.size >= 16) byOrigin.clear();
+          byOrigin.set(origin, text);
+        }
+        return text;
       },
     });
-  let cached: string | undefined;
+  const byOrigin = new Map<string, string>();
   return [
     route({
       method: 'GET',

@@ -107,7 +107,11 @@ t.test('the published documents', async (t) => {
     t.same([...new Set(out.problems.map((p) => p.ruleId))].filter((r) => r !== 'no-ambiguous-paths'), [], 'every warning left is an ambiguous path (explained in the README)');
     t.comment(`redocly: ${out.totals.errors} errors, ${out.totals.warnings} warnings`);
     // And what the lint does not check: the hygiene the issue asks for.
-    t.match(doc.servers, [{ url: '/' }]);
+    t.same(doc.servers.map((s: Json) => s.url), [app.url], 'servers names the address the request came in on');
+    const proxied = (await request(app.url, '/openapi.json', { headers: { host: 'api.example.com', 'x-forwarded-proto': 'https' } })).body;
+    t.same(proxied.servers.map((s: Json) => s.url), ['https://api.example.com'], 'behind a proxy too');
+    const odd = (await request(app.url, '/openapi.json', { headers: { host: 'evil"host' } })).body;
+    t.same(odd.servers.map((s: Json) => s.url), ['http://localhost'], 'a Host that is not one is not echoed');
     t.ok(doc.info.license?.name);
     t.ok(doc.tags.every((x: Json) => typeof x.description === 'string' && x.description.length > 10), 'every tag described');
     t.equal(doc.externalDocs.url, '/asyncapi.json');
