@@ -3,6 +3,8 @@
 // go straight to the store; every read-check-write goes through the actor that owns it. Depends
 // only on core interfaces (the edge passes its AppDeps, which has these members).
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { appendFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { ActorRuntime } from '../../core/actor/runtime.js';
 import { digestSecret, hashPassword, newNumericCode, newSecret, safeEqual, verifyPassword } from '../../core/auth/password.js';
 import { REVOKED_NS, type Revocation } from '../../core/auth/revocations.js';
@@ -57,6 +59,13 @@ import { securitySettingsOf } from './org-settings.js';
 import { REFRESH_ACTOR, type Family, type RefreshMsg, type RefreshReply } from './refresh.js';
 import { SECURITY_ACTOR, type SecurityMsg } from './security.js';
 
+/**
+ * With the `local` outbox, the one-time codes it records (undelivered) are also appended here,
+ * under DATA_DIR, one JSON line each, readable by the server's user only: the operator's way to
+ * sign in on a development server without reading the store.
+ */
+export const LOCAL_CODES_FILE = 'local-outbox-codes.jsonl';
+
 export interface AuthDeps {
   readonly store: Store;
   readonly runtime: ActorRuntime;
@@ -67,6 +76,8 @@ export interface AuthDeps {
   readonly config: {
     readonly auth: { readonly accessTokenTtlSeconds: number; readonly refreshTokenTtlSeconds: number };
     readonly rateLimits?: { readonly signupPlan?: string | null };
+    /** Where the local outbox's codes file is kept (see LOCAL_CODES_FILE). */
+    readonly dataDir?: string;
   };
 }
 
@@ -475,14 +486,18 @@ export class AuthService {
 
   /**
    * Sends a one-time code to its owner's address. Only that person reads it: Admins see the
-   * envelope (outbox-view.ts). With the `local` provider nothing is delivered, so the operator gets
-   * the code in the log at debug level (the message text, since `code` fields are redacted).
+   * envelope (outbox-view.ts). With the `local` provider nothing is delivered, so the operator finds
+   * the code in LOCAL_CODES_FILE under DATA_DIR (owner-only), never in the log: logs are shipped
+   * and kept where codes must not go.
    */
   async sendCode(tenant: string, method: TwoFactorMethod, to: string, code: string, kind: CodeKind, account: string): Promise<void> {
     const minutes = CODE_TTL_MS / 60_000;
     const what = kind === CODE_KINDS.magic ? 'sign-in' : 'verification';
-    if (this.deps.outbox.name === 'local') {
-      this.deps.logger.debug({ orgId: tenant, to, kind }, `local outbox: ${kind} code ${code} for ${to} (not delivered; local provider)`);
+    if (this.deps.outbox.name === 'local' && this.deps.config.dataDir) {
+      const line = JSON.stringify({ time: new Date(this.deps.clock.now()).toISOString(), orgId: tenant, to, kind, code }) + '\n';
+      await appendFile(join(this.deps.config.dataDir, LOCAL_CODES_FILE), line, { mode: 0o600 }).catch((err: Error) =>
+        this.deps.logger.warn({ err: err.message }, `could not write ${LOCAL_CODES_FILE}`),
+      );
     }
     await this.deps.outbox.send(tenant, {
       channel: method === 'sms' ? 'sms' : 'email',

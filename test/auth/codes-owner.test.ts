@@ -1,11 +1,15 @@
 // Issue 17, "codes reach only their owner": a plain Admin asks for the founder's magic code and
 // 2FA code and tries every route that lists messages; none answers a code, while the founder reads
 // their own at /profile/outbox/mine and finishes a magic-code sign-in with the second factor. The
-// takeover by PIN, card or status change is refused too. The operator sees codes in the debug log.
+// takeover by PIN, card or status change is refused too. The operator finds codes in a file under
+// DATA_DIR (owner-only), never in the log.
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import t from 'tap';
 import { createLogger } from '../../core/log.js';
 import { readOutbox } from '../../core/outbox.js';
+import { LOCAL_CODES_FILE } from '../../actors/auth/service.js';
 import { startTestApp } from '../helpers/app.js';
 import { DEFAULT_PASSWORD, bearer, signIn, signupCustomer, signupOrg, signupStaff } from '../helpers/auth.js';
 import { LeakGuard } from './leak-guard.js';
@@ -125,7 +129,11 @@ t.test('the founder reads their own codes and, where the organisation requires i
   t.equal(done.status, 200);
   t.same(done.body.user.roles, ['User', 'Admin', 'ConfigAdmin']);
 
-  t.ok(logLines.some((l) => l.includes('"level":20') && l.includes(`code ${code} for ${FOUNDER}`)), 'the operator sees the code in the debug log');
+  const file = join(app.config.dataDir, LOCAL_CODES_FILE);
+  const lines = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  t.ok(lines.some((l) => l.code === code && l.to === FOUNDER && l.kind === 'magic-code'), 'the operator finds the code in the local codes file under DATA_DIR');
+  t.equal(statSync(file).mode & 0o777, 0o600, 'readable by the server user only');
+  t.notOk(logLines.some((l) => l.includes(code)), 'and never in the log, at any level');
 });
 
 t.test('an Admin cannot take the founder over by PIN, card or status', async (t) => {

@@ -11,7 +11,7 @@ import { WriteBatch } from '../../core/store/store.js';
 import type { Reply } from '../helpers/http.js';
 import { setup } from '../records/setup.js';
 
-const TIMEOUT_MS = 1000;
+const TIMEOUT_MS = 2000;
 /** The nested $map over $range 2000 x 2000 (4.9 s of event loop before). */
 const NESTED_MAP = {
   $project: { x: { $map: { input: { $range: [0, 2000] }, as: 'i', in: { $size: { $map: { input: { $range: [0, 2000] }, in: { $add: ['$$i', '$$this'] } } } } } } },
