@@ -99,6 +99,8 @@ export interface Config {
     };
   };
   actors: { idleMs: number; askTimeoutMs: number };
+  /** The door's write-behind of ticket door fields (actors/scanner/door-backlog.ts). */
+  door: { materializeMs: number; materializeBatch: number };
   /** The dispatcher of queued outbox messages (core/outbox-dispatcher.ts). */
   outbox: { pollMs: number; batchSize: number; concurrency: number; maxAttempts: number; retryBaseMs: number; retryMaxMs: number };
   cluster: ClusterSettings;
@@ -180,6 +182,8 @@ const ENV: ReadonlyArray<[string, string[], Parse]> = [
   ['AUTH_TOKEN_SKEW_SECONDS', ['auth', 'tokenSkewSeconds'], int],
   ['OUTBOX_PROVIDER', ['providers', 'outbox'], text],
   ['OUTBOX_POLL_MS', ['outbox', 'pollMs'], int],
+  ['DOOR_MATERIALIZE_MS', ['door', 'materializeMs'], int],
+  ['DOOR_MATERIALIZE_BATCH', ['door', 'materializeBatch'], int],
   ['OUTBOX_BATCH_SIZE', ['outbox', 'batchSize'], int],
   ['OUTBOX_CONCURRENCY', ['outbox', 'concurrency'], int],
   ['OUTBOX_MAX_ATTEMPTS', ['outbox', 'maxAttempts'], int],

@@ -14,7 +14,7 @@ import { newRecord, nextVersion, type StoredRecord } from '../../core/store/reco
 import type { ActorContext } from '../../core/actor/runtime.js';
 import { byCredentialCode } from '../scanner/locate.js';
 import { newCodeSecret } from '../scanner/ticket-code.js';
-import { iso, readTicket, secretOf, type ScannerState } from '../scanner/state.js';
+import { iso, readTicket, secretOf, writeTicket, type ScannerState } from '../scanner/state.js';
 import { exponentOf, majorFields, storedMinor } from './money.js';
 import type { Payment } from './payments.js';
 import {
@@ -158,7 +158,7 @@ function mustBeLive(t: StoredRecord, action: string): void {
 
 function update(st: ScannerState, ctx: ActorContext, t: StoredRecord, data: Data, state?: string): StoredRecord {
   const next = nextVersion(t, { data, ...(state ? { state } : {}) }, ctx.clock.now());
-  st.overlay.put(ctx.batch, next, t.version);
+  writeTicket(st, ctx.batch, next, t.version);
   return next;
 }
 

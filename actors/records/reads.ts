@@ -2,23 +2,31 @@
 // writes, so they go straight to the store rather than through the actor: a get by id on the
 // event loop (one LMDB read), and every query that takes a client's filter or sort in the query
 // pool's workers (core/query/pool.ts), under its time and memory budget. Every read passes the
-// datatype policy and hands user and customer records out stripped.
+// datatype policy and hands user and customer records out stripped. Reads of tickets first pass the
+// door's read barrier (actors/scanner/door-backlog.ts): a scan commits only its log entry, and the
+// barrier writes the door fields of acknowledged scans into the records before the read runs.
 import { AppError, appError } from '../../core/errors.js';
 import { assertClientQuery } from '../../core/query/language.js';
 import type { QueryRunner } from '../../core/query/pool.js';
 import type { Filter, FindOptions, SortOrder } from '../../core/store/query.js';
 import type { ListResult, StoredRecord } from '../../core/store/record.js';
 import type { Store } from '../../core/store/store.js';
+import { settleDoor } from '../scanner/door-backlog.js';
 import { assertNoCredentialReference, assertReadable, forReader } from './policy.js';
 import type { RecordsQuery } from './query-job.js';
 
 /** The records job the query workers run (query-job.ts beside this file; .ts under tsx). */
 export const RECORDS_QUERY_JOB = new URL(import.meta.url.endsWith('.ts') ? './query-job.ts' : './query-job.js', import.meta.url).href;
 
-/** Runs one records query in a worker of the pool. */
+/** Runs one records query in a worker of the pool, after the door's barrier when it may read tickets. */
 export function inWorker<T>(queries: QueryRunner, q: RecordsQuery): Promise<T> {
-  return queries.run<T>(q.tenant, RECORDS_QUERY_JOB, q);
+  // A dynamic find or an aggregate may reach tickets from another datatype ($lookup): they settle too.
+  const wait = q.op === 'find' || q.op === 'count' || q.op === 'distinct' ? (q.datatype === TICKET_DATATYPE ? settleDoor(queries, q.tenant) : undefined) : settleDoor(queries, q.tenant);
+  return wait ? wait.then(() => queries.run<T>(q.tenant, RECORDS_QUERY_JOB, q)) : queries.run<T>(q.tenant, RECORDS_QUERY_JOB, q);
 }
+
+/** The events feature's ticket datatype (actors/events/records.ts), the one the door writes behind. */
+const TICKET_DATATYPE = 'ticket';
 
 /**
  * Runs a store read whose filter came from a client: mingo's complaints about a filter it only
@@ -33,8 +41,13 @@ export function clientQuery<T>(fn: () => T): T {
   }
 }
 
-export function getRecord(store: Store, tenant: string, datatype: string, sk: string): StoredRecord {
+export function getRecord(store: Store, tenant: string, datatype: string, sk: string): StoredRecord | Promise<StoredRecord> {
   assertReadable(datatype);
+  const wait = datatype === TICKET_DATATYPE ? settleDoor(store, tenant) : undefined;
+  return wait ? wait.then(() => readRecord(store, tenant, datatype, sk)) : readRecord(store, tenant, datatype, sk);
+}
+
+function readRecord(store: Store, tenant: string, datatype: string, sk: string): StoredRecord {
   const rec = store.getRecord(tenant, datatype, sk);
   if (!rec) throw appError('ERR_NOT_FOUND', `${datatype} ${sk}`);
   return forReader(rec);

@@ -2,6 +2,7 @@
 // counters and the nonces of offline scans. It is a pure fold over the scan log: the live path and
 // activation both go through `apply`, so what a restart rebuilds is exactly what was answered.
 import { UNKNOWN_ZONE, type EventConfig } from '../events/records.js';
+import { foldPatch, type DoorPatch } from './door-fields.js';
 
 /** One line of the durable scan log `scan:<eventId>`. Every scan is logged, denied ones too. */
 export interface ScanEntry {
@@ -101,6 +102,13 @@ export class DoorState {
   readonly nonces = new Map<string, NonceResult>();
   /** Sequence of the last applied scan log entry. */
   seq = 0;
+  /** Every entry up to this sequence is in the ticket records (the `door-materialized` kv). */
+  materialized = 0;
+  /**
+   * Ticket id → door fields the log holds and its record does not yet, in the order they fell
+   * behind (ascending `since`): the materializer writes them from the front.
+   */
+  readonly behind = new Map<string, DoorPatch>();
 
   private zone(id: string): ZoneCounters {
     let z = this.zones.get(id);
@@ -117,7 +125,15 @@ export class DoorState {
     return z ? Math.max(0, z.entries - z.exits) : 0;
   }
 
-  apply(e: ScanEntry): void {
+  /** Applies entry `seq` (the next one) of the log. */
+  apply(e: ScanEntry, seq: number): void {
+    this.seq = seq;
+    if (e.ok && e.ticketId && seq > this.materialized) {
+      const p = this.behind.get(e.ticketId);
+      // Folded in place: the map keeps the ticket where it first fell behind.
+      if (p) foldPatch(p, e, seq);
+      else this.behind.set(e.ticketId, foldPatch(undefined, e, seq));
+    }
     if (e.kind === 'in') {
       bump(this.checkins, e.ok);
       let c = this.byZone.get(e.zone);

@@ -51,16 +51,24 @@ export function byNumberIndex(store: Store, tenant: string, code: string): Store
   return store.scan(tenant, TICKET, { 'data.number': { $in: variants(code) } });
 }
 
+/** A ticket the edge found for a code; `dynamic`: through a dynamic code, whose signature is not checked yet. */
+export interface Located {
+  ticketId: string;
+  dynamic: boolean;
+}
+
 /**
  * Which ticket a code points at, without judging it (no signature or window check): the edge uses
- * it to route a scan that names no event to that ticket's event.
+ * it to route a scan that names no event to that ticket's event, and hands the ticket on to the
+ * scanner so the lookup is not done twice.
  */
-export function locateTicket(store: Store, tenant: string, code: string): StoredRecord | undefined {
+export function locateTicket(store: Store, tenant: string, code: string): { ticket: StoredRecord; located: Located } | undefined {
   const read: RecordReader = (datatype, sk) => store.getRecord(tenant, datatype, sk);
   const dyn = parseDynamicCode(code);
   if (dyn) {
     const t = read(TICKET, dyn.ticketId);
-    if (t) return t;
+    if (t) return { ticket: t, located: { ticketId: t.sk, dynamic: true } };
   }
-  return byStaticCode(read, code) ?? byCredentialCode(read, code);
+  const t = byStaticCode(read, code) ?? byCredentialCode(read, code);
+  return t && { ticket: t, located: { ticketId: t.sk, dynamic: false } };
 }

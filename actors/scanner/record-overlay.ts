@@ -6,7 +6,7 @@
 //
 // Knowing what has landed costs a read per record, unless the write was tagged with the sequence
 // of a log entry committed in the same batch: then one look at the log's last sequence settles
-// every such write at once (the scanner tags ticket writes with their scan log entry).
+// every such write at once.
 import type { StoredRecord } from '../../core/store/record.js';
 import type { Store, WriteBatch } from '../../core/store/store.js';
 

@@ -1,23 +1,30 @@
 // The door-scanning actor, one per event (key: the event id). Every check-in, check-out and
 // validation of the event is decided here, one message at a time, so two gates scanning one
 // ticket at the same moment get exactly one success. The decision is synchronous and touches
-// memory plus a couple of LMDB key reads; the ticket's new status and the scan log entry go into
-// the message's batch, and the runtime releases the answer only once they are committed (the
-// output gate), so an acknowledged scan survives kill -9.
+// memory plus a couple of LMDB key reads. A scan's one durable write is its scan log entry (an
+// append): the runtime releases the answer once it is committed (the output gate), so an
+// acknowledged scan survives kill -9. The ticket record learns its door fields (status, inside,
+// zone, check-in times) behind, in batches (`materialize`); until then they live in the door's
+// memory (door-fields.ts), which this actor reads through, and every other reader waits for the
+// read barrier (door-backlog.ts). A random ticket page written and flushed per scan bounded the
+// door; the log is append-shaped.
 //
-// State: the door (who is inside, occupancy, counters, offline nonces), rebuilt on activation by
-// replaying the scan log; codes resolve through their `ticket_code` claims and ticket bodies are
-// read from LMDB, so activation costs the same for 1,000 or 1,000,000 tickets.
+// State: the door (who is inside, occupancy, counters, offline nonces, fields not yet in the
+// records), rebuilt on activation by replaying the scan log; codes resolve through their
+// `ticket_code` claims and ticket bodies are read from LMDB, so activation costs the same for
+// 1,000 or 1,000,000 tickets.
 import type { ActorContext, ActorKind, ActivationContext } from '../../core/actor/runtime.js';
 import { AppError, appError } from '../../core/errors.js';
 import { recordIdempotent } from '../../core/idempotency.js';
 import { nextVersion, type StoredRecord } from '../../core/store/record.js';
 import { issue, ticketOp, type IssueMsg, type IssueResult, type TicketOpMsg } from '../events/tickets.js';
-import { EVENT, eventConfig, SOLD_NS, ticketOfEvent, UNKNOWN_ZONE, type SoldCounts } from '../events/records.js';
+import { EVENT, eventConfig, SOLD_NS, TICKET, ticketOfEvent, UNKNOWN_ZONE, type SoldCounts } from '../events/records.js';
+import { DOOR_BEHIND_NS, DOOR_MATERIALIZED_NS, doorBacklogOf } from './door-backlog.js';
+import { withDoor } from './door-fields.js';
 import { DoorState, type CheckinStats, type NonceResult, type ScanEntry, type ZoneOccupancy } from './door-state.js';
-import { byCredentialCode, byStaticCode, type RecordReader } from './locate.js';
+import { byCredentialCode, byStaticCode, type Located, type RecordReader } from './locate.js';
 import { RecordOverlay } from './record-overlay.js';
-import { Failure, iso, readTicket, secretOf, type ScannerState } from './state.js';
+import { Failure, readTicket, secretOf, type ScannerState } from './state.js';
 import { parseDynamicCode, verifySignature, withinWindow } from './ticket-code.js';
 
 export const SCANNER = 'scanner';
@@ -47,6 +54,8 @@ export interface ScanInput {
   /** When an offline scanner made the scan (epoch ms). */
   scannedAt?: number;
   device?: string;
+  /** The ticket the edge already found for the code (to route a scan naming no event): not resolved again. */
+  located?: Located;
 }
 
 export interface ScanReply {
@@ -63,11 +72,13 @@ export interface ValidateReply {
 
 export type ScannerMsg =
   | ({ op: 'in' | 'out'; by: string | null } & ScanInput)
-  | { op: 'validate'; code: string; zone?: string }
+  | { op: 'validate'; code: string; zone?: string; located?: Located }
   | { op: 'batch'; by: string | null; scans: Array<ScanInput & { direction: 'in' | 'out' }> }
   | { op: 'stats' }
   | { op: 'occupancy' }
   | { op: 'reload' }
+  /** Writes up to `max` tickets' door fields into their records; answers how many are still behind. */
+  | { op: 'materialize'; max: number }
   | IssueMsg
   | TicketOpMsg;
 
@@ -88,17 +99,26 @@ function activate(ctx: ActivationContext): ScannerState {
     sold: ctx.store.getKv<SoldCounts>(ctx.tenant, SOLD_NS, ctx.key) ?? { total: 0, byType: {} },
     log,
     store: ctx.store,
+    behindKv: ctx.store.getKv(ctx.tenant, DOOR_BEHIND_NS, ctx.key) !== undefined,
   };
+  // Entries past the watermark rebuild the door fields the records do not have yet.
+  st.door.materialized = ctx.store.getKv<number>(ctx.tenant, DOOR_MATERIALIZED_NS, ctx.key) ?? 0;
   // Replay the scan log page by page: memory stays flat however long the log is.
   let from = 1;
   for (;;) {
     const page = ctx.store.readLog<ScanEntry>(ctx.tenant, st.log, from, PAGE);
-    for (const e of page) st.door.apply(e.entry);
-    if (page.length > 0) st.door.seq = page[page.length - 1].seq;
+    for (const e of page) st.door.apply(e.entry, e.seq);
     if (page.length < PAGE) break;
     from = st.door.seq + 1;
   }
+  // A crash left fields behind: materialization resumes.
+  if (st.door.behind.size > 0) doorBacklogOf(ctx.store)?.fellBehind(ctx.tenant, ctx.key);
   return st;
+}
+
+/** Reads a record as this actor last wrote it; a ticket with the door fields the log holds. */
+function reader(st: ScannerState): RecordReader {
+  return (datatype, sk) => (datatype === TICKET ? readTicket(st, sk) : st.overlay.get(datatype, sk));
 }
 
 interface Resolved {
@@ -113,7 +133,7 @@ interface Resolved {
  * signature or window failure become the answer.
  */
 function resolve(st: ScannerState, code: string, at: number): Resolved {
-  const read: RecordReader = (datatype, sk) => st.overlay.get(datatype, sk);
+  const read = reader(st);
   let failed: DenialReason | undefined;
   const dyn = parseDynamicCode(code);
   if (dyn) {
@@ -168,8 +188,55 @@ export function scanEntry(kind: 'in' | 'out', s: ScanInput, by: string | null, n
 }
 
 function record(st: ScannerState, ctx: ActorContext, e: ScanEntry): void {
-  st.door.apply(e);
-  ctx.batch.append(st.tenant, st.log, ++st.door.seq, e);
+  const seq = st.door.seq + 1;
+  const caughtUp = st.door.behind.size === 0;
+  st.door.apply(e, seq);
+  ctx.batch.append(st.tenant, st.log, seq, e);
+  if (caughtUp && st.door.behind.size > 0) {
+    // Falling behind is noted in the store once (not per scan), so a restart's first read knows.
+    if (!st.behindKv) {
+      ctx.batch.putKv(st.tenant, DOOR_BEHIND_NS, st.eventId, 1);
+      st.behindKv = true;
+    }
+    doorBacklogOf(st.store)?.fellBehind(st.tenant, st.eventId);
+  }
+}
+
+/** The ticket as entry `e` left it (its fields are in the door's memory until materialized). */
+function after(st: ScannerState, t: StoredRecord): StoredRecord {
+  const p = st.door.behind.get(t.sk);
+  return p ? withDoor(t, p) : t;
+}
+
+/**
+ * Writes the door fields of up to `max` tickets (those that fell behind first) into their
+ * records, and the watermark: every log entry up to it is in the records. Answers how many
+ * tickets are still behind.
+ */
+function materialize(st: ScannerState, ctx: ActorContext, max: number): number {
+  const now = ctx.clock.now();
+  let n = 0;
+  for (const [id, p] of st.door.behind) {
+    if (n++ >= max) break;
+    st.door.behind.delete(id);
+    const t = st.overlay.get(TICKET, id);
+    // Deleted since (its event was): nothing to write.
+    if (!t) continue;
+    const v = withDoor(t, p);
+    st.overlay.put(ctx.batch, nextVersion(t, { state: v.state, data: v.data }, now), t.version);
+  }
+  const first = st.door.behind.values().next();
+  const upto = first.done ? st.door.seq : first.value.since - 1;
+  if (upto > st.door.materialized) {
+    st.door.materialized = upto;
+    ctx.batch.putKv(st.tenant, DOOR_MATERIALIZED_NS, st.eventId, upto);
+  }
+  if (first.done) {
+    if (st.behindKv) ctx.batch.deleteKv(st.tenant, DOOR_BEHIND_NS, st.eventId);
+    st.behindKv = false;
+    doorBacklogOf(st.store)?.caughtUp(st.tenant, st.eventId);
+  }
+  return st.door.behind.size;
 }
 
 /** A nonce seen before: the original answer, counted once (offline scanners retry). */
@@ -198,22 +265,11 @@ function enter(st: ScannerState, ctx: ActorContext, s: ScanInput, by: string | n
     record(st, ctx, e);
     return t ? { success: false, reason: e.reason as DenialReason, ticket: t } : { success: false, reason: e.reason as DenialReason };
   }
-  const d = t.data;
-  const when = iso(e.at);
   e.ok = true;
-  e.first = !d.checkedInAt;
-  const next = nextVersion(
-    t,
-    {
-      state: 'checked_in',
-      data: { ...d, status: 'checked_in', inside: true, zone: e.zone, checkedInAt: d.checkedInAt ?? when, lastCheckInAt: when },
-    },
-    now,
-  );
-  // Tagged with the sequence its log entry gets: the entry lands with it (see RecordOverlay).
-  st.overlay.put(ctx.batch, next, t.version, st.door.seq + 1);
+  e.first = !t.data.checkedInAt;
+  // The log entry is the scan's one write; the record learns it behind (materialize).
   record(st, ctx, e);
-  return { success: true, ticket: next };
+  return { success: true, ticket: after(st, t) };
 }
 
 function checkIn(st: ScannerState, ctx: ActorContext, s: ScanInput, by: string | null): ScanReply {
@@ -221,7 +277,7 @@ function checkIn(st: ScannerState, ctx: ActorContext, s: ScanInput, by: string |
     const seen = st.door.nonces.get(s.nonce);
     if (seen) return replay(st, seen);
   }
-  const r = resolve(st, s.code ?? '', s.scannedAt ?? ctx.clock.now());
+  const r = located(st, s) ?? resolve(st, s.code ?? '', s.scannedAt ?? ctx.clock.now());
   return enter(st, ctx, s, by, r.ticket, r.reason);
 }
 
@@ -238,7 +294,7 @@ function checkOut(st: ScannerState, ctx: ActorContext, s: ScanInput, by: string 
     t = readTicket(st, s.ticketId);
     if (!t) reason = 'invalid_code';
   } else {
-    const r = resolve(st, s.code ?? '', e.at);
+    const r = located(st, s) ?? resolve(st, s.code ?? '', e.at);
     t = r.ticket;
     reason = r.reason;
   }
@@ -258,14 +314,23 @@ function checkOut(st: ScannerState, ctx: ActorContext, s: ScanInput, by: string 
   e.from = st.door.inside.get(t.sk)!;
   if (s.zone === undefined) e.zone = e.from;
   // Status stays checked_in (spec: States and transitions); the ticket is just no longer inside.
-  const next = nextVersion(t, { data: { ...t.data, inside: false, zone: null, lastCheckOutAt: iso(e.at) } }, now);
-  st.overlay.put(ctx.batch, next, t.version, st.door.seq + 1);
   record(st, ctx, e);
-  return { success: true, ticket: next };
+  return { success: true, ticket: after(st, t) };
 }
 
-function validate(st: ScannerState, code: string, zone: string | undefined, now: number): ValidateReply {
-  const r = resolve(st, code, now);
+/**
+ * A static or credential code the edge already resolved (it had to, to find the event): one read
+ * of the ticket by id instead of the lookup again. A dynamic code is still verified here.
+ */
+function located(st: ScannerState, s: ScanInput): Resolved | undefined {
+  const l = s.located;
+  if (!l || l.dynamic) return undefined;
+  const t = readTicket(st, l.ticketId);
+  return t ? { ticket: t } : undefined;
+}
+
+function validate(st: ScannerState, code: string, zone: string | undefined, now: number, hint: Located | undefined): ValidateReply {
+  const r = located(st, { located: hint }) ?? resolve(st, code, now);
   if (!r.ticket) return { valid: false, reason: r.reason ?? 'invalid_code' };
   const reason = refusal(st, r.ticket, zone ?? UNKNOWN_ZONE);
   return reason ? { valid: false, reason, ticket: r.ticket } : { valid: true, ticket: r.ticket };
@@ -291,6 +356,8 @@ function receive(st: ScannerState, msg: ScannerMsg, ctx: ActorContext): unknown 
     st.ev = rec ? eventConfig(rec) : undefined;
     return true;
   }
+  // Before the event check: a deleted event's backlog is still cleared.
+  if (msg.op === 'materialize') return materialize(st, ctx, msg.max);
   if (!st.ev) return new Failure(appError('ERR_NOT_FOUND', `event ${st.eventId}`));
   switch (msg.op) {
     case 'in':
@@ -298,7 +365,7 @@ function receive(st: ScannerState, msg: ScannerMsg, ctx: ActorContext): unknown 
     case 'out':
       return checkOut(st, ctx, msg, msg.by);
     case 'validate':
-      return validate(st, msg.code, msg.zone, ctx.clock.now());
+      return validate(st, msg.code, msg.zone, ctx.clock.now(), msg.located);
     case 'batch':
       return msg.scans.map((s) => (s.direction === 'out' ? checkOut(st, ctx, s, msg.by) : checkIn(st, ctx, s, msg.by)));
     case 'stats':

@@ -3,8 +3,9 @@
 // read-check-write on a ticket can never race another one.
 import { AppError } from '../../core/errors.js';
 import type { StoredRecord } from '../../core/store/record.js';
-import type { Store } from '../../core/store/store.js';
+import type { Store, WriteBatch } from '../../core/store/store.js';
 import { SECRET_NS, TICKET, type EventConfig, type SoldCounts } from '../events/records.js';
+import { withDoor } from './door-fields.js';
 import type { DoorState } from './door-state.js';
 import type { RecordOverlay } from './record-overlay.js';
 
@@ -21,6 +22,8 @@ export interface ScannerState {
   /** `scan:<eventId>` */
   readonly log: string;
   readonly store: Store;
+  /** The store notes this event as behind (kv `door-behind`): written once per fall, not per scan. */
+  behindKv: boolean;
 }
 
 /**
@@ -31,8 +34,22 @@ export class Failure {
   constructor(readonly error: AppError) {}
 }
 
+/** A ticket as this actor last wrote it, with the door fields the scan log holds (door-fields.ts). */
 export function readTicket(st: ScannerState, id: string): StoredRecord | undefined {
-  return st.overlay.get(TICKET, id);
+  const t = st.overlay.get(TICKET, id);
+  if (!t || st.door.behind.size === 0) return t;
+  const p = st.door.behind.get(id);
+  return p ? withDoor(t, p) : t;
+}
+
+/**
+ * Queues a write of ticket `next`, built from `readTicket`'s view (door fields included): the
+ * record now carries its door fields, so they are no longer behind. After a crash the log past the
+ * watermark puts them back, which changes nothing (withDoor is idempotent).
+ */
+export function writeTicket(st: ScannerState, batch: WriteBatch, next: StoredRecord, ifVersion: number): void {
+  st.overlay.put(batch, next, ifVersion);
+  st.door.behind.delete(next.sk);
 }
 
 const SECRET_CACHE_MAX = 100_000;

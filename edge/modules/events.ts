@@ -11,9 +11,11 @@ import {
   TICKET,
   TICKET_TYPE,
 } from '../../actors/events/records.js';
-import { scannerActor } from '../../actors/scanner/scanner.js';
+import { attachDoorBacklog, DEFAULT_DOOR_SETTINGS, DoorBacklog, doorBacklogOf, settleDoor } from '../../actors/scanner/door-backlog.js';
+import { SCANNER, scannerActor } from '../../actors/scanner/scanner.js';
 import { unmatchedScansActor } from '../../actors/scanner/unmatched.js';
-import type { Module } from '../deps.js';
+import type { AppDeps, Module } from '../deps.js';
+import type { RouteDef } from '../route.js';
 import { startPeriodic, stopPeriodic } from '../periodic.js';
 import { attendeeRoutes } from '../routes/events/attendee.js';
 import { closeMedia, sweepOrphanFiles } from '../routes/events/media.js';
@@ -27,6 +29,21 @@ const ORPHAN_SWEEP_EVERY_MS = 60 * 60 * 1000;
 
 /** A scanner replays its event's scan log when activated: keep it warm for an hour of quiet. */
 const SCANNER_IDLE_MS = 60 * 60 * 1000;
+
+/** Scans write the door's log; every other events route reads tickets after the door's read barrier. */
+const SCANS = new Set(['POST /events/checkin', 'POST /events/checkout', 'POST /events/checkin/batch', 'POST /events/tickets/validate']);
+
+function afterDoor(deps: AppDeps, r: RouteDef): RouteDef {
+  if (SCANS.has(`${r.method} ${r.path}`)) return r;
+  const handler = r.handler;
+  return {
+    ...r,
+    handler: (ctx) => {
+      const wait = settleDoor(deps.store, ctx.tenant);
+      return wait ? wait.then(() => handler(ctx)) : handler(ctx);
+    },
+  };
+}
 
 export const eventsModule: Module = {
   name: 'events',
@@ -46,15 +63,26 @@ export const eventsModule: Module = {
   ],
   routes: (deps) => {
     const svc = new EventsService(deps);
-    return [...eventRoutes(svc), ...ticketRoutes(svc), ...scanningRoutes(svc), ...attendeeRoutes(svc)];
+    return [...eventRoutes(svc), ...ticketRoutes(svc), ...scanningRoutes(svc), ...attendeeRoutes(svc)].map((r) => afterDoor(deps, r));
   },
-  start(deps) {
+  async start(deps) {
+    // The door's read barrier and background materializer (actors/scanner/door-backlog.ts).
+    const backlog = new DoorBacklog(
+      deps.store,
+      (tenant, eventId, max) => deps.runtime.ask<number>(tenant, SCANNER, eventId, { op: 'materialize', max }),
+      deps.config.door ?? DEFAULT_DOOR_SETTINGS,
+    );
+    attachDoorBacklog([deps.store, deps.queries], backlog);
+    // A single node writes what a crash left behind before it serves; in a cluster a tenant's
+    // owner does it on the first read or scan of the tenant.
+    if (!deps.config.natsUrl) await backlog.resume(deps.store.listOrgs().map((o) => o.orgId));
     // Hourly, from a minute after start: files no media record names (see sweepOrphanFiles).
     startPeriodic(deps, 'media file sweep', () => sweepOrphanFiles(deps), ORPHAN_SWEEP_EVERY_MS, ORPHAN_SWEEP_FIRST_MS);
   },
   // Unfinished chunked uploads and their temp files go with the node.
   stop(deps) {
     stopPeriodic(deps, 'media file sweep');
+    doorBacklogOf(deps.store)?.close();
     return closeMedia(deps);
   },
 };

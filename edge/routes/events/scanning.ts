@@ -1,11 +1,13 @@
 // Door scanning (spec: Endpoints → Events, payload rules 1 and 2; Derived shapes). A scan is one
-// message to its event's scanner actor; the answer comes back once the scan log entry and the
-// ticket change are committed. A denial is a 200 with `success: false` and a reason.
+// message to its event's scanner actor; the answer comes back once the scan log entry is committed
+// (the ticket record learns its new status behind, see actors/scanner/door-backlog.ts). A denial is
+// a 200 with `success: false` and a reason. A code is resolved once: by the scanner, or here when
+// the scan names no event (the ticket found is handed on, not looked up again).
 import { appError } from '../../../core/errors.js';
 import type { StoredRecord } from '../../../core/store/record.js';
 import { TICKET, DEFAULT_CODE_SKEW_SECONDS } from '../../../actors/events/records.js';
 import type { CheckinStats as Stats, ZoneOccupancy as ZoneOcc } from '../../../actors/scanner/door-state.js';
-import { locateTicket } from '../../../actors/scanner/locate.js';
+import { locateTicket, type Located } from '../../../actors/scanner/locate.js';
 import { scanEntry, type ScanInput, type ScanReply, type ValidateReply } from '../../../actors/scanner/scanner.js';
 import { UNMATCHED_SCANS } from '../../../actors/scanner/unmatched.js';
 import { route, type RouteDef } from '../../route.js';
@@ -37,12 +39,27 @@ interface ScanBody {
   deviceId?: string;
 }
 
-/** The event a scan is for: the one it names, else the one its code points at (undefined: none). */
-function eventFor(svc: EventsService, tenant: string, b: ScanBody): StoredRecord | undefined {
-  if (b.eventId !== undefined) return svc.event(tenant, b.eventId);
+interface Target {
+  /** Undefined: the scan names no event and its code matches no ticket. */
+  ev: StoredRecord | undefined;
+  /** The ticket the code was found to name on the way (handed to the scanner). */
+  located?: Located;
+}
+
+/** The event a scan is for: the one it names, else the one its code points at. */
+function eventFor(svc: EventsService, tenant: string, b: ScanBody): Target {
+  if (b.eventId !== undefined) return { ev: svc.event(tenant, b.eventId) };
   const store = svc.deps.store;
-  const t = b.ticketId !== undefined ? store.getRecord(tenant, TICKET, b.ticketId) : locateTicket(store, tenant, b.code ?? '');
-  return t && typeof t.data.event === 'string' ? svc.findEvent(tenant, t.data.event) : undefined;
+  let t: StoredRecord | undefined;
+  let located: Located | undefined;
+  if (b.ticketId !== undefined) t = store.getRecord(tenant, TICKET, b.ticketId);
+  else {
+    const found = locateTicket(store, tenant, b.code ?? '');
+    t = found?.ticket;
+    located = found?.located;
+  }
+  const ev = t && typeof t.data.event === 'string' ? svc.findEvent(tenant, t.data.event) : undefined;
+  return ev && located ? { ev, located } : { ev };
 }
 
 /** Checks what only the event can tell (its zones, its clock-skew tolerance) and builds the input. */
@@ -69,9 +86,10 @@ function unmatched(svc: EventsService, tenant: string, kind: 'in' | 'out', s: Sc
 }
 
 function scan(svc: EventsService, tenant: string, kind: 'in' | 'out', b: ScanBody, by: string | null): Promise<ScanReply> {
-  const ev = eventFor(svc, tenant, b);
+  const { ev, located } = eventFor(svc, tenant, b);
   const s = scanInput(svc, ev, b, 'body');
   if (!ev) return unmatched(svc, tenant, kind, s, by);
+  if (located) s.located = located;
   return svc.scanner<ScanReply>(tenant, ev.sk, { op: kind, by, ...s });
 }
 
@@ -87,7 +105,9 @@ export function scanningRoutes(svc: EventsService): RouteDef[] {
         'Resolves `code` as a dynamic QR payload `ticketId:timestamp:signature`, then as a ticket number (as typed, ' +
         'upper-cased, lower-cased), then as a credential code, and lets the ticket in when it may enter: its status ' +
         'becomes `checked_in` and the zone counts it. Two gates scanning one ticket at once get exactly one success. ' +
-        'Every scan is logged, and the answer is sent only once the scan is durable. Send `eventId`: a code that ' +
+        'Every scan is logged, and the answer is sent only once the scan is durable: its log entry is its one write, and ' +
+        'the ticket record learns its door fields behind, in batches (`DOOR_MATERIALIZE_MS`, `DOOR_MATERIALIZE_BATCH`); every ' +
+        'read of tickets waits for the fields of scans already answered, so it never shows an older door state. Send `eventId`: a code that ' +
         'matches no ticket then counts in that event\'s stats (`total`, `denied`, `byZone`, `byHour`); without it, ' +
         'such a scan names no event and is logged for the organisation only. ' +
         REASONS_DOC,
@@ -142,12 +162,13 @@ export function scanningRoutes(svc: EventsService): RouteDef[] {
           if (b.code === undefined && (direction === 'in' || b.ticketId === undefined)) {
             throw appError('ERR_VALIDATION', direction === 'in' ? `${at}/code is required` : `${at}/code or ${at}/ticketId is required`);
           }
-          const ev = eventFor(svc, ctx.tenant, b);
+          const { ev, located } = eventFor(svc, ctx.tenant, b);
           const s = scanInput(svc, ev, b, at);
           if (!ev) {
             results[i] = unmatched(svc, ctx.tenant, direction, s, by);
             return;
           }
+          if (located) s.located = located;
           let g = groups.get(ev.sk);
           if (!g) groups.set(ev.sk, (g = { idx: [], scans: [] }));
           g.idx.push(i);
@@ -177,10 +198,10 @@ export function scanningRoutes(svc: EventsService): RouteDef[] {
       errors: [404],
       handler: async (ctx) => {
         const b = ctx.body;
-        const ev = eventFor(svc, ctx.tenant, b);
+        const { ev, located } = eventFor(svc, ctx.tenant, b);
         scanInput(svc, ev, b, 'body');
         if (!ev) return { valid: false, reason: 'invalid_code' } satisfies ValidateReply;
-        return svc.scanner<ValidateReply>(ctx.tenant, ev.sk, { op: 'validate', code: b.code, zone: b.zone });
+        return svc.scanner<ValidateReply>(ctx.tenant, ev.sk, { op: 'validate', code: b.code, zone: b.zone, ...(located ? { located } : {}) });
       },
     }),
 

@@ -1,0 +1,59 @@
+// A ticket's door fields (status `checked_in`, `inside`, `zone`, check-in and check-out times) as
+// the scan log says they are, for tickets whose record does not say so yet. The scan log is the
+// door's truth: a scan commits its log entry alone, and the records are brought up to date behind,
+// in batches (see materialize in scanner.ts). Until then every read of such a ticket goes through
+// this patch: the scanner's own reads at once, every other read after the read barrier
+// (door-backlog.ts) has written it.
+import type { StoredRecord } from '../../core/store/record.js';
+import type { ScanEntry } from './door-state.js';
+
+export interface DoorPatch {
+  /** Sequence of the first log entry not yet in the record (the materialized watermark follows it). */
+  since: number;
+  /** A successful entry is in the patch: the status becomes `checked_in` (when live). */
+  entered: boolean;
+  inside: boolean;
+  zone: string | null;
+  /** The first entry's time, when the patch holds the ticket's first entry. */
+  checkedInAt: string | null;
+  lastCheckInAt: string | null;
+  lastCheckOutAt: string | null;
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+/** Folds a successful scan of `e.ticketId` (entry `seq`) into its patch; `p` is the patch so far. */
+export function foldPatch(p: DoorPatch | undefined, e: ScanEntry, seq: number): DoorPatch {
+  const next: DoorPatch = p ?? { since: seq, entered: false, inside: false, zone: null, checkedInAt: null, lastCheckInAt: null, lastCheckOutAt: null };
+  const when = iso(e.at);
+  if (e.kind === 'in') {
+    next.entered = true;
+    next.inside = true;
+    next.zone = e.zone;
+    if (e.first && next.checkedInAt === null) next.checkedInAt = when;
+    next.lastCheckInAt = when;
+  } else {
+    next.inside = false;
+    next.zone = null;
+    next.lastCheckOutAt = when;
+  }
+  return next;
+}
+
+/**
+ * The ticket as the log says it is. A refund or cancel written after the entry keeps its status
+ * (the patch is replayed after a crash onto whatever the record holds, so it must be idempotent).
+ */
+export function withDoor(t: StoredRecord, p: DoorPatch): StoredRecord {
+  const d = t.data;
+  const data: Record<string, unknown> = { ...d, inside: p.inside, zone: p.zone };
+  const live = d.status === undefined || d.status === 'valid' || d.status === 'checked_in';
+  if (p.entered && live) data.status = 'checked_in';
+  if (p.checkedInAt !== null && !d.checkedInAt) data.checkedInAt = p.checkedInAt;
+  if (p.lastCheckInAt !== null) data.lastCheckInAt = p.lastCheckInAt;
+  if (p.lastCheckOutAt !== null) data.lastCheckOutAt = p.lastCheckOutAt;
+  const state = p.entered && live && (t.state === undefined || t.state === 'valid' || t.state === 'checked_in') ? 'checked_in' : t.state;
+  return { ...t, state, data };
+}
