@@ -212,6 +212,9 @@ const ENV: ReadonlyArray<[string, string[], Parse]> = [
   ['VOICE_WEBHOOK_SECRET', ['voice', 'webhookSecret'], text],
 ];
 
+/** Every environment variable the server reads and the config path it sets (`.env.example` lists them). */
+export const ENV_VARIABLES: ReadonlyArray<{ name: string; path: readonly string[] }> = ENV.map(([name, path]) => ({ name, path }));
+
 const validate = new Ajv({ allErrors: true, strict: false }).compile(schema);
 
 function deepMerge<T>(base: T, over: unknown): T {

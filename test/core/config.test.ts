@@ -75,3 +75,11 @@ t.test('config - a cluster node without JWT_SECRET refuses to start, saying why'
   await t.rejects(startApp({ env, config: { port: 0, logLevel: 'silent' } }), { message: /every node must share one secret/ });
   t.notOk(existsSync(join(dir, 'jwt-secret')), 'and generates no secret of its own');
 });
+
+t.test('config - .env.example lists every environment variable the server reads', async (t) => {
+  const { ENV_VARIABLES } = await import('../../core/config.js');
+  const example = readFileSync(new URL('../../.env.example', import.meta.url), 'utf8');
+  const listed = new Set([...example.matchAll(/^#? ?([A-Z][A-Z0-9_]*)=/gm)].map((m) => m[1]));
+  t.same(ENV_VARIABLES.map((v) => v.name).filter((n) => !listed.has(n)), [], 'none missing');
+  t.same([...listed].filter((n) => !ENV_VARIABLES.some((v) => v.name === n)), [], 'none the server does not read');
+});
