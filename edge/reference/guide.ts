@@ -45,7 +45,7 @@ export function guideMd(config: Config, counts: string): string {
     '',
     '## Errors',
     '',
-    'Every error answers one envelope: `{"statusCode": 400, "message": "body/zone must match pattern ...", "error": "Bad Request"}` (`message` may be a list). Each operation lists the statuses it may answer.',
+    'Every error answers one envelope: `{"statusCode": 400, "message": "body/zone must match pattern ...", "error": "Bad Request"}` (`message` is a list, one entry per failing field and at most 20, when the request fails its schema validation (400); for every other error it is one string). Each operation lists the statuses it may answer.',
     '',
     '| Status | When |',
     '|---|---|',

@@ -75,7 +75,7 @@ function platformErrors(): string[] {
   return [
     '## Errors every endpoint may answer',
     '',
-    'Every error answers `{statusCode, message, error}`. These are listed here once; each endpoint lists the others it may answer.',
+    'Every error answers `{statusCode, message, error}`. `message` is a list (one entry per failing field, at most 20) when the request fails its schema validation (400), and one string for every other error. These are listed here once; each endpoint lists the others it may answer.',
     '',
     '| Status | Meaning |',
     '|---|---|',
