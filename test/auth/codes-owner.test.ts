@@ -5,26 +5,17 @@
 // DATA_DIR (owner-only), never in the log.
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import t from 'tap';
-import { createLogger } from '../../core/log.js';
 import { readOutbox } from '../../core/outbox.js';
 import { LOCAL_CODES_FILE } from '../../actors/auth/service.js';
 import { startTestApp } from '../helpers/app.js';
+import { captureLog } from '../helpers/log-capture.js';
 import { DEFAULT_PASSWORD, bearer, signIn, signupCustomer, signupOrg, signupStaff } from '../helpers/auth.js';
 import { LeakGuard } from './leak-guard.js';
 
-const logLines: string[] = [];
-const logger = createLogger(
-  'debug',
-  new Writable({
-    write(chunk, _enc, done) {
-      logLines.push(String(chunk));
-      done();
-    },
-  }),
-);
-const app = await startTestApp(t, { logger });
+const log = captureLog('debug');
+const logLines = log.lines;
+const app = await startTestApp(t, { logger: log.logger });
 const guard = new LeakGuard();
 const send = guard.sender(app);
 const http = guard.client(app);
