@@ -1,95 +1,18 @@
 // The smtp outbox provider against a small SMTP server on a real socket (EHLO, AUTH, MAIL, RCPT,
 // DATA): email is delivered by SMTP, only its envelope is recorded, other channels fall back to
 // the local provider, and a server that cannot be reached answers 503.
-import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { createServer, type AddressInfo } from 'node:net';
 import t from 'tap';
 import { readOutbox } from '../../core/outbox.js';
 import { startTestApp } from '../helpers/app.js';
 import { bearer, signIn, signupCustomer, signupOrg } from '../helpers/auth.js';
+import { smtpServer } from '../helpers/smtp-server.js';
 import { LeakGuard } from './leak-guard.js';
-
-interface Mail {
-  from: string;
-  to: string[];
-  data: string;
-  auth?: string;
-}
-
-function smtpServer(): Promise<{ server: Server; port: number; mails: Mail[] }> {
-  const mails: Mail[] = [];
-  const server = createServer((sock: Socket) => {
-    let buf = '';
-    let mail: Mail = { from: '', to: [], data: '' };
-    let inData = false;
-    let auth: string | undefined;
-    let loginStep = 0;
-    const reply = (line: string) => sock.write(`${line}\r\n`);
-    reply('220 test.local ESMTP');
-    sock.on('data', (chunk) => {
-      buf += chunk.toString('utf8');
-      let i: number;
-      while ((i = buf.indexOf('\r\n')) >= 0) {
-        const line = buf.slice(0, i);
-        buf = buf.slice(i + 2);
-        if (inData) {
-          if (line === '.') {
-            inData = false;
-            mails.push({ ...mail, auth });
-            mail = { from: '', to: [], data: '' };
-            reply('250 2.0.0 queued as TEST1');
-          } else mail.data += (line.startsWith('..') ? line.slice(1) : line) + '\n';
-          continue;
-        }
-        if (loginStep === 1) {
-          auth = Buffer.from(line, 'base64').toString();
-          loginStep = 2;
-          reply('334 UGFzc3dvcmQ6');
-          continue;
-        }
-        if (loginStep === 2) {
-          auth += `:${Buffer.from(line, 'base64').toString()}`;
-          loginStep = 0;
-          reply('235 2.7.0 authenticated');
-          continue;
-        }
-        const cmd = line.split(' ')[0].toUpperCase();
-        if (cmd === 'EHLO' || cmd === 'HELO') {
-          sock.write('250-test.local\r\n250-AUTH PLAIN LOGIN\r\n250 8BITMIME\r\n');
-        } else if (cmd === 'AUTH') {
-          const [, mech, initial] = line.split(' ');
-          if (mech.toUpperCase() === 'PLAIN') {
-            const [, user, pass] = Buffer.from(initial ?? '', 'base64').toString().split('\u0000');
-            auth = `${user}:${pass}`;
-            reply('235 2.7.0 authenticated');
-          } else {
-            loginStep = 1;
-            reply('334 VXNlcm5hbWU6');
-          }
-        } else if (cmd === 'MAIL') {
-          mail.from = line.slice(10).trim();
-          reply('250 OK');
-        } else if (cmd === 'RCPT') {
-          mail.to.push(line.slice(8).trim());
-          reply('250 OK');
-        } else if (cmd === 'DATA') {
-          inData = true;
-          reply('354 end with .');
-        } else if (cmd === 'QUIT') {
-          reply('221 bye');
-          sock.end();
-        } else reply('250 OK');
-      }
-    });
-    sock.on('error', () => {});
-  });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, port: (server.address() as AddressInfo).port, mails })));
-}
 
 const guard = new LeakGuard();
 
 t.test('smtp outbox - the magic code is delivered by SMTP; only the envelope is recorded', async (t) => {
-  const smtp = await smtpServer();
-  t.teardown(() => new Promise<void>((r) => smtp.server.close(() => r())));
+  const smtp = await smtpServer(t);
   const app = await startTestApp(t, {
     config: {
       providers: {
@@ -130,8 +53,7 @@ t.test('smtp outbox - the magic code is delivered by SMTP; only the envelope is 
 });
 
 t.test('smtp outbox - sms falls back to the local provider', async (t) => {
-  const smtp = await smtpServer();
-  t.teardown(() => new Promise<void>((r) => smtp.server.close(() => r())));
+  const smtp = await smtpServer(t);
   const app = await startTestApp(t, {
     config: { providers: { outbox: 'smtp', smtp: { host: '127.0.0.1', port: smtp.port, secure: false, user: null, pass: null, from: 'x@shop.example' } } },
   });

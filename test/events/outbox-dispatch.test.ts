@@ -6,7 +6,6 @@
 // by SMTP under their record id as Message-ID.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { createInterface } from 'node:readline';
 import t from 'tap';
 import { TokenService } from '../../core/auth/tokens.js';
@@ -17,6 +16,7 @@ import { WriteBatch } from '../../core/store/store.js';
 import { startTestApp, tempDir, TEST_JWT_SECRET } from '../helpers/app.js';
 import { client } from '../helpers/http.js';
 import { transpiled } from '../helpers/transpiled.js';
+import { smtpServer } from '../helpers/smtp-server.js';
 import { eventsWorld } from './setup.js';
 
 const ORG = 'acme';
@@ -168,56 +168,6 @@ class GateProvider implements OutboxProvider {
   open(ok: boolean): void {
     this.release(ok);
   }
-}
-
-interface Mail {
-  to: string;
-  data: string;
-}
-
-/** Just enough SMTP for nodemailer: EHLO, MAIL, RCPT, DATA. */
-async function smtpServer(t: { teardown(fn: () => unknown): void }): Promise<{ port: number; mails: Mail[] }> {
-  const mails: Mail[] = [];
-  const server = createServer((sock: Socket) => {
-    let buf = '';
-    let mail: Mail = { to: '', data: '' };
-    let inData = false;
-    const reply = (line: string) => sock.write(`${line}\r\n`);
-    reply('220 test.local ESMTP');
-    sock.on('data', (chunk) => {
-      buf += chunk.toString('utf8');
-      let i: number;
-      while ((i = buf.indexOf('\r\n')) >= 0) {
-        const line = buf.slice(0, i);
-        buf = buf.slice(i + 2);
-        if (inData) {
-          if (line === '.') {
-            inData = false;
-            mails.push(mail);
-            mail = { to: '', data: '' };
-            reply('250 2.0.0 queued');
-          } else mail.data += line + '\n';
-          continue;
-        }
-        const cmd = line.split(' ')[0].toUpperCase();
-        if (cmd === 'EHLO' || cmd === 'HELO') sock.write('250-test.local\r\n250 8BITMIME\r\n');
-        else if (cmd === 'RCPT') {
-          mail.to = line.slice(8).trim().replace(/[<>]/g, '');
-          reply('250 OK');
-        } else if (cmd === 'DATA') {
-          inData = true;
-          reply('354 end with .');
-        } else if (cmd === 'QUIT') {
-          reply('221 bye');
-          sock.end();
-        } else reply('250 OK');
-      }
-    });
-    sock.on('error', () => {});
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  t.teardown(() => new Promise<void>((r) => server.close(() => r())));
-  return { port: (server.address() as AddressInfo).port, mails };
 }
 
 t.test('outbox - a comp answers while the provider is stuck; retries back off and are bounded; queued mail goes out by SMTP after a restart', async (t) => {
