@@ -4,9 +4,7 @@
 // idempotencyKey) and the restarted dispatcher are done. A comp answers while the provider is stuck;
 // failed deliveries back off and stop after maxAttempts; queued messages go out after a restart,
 // by SMTP under their record id as Message-ID.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { createInterface } from 'node:readline';
 import t from 'tap';
 import { TokenService } from '../../core/auth/tokens.js';
 import { ManualClock } from '../../core/clock.js';
@@ -16,6 +14,7 @@ import { WriteBatch } from '../../core/store/store.js';
 import { startTestApp, tempDir, TEST_JWT_SECRET } from '../helpers/app.js';
 import { client } from '../helpers/http.js';
 import { transpiled } from '../helpers/transpiled.js';
+import { kill9, startServerProcess } from '../helpers/server-process.js';
 import { smtpServer } from '../helpers/smtp-server.js';
 import { eventsWorld } from './setup.js';
 
@@ -23,51 +22,9 @@ const ORG = 'acme';
 
 // ---- a server as `npm start` runs it, killed with SIGKILL ---------------------------------------
 
-const spawned: ChildProcess[] = [];
-t.teardown(() => {
-  for (const p of spawned) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
-});
-
-async function startServer(dataDir: string): Promise<{ proc: ChildProcess; url: string }> {
-  const env: Record<string, string> = {
-    PATH: process.env.PATH ?? '',
-    HOME: process.env.HOME ?? '',
-    PORT: '0',
-    HOST: '127.0.0.1',
-    DATA_DIR: dataDir,
-    JWT_SECRET: TEST_JWT_SECRET,
-    RATE_LIMITS: 'false',
-    LOG_LEVEL: 'info',
-    // Small steps, polled often: the second kill lands while the emails are going out.
-    OUTBOX_BATCH_SIZE: '100',
-    OUTBOX_POLL_MS: '20',
-  };
-  const proc = spawn(process.execPath, [transpiled('edge/main.ts')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  spawned.push(proc);
-  let out = '';
-  const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no "listening" within 60 s: ${out.slice(-2000)}`)), 60_000);
-    createInterface({ input: proc.stdout! }).on('line', (l) => {
-      out += l + '\n';
-      if (l.includes('"msg":"listening"')) {
-        clearTimeout(timer);
-        resolve(JSON.parse(l).port);
-      }
-    });
-    proc.stderr!.on('data', (c: Buffer) => (out += c.toString()));
-    proc.once('exit', (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`server exited (${code ?? signal}) before listening: ${out.slice(-2000)}`));
-    });
-  });
-  return { proc, url: `http://127.0.0.1:${port}` };
-}
-
-async function kill9(proc: ChildProcess): Promise<void> {
-  const exited = new Promise((r) => proc.once('exit', r));
-  proc.kill('SIGKILL');
-  await exited;
-}
+/** Small steps, polled often: the second kill lands while the emails are going out. */
+const startServer = (t: Parameters<typeof startServerProcess>[0], dataDir: string) =>
+  startServerProcess(t, transpiled('edge/main.ts'), dataDir, { JWT_SECRET: TEST_JWT_SECRET, RATE_LIMITS: 'false', OUTBOX_BATCH_SIZE: '100', OUTBOX_POLL_MS: '20' });
 
 /** What the store holds for the event: its tickets, and the ticket emails per ticket id. */
 function census(store: { scan: LmdbStore['scan'] }, eventId: string) {
@@ -84,7 +41,7 @@ t.test('outbox - kill -9 during a 5,000-ticket comp and during its emails; retry
   await seed.commit(new WriteBatch().putOrg({ orgId: ORG, displayName: 'Acme', createdate: new Date().toISOString() }));
   await seed.close();
 
-  let server = await startServer(dataDir);
+  let server = await startServer(t, dataDir);
   const tokens = new TokenService(TEST_JWT_SECRET, { accessTtlSeconds: 600, refreshTtlSeconds: 600, cacheSize: 0 });
   const headers = { orgid: ORG, authorization: `Bearer ${tokens.signAccess({ sub: 'staff-1', org: ORG, roles: ['User'], kind: 'staff', email: 'staff@example.com' })}` };
   const ev = (await client(server.url, headers).post('/events', { name: 'Comp Fest', ticketTypes: [{ title: 'GA', quantity: 6000 }] })).body;
@@ -100,7 +57,7 @@ t.test('outbox - kill -9 during a 5,000-ticket comp and during its emails; retry
       () => undefined,
     );
   await new Promise((r) => setTimeout(r, 120));
-  await kill9(server.proc);
+  await kill9(server);
   await first;
   const between = new LmdbStore({ path: dataDir });
   const c1 = census(between, ev.sk);
@@ -109,12 +66,12 @@ t.test('outbox - kill -9 during a 5,000-ticket comp and during its emails; retry
   t.equal(c1.mails.length, c1.tickets.length, 'and an email queued for each of them');
 
   // 2. Restarted: the retry completes the comp (or answers it), then the server dies while sending.
-  server = await startServer(dataDir);
+  server = await startServer(t, dataDir);
   const retry = await client(server.url, headers).post('/events/tickets/comp', body);
   t.equal(retry.status, 201, 'the retry answers');
   t.equal(retry.body.tickets.length, 5000);
   await new Promise((r) => setTimeout(r, 250));
-  await kill9(server.proc);
+  await kill9(server);
 
   // 3. Restarted again: nothing doubled; the dispatcher sends what is left; a third retry adds nothing.
   const app = await startTestApp(t, { dataDir });

@@ -7,12 +7,11 @@
 //
 // The server runs transpiled (helpers/transpiled.ts) with plain node: through the tap TypeScript
 // loader each start takes ~12 s on this machine, which would put eleven starts far over budget.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { createInterface } from 'node:readline';
 import { io } from 'socket.io-client';
 import t from 'tap';
 import { tempDir } from '../helpers/app.js';
+import { startServerProcess, type ServerProcess } from '../helpers/server-process.js';
 import { transpiled } from '../helpers/transpiled.js';
 import { request, type Reply } from '../helpers/http.js';
 
@@ -35,46 +34,8 @@ function rng(seed: number): () => number {
   };
 }
 
-interface Server {
-  proc: ChildProcess;
-  url: string;
-  exited: Promise<void>;
-}
-
-const spawned: ChildProcess[] = [];
-
-async function startServer(entry: string, dataDir: string): Promise<Server> {
-  // A minimal environment: nothing of the test runner's (loader hooks, NATS_URL) leaks in.
-  const env: Record<string, string> = {
-    PATH: process.env.PATH ?? '',
-    HOME: process.env.HOME ?? '',
-    PORT: '0',
-    HOST: '127.0.0.1',
-    DATA_DIR: dataDir,
-    JWT_SECRET,
-    RATE_LIMITS: 'false',
-    LOG_LEVEL: 'info',
-  };
-  const proc = spawn(process.execPath, [entry], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  spawned.push(proc);
-  const exited = new Promise<void>((r) => proc.once('exit', () => r()));
-  let out = '';
-  const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no "listening" within 60 s: ${out.slice(-2000)}`)), 60_000);
-    createInterface({ input: proc.stdout! }).on('line', (l) => {
-      out += l + '\n';
-      if (l.includes('"msg":"listening"')) {
-        clearTimeout(timer);
-        resolve(JSON.parse(l).port);
-      }
-    });
-    proc.stderr!.on('data', (c: Buffer) => (out += c.toString()));
-    proc.once('exit', (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`server exited (${code ?? signal}) before listening: ${out.slice(-2000)}`));
-    });
-  });
-  return { proc, url: `http://127.0.0.1:${port}`, exited };
+async function startServer(t: Parameters<typeof startServerProcess>[0], entry: string, dataDir: string): Promise<ServerProcess> {
+  return startServerProcess(t, entry, dataDir, { JWT_SECRET, RATE_LIMITS: 'false' });
 }
 
 // ---- what was sent, and what was acknowledged ----------------------------------------------
@@ -431,16 +392,13 @@ async function retry(w: World, round: number, pick: () => number, f: Findings): 
 // ---- the test ---------------------------------------------------------------------------------
 
 t.test('crash safety - SIGKILL under write load, ten times: nothing acknowledged is lost, nothing half written, retries do not repeat', async (t) => {
-  t.teardown(async () => {
-    for (const p of spawned) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
-  });
   const dataDir = tempDir(t, 'bp-crash-data-');
   const started = Date.now();
   const entry = transpiled('edge/main.ts');
   t.comment(`seed ${SEED}; server transpiled in ${Date.now() - started} ms`);
   const random = rng(SEED);
 
-  let server = await startServer(entry, dataDir);
+  let server = await startServer(t, entry, dataDir);
   const w = await setUp(server.url);
   const totals: Record<Kind, number> = { checkin: 0, settle: 0, create: 0, chat: 0 };
   let kills = 0;
@@ -474,7 +432,7 @@ t.test('crash safety - SIGKILL under write load, ten times: nothing acknowledged
     }
     unansweredTotal += unanswered;
 
-    server = await startServer(entry, dataDir);
+    server = await startServer(t, entry, dataDir);
     w.url = server.url;
     const f: Findings = { lost: { checkin: [], settle: [], create: [], chat: [] }, problems: [] };
     await verify(w, f);
