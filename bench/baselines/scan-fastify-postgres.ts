@@ -6,6 +6,7 @@
 // staff JWT verified once per token as the edge does. PG_SOCKET_DIR and PG_PORT name the server
 // (bench/fixtures/postgres.ts); PG_POOL its connections (20).
 import Fastify from 'fastify';
+import { checkinSchema } from './checkin-schema.js';
 import pg from 'pg';
 import { EVENT_ID, EVENT_SLUG, ZONE } from '../fixtures/scan-dataset.js';
 import { MemoryScanner } from './scan-memory.js';
@@ -19,7 +20,6 @@ const pool = new pg.Pool({
   max: Number(process.env.PG_POOL ?? 20),
 });
 const app = Fastify({ logger: false });
-const record = { type: 'object', additionalProperties: true, properties: { data: { type: 'object', additionalProperties: true } } };
 
 app.get('/healthz', async () => ({ status: 'ok' }));
 app.get('/bench/stats', async () => {
@@ -80,27 +80,7 @@ async function checkIn(code: string, zone: string, by: string): Promise<Record<s
 
 app.post(
   '/events/checkin',
-  {
-    schema: {
-      body: {
-        type: 'object',
-        required: ['code'],
-        additionalProperties: false,
-        properties: {
-          code: { type: 'string', minLength: 1, maxLength: 512 },
-          zone: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$' },
-          eventId: { type: 'string', minLength: 1, maxLength: 80 },
-          checkpoint: { type: 'string', maxLength: 64 },
-          nonce: { type: 'string', maxLength: 128 },
-          scannedAt: { type: 'string' },
-          deviceId: { type: 'string', maxLength: 128 },
-        },
-      },
-      response: {
-        200: { type: 'object', properties: { success: { type: 'boolean' }, reason: { type: 'string' }, ticket: record } },
-      },
-    },
-  },
+  { schema: checkinSchema },
   async (req, reply) => {
     const who = auth.authenticate(req.headers.authorization, req.headers.orgid as string | undefined);
     if (typeof who !== 'string') return reply.code(who.status as 200).type('application/json').send(who.body);
