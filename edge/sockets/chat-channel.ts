@@ -12,7 +12,7 @@ import { isId, newId } from '../../core/ids.js';
 import type { ChatFeature } from './chat-feature.js';
 import { SUPERVISOR_ROLES } from './chat-service.js';
 import { bindEvents, type EventSpec } from './events.js';
-import { handshake, type SocketData, type SocketUser } from './handshake.js';
+import { handshake, logDisconnect, type SocketData, type SocketUser } from './handshake.js';
 import { presenceUser } from './presence-service.js';
 import { NS_CHAT } from './realtime.js';
 import { ChatHandshake, chatEvents, compileAll, compilePayload } from './schemas.js';
@@ -175,7 +175,8 @@ export function chatChannel(f: ChatFeature): void {
     });
     ready.catch(() => undefined);
 
-    socket.on('disconnect', () => {
+    socket.on('disconnect', (reason: string) => {
+      logDisconnect(socket, reason, deps.logger);
       state.clearTimers();
       f.customerSockets.delete(socket);
       rt.removeUserSocket(userTopic, socket);

@@ -10,7 +10,7 @@ import { dmKey, groupKey, userGroupsNs, type CommunityUser } from '../../actors/
 import { appError } from '../../core/errors.js';
 import type { ChatFeature } from './chat-feature.js';
 import { bindEvents, type EventSpec } from './events.js';
-import { handshake, type SocketData } from './handshake.js';
+import { handshake, logDisconnect, type SocketData } from './handshake.js';
 import { presenceUser } from './presence-service.js';
 import { NS_COMMUNITY } from './realtime.js';
 import { CommunityHandshake, communityEvents, compileAll, compilePayload } from './schemas.js';
@@ -19,12 +19,86 @@ import { communityTopic } from './topics.js';
 /** How many unfinished conversations `replay-truncated` names (the thread list has them all). */
 const REPLAY_STOPS_LISTED = 100;
 
+/** What the event handlers read of a /community-chat socket. */
+function who(socket: Socket): { tenant: string; uid: string; me: CommunityUser } {
+  const { user } = socket.data as SocketData;
+  const me: CommunityUser = { id: user.userId };
+  if (user.name) me.name = user.name;
+  if (user.email) me.email = user.email;
+  return { tenant: user.tenant, uid: user.userId, me };
+}
+
 export function communityChannel(f: ChatFeature): void {
   const { deps, rt, community: svc, presence } = f;
   const cfg = deps.config.chat;
   const validators = compileAll(communityEvents(cfg.maxMessageLength));
   const nsp = rt.io!.of(NS_COMMUNITY);
   nsp.use(handshake(deps, compilePayload(CommunityHandshake)));
+  const isMember = (tenant: string, uid: string, groupId: string) => deps.store.getKv(tenant, userGroupsNs(uid), groupId) !== undefined;
+
+  // One table for every socket of the namespace (events.ts): handlers find the user on the socket.
+  const events: Record<string, EventSpec> = {
+    sendMessage: {
+      handler: (p: { to: string; text: string; clientId?: string }, socket) => {
+        const { tenant, me } = who(socket);
+        return svc.sendDirect(tenant, me, p.to, p.text, p.clientId, socket);
+      },
+    },
+    sendGroupMessage: {
+      handler: (p: { groupId: string; text: string; clientId?: string }, socket) => {
+        const { tenant, me } = who(socket);
+        return svc.sendGroup(tenant, me, p.groupId, p.text, p.clientId, socket);
+      },
+    },
+    typing: {
+      handler: (p: { to: string; isTyping?: boolean }, socket) => {
+        const { tenant, uid, me } = who(socket);
+        if (p.to === uid) throw appError('ERR_BAD_REQUEST', 'typing to yourself');
+        svc.setTyping(tenant, me, { to: p.to }, p.isTyping ?? true);
+        return { ok: true };
+      },
+    },
+    groupTyping: {
+      handler: (p: { groupId: string; isTyping?: boolean }, socket) => {
+        const { tenant, uid, me } = who(socket);
+        if (!isMember(tenant, uid, p.groupId)) throw appError('ERR_FORBIDDEN', 'join the group first');
+        svc.setTyping(tenant, me, { groupId: p.groupId }, p.isTyping ?? true);
+        return { ok: true };
+      },
+    },
+    markRead: {
+      handler: (p: { with?: string; groupId?: string; threadId?: string; seq: number }, socket) => {
+        const { tenant, uid } = who(socket);
+        const threadId = p.with ? dmKey(uid, p.with) : p.groupId ? groupKey(p.groupId) : p.threadId;
+        if (!threadId) throw appError('ERR_VALIDATION', 'payload needs one of with, groupId or threadId');
+        return svc.markRead(tenant, uid, threadId, p.seq);
+      },
+    },
+    getOnlineUsers: {
+      handler: async (_p: unknown, socket) => {
+        const { tenant } = who(socket);
+        const r = await presence.ask(tenant, { type: 'list', onlineOnly: true });
+        // From now on this socket hears onlineStatus whenever someone comes online or leaves.
+        rt.join(socket, communityTopic.presence(tenant));
+        return { users: (r.users ?? []).map((u) => ({ userId: u.userId, online: u.online, status: u.status, lastSeen: u.lastSeen })) };
+      },
+      // Without an ack the list arrives as an onlineStatus event.
+      noAck: (result, socket) => socket.emit('onlineStatus', result),
+    },
+    joinGroup: {
+      handler: (p: { groupId: string }, socket) => {
+        const { tenant, uid } = who(socket);
+        return svc.join(tenant, uid, p.groupId);
+      },
+    },
+    leaveGroup: {
+      handler: (p: { groupId: string }, socket) => {
+        const { tenant, uid } = who(socket);
+        if (!isMember(tenant, uid, p.groupId)) throw appError('ERR_NOT_FOUND', `group membership ${p.groupId}`);
+        return svc.leave(tenant, uid, p.groupId);
+      },
+    },
+  };
 
   nsp.on('connection', (socket: Socket) => {
     const { user, auth } = socket.data as SocketData & { auth: CommunityHandshake };
@@ -32,10 +106,6 @@ export function communityChannel(f: ChatFeature): void {
     const uid = user.userId;
     const userTopic = communityTopic.user(tenant, uid);
     const socketId = `${deps.config.nodeId}:${socket.id}`;
-    const me: CommunityUser = { id: uid };
-    if (user.name) me.name = user.name;
-    if (user.email) me.email = user.email;
-    const isMember = (groupId: string) => deps.store.getKv(tenant, userGroupsNs(uid), groupId) !== undefined;
 
     const connect = async () => {
       rt.addUserSocket(userTopic, socket);
@@ -60,59 +130,11 @@ export function communityChannel(f: ChatFeature): void {
       socket.disconnect(true);
     });
 
-    socket.on('disconnect', () => {
+    socket.on('disconnect', (reason: string) => {
+      logDisconnect(socket, reason, deps.logger);
       rt.removeUserSocket(userTopic, socket);
       void ready.then(() => presence.disconnect(tenant, presenceUser(user), socketId)).catch(() => undefined);
     });
-
-    const events: Record<string, EventSpec> = {
-      sendMessage: {
-        handler: (p: { to: string; text: string; clientId?: string }) => svc.sendDirect(tenant, me, p.to, p.text, p.clientId, socket),
-      },
-      sendGroupMessage: {
-        handler: (p: { groupId: string; text: string; clientId?: string }) => svc.sendGroup(tenant, me, p.groupId, p.text, p.clientId, socket),
-      },
-      typing: {
-        handler: (p: { to: string; isTyping?: boolean }) => {
-          if (p.to === uid) throw appError('ERR_BAD_REQUEST', 'typing to yourself');
-          svc.setTyping(tenant, me, { to: p.to }, p.isTyping ?? true);
-          return { ok: true };
-        },
-      },
-      groupTyping: {
-        handler: (p: { groupId: string; isTyping?: boolean }) => {
-          if (!isMember(p.groupId)) throw appError('ERR_FORBIDDEN', 'join the group first');
-          svc.setTyping(tenant, me, { groupId: p.groupId }, p.isTyping ?? true);
-          return { ok: true };
-        },
-      },
-      markRead: {
-        handler: (p: { with?: string; groupId?: string; threadId?: string; seq: number }) => {
-          const threadId = p.with ? dmKey(uid, p.with) : p.groupId ? groupKey(p.groupId) : p.threadId;
-          if (!threadId) throw appError('ERR_VALIDATION', 'payload needs one of with, groupId or threadId');
-          return svc.markRead(tenant, uid, threadId, p.seq);
-        },
-      },
-      getOnlineUsers: {
-        handler: async () => {
-          const r = await presence.ask(tenant, { type: 'list', onlineOnly: true });
-          // From now on this socket hears onlineStatus whenever someone comes online or leaves.
-          rt.join(socket, communityTopic.presence(tenant));
-          return { users: (r.users ?? []).map((u) => ({ userId: u.userId, online: u.online, status: u.status, lastSeen: u.lastSeen })) };
-        },
-        // Without an ack the list arrives as an onlineStatus event.
-        noAck: (result) => socket.emit('onlineStatus', result),
-      },
-      joinGroup: {
-        handler: (p: { groupId: string }) => svc.join(tenant, uid, p.groupId),
-      },
-      leaveGroup: {
-        handler: (p: { groupId: string }) => {
-          if (!isMember(p.groupId)) throw appError('ERR_NOT_FOUND', `group membership ${p.groupId}`);
-          return svc.leave(tenant, uid, p.groupId);
-        },
-      },
-    };
 
     bindEvents(socket, { user, validators, events, ready, logger: deps.logger, documentLimits: deps.config.documents });
   });

@@ -2,6 +2,11 @@
 // validated before its handler runs; the handler's result (or the error envelope as `{error}`)
 // goes back through the event's ack, and without an ack a refusal is an `error` event. A bad
 // event never throws out of the socket, never disconnects it, and never touches other sockets.
+//
+// A socket gets one listener (socket.io's `onAny`) that looks the event up in the table, not a
+// listener per event: an idle connection then holds one closure instead of one per event, and an
+// event is handled as it is decoded instead of a `process.nextTick` later. Handlers receive the
+// socket, so a channel can build its table once per namespace rather than once per connection.
 import type { Socket } from 'socket.io';
 import { assertDocument, type DocumentLimits } from '../../core/document-limits.js';
 import { appError, toEnvelope } from '../../core/errors.js';
@@ -13,9 +18,9 @@ export interface EventSpec<P = any> {
   /** Only staff tokens (role User) may send it. */
   agentOnly?: boolean;
   customerOnly?: boolean;
-  handler(payload: P): unknown | Promise<unknown>;
+  handler(payload: P, socket: Socket): unknown | Promise<unknown>;
   /** Where the result goes when the client sent no ack (default: nowhere). */
-  noAck?(result: unknown): void;
+  noAck?(result: unknown, socket: Socket): void;
 }
 
 type Ack = (reply: unknown) => void;
@@ -37,40 +42,40 @@ export function errorReply(err: unknown): { statusCode: number; message: string 
   return toEnvelope(err);
 }
 
-export function bindEvents(socket: Socket, o: BindOptions): void {
-  const refuse = (event: string, err: unknown, ack: Ack | undefined) => {
-    const env = errorReply(err);
-    if (env.statusCode >= 500) o.logger.error({ err, event, tenant: o.user.tenant }, 'socket event failed');
-    if (ack) ack({ error: env });
-    else socket.emit('error', { event, ...env });
-  };
+function refuse(socket: Socket, o: BindOptions, event: string, err: unknown, ack: Ack | undefined): void {
+  const env = errorReply(err);
+  if (env.statusCode >= 500) o.logger.error({ err, event, tenant: o.user.tenant }, 'socket event failed');
+  if (ack) ack({ error: env });
+  else socket.emit('error', { event, ...env });
+}
 
-  for (const [name, spec] of Object.entries(o.events)) {
-    const validate = o.validators[name];
-    socket.on(name, (...args: unknown[]) => {
-      const ack = typeof args[args.length - 1] === 'function' ? (args.pop() as Ack) : undefined;
-      const payload = args.length === 0 || args[0] === undefined || args[0] === null ? {} : args[0];
-      o.onActivity?.();
-      void (async () => {
-        try {
-          await o.ready;
-          if (spec.agentOnly && o.user.role !== 'agent') throw appError('ERR_FORBIDDEN', `${name} needs a staff token`);
-          if (spec.customerOnly && o.user.role !== 'customer') throw appError('ERR_FORBIDDEN', `${name} is for customers`);
-          assertDocument(payload, o.documentLimits, 'payload');
-          validate(payload);
-          const result = await spec.handler(payload);
-          if (ack) ack(result ?? { ok: true });
-          else spec.noAck?.(result);
-        } catch (err) {
-          refuse(name, err, ack);
-        }
-      })();
-    });
+async function handle(socket: Socket, o: BindOptions, name: string, spec: EventSpec, payload: unknown, ack: Ack | undefined): Promise<void> {
+  try {
+    await o.ready;
+    if (spec.agentOnly && o.user.role !== 'agent') throw appError('ERR_FORBIDDEN', `${name} needs a staff token`);
+    if (spec.customerOnly && o.user.role !== 'customer') throw appError('ERR_FORBIDDEN', `${name} is for customers`);
+    assertDocument(payload, o.documentLimits, 'payload');
+    o.validators[name](payload);
+    const result = await spec.handler(payload, socket);
+    if (ack) ack(result ?? { ok: true });
+    else spec.noAck?.(result, socket);
+  } catch (err) {
+    refuse(socket, o, name, err, ack);
   }
+}
 
+export function bindEvents(socket: Socket, o: BindOptions): void {
   socket.onAny((event: string, ...args: unknown[]) => {
-    if (Object.hasOwn(o.events, event)) return;
-    const ack = typeof args[args.length - 1] === 'function' ? (args[args.length - 1] as Ack) : undefined;
-    refuse(event, appError('ERR_BAD_REQUEST', `unknown event "${event}"`), ack);
+    // Events decoded after the disconnect (socket.io's own dispatch drops them too).
+    if (!socket.connected) return;
+    const ack = typeof args[args.length - 1] === 'function' ? (args.pop() as Ack) : undefined;
+    const spec = Object.hasOwn(o.events, event) ? o.events[event] : undefined;
+    if (!spec) {
+      refuse(socket, o, event, appError('ERR_BAD_REQUEST', `unknown event "${event}"`), ack);
+      return;
+    }
+    const payload = args.length === 0 || args[0] === undefined || args[0] === null ? {} : args[0];
+    o.onActivity?.();
+    void handle(socket, o, event, spec, payload, ack);
   });
 }

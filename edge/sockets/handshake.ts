@@ -24,6 +24,8 @@ export interface SocketUser {
 export interface SocketData {
   user: SocketUser;
   auth: Record<string, unknown>;
+  /** When the handshake was accepted (Date.now()), for the disconnect log line. */
+  connectedAt: number;
 }
 
 type Next = (err?: Error) => void;
@@ -50,14 +52,22 @@ function orgIdOf(auth: Record<string, unknown>): unknown {
   return auth.orgId ?? auth.orgid;
 }
 
-/** Logs the connection now and its end with the reason socket.io gives (`transport close`, ...). */
+function logFields(socket: Socket, user: SocketUser) {
+  return { nsp: socket.nsp.name, tenant: user.tenant, socketId: socket.id, role: user.role, userId: user.userId };
+}
+
+/**
+ * Logs the connection now; the channel's own disconnect listener calls logDisconnect (one listener
+ * per socket rather than two: an idle connection holds less).
+ */
 export function logConnection(socket: Socket, user: SocketUser, logger: Logger): void {
-  const base = { nsp: socket.nsp.name, tenant: user.tenant, socketId: socket.id, role: user.role, userId: user.userId };
-  const started = Date.now();
-  logger.info({ ...base, transport: transportOf(socket) }, 'socket connected');
-  socket.once('disconnect', (reason: string) => {
-    logger.info({ ...base, reason, durationMs: Date.now() - started }, 'socket disconnected');
-  });
+  logger.info({ ...logFields(socket, user), transport: transportOf(socket) }, 'socket connected');
+}
+
+/** Logs the end of a connection with the reason socket.io gives (`transport close`, ...). */
+export function logDisconnect(socket: Socket, reason: string, logger: Logger): void {
+  const { user, connectedAt } = socket.data as SocketData;
+  logger.info({ ...logFields(socket, user), reason, durationMs: Date.now() - connectedAt }, 'socket disconnected');
 }
 
 export function socketUser(principal: Principal, tenant: string): SocketUser {
@@ -92,7 +102,7 @@ export function handshake(deps: AppDeps, validate: Validator) {
       if (!deps.store.getOrg(orgId)) throw new AppError('ERR_ORGID_INVALID', [orgId]);
       if (principal.kind === 'app') throw new AppError('ERR_FORBIDDEN', ['an application token alone does not act for a customer']);
       const user = socketUser(principal, orgId);
-      socket.data = { user, auth } satisfies SocketData;
+      socket.data = { user, auth, connectedAt: Date.now() } satisfies SocketData;
       logConnection(socket, user, deps.logger);
       next();
     } catch (err) {
