@@ -102,6 +102,8 @@ export function handshake(deps: AppDeps, validate: Validator) {
       if (!deps.store.getOrg(orgId)) throw new AppError('ERR_ORGID_INVALID', [orgId]);
       if (principal.kind === 'app') throw new AppError('ERR_FORBIDDEN', ['an application token alone does not act for a customer']);
       const user = socketUser(principal, orgId);
+      // Verified: the token is not needed again, and every idle connection would keep it.
+      delete auth.token;
       socket.data = { user, auth, connectedAt: Date.now() } satisfies SocketData;
       logConnection(socket, user, deps.logger);
       next();
