@@ -7,7 +7,7 @@
 // skew): otherwise one leaked token, or one signed by a tool with the secret, would work forever
 // and outlive any revocation record.
 import jwt from 'jsonwebtoken';
-import { randomUUID } from 'node:crypto';
+import { createSecretKey, randomUUID, type KeyObject } from 'node:crypto';
 import { systemClock, type Clock } from '../clock.js';
 import { AppError } from '../errors.js';
 import { issuedBefore, type RevocationCheck } from './revocations.js';
@@ -75,10 +75,17 @@ export class TokenService {
   private readonly clock: Clock;
   private readonly issuer: string;
 
+  /**
+   * The secret as a key object, made once: given a string, jsonwebtoken tries to parse it as a
+   * public key on every sign and verify (~290 us per verify here, against ~6 us with the key).
+   */
+  private readonly key: KeyObject;
+
   constructor(
-    private readonly secret: string,
+    secret: string,
     private readonly opts: TokenOptions,
   ) {
+    this.key = createSecretKey(Buffer.from(secret, 'utf8'));
     this.clock = opts.clock ?? systemClock;
     this.issuer = opts.issuer ?? 'business-platform';
   }
@@ -90,7 +97,7 @@ export class TokenService {
   signAccess(p: Omit<Principal, 'exp' | 'via'>, ttlSeconds = this.opts.accessTtlSeconds): string {
     const { sub, app: _a, ...rest } = p;
     const now = this.nowSeconds();
-    return jwt.sign({ ...rest, typ: 'access', iat: now, exp: now + ttlSeconds }, this.secret, {
+    return jwt.sign({ ...rest, typ: 'access', iat: now, exp: now + ttlSeconds }, this.key, {
       algorithm: ALG,
       subject: sub,
       issuer: this.issuer,
@@ -102,7 +109,7 @@ export class TokenService {
     const now = this.nowSeconds();
     const token = jwt.sign(
       { org: c.org, kind: c.kind, fam: c.fam, typ: 'refresh', iat: now, exp: now + this.opts.refreshTtlSeconds },
-      this.secret,
+      this.key,
       { algorithm: ALG, subject: c.sub, issuer: this.issuer, jwtid: jti },
     );
     return { token, jti };
@@ -111,7 +118,7 @@ export class TokenService {
   private decode(token: string, typ: 'access' | 'refresh'): Record<string, unknown> {
     let claims: Record<string, unknown>;
     try {
-      claims = jwt.verify(token, this.secret, {
+      claims = jwt.verify(token, this.key, {
         algorithms: [ALG],
         issuer: this.issuer,
         clockTimestamp: this.nowSeconds(),
