@@ -5,7 +5,7 @@
 // checks every event name emitted in edge/sockets/ against it.
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { Config } from '../../core/config.js';
-import { ChatHandshake, chatEvents, CommunityHandshake, communityEvents } from '../sockets/schemas.js';
+import { ChatHandshake, chatEvents, CommunityHandshake, communityEvents, CommunityMessage } from '../sockets/schemas.js';
 
 type Json = Record<string, unknown>;
 export type Namespace = 'chat' | 'community';
@@ -50,17 +50,6 @@ const ChatMessage = Type.Object({
   metadata: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
 });
 const Chat = Type.Object({ chatId: Type.String(), status: Type.String(), customer: Participant, agent: Type.Optional(Type.Union([Participant, Type.Null()])) }, { additionalProperties: true });
-const CommunityMessage = Type.Object({
-  id: Type.String(),
-  seq: Type.Integer({ minimum: 1 }),
-  threadId: Type.String({ description: '`d:<a>:<b>` (direct) or `g:<groupId>`' }),
-  groupId: Type.Optional(Type.String()),
-  to: Type.Optional(Type.String()),
-  from: Type.Object({ id: Type.String(), name: Type.Optional(Type.String()), email: Type.Optional(Type.String()) }),
-  text: Type.String(),
-  at: Type.String({ format: 'date-time' }),
-  clientId: Type.Optional(Type.String()),
-});
 const Stream = (final: string) =>
   Type.Object({
     chatId: Type.String(),

@@ -168,3 +168,19 @@ export function compileAll<T extends Record<string, TSchema>>(schemas: T): Recor
   for (const k of Object.keys(schemas) as Array<keyof T>) out[k] = compilePayload(schemas[k]);
   return out;
 }
+
+/** A message of /community-chat, as the socket delivers it and the REST routes answer it. */
+export const CommunityMessage = Type.Object(
+  {
+    id: Type.String(),
+    seq: Type.Integer({ minimum: 1, description: 'Position in its conversation, from 1' }),
+    threadId: Type.String({ description: '`d:<a>:<b>` (direct) or `g:<groupId>`' }),
+    groupId: Type.Optional(Type.String()),
+    to: Type.Optional(Type.String()),
+    from: Type.Object({ id: Type.String(), name: Type.Optional(Type.String()), email: Type.Optional(Type.String()) }),
+    text: Type.String(),
+    at: Type.String({ format: 'date-time' }),
+    clientId: Type.Optional(Type.String()),
+  },
+  { additionalProperties: true },
+);

@@ -8,7 +8,7 @@ import type { AppDeps } from '../../deps.js';
 import { route, type RouteDef } from '../../route.js';
 import { ListOf } from '../../schemas.js';
 import type { ChatFeature } from '../../sockets/chat-feature.js';
-import { GroupId, messageText, ThreadId, UserId } from '../../sockets/schemas.js';
+import { CommunityMessage, GroupId, messageText, ThreadId, UserId } from '../../sockets/schemas.js';
 import { pageOf, pageQuery, TAG_COMMUNITY } from './common.js';
 
 const THREAD_ID_SHAPE = '`d:<lower user id>:<higher user id>` (direct) or `g:<groupId>`';
@@ -27,21 +27,6 @@ function threadIdOf(raw: string): string {
   if (!threadIdPattern.test(id)) throw appError('ERR_VALIDATION', `params/threadId must be ${THREAD_ID_SHAPE}`);
   return id;
 }
-
-const CommunityMessage = Type.Object(
-  {
-    id: Type.String(),
-    seq: Type.Integer({ description: 'Position in its conversation, from 1' }),
-    threadId: Type.String({ description: '`d:<a>:<b>` (direct) or `g:<groupId>`' }),
-    groupId: Type.Optional(Type.String()),
-    to: Type.Optional(Type.String()),
-    from: Type.Object({ id: Type.String(), name: Type.Optional(Type.String()), email: Type.Optional(Type.String()) }),
-    text: Type.String(),
-    at: Type.String({ format: 'date-time' }),
-    clientId: Type.Optional(Type.String()),
-  },
-  { additionalProperties: true },
-);
 
 export function communityRoutes(f: ChatFeature, deps: AppDeps): RouteDef[] {
   const maxPage = deps.config.store.maxPageSize;
