@@ -85,6 +85,8 @@ class ActorCell {
   lastCommit: Promise<unknown> = Promise.resolve();
   pendingCommits = 0;
   idleTimer: NodeJS.Timeout | undefined;
+  /** When the actor last went idle (performance.now()): the idle timer measures from it. */
+  lastActive = 0;
   processed = 0;
 
   constructor(
@@ -147,10 +149,7 @@ export class ActorRuntime {
     const c = cell;
     return new Promise<R>((resolve, reject) => {
       c.mailbox.push({ msg, resolve: resolve as (v: unknown) => void, reject });
-      if (c.idleTimer) {
-        clearTimeout(c.idleTimer);
-        c.idleTimer = undefined;
-      }
+      // A pending idle timer is left as it is: when it fires it sees the actor was used since.
       if (!c.running) void this.run(c);
     });
   }
@@ -245,7 +244,9 @@ export class ActorRuntime {
           if (!cell.activated) continue;
         }
         const env = cell.mailbox.shift()!;
-        await this.deliver(cell, env);
+        // Most messages are handled synchronously: no promise, no await between them.
+        const pending = this.deliver(cell, env);
+        if (pending !== undefined) await pending;
         if (++sinceYield >= YIELD_EVERY) {
           sinceYield = 0;
           await new Promise((r) => setImmediate(r));
@@ -258,7 +259,8 @@ export class ActorRuntime {
     this.scheduleIdle(cell);
   }
 
-  private async deliver(cell: ActorCell, env: Envelope): Promise<void> {
+  /** Undefined when the message was handled synchronously (its reply waits for its commit). */
+  private deliver(cell: ActorCell, env: Envelope): Promise<void> | undefined {
     const batch = new WriteBatch();
     let events: Array<[string, unknown]> | undefined;
     const ctx: ActorContext = {
@@ -277,19 +279,33 @@ export class ActorRuntime {
     let result: unknown;
     try {
       result = cell.def.receive(cell.state, env.msg, ctx);
-      if (isThenable(result)) result = await result;
     } catch (err) {
-      this.counters.failures++;
-      if (!(err instanceof AppError)) {
-        this.log.error({ err, actor: cell.def.kind, tenant: cell.tenant, key: cell.key }, 'actor handler threw');
-      }
-      // Reply only after earlier writes land (the caller may retry at once), then rebuild state.
-      await cell.lastCommit.then(noop, noop);
-      env.reject(err);
-      cell.activated = false;
-      cell.state = undefined;
-      return;
+      return this.failed(cell, env, err);
     }
+    if (isThenable(result)) {
+      return Promise.resolve(result).then(
+        (value) => this.settle(cell, env, batch, value, events),
+        (err: unknown) => this.failed(cell, env, err),
+      );
+    }
+    this.settle(cell, env, batch, result, events);
+    return undefined;
+  }
+
+  /** A handler threw: reply only after earlier writes land (the caller may retry at once), then rebuild state. */
+  private async failed(cell: ActorCell, env: Envelope, err: unknown): Promise<void> {
+    this.counters.failures++;
+    if (!(err instanceof AppError)) {
+      this.log.error({ err, actor: cell.def.kind, tenant: cell.tenant, key: cell.key }, 'actor handler threw');
+    }
+    await cell.lastCommit.then(noop, noop);
+    env.reject(err);
+    cell.activated = false;
+    cell.state = undefined;
+  }
+
+  /** Commits the message's writes and releases its reply behind every earlier commit (the output gate). */
+  private settle(cell: ActorCell, env: Envelope, batch: WriteBatch, result: unknown, events: Array<[string, unknown]> | undefined): void {
     const previous = cell.lastCommit;
     if (batch.size === 0) {
       // Nothing to write, but the reply may reflect writes still in flight: wait for them.
@@ -330,12 +346,26 @@ export class ActorRuntime {
     env.resolve(result);
   }
 
+  /**
+   * Passivates the actor once it has been idle for its idle time. One timer per actor, armed when
+   * it first goes idle and left alone by later messages (an actor busy at the door would otherwise
+   * create and clear a timer per message): when it fires early it is armed again for the rest.
+   */
   private scheduleIdle(cell: ActorCell): void {
+    cell.lastActive = performance.now();
     if (cell.idleTimer || this.cells.get(cell.id) !== cell) return;
-    const ms = cell.def.idleMs ?? this.idleMs;
+    this.armIdle(cell, cell.def.idleMs ?? this.idleMs);
+  }
+
+  private armIdle(cell: ActorCell, ms: number): void {
     cell.idleTimer = setTimeout(() => {
       cell.idleTimer = undefined;
-      this.tryPassivate(cell);
+      if (this.cells.get(cell.id) !== cell) return;
+      const full = cell.def.idleMs ?? this.idleMs;
+      const left = full - (performance.now() - cell.lastActive);
+      if (cell.running || cell.mailbox.length > 0) this.armIdle(cell, full);
+      else if (left > 1) this.armIdle(cell, left);
+      else this.tryPassivate(cell);
     }, ms);
     cell.idleTimer.unref();
   }
