@@ -485,8 +485,11 @@ export class LmdbStore implements Store {
     if (this.closed) throw new AppError('ERR_UNAVAILABLE', ['the store is closed']);
     if (batch.size === 0 && mark === undefined) return;
     // A child transaction, so a batch that throws half-way (a key LMDB refuses, say) is rolled
-    // back whole instead of leaving its first writes in the shared transaction.
-    const transaction = this.root.childTransaction(() => {
+    // back whole instead of leaving its first writes in the shared transaction. A batch of one
+    // unconditional append or kv put (a door scan's log entry) cannot fail half-way: it runs in the
+    // turn's transaction as it is, sparing LMDB a child transaction begun and merged per batch.
+    const single = mark === undefined && batch.ops.length === 1 && (batch.ops[0].op === 'append' || batch.ops[0].op === 'putKv');
+    const writes = () => {
       try {
         return this.apply(batch, mark);
       } catch (err) {
@@ -498,7 +501,8 @@ export class LmdbStore implements Store {
         }
         throw err;
       }
-    });
+    };
+    const transaction = single ? this.root.transactionAsync(writes) : this.root.childTransaction(writes);
     let conflict: Awaited<typeof transaction>;
     try {
       conflict = await transaction;

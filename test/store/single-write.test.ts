@@ -1,0 +1,29 @@
+// A batch of one append or one kv put (a door scan's log entry) is written in the turn's shared
+// transaction without a child transaction of its own: it can only fail whole, and when it does it
+// fails alone, never the other batches committed in the same turn.
+import t from 'tap';
+import { LmdbStore } from '../../core/store/lmdb-store.js';
+import { newRecord } from '../../core/store/record.js';
+import { WriteBatch } from '../../core/store/store.js';
+import { tempDir } from '../helpers/app.js';
+
+t.test('one-write batches land, and a failing one fails alone in its turn', async (t) => {
+  const store = new LmdbStore({ path: tempDir(t), mapSizeGiB: 1, maxRecordBytes: 4096 });
+  t.teardown(() => store.close());
+  const rec = newRecord('acme', 'thing', { a: 1 });
+  // All committed in one event turn, so lmdb-js writes them in one transaction.
+  const results = await Promise.allSettled([
+    store.commit(new WriteBatch().append('acme', 'scan:e1', 1, { n: 1 })),
+    store.commit(new WriteBatch().putKv('acme', 'ns', 'k'.repeat(3000), { v: 1 })),
+    store.commit(new WriteBatch().append('acme', 'scan:e1', 2, { big: 'x'.repeat(10_000) })),
+    store.commit(new WriteBatch().putRecord(rec, 0)),
+    store.commit(new WriteBatch().putKv('acme', 'ns', 'k1', { v: 2 })),
+    store.commit(new WriteBatch().append('acme', 'scan:e1', 3, { n: 3 })),
+  ]);
+  t.same(results.map((r) => r.status), ['fulfilled', 'rejected', 'rejected', 'fulfilled', 'fulfilled', 'fulfilled']);
+  t.match((results[2] as PromiseRejectedResult).reason, { code: 'ERR_RECORD_TOO_LARGE' });
+  t.same(store.readLog('acme', 'scan:e1').map((e) => e.seq), [1, 3], 'the oversized entry was not written, its neighbours were');
+  t.equal(store.getRecord('acme', 'thing', rec.sk)?.version, 1);
+  t.same(store.getKv('acme', 'ns', 'k1'), { v: 2 });
+  t.same(store.listKv('acme', 'ns').map((e) => e.key), ['k1']);
+});
