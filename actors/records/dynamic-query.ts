@@ -5,7 +5,8 @@
 // `$graphLookup`, `$unionWith`), write (`$out`, `$merge`) or run code (`$function`,
 // `$accumulator`, `$where`). Each query is checked on the event loop, then run in a worker of the
 // query pool, under its budget; the `run*` functions are what the worker runs.
-import { appError } from '../../core/errors.js';
+import { hasForbiddenSegment } from '../../core/document-limits.js';
+import { AppError, appError } from '../../core/errors.js';
 import { assertClientQuery, PIPELINE_STAGES, runPipeline } from '../../core/query/language.js';
 import type { QueryRunner } from '../../core/query/pool.js';
 import type { Filter, SortOrder } from '../../core/store/query.js';
@@ -19,9 +20,6 @@ const ALLOWED_STAGES: ReadonlySet<string> = new Set(PIPELINE_STAGES);
 export const MAX_PIPELINE_STAGES = 20;
 /** Largest answer of distinct and aggregate; beyond it the caller must narrow or `$limit`. */
 export const MAX_RESULT_DOCUMENTS = 1000;
-
-/** Path segments that would reach an object's prototype rather than a field. */
-const PROTOTYPE_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
 /** Throws 400 for a pipeline with a stage outside the allowlist or too many stages. */
 export function assertPipeline(pipeline: unknown[], where = 'pipeline'): number {
@@ -135,9 +133,10 @@ export function runCount(store: Store, tenant: string, datatype: string, filter:
   return clientQuery(() => store.count(tenant, datatype, f));
 }
 
+/** A field path through an object internal (`__proto__`, ...) would read the prototype, not a field. */
 function checkDistinctField(field: string): void {
-  const bad = field.split('.').find((p) => PROTOTYPE_KEYS.has(p));
-  if (bad) throw appError('ERR_VALIDATION', `field may not name ${bad}`);
+  const bad = hasForbiddenSegment(field);
+  if (bad !== undefined) throw new AppError('ERR_FORBIDDEN_KEY', ['body/field', bad]);
 }
 
 export function dynamicDistinct(queries: QueryRunner, tenant: string, datatype: string, field: string, filter: Filter | undefined): Promise<unknown[]> {

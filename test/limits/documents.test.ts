@@ -201,3 +201,12 @@ t.test('documents - the reference lists every limit with the value in force', as
   t.match(md, /\| `MAX_INFLIGHT_BODY_BYTES` \| 163,840 bytes \|/);
   t.match(md, /\| `QUERY_TIMEOUT_MS` \| 2,000 ms \|/);
 });
+
+t.test('documents - a field path through an object internal is refused, not answered 500', async (t) => {
+  for (const field of ['__proto__', 'data.constructor', 'data.x.prototype']) {
+    const r = await request(app.url, '/dynamic-query/distinct', { headers: A, body: { datatype: 'product', field } });
+    t.equal(r.status, 400, field);
+    t.match(r.body.message, /is not allowed \(it names a JavaScript object internal\)/, field);
+  }
+  t.equal((await request(app.url, '/healthz')).status, 200, 'the server is up');
+});
