@@ -41,6 +41,8 @@ export const CARD_STATUSES: readonly CardStatus[] = ['active', 'revoked', 'lost'
 
 /** Staff roles an organisation's creator gets. */
 export const FOUNDER_ROLES = ['User', 'Admin', 'ConfigAdmin'];
+/** The roles routes check for privileges beyond a staff user's: granted only by a holder. */
+export const PRIVILEGED_ROLES: readonly string[] = ['Admin', 'ConfigAdmin'];
 /** Applications are users of this group (spec: app/register). */
 export const SYSTEM_GROUP = 'System';
 

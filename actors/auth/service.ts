@@ -37,6 +37,7 @@ import {
   CUSTOMER,
   GLOBAL_TENANT,
   NS,
+  PRIVILEGED_ROLES,
   SECURITY,
   SETTING,
   SYSTEM_GROUP,
@@ -378,13 +379,22 @@ export class AuthService {
     return this.issueSession(org.orgId, { kind: 'staff', rec: user }, info);
   }
 
+  /**
+   * Creates a staff user. The roles that carry this service's privileges (Admin, ConfigAdmin) are
+   * granted only by a caller who holds them, so an Admin cannot make a ConfigAdmin (as a key
+   * cannot carry roles its owner lacks); other role names carry no privilege here and any Admin
+   * may give them.
+   */
   async createStaff(
     tenant: string,
     input: { email: string; password: string; name?: string; roles?: string[]; employeeId?: string; phone?: string },
     by: string,
+    callerRoles: readonly string[],
   ): Promise<StoredRecord> {
     const roles = [...new Set(['User', ...(input.roles ?? [])])];
     if (roles.includes(SYSTEM_GROUP)) throw appError('ERR_VALIDATION', `body/roles must not contain ${SYSTEM_GROUP} (applications are registered at /profile/app/register)`);
+    const beyond = roles.filter((r) => PRIVILEGED_ROLES.includes(r) && !callerRoles.includes(r));
+    if (beyond.length) throw appError('ERR_FORBIDDEN', `only a holder of a role may grant it: you do not hold ${beyond.join(', ')}`);
     const passwordHash = await hashPassword(input.password);
     const msg: AccountsMsg = { t: 'createUser', email: normalizeEmail(input.email), roles, passwordHash, createdBy: by };
     if (input.name?.trim()) msg.name = input.name.trim();

@@ -146,6 +146,17 @@ t.test('an Admin cannot take the founder over by PIN, card or status', async (t)
   t.same(seen.body.data.map((c: { cardUid: string }) => c.cardUid), ['…0042'], "the founder's card UID is masked for the Admin");
 });
 
+t.test('an Admin cannot make a ConfigAdmin (a privileged role is granted only by a holder)', async (t) => {
+  const body = (email: string, roles: string[]) => ({ email, password: DEFAULT_PASSWORD, roles });
+  const escalate = await http.post('/profile/user/signup', body('second@owner.example', ['Admin', 'ConfigAdmin']), { ...bearer(admin) });
+  t.equal(escalate.status, 403);
+  t.match(escalate.body.message, /you do not hold ConfigAdmin/);
+  const peer = await http.post('/profile/user/signup', body('peer@owner.example', ['Admin', 'Cashier']), { ...bearer(admin) });
+  t.equal(peer.status, 201, 'roles the Admin holds, and role names that carry no privilege, are fine');
+  const byFounder = await http.post('/profile/user/signup', body('config@owner.example', ['ConfigAdmin']), { ...bearer(founder) });
+  t.equal(byFounder.status, 201, 'the founder holds ConfigAdmin and may grant it');
+});
+
 t.test('responses - never carry a code outside its owner listing', async (t) => {
   guard.harvest(app, [org]);
   guard.check(t);

@@ -124,7 +124,7 @@ export function signInRoutes(svc: AuthService): RouteDef[] {
       tag: TAG_AUTH,
       summary: 'Create an organisation with its first user, or (with orgid and an Admin bearer) a staff user',
       description:
-        'Without orgid: {email, password, name?, orgName} creates an organisation whose id is a slug of orgName plus a short random suffix; the user is its primary contact with roles User, Admin and ConfigAdmin; answers {orgId, user, token, refreshToken}. With orgid: only a caller holding an Admin token of that organisation may create a staff user ({email, password, name?, roles?, employeeId?, phone?}; role User is always included); answers {orgId, user} and no tokens.',
+        'Without orgid: {email, password, name?, orgName} creates an organisation whose id is a slug of orgName plus a short random suffix; the user is its primary contact with roles User, Admin and ConfigAdmin; answers {orgId, user, token, refreshToken}. With orgid: only a caller holding an Admin token of that organisation may create a staff user ({email, password, name?, roles?, employeeId?, phone?}; role User is always included; Admin and ConfigAdmin are granted only by a caller who holds them, 403 otherwise); answers {orgId, user} and no tokens.',
       status: 201,
       body: Body({
         email: EmailSchema,
@@ -148,7 +148,7 @@ export function signInRoutes(svc: AuthService): RouteDef[] {
         if (!p || p.kind !== 'staff' || !p.roles.includes('Admin')) {
           throw appError('ERR_FORBIDDEN', 'creating a user in an existing organisation needs an Admin token of that organisation');
         }
-        const user = await svc.createStaff(ctx.tenant, b, p.sub);
+        const user = await svc.createStaff(ctx.tenant, b, p.sub, p.roles);
         return { orgId: ctx.tenant, user: svc.publicOf(ctx.tenant, { kind: 'staff', rec: user }) };
       },
     }),
