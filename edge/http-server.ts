@@ -57,6 +57,12 @@ interface Exchange {
 
 const METHODS: readonly Method[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
+/** The tenant and caller a request was checked for from its headers, before its body. */
+interface Checked {
+  org: Org | undefined;
+  principal: Principal | undefined;
+}
+
 /** 401 answers carry the scheme a client should use (RFC 6750); a bad token also says so. */
 const TOKEN_ERRORS = new Set(['ERR_TOKEN_INVALID', 'ERR_TOKEN_REFUSED', 'ERR_TOKEN_EXPIRED']);
 
@@ -334,16 +340,18 @@ export class HttpEdge {
         void this.handle(res, ex, def, compiled, headers, url, rawQuery, params, ip, undefined);
         return;
       }
+      let checked: Checked | undefined;
       if (def.auth !== 'none') {
         // The caller is checked from the headers before any of the body is kept, so an anonymous
         // or foreign caller cannot make the server hold bodies. In a cluster only the node that
         // serves the tenant checks: another node's copy of the credentials (an API key created a
-        // moment ago) may lag, and the owner checks anyway.
+        // moment ago) may lag, and the owner checks anyway. What was checked is handed on, so the
+        // request is not resolved and authenticated a second time once its body has arrived.
         try {
           const org = this.resolveTenant(def, headers);
           const fwd = this.forwarder;
           const serves = !org || fwd === undefined || fwd.isForwarded(headers) || fwd.owns(org.orgId);
-          if (serves) this.authenticate(def, headers, org ? org.orgId : '');
+          checked = serves ? { org, principal: this.authenticate(def, headers, org ? org.orgId : '') } : undefined;
         } catch (err) {
           return void this.fail(res, ex, err, def.path, def.method, true);
         }
@@ -376,7 +384,7 @@ export class HttpEdge {
         if (isLast) {
           const raw = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
           chunks = undefined;
-          void this.handle(res, ex, def, compiled, headers, url, rawQuery, params, ip, raw);
+          void this.handle(res, ex, def, compiled, headers, url, rawQuery, params, ip, raw, checked);
         }
       });
     };
@@ -517,9 +525,10 @@ export class HttpEdge {
     rawParams: Record<string, string>,
     ip: string,
     raw: Buffer | undefined,
+    checked?: Checked,
   ): Promise<void> {
     try {
-      const org = this.resolveTenant(def, headers);
+      const org = checked ? checked.org : this.resolveTenant(def, headers);
       const tenant = org ? org.orgId : '';
       const fwd = this.forwarder;
       if (fwd !== undefined && tenant !== '') {
@@ -533,7 +542,8 @@ export class HttpEdge {
         if (def.rateLimit === 'address') this.limiter.chargeAddress(ip);
         if (org) this.limiter.chargeOrg(tenant, org.plan);
       }
-      const principal = this.authenticate(def, headers, tenant);
+      // Checked before the body when this node serves the tenant (a forwarded request returned above).
+      const principal = checked ? checked.principal : this.authenticate(def, headers, tenant);
       def.guard?.({ tenant, principal, deps: this.deps });
       for (const k in rawParams) rawParams[k] = decodeParam(rawParams[k]);
       const params = compiled.params ? compiled.params(rawParams) : rawParams;
