@@ -31,6 +31,9 @@ export function messageText(maxLength: number) {
   return Type.String({ minLength: 1, maxLength });
 }
 
+/** Conversations one handshake may name in `lastSeqs`: each costs store reads on connect. */
+export const MAX_LAST_SEQS = 500;
+
 export const ChatHandshake = Type.Object({
   token: Token,
   orgId: Type.Optional(OrgId),
@@ -45,7 +48,11 @@ export const ChatHandshake = Type.Object({
   lastSeq: Type.Optional(Type.Integer({ minimum: 0, description: 'The last seq the client saw of `chatId`: every later message is replayed after `authenticate` (at most the replay limit; past it an `update` of type `replay-truncated` says where to page on with getMessages)' })),
   /** Last seq seen per chat (agents in several chats). */
   lastSeqs: Type.Optional(
-    Type.Record(Type.String({ pattern: '^[0-9a-f]{24}$' }), Seq, { additionalProperties: false, description: 'Last seq seen per chat id (agents in several chats): every later message of each is replayed' }),
+    Type.Record(Type.String({ pattern: '^[0-9a-f]{24}$' }), Seq, {
+      additionalProperties: false,
+      maxProperties: MAX_LAST_SEQS,
+      description: `Last seq seen per chat id (agents in several chats, at most ${MAX_LAST_SEQS}): every later message of each is replayed`,
+    }),
   ),
   widgetId: Type.Optional(Short(100)),
 });
@@ -63,8 +70,9 @@ export const CommunityHandshake = Type.Object({
   lastSeqs: Type.Optional(
     Type.Record(ThreadId, Seq, {
       additionalProperties: false,
+      maxProperties: MAX_LAST_SEQS,
       description:
-        'Last seq seen per conversation (`d:<lower user id>:<higher user id>` or `g:<groupId>`, as `threadId` in messages): every later message is replayed on connect. Conversations not named here replay from the read marker (markRead); GET /client/community/threads lists them with unread counts.',
+        `Last seq seen per conversation (\`d:<lower user id>:<higher user id>\` or \`g:<groupId>\`, as \`threadId\` in messages; at most ${MAX_LAST_SEQS}): every later message is replayed on connect. Conversations not named here replay from the read marker (markRead); GET /client/community/threads lists them with unread counts.`,
     }),
   ),
 });

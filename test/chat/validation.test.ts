@@ -20,6 +20,12 @@ t.test('handshake - /chat refuses an empty, invalid, foreign or application toke
     ['an application token alone', { token: tokenFor(app, { org: 'acme', kind: 'app', roles: [] }), orgId: 'acme' }, /application token/, 403],
     ['a malformed chatSessionId', { token: cust.token, orgId: 'acme', chatSessionId: 'abc' }, /chatSessionId/, 400],
     ['lastSeqs keyed by something else than chat ids', { token: cust.token, orgId: 'acme', lastSeqs: { 'not-a-chat': 1 } }, /lastSeqs\/not-a-chat is not allowed/, 400],
+    [
+      'lastSeqs naming more than 500 chats',
+      { token: cust.token, orgId: 'acme', lastSeqs: Object.fromEntries(Array.from({ length: 501 }, (_, i) => [i.toString(16).padStart(24, '0'), 1])) },
+      /lastSeqs/,
+      400,
+    ],
   ];
   for (const [what, auth, message, status] of cases) {
     const s = socketTo(t, app, '/chat', auth);
