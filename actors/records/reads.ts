@@ -5,6 +5,7 @@
 // datatype policy and hands user and customer records out stripped. Reads of tickets first pass the
 // door's read barrier (actors/scanner/door-backlog.ts): a scan commits only its log entry, and the
 // barrier writes the door fields of acknowledged scans into the records before the read runs.
+import { hasForbiddenSegment } from '../../core/document-limits.js';
 import { AppError, appError } from '../../core/errors.js';
 import { assertClientQuery } from '../../core/query/language.js';
 import type { QueryRunner } from '../../core/query/pool.js';
@@ -67,6 +68,9 @@ export interface FindRequest {
 export function checkFind(datatype: string, req: FindRequest): void {
   assertReadable(datatype);
   if (req.filter) assertClientQuery(req.filter, 'query');
+  // A sort path through an object internal would read the prototype (a function), not a field.
+  const bad = req.sort ? hasForbiddenSegment(req.sort) : undefined;
+  if (bad !== undefined) throw new AppError('ERR_FORBIDDEN_KEY', ['sort', bad]);
   assertNoCredentialReference(datatype, req.filter ?? {}, req.sort ? { [req.sort]: 1 } : undefined);
 }
 

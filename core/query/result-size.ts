@@ -3,8 +3,19 @@
 // cannot make the main thread write gigabytes of JSON.
 import { appError } from '../errors.js';
 
+/** A string's JSON size: UTF-8 bytes, quotes, and the escapes JSON writes (`\u00XX` for control characters). */
+function stringBytes(s: string): number {
+  let n = Buffer.byteLength(s) + 2;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20) n += 5;
+    else if (c === 0x22 || c === 0x5c) n += 1;
+  }
+  return n;
+}
+
 function scalarBytes(v: unknown): number {
-  if (typeof v === 'string') return v.length + 2;
+  if (typeof v === 'string') return stringBytes(v);
   if (typeof v === 'number') return 24;
   if (v instanceof Date) return 26;
   return 5;
@@ -27,7 +38,7 @@ export function assertResultSize(value: unknown, limit: number): void {
       } else {
         const keys = Object.keys(next);
         size += 2;
-        for (const k of keys) size += k.length + 4;
+        for (const k of keys) size += stringBytes(k) + 2;
         frames.push({ values: keys.map((k) => (next as Record<string, unknown>)[k]), i: 0 });
       }
     } else size += scalarBytes(next);

@@ -210,3 +210,9 @@ t.test('documents - a field path through an object internal is refused, not answ
   }
   t.equal((await request(app.url, '/healthz')).status, 200, 'the server is up');
 });
+
+t.test('documents - a sort path through an object internal is refused', async (t) => {
+  const r = await request(app.url, '/repository/find/product', { headers: A, body: { query: {}, options: { sort: 'constructor' } } });
+  t.equal(r.status, 400);
+  t.match(r.body.message, /sort: the key "constructor" is not allowed/);
+});

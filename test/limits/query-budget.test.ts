@@ -104,12 +104,12 @@ t.test('query budget', async (t) => {
     t.equal(r.status, 400);
     t.match(r.body.message, new RegExp(`time limit of ${TIMEOUT_MS} ms \\(QUERY_TIMEOUT_MS\\)`));
     t.match(r.body.message, /narrow the filter/);
-    t.ok(Date.now() - started < TIMEOUT_MS * 5, 'stopped, not run to the end');
+    t.ok(Date.now() - started < TIMEOUT_MS * 2, 'answered soon after the time limit (run to its end the query takes ~5 s)');
   });
 
   t.test('a query over the time budget is stopped, its worker replaced, and the next query works', async (t) => {
     const stopped = pool.stopped;
-    // Quadratic in the records it scans: each document compares against a 5,000-element range many times.
+    // Quadratic in the records it scans: each document compares against a 10,000-element range many times.
     const slow = await a.post('/repository/find/product', {
       query: { $expr: { $gt: [{ $size: { $filter: { input: { $range: [0, 10000] }, cond: { $in: ['$$this', { $range: [0, 10000] }] } } } }, 0] } },
     });
