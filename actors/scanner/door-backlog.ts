@@ -68,9 +68,11 @@ export class DoorBacklog {
           if (left > 0) this.schedule(tenant, eventId);
         },
         () => {
-          // A failed step (a conflicting write, shutdown): the scanner rebuilt its state from the log; try again later.
+          // A failed step (a conflicting write, shutdown): the scanner rebuilds its state from the
+          // log on its next message, but the step may already have said it caught up. Count the
+          // event as behind again, so reads keep settling it and the background tries again.
           this.timers.delete(key);
-          if (this.behind.get(tenant)?.has(eventId)) this.schedule(tenant, eventId);
+          if (!this.closed) this.fellBehind(tenant, eventId);
         },
       );
     }, materializeMs);
@@ -108,6 +110,8 @@ export class DoorBacklog {
       try {
         if ((await this.materialize(tenant, eventId, SETTLE_BATCH)) === 0) return;
       } catch (err) {
+        // As in the background: a failed step may have said it caught up before its commit failed.
+        if (!this.closed) this.fellBehind(tenant, eventId);
         if (++failures >= 3) throw err;
       }
     }
