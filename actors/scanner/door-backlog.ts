@@ -99,7 +99,9 @@ export class DoorBacklog {
     this.load(tenant);
     const s = this.behind.get(tenant);
     if (!s) return undefined;
-    return Promise.all([...s].map((eventId) => this.settleEvent(tenant, eventId))).then(() => undefined);
+    // The reader reads right after the materializing commits resolved: drop this thread's read
+    // snapshot first, or it may still be the one from before them.
+    return Promise.all([...s].map((eventId) => this.settleEvent(tenant, eventId))).then(() => this.store.resetReadTxn());
   }
 
   private async settleEvent(tenant: string, eventId: string): Promise<void> {

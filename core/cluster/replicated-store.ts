@@ -73,6 +73,10 @@ export class ReplicatedStore implements Store {
   unreadableRecords(): number {
     return this.local.unreadableRecords();
   }
+
+  resetReadTxn(): void {
+    this.local.resetReadTxn();
+  }
   /** The local LMDB is closed by its opener (the app), after the cluster node. */
   close(): Promise<void> {
     return this.local.close();

@@ -104,5 +104,10 @@ export interface Store {
   freePages(): number;
   /** Stored records that reads found undecodable and skipped since start (for /metrics). */
   unreadableRecords(): number;
+  /**
+   * Drops this thread's cached read snapshot, so the next read sees every commit made so far. A
+   * read right after a commit resolved may otherwise still see the snapshot from before it.
+   */
+  resetReadTxn(): void;
   close(): Promise<void>;
 }
