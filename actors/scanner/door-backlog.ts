@@ -21,14 +21,30 @@ export interface DoorSettings {
 
 export const DEFAULT_DOOR_SETTINGS: DoorSettings = { materializeMs: 250, materializeBatch: 500 };
 
-/** Asks an event's scanner to materialize up to `max` tickets; answers how many are still behind. */
-export type Materialize = (tenant: string, eventId: string, max: number) => Promise<number>;
+/**
+ * What one materialize step answers once its writes have committed: how many tickets are still
+ * behind, and the sequence of the last scan the step had seen (with `left` 0, every scan up to it
+ * is in the records).
+ */
+export interface MaterializeStep {
+  left: number;
+  seq: number;
+}
+
+/** Asks an event's scanner to materialize up to `max` tickets, answered once committed. */
+export type Materialize = (tenant: string, eventId: string, max: number) => Promise<MaterializeStep>;
 
 /** Tickets written per step of a read barrier (bigger than a background step: a reader waits). */
 const SETTLE_BATCH = 10_000;
 
 export class DoorBacklog {
-  private readonly behind = new Map<string, Set<string>>();
+  /**
+   * Events behind, by tenant: event id → sequence of the latest scan that made it fall behind.
+   * An event leaves only when a step that saw that scan has committed with nothing left: the
+   * scanner empties its memory of pending tickets before its commit lands, so a reader between the
+   * two must still wait, and a scan that falls behind meanwhile must not be forgotten.
+   */
+  private readonly behind = new Map<string, Map<string, number>>();
   /** Tenants whose `door-behind` kv has been read on this node. */
   private readonly loaded = new Set<string>();
   /** Background steps scheduled, by tenant and event. */
@@ -41,19 +57,34 @@ export class DoorBacklog {
     readonly settings: DoorSettings,
   ) {}
 
-  /** The scanner of `eventId` holds door fields its records do not: reads settle, the background writes them. */
-  fellBehind(tenant: string, eventId: string): void {
+  /**
+   * The scanner of `eventId` holds door fields its records do not, since its scan `seq` (0 when
+   * unknown): reads settle, the background writes them.
+   */
+  fellBehind(tenant: string, eventId: string, seq: number): void {
     let s = this.behind.get(tenant);
-    if (!s) this.behind.set(tenant, (s = new Set()));
-    s.add(eventId);
+    if (!s) this.behind.set(tenant, (s = new Map()));
+    s.set(eventId, Math.max(seq, s.get(eventId) ?? 0));
     this.schedule(tenant, eventId);
   }
 
-  caughtUp(tenant: string, eventId: string): void {
+  private isBehind(tenant: string, eventId: string): boolean {
+    return this.behind.get(tenant)?.has(eventId) === true;
+  }
+
+  /** A committed step: the event leaves the backlog when the step saw every scan that put it there. */
+  private stepped(tenant: string, eventId: string, step: MaterializeStep): void {
+    if (step.left > 0) return;
     const s = this.behind.get(tenant);
-    if (!s) return;
+    const since = s?.get(eventId);
+    if (!s || since === undefined || since > step.seq) return;
     s.delete(eventId);
     if (s.size === 0) this.behind.delete(tenant);
+  }
+
+  /** A step failed: it may have emptied the scanner's memory before its commit failed. */
+  private failed(tenant: string, eventId: string): void {
+    if (!this.closed) this.fellBehind(tenant, eventId, 0);
   }
 
   /** One background step after `materializeMs`, then the next while the event is behind. */
@@ -63,16 +94,18 @@ export class DoorBacklog {
     if (this.closed || materializeMs <= 0 || this.timers.has(key)) return;
     const timer = setTimeout(() => {
       this.materialize(tenant, eventId, materializeBatch).then(
-        (left) => {
+        (step) => {
           this.timers.delete(key);
-          if (left > 0) this.schedule(tenant, eventId);
+          this.stepped(tenant, eventId, step);
+          // Still behind (more tickets, or scans that fell behind while the step committed).
+          if (this.isBehind(tenant, eventId)) this.schedule(tenant, eventId);
         },
         () => {
           // A failed step (a conflicting write, shutdown): the scanner rebuilds its state from the
-          // log on its next message, but the step may already have said it caught up. Count the
-          // event as behind again, so reads keep settling it and the background tries again.
+          // log on its next message. The event stays behind, so reads keep settling it and the
+          // background tries again.
           this.timers.delete(key);
-          if (!this.closed) this.fellBehind(tenant, eventId);
+          this.failed(tenant, eventId);
         },
       );
     }, materializeMs);
@@ -86,8 +119,8 @@ export class DoorBacklog {
     this.loaded.add(tenant);
     for (const { key } of this.store.listKv(tenant, DOOR_BEHIND_NS)) {
       let s = this.behind.get(tenant);
-      if (!s) this.behind.set(tenant, (s = new Set()));
-      s.add(key);
+      if (!s) this.behind.set(tenant, (s = new Map()));
+      if (!s.has(key)) s.set(key, 0);
     }
   }
 
@@ -101,7 +134,7 @@ export class DoorBacklog {
     if (!s) return undefined;
     // The reader reads right after the materializing commits resolved: drop this thread's read
     // snapshot first, or it may still be the one from before them.
-    return Promise.all([...s].map((eventId) => this.settleEvent(tenant, eventId))).then(() => this.store.resetReadTxn());
+    return Promise.all([...s.keys()].map((eventId) => this.settleEvent(tenant, eventId))).then(() => this.store.resetReadTxn());
   }
 
   private async settleEvent(tenant: string, eventId: string): Promise<void> {
@@ -110,10 +143,13 @@ export class DoorBacklog {
     // the record store conflicted) left the scanner to rebuild from the log: it is tried again.
     for (let failures = 0; ; ) {
       try {
-        if ((await this.materialize(tenant, eventId, SETTLE_BATCH)) === 0) return;
+        const step = await this.materialize(tenant, eventId, SETTLE_BATCH);
+        this.stepped(tenant, eventId, step);
+        // Every scan the step saw is in the records: scans after it were acknowledged after this
+        // read began, so the read need not wait for them.
+        if (step.left === 0) return;
       } catch (err) {
-        // As in the background: a failed step may have said it caught up before its commit failed.
-        if (!this.closed) this.fellBehind(tenant, eventId);
+        this.failed(tenant, eventId);
         if (++failures >= 3) throw err;
       }
     }

@@ -19,7 +19,7 @@ import { recordIdempotent } from '../../core/idempotency.js';
 import { nextVersion, type StoredRecord } from '../../core/store/record.js';
 import { issue, ticketOp, type IssueMsg, type IssueResult, type TicketOpMsg } from '../events/tickets.js';
 import { EVENT, eventConfig, SOLD_NS, TICKET, ticketOfEvent, UNKNOWN_ZONE, type SoldCounts } from '../events/records.js';
-import { DOOR_BEHIND_NS, DOOR_MATERIALIZED_NS, doorBacklogOf } from './door-backlog.js';
+import { DOOR_BEHIND_NS, DOOR_MATERIALIZED_NS, doorBacklogOf, type MaterializeStep } from './door-backlog.js';
 import { withDoor } from './door-fields.js';
 import { DoorState, type CheckinStats, type NonceResult, type ScanEntry, type ZoneOccupancy } from './door-state.js';
 import { byCredentialCode, byStaticCode, type Located, type RecordReader } from './locate.js';
@@ -112,7 +112,7 @@ function activate(ctx: ActivationContext): ScannerState {
     from = st.door.seq + 1;
   }
   // A crash left fields behind: materialization resumes.
-  if (st.door.behind.size > 0) doorBacklogOf(ctx.store)?.fellBehind(ctx.tenant, ctx.key);
+  if (st.door.behind.size > 0) doorBacklogOf(ctx.store)?.fellBehind(ctx.tenant, ctx.key, st.door.seq);
   return st;
 }
 
@@ -198,7 +198,7 @@ function record(st: ScannerState, ctx: ActorContext, e: ScanEntry): void {
       ctx.batch.putKv(st.tenant, DOOR_BEHIND_NS, st.eventId, 1);
       st.behindKv = true;
     }
-    doorBacklogOf(st.store)?.fellBehind(st.tenant, st.eventId);
+    doorBacklogOf(st.store)?.fellBehind(st.tenant, st.eventId, seq);
   }
 }
 
@@ -211,9 +211,9 @@ function after(st: ScannerState, t: StoredRecord): StoredRecord {
 /**
  * Writes the door fields of up to `max` tickets (those that fell behind first) into their
  * records, and the watermark: every log entry up to it is in the records. Answers how many
- * tickets are still behind.
+ * tickets are still behind and the last scan seen.
  */
-function materialize(st: ScannerState, ctx: ActorContext, max: number): number {
+function materialize(st: ScannerState, ctx: ActorContext, max: number): MaterializeStep {
   const now = ctx.clock.now();
   let n = 0;
   for (const [id, p] of st.door.behind) {
@@ -234,9 +234,10 @@ function materialize(st: ScannerState, ctx: ActorContext, max: number): number {
   if (first.done) {
     if (st.behindKv) ctx.batch.deleteKv(st.tenant, DOOR_BEHIND_NS, st.eventId);
     st.behindKv = false;
-    doorBacklogOf(st.store)?.caughtUp(st.tenant, st.eventId);
   }
-  return st.door.behind.size;
+  // The backlog lets the event go once this step has committed (door-backlog.ts), not now: until
+  // then a reader must still wait for it.
+  return { left: st.door.behind.size, seq: st.door.seq };
 }
 
 /** A nonce seen before: the original answer, counted once (offline scanners retry). */

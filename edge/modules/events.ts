@@ -11,7 +11,7 @@ import {
   TICKET,
   TICKET_TYPE,
 } from '../../actors/events/records.js';
-import { attachDoorBacklog, DEFAULT_DOOR_SETTINGS, DoorBacklog, doorBacklogOf, settleDoor } from '../../actors/scanner/door-backlog.js';
+import { attachDoorBacklog, DEFAULT_DOOR_SETTINGS, DoorBacklog, doorBacklogOf, settleDoor, type MaterializeStep } from '../../actors/scanner/door-backlog.js';
 import { SCANNER, scannerActor } from '../../actors/scanner/scanner.js';
 import { unmatchedScansActor } from '../../actors/scanner/unmatched.js';
 import type { AppDeps, Module } from '../deps.js';
@@ -69,7 +69,7 @@ export const eventsModule: Module = {
     // The door's read barrier and background materializer (actors/scanner/door-backlog.ts).
     const backlog = new DoorBacklog(
       deps.store,
-      (tenant, eventId, max) => deps.runtime.ask<number>(tenant, SCANNER, eventId, { op: 'materialize', max }),
+      (tenant, eventId, max) => deps.runtime.ask<MaterializeStep>(tenant, SCANNER, eventId, { op: 'materialize', max }),
       deps.config.door ?? DEFAULT_DOOR_SETTINGS,
     );
     attachDoorBacklog([deps.store, deps.queries], backlog);

@@ -46,6 +46,25 @@ t.test('every read path shows a scanned ticket checked in while its record is be
   const refunded = await staff.post(`/events/tickets/${tk.sk}/refund`, {});
   t.match(refunded.body.data, { status: 'refunded', inside: true, zone: 'vip', checkedInAt: String });
   t.match((await staff.get(`/repository/get/ticket/${tk.sk}`)).body.data, { status: 'refunded', checkedInAt: refunded.body.data.checkedInAt });
+
+  // A read that arrives while a materializing step's commit is still in flight waits for it: the
+  // scanner has already emptied its memory of the ticket, but the record does not have it yet.
+  const late = await makeTicket(staff, ev);
+  t.equal((await staff.post('/events/checkin', { code: late.data.number, zone: 'main' })).body.success, true);
+  const store = app.deps.store;
+  const commit = store.commit.bind(store);
+  const held: Array<() => void> = [];
+  store.commit = (b) => new Promise<void>((r) => held.push(r)).then(() => commit(b));
+  t.teardown(() => void (store.commit = commit));
+  const first = staff.get(`/events/tickets/${late.sk}`);
+  while (held.length === 0) await new Promise((r) => setTimeout(r, 5));
+  const second = staff.get(`/events/${ev.id}/tickets?status=checked_in&pageSize=100`);
+  await new Promise((r) => setTimeout(r, 100));
+  t.equal(stored(late.sk), 'valid', 'the step has not committed');
+  store.commit = commit;
+  for (const r of held.splice(0)) r();
+  t.equal((await first).body.data.status, 'checked_in');
+  t.ok(ids(await second).includes(late.sk), 'the read during the commit waited for it');
 });
 
 t.test('kill -9 with the records behind: the restart writes every acknowledged entry, and none enters twice', async (t) => {
