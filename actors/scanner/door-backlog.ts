@@ -15,11 +15,16 @@ export const DOOR_MATERIALIZED_NS = 'door-materialized';
 export interface DoorSettings {
   /** Interval of the background materializer while an event is behind; 0 pauses it (reads still settle). */
   materializeMs: number;
-  /** Tickets written per background step. */
+  /**
+   * Tickets written per step, in the background and for a reader alike. A step is one synchronous
+   * stretch of the scanner and one of its commit, so this bounds how long materializing can hold
+   * the event loop (every tenant's requests wait behind it): a reader far behind takes many
+   * steps, with other work between them, rather than one long one.
+   */
   materializeBatch: number;
 }
 
-export const DEFAULT_DOOR_SETTINGS: DoorSettings = { materializeMs: 250, materializeBatch: 500 };
+export const DEFAULT_DOOR_SETTINGS: DoorSettings = { materializeMs: 100, materializeBatch: 200 };
 
 /**
  * What one materialize step answers once its writes have committed: how many tickets are still
@@ -34,8 +39,6 @@ export interface MaterializeStep {
 /** Asks an event's scanner to materialize up to `max` tickets, answered once committed. */
 export type Materialize = (tenant: string, eventId: string, max: number) => Promise<MaterializeStep>;
 
-/** Tickets written per step of a read barrier (bigger than a background step: a reader waits). */
-const SETTLE_BATCH = 10_000;
 
 export class DoorBacklog {
   /**
@@ -143,7 +146,7 @@ export class DoorBacklog {
     // the record store conflicted) left the scanner to rebuild from the log: it is tried again.
     for (let failures = 0; ; ) {
       try {
-        const step = await this.materialize(tenant, eventId, SETTLE_BATCH);
+        const step = await this.materialize(tenant, eventId, this.settings.materializeBatch);
         this.stepped(tenant, eventId, step);
         // Every scan the step saw is in the records: scans after it were acknowledged after this
         // read began, so the read need not wait for them.
