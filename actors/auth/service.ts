@@ -14,6 +14,7 @@ import { AppError, appError } from '../../core/errors.js';
 import { isId } from '../../core/ids.js';
 import type { Logger } from '../../core/log.js';
 import type { OutboxProvider } from '../../core/outbox.js';
+import type { QueryRunner } from '../../core/query/pool.js';
 import type { StoredRecord } from '../../core/store/record.js';
 import { WriteBatch, type Org, type Store } from '../../core/store/store.js';
 import { ACCOUNTS, ORGS, type AccountsMsg, type CreatedOrg, type CreateOrgMsg } from './accounts.js';
@@ -69,6 +70,8 @@ export const LOCAL_CODES_FILE = 'local-outbox-codes.jsonl';
 
 export interface AuthDeps {
   readonly store: Store;
+  /** Listings run in its workers (actors/records/reads.ts listRecords). */
+  readonly queries: QueryRunner;
   readonly runtime: ActorRuntime;
   readonly tokens: TokenService;
   readonly clock: Clock;

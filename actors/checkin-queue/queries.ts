@@ -7,6 +7,8 @@ import type { Store } from '../../core/store/store.js';
 import { isBusy, SERVICE_POINT_DATATYPE } from '../service-points/actor.js';
 import { CHECKIN_SERVING, CHECKIN_WAITING, CHECKIN_WORKFLOW, TASK_DATATYPE } from '../workflow/definitions.js';
 import type { TaskRecord } from '../workflow/messages.js';
+import type { QueryRunner } from '../../core/query/pool.js';
+import { listRecords } from '../records/reads.js';
 
 /** Service time assumed before a location has served anyone. */
 export const DEFAULT_SERVICE_MINUTES = 15;
@@ -104,19 +106,19 @@ export function position(store: Store, tenant: string, task: TaskRecord): Positi
 
 /** Finished check-in tasks of a location, most recent first, optionally within [from, to). */
 export function history(
-  store: Store,
+  queries: QueryRunner,
   tenant: string,
   slug: string | undefined,
   range: { from?: number; to?: number },
   opts: FindOptions,
-): ListResult {
+): Promise<ListResult> {
   const filter: Filter = { 'data.workflowId': CHECKIN_WORKFLOW, 'data.status': { $in: ['completed', 'cancelled'] } };
   if (slug) filter['data.businessLocationId'] = slug;
   const at: Record<string, string> = {};
   if (range.from !== undefined) at.$gte = new Date(range.from).toISOString();
   if (range.to !== undefined) at.$lt = new Date(range.to).toISOString();
   if (Object.keys(at).length) filter['data.finishedAt'] = at;
-  return store.find(tenant, TASK_DATATYPE, filter, { sort: 'data.finishedAt', sortType: 'desc', ...opts });
+  return listRecords(queries, tenant, TASK_DATATYPE, filter, { sort: 'data.finishedAt', sortType: 'desc', ...opts });
 }
 
 export function pointsAt(store: Store, tenant: string, slug: string): StoredRecord[] {
@@ -129,11 +131,11 @@ export function isReady(p: StoredRecord): boolean {
 }
 
 export function listPoints(
-  store: Store,
+  queries: QueryRunner,
   tenant: string,
   f: { location?: string; status?: string; availableOnly?: boolean },
   opts: FindOptions,
-): ListResult {
+): Promise<ListResult> {
   const filter: Filter = {};
   if (f.location !== undefined) filter['data.businessLocationId'] = f.location;
   const status: Filter[] = [];
@@ -141,5 +143,5 @@ export function listPoints(
   // Mirrors isReady: the statuses are free strings, so compare without case.
   if (f.availableOnly) status.push({ 'data.status': { $not: { $regex: '^\\s*(occupied|reserved|dirty)\\s*$', $options: 'i' } } });
   if (status.length) filter.$and = status;
-  return store.find(tenant, SERVICE_POINT_DATATYPE, filter, { sort: 'data.name', sortType: 'asc', ...opts });
+  return listRecords(queries, tenant, SERVICE_POINT_DATATYPE, filter, { sort: 'data.name', sortType: 'asc', ...opts });
 }

@@ -5,6 +5,8 @@ import { appError } from '../../core/errors.js';
 import type { ListResult } from '../../core/store/record.js';
 import type { Store } from '../../core/store/store.js';
 import { NOTE_DATATYPE } from './records-actor.js';
+import type { QueryRunner } from '../../core/query/pool.js';
+import { listRecords } from './reads.js';
 
 export const MAX_COMMENT_LENGTH = 10_000;
 
@@ -17,13 +19,15 @@ export function assertComment(comment: unknown): asserts comment is string {
 
 export function listNotes(
   store: Store,
+  queries: QueryRunner,
   tenant: string,
   subject: { datatype: string; id: string },
   page: number,
   pageSize: number,
-): ListResult {
+): Promise<ListResult> {
   if (!store.getRecord(tenant, subject.datatype, subject.id)) throw appError('ERR_NOT_FOUND', `${subject.datatype} ${subject.id}`);
-  return store.find(
+  return listRecords(
+    queries,
     tenant,
     NOTE_DATATYPE,
     { 'data.subjectId': subject.id, 'data.subjectType': subject.datatype },

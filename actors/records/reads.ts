@@ -22,7 +22,7 @@ export const RECORDS_QUERY_JOB = new URL(import.meta.url.endsWith('.ts') ? './qu
 /** Runs one records query in a worker of the pool, after the door's barrier when it may read tickets. */
 export function inWorker<T>(queries: QueryRunner, q: RecordsQuery): Promise<T> {
   // A dynamic find or an aggregate may reach tickets from another datatype ($lookup): they settle too.
-  const wait = q.op === 'find' || q.op === 'count' || q.op === 'distinct' ? (q.datatype === TICKET_DATATYPE ? settleDoor(queries, q.tenant) : undefined) : settleDoor(queries, q.tenant);
+  const wait = q.op === 'find' || q.op === 'list' || q.op === 'count' || q.op === 'distinct' ? (q.datatype === TICKET_DATATYPE ? settleDoor(queries, q.tenant) : undefined) : settleDoor(queries, q.tenant);
   return wait ? wait.then(() => queries.run<T>(q.tenant, RECORDS_QUERY_JOB, q)) : queries.run<T>(q.tenant, RECORDS_QUERY_JOB, q);
 }
 
@@ -78,6 +78,16 @@ export function checkFind(datatype: string, req: FindRequest): void {
 export function findRecords(queries: QueryRunner, tenant: string, datatype: string, req: FindRequest): Promise<ListResult> {
   checkFind(datatype, req);
   return inWorker(queries, { op: 'find', tenant, datatype, req });
+}
+
+/**
+ * A listing a route makes with its own filter and sort (the tickets of an event, a location's
+ * closed orders, a conversation's messages): the same find, run in a query worker, because its
+ * cost grows with what the tenant has stored (every candidate read, filtered and sorted) and on
+ * the event loop it would hold every tenant's requests; in a worker it runs under the query budget.
+ */
+export function listRecords(queries: QueryRunner, tenant: string, datatype: string, filter: Filter, opts: FindOptions): Promise<ListResult> {
+  return inWorker(queries, { op: 'list', tenant, datatype, filter, opts });
 }
 
 /** The find itself (in the worker). */

@@ -5,6 +5,8 @@ import type { ListResult } from '../../core/store/record.js';
 import type { Store } from '../../core/store/store.js';
 import { loadDefinitions, stageOf, TASK_DATATYPE, type WorkflowDef } from './definitions.js';
 import type { TaskData, TaskRecord } from './messages.js';
+import type { QueryRunner } from '../../core/query/pool.js';
+import { listRecords } from '../records/reads.js';
 
 export interface TaskFilters {
   workflow?: string;
@@ -29,8 +31,8 @@ export function taskFilter(f: TaskFilters, now: number): Filter {
   return q;
 }
 
-export function listTasks(store: Store, tenant: string, f: TaskFilters, opts: FindOptions, now: number): ListResult {
-  return store.find(tenant, TASK_DATATYPE, taskFilter(f, now), { sort: 'createdate', sortType: 'asc', ...opts });
+export function listTasks(queries: QueryRunner, tenant: string, f: TaskFilters, opts: FindOptions, now: number): Promise<ListResult> {
+  return listRecords(queries, tenant, TASK_DATATYPE, taskFilter(f, now), { sort: 'createdate', sortType: 'asc', ...opts });
 }
 
 export interface SlaEntry {

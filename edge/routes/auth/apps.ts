@@ -16,6 +16,7 @@ import {
   listOf,
   page,
 } from './common.js';
+import { listRecords } from '../../../actors/records/reads.js';
 
 const AppSchema = Type.Object({
   appId: Type.String(),
@@ -133,8 +134,8 @@ export function appRoutes(svc: AuthService): RouteDef[] {
       summary: "The organisation's API keys (never the keys themselves)",
       query: Type.Object(PageQuery),
       response: listOf(ApiKeySchema),
-      handler: (ctx) => {
-        const r = ctx.deps.store.find(ctx.tenant, APIKEY, {}, { page: ctx.query.page, pageSize: ctx.query.pageSize, sort: 'createdate' });
+      handler: async (ctx) => {
+        const r = await listRecords(ctx.deps.queries, ctx.tenant, APIKEY, {}, { page: ctx.query.page, pageSize: ctx.query.pageSize, sort: 'createdate' });
         return { ...r, data: r.data.map(publicApiKey) };
       },
     }),

@@ -23,6 +23,7 @@ import {
   caller,
   listOf,
 } from './common.js';
+import { listRecords } from '../../../actors/records/reads.js';
 
 const EmployeeSchema = Type.Object({
   id: Type.String(),
@@ -60,8 +61,8 @@ function cardView(svc: AuthService, tenant: string, p: Principal, rec: StoredRec
 }
 
 export function passcodeRoutes(svc: AuthService): RouteDef[] {
-  const cardList = (tenant: string, p: Principal, filter: Filter, q: { page?: number; pageSize?: number }) => {
-    const r = svc.deps.store.find(tenant, CARD, filter, { page: q.page, pageSize: q.pageSize, sort: 'createdate', sortType: 'asc' });
+  const cardList = async (tenant: string, p: Principal, filter: Filter, q: { page?: number; pageSize?: number }) => {
+    const r = await listRecords(svc.deps.queries, tenant, CARD, filter, { page: q.page, pageSize: q.pageSize, sort: 'createdate', sortType: 'asc' });
     return { ...r, data: r.data.map((c) => cardView(svc, tenant, p, c)) };
   };
   return [
@@ -177,10 +178,10 @@ export function passcodeRoutes(svc: AuthService): RouteDef[] {
       description: 'Sorted by name; applications (System group) are not listed. hasPasscode tells whether a PIN is set.',
       query: Type.Object({ withEmployeeId: Type.Optional(Type.Boolean({ description: 'Only those with an employee id' })), ...PageQuery }),
       response: listOf(EmployeeSchema),
-      handler: (ctx) => {
+      handler: async (ctx) => {
         const filter: Filter = { 'data.group': { $ne: 'System' } };
         if (ctx.query.withEmployeeId) filter['data.employeeId'] = { $exists: true };
-        const r = ctx.deps.store.find(ctx.tenant, USER, filter, { page: ctx.query.page, pageSize: ctx.query.pageSize, sort: 'data.name' });
+        const r = await listRecords(ctx.deps.queries, ctx.tenant, USER, filter, { page: ctx.query.page, pageSize: ctx.query.pageSize, sort: 'data.name' });
         return {
           ...r,
           data: r.data

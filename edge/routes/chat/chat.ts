@@ -10,6 +10,7 @@ import type { ChatFeature } from '../../sockets/chat-feature.js';
 import { OneOf } from '../../sockets/schemas.js';
 import { ListOf, RecordSchema } from '../records/schemas.js';
 import { ChatId, ChatMessage, EmailParam, pageOf, pageQuery, Participant, TAG_CHAT } from './common.js';
+import { listRecords } from '../../../actors/records/reads.js';
 
 /** Chats of one customer whose messages /chat/messages/:email reads at most. */
 const MAX_CHATS_PER_CUSTOMER = 200;
@@ -70,12 +71,12 @@ export function chatRoutes(f: ChatFeature, deps: AppDeps): RouteDef[] {
         ...pageQuery(max),
       }),
       response: ListOf(RecordSchema),
-      handler: (ctx) => {
+      handler: async (ctx) => {
         const filter: Record<string, unknown> = {};
         if (ctx.query.status) filter['data.status'] = ctx.query.status;
         if (ctx.query.agentId) filter['data.agentId'] = ctx.query.agentId;
         if (ctx.query.email) filter['data.customerEmail'] = ctx.query.email.toLowerCase();
-        const list = deps.store.find(ctx.tenant, CHAT_DATATYPE, filter, {
+        const list = await listRecords(deps.queries, ctx.tenant, CHAT_DATATYPE, filter, {
           page: ctx.query.page,
           pageSize: ctx.query.pageSize,
           sort: 'createdate',

@@ -12,6 +12,7 @@ import { ListOf, RecordSchema } from '../records/schemas.js';
 import { SUPERVISOR_ROLES } from '../../sockets/chat-service.js';
 import { OneOf } from '../../sockets/schemas.js';
 import { EmailParam, pageOf, pageQuery, PresenceView, TAG_PRESENCE } from './common.js';
+import { listRecords } from '../../../actors/records/reads.js';
 
 function offline(email: string, kind: 'agent' | 'customer'): Omit<View, 'userId'> & { userId: null } {
   return { userId: null, email, name: null, kind, status: 'offline', online: false, connections: 0, lastSeen: null };
@@ -102,7 +103,7 @@ export function presenceRoutes(f: ChatFeature, deps: AppDeps): RouteDef[] {
       query: Type.Object(pageQuery(max)),
       response: ListOf(RecordSchema),
       handler: (ctx) =>
-        deps.store.find(ctx.tenant, CUSTOMER_ACTIVITY, { 'data.email': ctx.params.email.toLowerCase() }, {
+        listRecords(deps.queries, ctx.tenant, CUSTOMER_ACTIVITY, { 'data.email': ctx.params.email.toLowerCase() }, {
           page: ctx.query.page,
           pageSize: ctx.query.pageSize,
           sort: 'data.at',

@@ -16,6 +16,7 @@ import { AppError, appError } from '../../../core/errors.js';
 import type { StoredRecord } from '../../../core/store/record.js';
 import { route, type RouteDef } from '../../route.js';
 import { Enum, Email, Id, ListOf, pageOf, PageProps, RecordOf } from './schemas.js';
+import { listRecords } from '../../../actors/records/reads.js';
 
 const TAG = 'Inbox';
 const ChannelT = Enum(CHANNELS);
@@ -110,11 +111,12 @@ export function inboxRoutes(): RouteDef[] {
       }),
       response: Type.Object({ conversation: ConversationRecord, messages: ListOf(MessageRecord) }),
       errors: [404],
-      handler: (ctx) => {
+      handler: async (ctx) => {
         const { id } = parseParties(ctx.params.parties);
         const conversation = ctx.deps.store.getRecord(ctx.tenant, INBOX_CONVERSATION, id);
         if (!conversation) throw appError('ERR_NOT_FOUND', `conversation ${ctx.params.parties}`);
-        const messages = ctx.deps.store.find(
+        const messages = await listRecords(
+          ctx.deps.queries,
           ctx.tenant,
           COMM_MESSAGE,
           { 'data.conversationId': id },

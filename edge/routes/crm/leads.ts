@@ -7,6 +7,7 @@ import { createLead, deleteLead, LEAD, leadFilter, updateLead } from '../../../a
 import { appError } from '../../../core/errors.js';
 import { route, type RouteDef } from '../../route.js';
 import { Enum, Email, Id, ListOf, PageProps, RecordOf } from './schemas.js';
+import { listRecords } from '../../../actors/records/reads.js';
 
 const TAG = 'CRM leads';
 
@@ -70,7 +71,7 @@ export function leadRoutes(): RouteDef[] {
       }),
       response: ListOf(LeadRecord),
       handler: (ctx) =>
-        ctx.deps.store.find(ctx.tenant, LEAD, leadFilter(ctx.query), {
+        listRecords(ctx.deps.queries, ctx.tenant, LEAD, leadFilter(ctx.query), {
           page: ctx.query.page,
           pageSize: ctx.query.pageSize,
           sort: ctx.query.sort ?? 'createdate',

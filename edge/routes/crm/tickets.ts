@@ -19,6 +19,7 @@ import type { Filter } from '../../../core/store/query.js';
 import type { RequestContext } from '../../route.js';
 import { route, type RouteDef } from '../../route.js';
 import { Enum, Email, Id, ListOf, PageProps, RecordOf } from './schemas.js';
+import { listRecords } from '../../../actors/records/reads.js';
 
 const TAG = 'Support tickets';
 
@@ -46,7 +47,8 @@ function thread(ctx: RequestContext<{ id: string }, { page?: number; pageSize?: 
     throw appError('ERR_NOT_FOUND', `support ticket ${ctx.params.id}`);
   }
   // Oldest first: a thread reads top to bottom. Ids grow with time, so they break ties in order.
-  return ctx.deps.store.find(
+  return listRecords(
+    ctx.deps.queries,
     ctx.tenant,
     SUPPORT_TICKET_MESSAGE,
     { 'data.ticketId': ctx.params.id, 'data.kind': kind },
@@ -83,7 +85,7 @@ export function ticketRoutes(): RouteDef[] {
         if (ctx.query.assignee) f['data.assignee'] = ctx.query.assignee.toLowerCase();
         if (ctx.query.requester) f['data.requester.email'] = ctx.query.requester.toLowerCase();
         if (ctx.query.q) f['data.subject'] = { $regex: escapeRegex(ctx.query.q), $options: 'i' };
-        return ctx.deps.store.find(ctx.tenant, SUPPORT_TICKET, f, {
+        return listRecords(ctx.deps.queries, ctx.tenant, SUPPORT_TICKET, f, {
           page: ctx.query.page,
           pageSize: ctx.query.pageSize,
           sort: 'createdate',

@@ -23,6 +23,7 @@ import { route, type RouteDef } from '../../route.js';
 import { mediaRoutes, removeStoredFiles } from './media.js';
 import { EventCreate, EventParams, EventUpdate, EventWithTypes, Id, IdParams, ListOf, Paging, RecordList, RecordSchema, TicketType } from './schemas.js';
 import { byCreated, type EventsService } from './service.js';
+import { listRecords } from '../../../actors/records/reads.js';
 
 const TAG = 'Events';
 const Email = Type.String({ format: 'email', maxLength: 254 });
@@ -113,7 +114,7 @@ const Schedule = Type.Object({
 });
 
 function listOf(svc: EventsService, tenant: string, datatype: string, filter: Filter, q: { page?: number; pageSize?: number }, sort: string) {
-  return svc.deps.store.find(tenant, datatype, filter, { page: q.page, pageSize: q.pageSize, sort, sortType: 'asc' });
+  return listRecords(svc.deps.queries, tenant, datatype, filter, { page: q.page, pageSize: q.pageSize, sort, sortType: 'asc' });
 }
 
 function childRoutes(svc: EventsService, o: {

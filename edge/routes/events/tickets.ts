@@ -27,6 +27,7 @@ import type { RequestContext, RouteDef } from '../../route.js';
 import { route } from '../../route.js';
 import { EventParams, Id, IdParams, IssueItem as IssueItemSchema, IssueResult, Paging, TicketList, TicketSchema } from './schemas.js';
 import { byCreated, type EventsService } from './service.js';
+import { listRecords } from '../../../actors/records/reads.js';
 
 const TAG = 'Tickets';
 const Email = Type.String({ format: 'email', maxLength: 254 });
@@ -241,7 +242,7 @@ export function ticketRoutes(svc: EventsService): RouteDef[] {
         if (ctx.query.ticketTypeId) filter['data.ticketTypeId'] = ctx.query.ticketTypeId;
         Object.assign(filter, ownTicketFilter([ev.sk, String(ev.data.slug)]));
         if (ctx.query.status) filter['data.status'] = ctx.query.status;
-        return svc.deps.store.find(ctx.tenant, TICKET, filter, { page: ctx.query.page, pageSize: ctx.query.pageSize, sort: 'createdate', sortType: 'asc' });
+        return listRecords(svc.deps.queries, ctx.tenant, TICKET, filter, { page: ctx.query.page, pageSize: ctx.query.pageSize, sort: 'createdate', sortType: 'asc' });
       },
     }),
 

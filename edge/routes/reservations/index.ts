@@ -26,6 +26,7 @@ import { askServicePoints } from '../../../actors/service-points/client.js';
 import type { AppDeps } from '../../deps.js';
 import { route, type RequestContext, type RouteDef } from '../../route.js';
 import { IdParam, ISODate, Paging, RecordList, RecordSchema, Slug, StringEnum } from '../workflow/schemas.js';
+import { listRecords } from '../../../actors/records/reads.js';
 
 const TAG = 'Reservations';
 const SP_TAG = 'Service points';
@@ -216,8 +217,8 @@ export function reservationRoutes(_deps: AppDeps): RouteDef[] {
       description: 'Each with its timezone, slot length, opening hours and services (a definition without services shows its implicit one).',
       query: Type.Object({ ...Paging }),
       response: RecordList,
-      handler: (ctx) => {
-        const page = ctx.deps.store.find(ctx.tenant, RESERVATION_DEFINITION_DATATYPE, {}, {
+      handler: async (ctx) => {
+        const page = await listRecords(ctx.deps.queries, ctx.tenant, RESERVATION_DEFINITION_DATATYPE, {}, {
           page: ctx.query.page,
           pageSize: ctx.query.pageSize,
           sort: 'data.name',
@@ -482,7 +483,7 @@ export function reservationRoutes(_deps: AppDeps): RouteDef[] {
       }),
       response: RecordList,
       handler: (ctx) =>
-        listPoints(ctx.deps.store, ctx.tenant, { location: ctx.query.businessLocationId, status: ctx.query.status }, {
+        listPoints(ctx.deps.queries, ctx.tenant, { location: ctx.query.businessLocationId, status: ctx.query.status }, {
           page: ctx.query.page,
           pageSize: ctx.query.pageSize,
         }),

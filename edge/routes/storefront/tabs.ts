@@ -27,6 +27,7 @@ import {
   storefrontWrite,
   TAG,
 } from './common.js';
+import { listRecords } from '../../../actors/records/reads.js';
 
 const Customer = Type.Object({
   name: Type.Optional(Type.String({ maxLength: 200 })),
@@ -133,7 +134,7 @@ export function tabRoutes(deps: AppDeps): RouteDef[] {
         ...Paging,
       }),
       response: ListOf(RecordSchema),
-      handler: (ctx) => {
+      handler: async (ctx) => {
         const from = instant(ctx.query.from, 'from', false);
         const to = instant(ctx.query.to, 'to', true);
         if (from && to && from >= to) throw appError('ERR_VALIDATION', 'query/from must be before query/to');
@@ -142,7 +143,7 @@ export function tabRoutes(deps: AppDeps): RouteDef[] {
         if (to) range.$lt = to;
         const filter: Record<string, unknown> = { 'data.businessLocationId': ctx.query.businessLocationId, 'data.status': CLOSED };
         if (from || to) filter['data.closedAt'] = range;
-        const result = ctx.deps.store.find(ctx.tenant, SF_ORDER, filter, {
+        const result = await listRecords(ctx.deps.queries, ctx.tenant, SF_ORDER, filter, {
           page: ctx.query.page,
           pageSize: ctx.query.pageSize,
           sort: 'data.closedAt',
