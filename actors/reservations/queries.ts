@@ -2,7 +2,7 @@
 // operators' upcoming and today lists. Reads go to the store (committed state).
 import { AppError } from '../../core/errors.js';
 import type { ListResult, StoredRecord } from '../../core/store/record.js';
-import type { Filter, PageLimits } from '../../core/store/query.js';
+import { pageItems, type Filter, type PageLimits } from '../../core/store/query.js';
 import type { Store } from '../../core/store/store.js';
 import { dayRange, isValidTimeZone, localDate } from '../../core/timezone.js';
 import {
@@ -20,13 +20,7 @@ import {
 export const LOCATION_DATATYPE = 'location';
 
 /** Pages an in-memory list into the spec's list envelope. */
-export function pageOf<T>(items: T[], page: number | undefined, pageSize: number | undefined, limits: PageLimits): ListResult<T> {
-  const size = Math.min(Math.max(1, Math.floor(pageSize ?? limits.defaultPageSize)), limits.maxPageSize);
-  const p = Math.max(1, Math.floor(page ?? 1));
-  const offset = (p - 1) * size;
-  const data = items.slice(offset, offset + size);
-  return { data, total: items.length, hasNext: offset + data.length < items.length, page: p, pageSize: size };
-}
+export const pageOf = pageItems;
 
 /** Memoized definition lookup for one request. */
 export function definitions(store: Store, tenant: string): (id: unknown) => Definition | undefined {

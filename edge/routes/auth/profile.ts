@@ -3,13 +3,13 @@
 import { Type } from '@sinclair/typebox';
 import { ACCOUNTS, type AccountsMsg } from '../../../actors/auth/accounts.js';
 import { ORG_SETTINGS_ACTOR, securitySettingsOf, type OrgSettingsMsg } from '../../../actors/auth/org-settings.js';
-import { accountOf, adminView, recipientView } from '../../../actors/auth/outbox-view.js';
+import { OUTBOX_JOB, type OutboxRead } from '../../../actors/auth/outbox-job.js';
+import { accountOf } from '../../../actors/auth/outbox-view.js';
 import type { AuthService } from '../../../actors/auth/service.js';
 import type { SecuritySettings } from '../../../actors/auth/model.js';
 import { appError } from '../../../core/errors.js';
-import { readOutbox } from '../../../core/outbox.js';
 import { route, type RouteDef } from '../../route.js';
-import { Body, Id, NewPasswordSchema, PageQuery, PublicUserSchema, TAG_2FA, TAG_AUTH, caller, clientInfo, listOf, page } from './common.js';
+import { Body, Id, NewPasswordSchema, PageQuery, PublicUserSchema, TAG_2FA, TAG_AUTH, caller, clientInfo, listOf } from './common.js';
 
 const SettingsSchema = Type.Object({
   enableTwoFactorForUsers: Type.Boolean(),
@@ -181,11 +181,8 @@ export function profileRoutes(svc: AuthService): RouteDef[] {
       response: listOf(OutboxItem),
       handler: (ctx) => {
         const q = ctx.query;
-        const all = readOutbox(ctx.deps.store, ctx.tenant, q.to?.trim().toLowerCase() || undefined)
-          .filter((m) => (!q.channel || m.channel === q.channel) && (!q.kind || m.kind === q.kind))
-          .reverse()
-          .map(adminView);
-        return page(all, q.page, q.pageSize);
+        const read: OutboxRead = { op: 'admin', tenant: ctx.tenant, to: q.to?.trim().toLowerCase() || undefined, channel: q.channel, kind: q.kind, page: q.page, pageSize: q.pageSize };
+        return ctx.deps.queries.run(ctx.tenant, OUTBOX_JOB, read);
       },
     }),
     route({
@@ -203,13 +200,8 @@ export function profileRoutes(svc: AuthService): RouteDef[] {
         const p = caller(ctx);
         const account = accountOf(p.kind === 'customer' ? 'customer' : 'staff', p.sub);
         const full = ctx.deps.outbox.name === 'local';
-        const mine = svc
-          .ownAddresses(ctx.tenant, p)
-          .flatMap((to) => readOutbox(ctx.deps.store, ctx.tenant, to))
-          .filter((m) => (!q.channel || m.channel === q.channel) && (!q.kind || m.kind === q.kind))
-          .sort((a, b) => (a.sentAt < b.sentAt ? 1 : a.sentAt > b.sentAt ? -1 : a.id < b.id ? 1 : -1))
-          .map((m) => (full ? recipientView(m, account) : adminView(m)));
-        return page(mine, q.page, q.pageSize);
+        const read: OutboxRead = { op: 'mine', tenant: ctx.tenant, addresses: svc.ownAddresses(ctx.tenant, p), account, full, channel: q.channel, kind: q.kind, page: q.page, pageSize: q.pageSize };
+        return ctx.deps.queries.run(ctx.tenant, OUTBOX_JOB, read);
       },
     }),
   ];

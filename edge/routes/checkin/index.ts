@@ -4,13 +4,12 @@
 // sent instead finds nothing, so lists come back empty (spec: Errors 10).
 import { Type } from '@sinclair/typebox';
 import { AppError, appError } from '../../../core/errors.js';
-import type { StoredRecord } from '../../../core/store/record.js';
 import { dayRange, parseDate } from '../../../core/timezone.js';
 import { CHECKIN_ACTOR, type CheckinMessage } from '../../../actors/checkin-queue/actor.js';
 import { history, listPoints, liveTasks, position, summary } from '../../../actors/checkin-queue/queries.js';
 import { RESERVATION_DATATYPE } from '../../../actors/reservations/definition.js';
 import { findDefinition } from '../../../actors/reservations/definition.js';
-import { locationTimezone, pageOf, today, upcoming } from '../../../actors/reservations/queries.js';
+import { locationTimezone, pageOf } from '../../../actors/reservations/queries.js';
 import { locationOfPoint } from '../../../actors/service-points/client.js';
 import { CHECKIN_WAITING, CHECKIN_WORKFLOW, TASK_DATATYPE } from '../../../actors/workflow/definitions.js';
 import type { AppDeps } from '../../deps.js';
@@ -18,6 +17,7 @@ import { route, type RequestContext, type RouteDef } from '../../route.js';
 import { FreeObject, recordOf } from '../../schemas.js';
 import { requireLocation } from '../reservations/index.js';
 import { byOf, IdParam, ISODate, ISODateTime, ListOf, Paging, RecordList, RecordSchema, Slug, StringEnum } from '../workflow/schemas.js';
+import { RESERVATION_READS_JOB, type ReservationRead } from '../../../actors/reservations/read-job.js';
 
 const TAG = 'Check-in queue';
 const TaskIdParam = IdParam('taskId', 'Check-in task id (sk)');
@@ -360,14 +360,16 @@ export function checkinRoutes(_deps: AppDeps): RouteDef[] {
         ...Paging,
       }),
       response: RecordList,
-      handler: (ctx) => {
-        const items: StoredRecord[] = upcoming(ctx.deps.store, ctx.tenant, ctx.deps.clock.now(), {
-          hours: ctx.query.hours ?? 2,
-          lateMinutes: ctx.query.lateMinutes ?? 30,
-          location: ctx.query.businessLocationId,
-        });
-        return pageOf(items, ctx.query.page, ctx.query.pageSize, ctx.deps.config.store);
-      },
+      handler: (ctx) =>
+        ctx.deps.queries.run(ctx.tenant, RESERVATION_READS_JOB, {
+          op: 'upcoming',
+          tenant: ctx.tenant,
+          now: ctx.deps.clock.now(),
+          opts: { hours: ctx.query.hours ?? 2, lateMinutes: ctx.query.lateMinutes ?? 30, location: ctx.query.businessLocationId },
+          page: ctx.query.page,
+          pageSize: ctx.query.pageSize,
+          limits: ctx.deps.config.store,
+        } satisfies ReservationRead),
     }),
 
     route({
@@ -389,12 +391,15 @@ export function checkinRoutes(_deps: AppDeps): RouteDef[] {
       handler: (ctx) => {
         const q = ctx.query;
         if (q.date && !parseDate(q.date)) throw appError('ERR_VALIDATION', 'query/date is not a calendar date');
-        const r = today(ctx.deps.store, ctx.tenant, ctx.deps.clock.now(), {
-          location: q.businessLocationId,
-          date: q.date,
-          includeCancelled: q.includeCancelled,
-        });
-        return { ...pageOf(r.items, q.page, q.pageSize, ctx.deps.config.store), date: r.date, timezone: r.timezone };
+        return ctx.deps.queries.run(ctx.tenant, RESERVATION_READS_JOB, {
+          op: 'today',
+          tenant: ctx.tenant,
+          now: ctx.deps.clock.now(),
+          opts: { location: q.businessLocationId, date: q.date, includeCancelled: q.includeCancelled },
+          page: q.page,
+          pageSize: q.pageSize,
+          limits: ctx.deps.config.store,
+        } satisfies ReservationRead);
       },
     }),
   ];

@@ -18,7 +18,7 @@ import {
   type Definition,
 } from '../../../actors/reservations/definition.js';
 import { RESERVATIONS_ACTOR, type Owner, type ReservationMessage } from '../../../actors/reservations/messages.js';
-import { findLocation, LOCATION_DATATYPE, listOwn, locationNotFound, present, slotsOf } from '../../../actors/reservations/queries.js';
+import { findLocation, LOCATION_DATATYPE, locationNotFound, present, type SlotView } from '../../../actors/reservations/queries.js';
 import { RESERVATION_SETTINGS_FIELD, reservationSettingsOf } from '../../../actors/reservations/settings.js';
 import { listPoints } from '../../../actors/checkin-queue/queries.js';
 import { SERVICE_POINT_DATATYPE } from '../../../actors/service-points/actor.js';
@@ -27,6 +27,8 @@ import type { AppDeps } from '../../deps.js';
 import { route, type RequestContext, type RouteDef } from '../../route.js';
 import { IdParam, ISODate, Paging, RecordList, RecordSchema, Slug, StringEnum } from '../workflow/schemas.js';
 import { listRecords } from '../../../actors/records/reads.js';
+import { RESERVATION_READS_JOB, type ReservationRead } from '../../../actors/reservations/read-job.js';
+import type { QueryRunner } from '../../../core/query/pool.js';
 
 const TAG = 'Reservations';
 const SP_TAG = 'Service points';
@@ -67,6 +69,11 @@ const RESERVED = new Set([
 ]);
 
 const MAX_ANSWERS = 100;
+
+/** A reservation read that scans a tenant's bookings, in a query worker (actors/reservations/read-job.ts). */
+function reservationRead<T = unknown>(ctx: { tenant: string; deps: { queries: QueryRunner } }, q: ReservationRead): Promise<T> {
+  return ctx.deps.queries.run<T>(ctx.tenant, RESERVATION_READS_JOB, q);
+}
 
 function ownerOf(p: Principal | undefined): Owner {
   if (!p) throw appError('ERR_UNAUTHENTICATED', 'send a bearer token in the Authorization header');
@@ -258,7 +265,7 @@ export function reservationRoutes(_deps: AppDeps): RouteDef[] {
         slots: Type.Array(SlotSchema),
       }),
       errors: [404],
-      handler: (ctx) => {
+      handler: async (ctx) => {
         const b = ctx.body;
         if (!parseDate(b.serviceDate)) throw appError('ERR_VALIDATION', 'body/serviceDate is not a calendar date');
         const def = findDefinition(ctx.deps.store, ctx.tenant, b.reservationDefinitionId);
@@ -271,7 +278,7 @@ export function reservationRoutes(_deps: AppDeps): RouteDef[] {
           serviceDate: b.serviceDate,
           timezone: def.timezone,
           partySize,
-          slots: slotsOf(ctx.deps.store, ctx.tenant, def, service, b.serviceDate, partySize, ctx.deps.clock.now()),
+          slots: await reservationRead<SlotView[]>(ctx, { op: 'slots', tenant: ctx.tenant, def, service, date: b.serviceDate, partySize, now: ctx.deps.clock.now() }),
         };
       },
     }),
@@ -293,18 +300,18 @@ export function reservationRoutes(_deps: AppDeps): RouteDef[] {
       }),
       response: RecordList,
       handler: (ctx) =>
-        listOwn(
-          ctx.deps.store,
-          ctx.tenant,
-          ownerOf(ctx.principal).customerId,
-          {
+        reservationRead(ctx, {
+          op: 'own',
+          tenant: ctx.tenant,
+          customerId: ownerOf(ctx.principal).customerId,
+          opts: {
             page: ctx.query.page,
             pageSize: ctx.query.pageSize,
             status: ctx.query.status,
             from: ctx.query.upcoming ? ctx.deps.clock.now() : undefined,
           },
-          ctx.deps.config.store,
-        ),
+          limits: ctx.deps.config.store,
+        }),
     }),
 
     route({

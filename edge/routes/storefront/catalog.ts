@@ -2,12 +2,13 @@
 import { Type } from '@sinclair/typebox';
 import { appError } from '../../../core/errors.js';
 import type { StoredRecord } from '../../../core/store/record.js';
-import { listPosCategories, listProducts } from '../../../actors/storefront/catalog.js';
+import { listPosCategories } from '../../../actors/storefront/catalog.js';
 import { storefrontSettingsOf, type StorefrontSettings } from '../../../actors/storefront/settings.js';
 import { STOREFRONT_ACTOR, STOREFRONT_KEY, type StorefrontMessage } from '../../../actors/storefront/tenant-actor.js';
 import type { AppDeps } from '../../deps.js';
 import { route, type RouteDef } from '../../route.js';
 import { ListOf, Paging, RecordSchema, Slug, TAG } from './common.js';
+import { CATALOG_JOB, type CatalogRead } from '../../../actors/storefront/catalog-job.js';
 
 const ADMIN_ROLES = ['Admin', 'ConfigAdmin'];
 
@@ -35,7 +36,7 @@ export function catalogRoutes(_deps: AppDeps): RouteDef[] {
         ...Paging,
       }),
       response: ListOf(RecordSchema),
-      handler: (ctx) => listProducts(ctx.deps.store, ctx.tenant, ctx.query, ctx.deps.config.store),
+      handler: (ctx) => ctx.deps.queries.run(ctx.tenant, CATALOG_JOB, { tenant: ctx.tenant, query: ctx.query, limits: ctx.deps.config.store } satisfies CatalogRead),
     }),
 
     route({
