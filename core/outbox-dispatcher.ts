@@ -5,8 +5,9 @@
 // Finding work reads the tenant's queue namespace (queued messages only, in due-time order), never
 // the outbox records. One listing is worked through in bounded steps of `batchSize` messages: each
 // step delivers them (at most `concurrency` at once) and commits their new states in one batch,
-// so a step costs the same whether ten or a million messages wait. A step that finds more work
-// runs the next at once; an idle pass sleeps `pollMs`.
+// so a step costs the same whether ten or a million messages wait. A pass steps every tenant once,
+// several tenants side by side; a pass that finds more work runs the next at once; an idle pass
+// sleeps `pollMs`.
 //
 // Once per message: the queue key and the record state change in the same commit; a message is in
 // one step of one pass at a time on a node; and in cluster mode a node only dispatches the tenants
@@ -30,6 +31,9 @@ import {
 } from './outbox.js';
 import { nextVersion, type StoredRecord } from './store/record.js';
 import { WriteBatch, type Store } from './store/store.js';
+
+/** Tenants whose messages are delivered at once in a pass (each with up to `concurrency` deliveries). */
+const TENANT_LANES = 8;
 
 export interface OutboxDispatchSettings {
   /** Sleep between passes that found nothing due. */
@@ -133,26 +137,33 @@ export class OutboxDispatcher {
   private async pass(): Promise<DispatchCounts & { more: boolean }> {
     const out = { sent: 0, retried: 0, failed: 0, more: false };
     if (this.stopped) return out;
-    const tenants = new Set(this.opts.tenants());
+    const tenants = [...new Set(this.opts.tenants())];
+    const served = new Set(tenants);
     // A tenant this node no longer serves is left to its new owner.
-    for (const t of this.pending.keys()) if (!tenants.has(t)) this.pending.delete(t);
-    for (const tenant of tenants) {
-      if (this.stopped) break;
-      const keys = this.take(tenant);
-      if (keys.length === 0) continue;
-      try {
-        const r = await this.step(tenant, keys);
-        out.sent += r.sent;
-        out.retried += r.retried;
-        out.failed += r.failed;
-      } catch (err) {
-        // The keys stay queued in the store; the next listing finds them again.
-        this.pending.delete(tenant);
-        this.log.error({ err, tenant }, 'outbox dispatch step failed');
-        continue;
+    for (const t of this.pending.keys()) if (!served.has(t)) this.pending.delete(t);
+    // Tenants are stepped side by side, TENANT_LANES at a time: a tenant whose provider hangs (up
+    // to its transport's timeouts) holds one lane while the others' mail goes out.
+    let next = 0;
+    const lane = async () => {
+      while (next < tenants.length && !this.stopped) {
+        const tenant = tenants[next++];
+        const keys = this.take(tenant);
+        if (keys.length === 0) continue;
+        try {
+          const r = await this.step(tenant, keys);
+          out.sent += r.sent;
+          out.retried += r.retried;
+          out.failed += r.failed;
+        } catch (err) {
+          // The keys stay queued in the store; the next listing finds them again.
+          this.pending.delete(tenant);
+          this.log.error({ err, tenant }, 'outbox dispatch step failed');
+          continue;
+        }
+        if ((this.pending.get(tenant)?.length ?? 0) > 0) out.more = true;
       }
-      if ((this.pending.get(tenant)?.length ?? 0) > 0) out.more = true;
-    }
+    };
+    await Promise.all(Array.from({ length: Math.min(TENANT_LANES, tenants.length) }, lane));
     this.totals.sent += out.sent;
     this.totals.retried += out.retried;
     this.totals.failed += out.failed;

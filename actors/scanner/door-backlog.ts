@@ -39,7 +39,6 @@ export interface MaterializeStep {
 /** Asks an event's scanner to materialize up to `max` tickets, answered once committed. */
 export type Materialize = (tenant: string, eventId: string, max: number) => Promise<MaterializeStep>;
 
-
 export class DoorBacklog {
   /**
    * Events behind, by tenant: event id → sequence of the latest scan that made it fall behind.

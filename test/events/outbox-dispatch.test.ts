@@ -9,6 +9,7 @@ import t from 'tap';
 import { TokenService } from '../../core/auth/tokens.js';
 import { ManualClock } from '../../core/clock.js';
 import { OutboxDeliveryError, queueMessage, readOutbox, type OutboxEntry, type OutboxMessage, type OutboxProvider } from '../../core/outbox.js';
+import { OutboxDispatcher } from '../../core/outbox-dispatcher.js';
 import { LmdbStore } from '../../core/store/lmdb-store.js';
 import { WriteBatch } from '../../core/store/store.js';
 import { startTestApp, tempDir, TEST_JWT_SECRET } from '../helpers/app.js';
@@ -205,4 +206,33 @@ t.test('outbox - a comp answers while the provider is stuck; retries back off an
     'a sent smtp record keeps the envelope only',
   );
   t.same(readOutbox(app.deps.store, 'globex').map((m) => m.state), ['failed', 'failed'], 'failed messages stay failed');
+});
+
+t.test('outbox - one tenant whose provider hangs does not hold another tenant’s mail', async (t) => {
+  const store = new LmdbStore({ path: tempDir(t, 'bp-outbox-lanes-'), mapSizeGiB: 1 });
+  t.teardown(() => store.close());
+  let release!: () => void;
+  const hung = new Promise<void>((r) => (release = r));
+  const calls: string[] = [];
+  const provider: OutboxProvider = {
+    name: 'lanes',
+    send: () => Promise.reject(new Error('not used')),
+    async deliver(tenant) {
+      calls.push(tenant);
+      if (tenant === 'slow') await hung;
+      return { provider: 'lanes' };
+    },
+  };
+  const batch = new WriteBatch();
+  for (const tenant of ['slow', 'fast']) queueMessage(batch, tenant, { channel: 'email', to: `someone@${tenant}.example`, body: 'hello' }, Date.now());
+  await store.commit(batch);
+  const d = new OutboxDispatcher({ store, provider, tenants: () => ['slow', 'fast'], pollMs: 3_600_000, batchSize: 10, concurrency: 2, maxAttempts: 3, retryBaseMs: 1000, retryMaxMs: 60_000 });
+  const pass = d.runOnce();
+  const deadline = Date.now() + 5_000;
+  while (readOutbox(store, 'fast')[0].state !== 'sent' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+  t.equal(readOutbox(store, 'fast')[0].state, 'sent', "the other tenant's message went out while the first one's delivery hangs");
+  t.equal(readOutbox(store, 'slow')[0].state, 'queued');
+  release();
+  t.match(await pass, { sent: 2 });
+  t.equal(readOutbox(store, 'slow')[0].state, 'sent');
 });
