@@ -24,7 +24,7 @@ export interface DoorSettings {
   materializeBatch: number;
 }
 
-export const DEFAULT_DOOR_SETTINGS: DoorSettings = { materializeMs: 100, materializeBatch: 200 };
+export const DEFAULT_DOOR_SETTINGS: DoorSettings = { materializeMs: 25, materializeBatch: 50 };
 
 /**
  * What one materialize step answers once its writes have committed: how many tickets are still
