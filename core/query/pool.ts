@@ -83,6 +83,8 @@ export class QueryPool implements QueryRunner {
   private closed = false;
   /** Jobs ended by their budget since start (for logs and tests). */
   stopped = 0;
+  /** Workers ended by force at close (they neither closed nor started in time). */
+  forcedAtClose = 0;
 
   constructor(private readonly opts: QueryPoolOptions) {
     const n = Math.max(1, Math.floor(opts.workers));
@@ -286,8 +288,20 @@ export class QueryPool implements QueryRunner {
         job?.reject(new AppError('ERR_UNAVAILABLE', ['the server is shutting down']));
         const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
         if (slot.ready) worker.postMessage({ close: true });
-        else void worker.terminate();
-        const timer = setTimeout(() => void worker.terminate(), 1000);
+        else {
+          // Still opening the store: terminating it now can stop lmdb-js's native open half-way,
+          // and its error then has no JavaScript to go to, which aborts the whole process (seen
+          // once in CI: "FATAL ERROR: Error::ThrowAsJavaScriptException napi_throw"). Let it
+          // finish starting, then close it like the others.
+          worker.on('message', (m: { ready?: boolean }) => {
+            if (m.ready) worker.postMessage({ close: true });
+          });
+        }
+        // A worker that neither closes nor starts in time is ended all the same.
+        const timer = setTimeout(() => {
+          this.forcedAtClose++;
+          void worker.terminate();
+        }, slot.ready ? 1000 : 10_000);
         await exited;
         clearTimeout(timer);
         slot.worker = undefined;
