@@ -7,8 +7,7 @@ import type { Store } from '../../core/store/store.js';
 import { isBusy, SERVICE_POINT_DATATYPE } from '../service-points/actor.js';
 import { CHECKIN_SERVING, CHECKIN_WAITING, CHECKIN_WORKFLOW, TASK_DATATYPE } from '../workflow/definitions.js';
 import type { TaskRecord } from '../workflow/messages.js';
-import type { QueryRunner } from '../../core/query/pool.js';
-import { listRecords } from '../records/reads.js';
+import { listRecords, type ListingDeps } from '../records/reads.js';
 
 /** Service time assumed before a location has served anyone. */
 export const DEFAULT_SERVICE_MINUTES = 15;
@@ -106,7 +105,7 @@ export function position(store: Store, tenant: string, task: TaskRecord): Positi
 
 /** Finished check-in tasks of a location, most recent first, optionally within [from, to). */
 export function history(
-  queries: QueryRunner,
+  deps: ListingDeps,
   tenant: string,
   slug: string | undefined,
   range: { from?: number; to?: number },
@@ -118,7 +117,7 @@ export function history(
   if (range.from !== undefined) at.$gte = new Date(range.from).toISOString();
   if (range.to !== undefined) at.$lt = new Date(range.to).toISOString();
   if (Object.keys(at).length) filter['data.finishedAt'] = at;
-  return listRecords(queries, tenant, TASK_DATATYPE, filter, { sort: 'data.finishedAt', sortType: 'desc', ...opts });
+  return listRecords(deps, tenant, TASK_DATATYPE, filter, { sort: 'data.finishedAt', sortType: 'desc', ...opts });
 }
 
 export function pointsAt(store: Store, tenant: string, slug: string): StoredRecord[] {
@@ -131,7 +130,7 @@ export function isReady(p: StoredRecord): boolean {
 }
 
 export function listPoints(
-  queries: QueryRunner,
+  deps: ListingDeps,
   tenant: string,
   f: { location?: string; status?: string; availableOnly?: boolean },
   opts: FindOptions,
@@ -143,5 +142,5 @@ export function listPoints(
   // Mirrors isReady: the statuses are free strings, so compare without case.
   if (f.availableOnly) status.push({ 'data.status': { $not: { $regex: '^\\s*(occupied|reserved|dirty)\\s*$', $options: 'i' } } });
   if (status.length) filter.$and = status;
-  return listRecords(queries, tenant, SERVICE_POINT_DATATYPE, filter, { sort: 'data.name', sortType: 'asc', ...opts });
+  return listRecords(deps, tenant, SERVICE_POINT_DATATYPE, filter, { sort: 'data.name', sortType: 'asc', ...opts });
 }

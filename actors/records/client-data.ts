@@ -6,8 +6,7 @@ import { appError } from '../../core/errors.js';
 import type { ListResult, StoredRecord } from '../../core/store/record.js';
 import type { Store } from '../../core/store/store.js';
 import { forReader } from './policy.js';
-import type { QueryRunner } from '../../core/query/pool.js';
-import { listRecords } from './reads.js';
+import { listRecords, type ListingDeps } from './reads.js';
 
 export const CUSTOMER = 'customer';
 export const ORDER = 'sf_order';
@@ -34,17 +33,16 @@ export function profile(store: Store, tenant: string, p: Principal): StoredRecor
 
 /** The caller's records of `datatype`, newest first, one page. No customer record: none. */
 export async function ownRecords(
-  store: Store,
-  queries: QueryRunner,
+  deps: ListingDeps,
   tenant: string,
   p: Principal,
   datatype: string,
   page: number,
   pageSize: number,
 ): Promise<ListResult> {
-  const id = customerIdOf(store, tenant, p);
+  const id = customerIdOf(deps.store, tenant, p);
   if (!id) return { data: [], total: 0, hasNext: false, page, pageSize };
-  const res = await listRecords(queries, tenant, datatype, { 'data.customerId': id }, { sort: 'createdate', sortType: 'desc', page, pageSize });
+  const res = await listRecords(deps, tenant, datatype, { 'data.customerId': id }, { sort: 'createdate', sortType: 'desc', page, pageSize });
   return { ...res, data: res.data.map(forReader) };
 }
 

@@ -3,10 +3,8 @@
 // another (the records actor writes it), and a subject's notes list oldest first.
 import { appError } from '../../core/errors.js';
 import type { ListResult } from '../../core/store/record.js';
-import type { Store } from '../../core/store/store.js';
 import { NOTE_DATATYPE } from './records-actor.js';
-import type { QueryRunner } from '../../core/query/pool.js';
-import { listRecords } from './reads.js';
+import { listRecords, type ListingDeps } from './reads.js';
 
 export const MAX_COMMENT_LENGTH = 10_000;
 
@@ -18,16 +16,15 @@ export function assertComment(comment: unknown): asserts comment is string {
 }
 
 export function listNotes(
-  store: Store,
-  queries: QueryRunner,
+  deps: ListingDeps,
   tenant: string,
   subject: { datatype: string; id: string },
   page: number,
   pageSize: number,
 ): Promise<ListResult> {
-  if (!store.getRecord(tenant, subject.datatype, subject.id)) throw appError('ERR_NOT_FOUND', `${subject.datatype} ${subject.id}`);
+  if (!deps.store.getRecord(tenant, subject.datatype, subject.id)) throw appError('ERR_NOT_FOUND', `${subject.datatype} ${subject.id}`);
   return listRecords(
-    queries,
+    deps,
     tenant,
     NOTE_DATATYPE,
     { 'data.subjectId': subject.id, 'data.subjectType': subject.datatype },

@@ -80,14 +80,35 @@ export function findRecords(queries: QueryRunner, tenant: string, datatype: stri
   return inWorker(queries, { op: 'find', tenant, datatype, req });
 }
 
+/** What a listing needs: the store (to measure it, and to run a small one) and the query pool. */
+export interface ListingDeps {
+  readonly store: Store;
+  readonly queries: QueryRunner;
+}
+
+/** Candidates a route's listing may read on the event loop; past this it runs in a query worker. */
+export const INLINE_LISTING_MAX = 1_000;
+
 /**
  * A listing a route makes with its own filter and sort (the tickets of an event, a location's
- * closed orders, a conversation's messages): the same find, run in a query worker, because its
- * cost grows with what the tenant has stored (every candidate read, filtered and sorted) and on
- * the event loop it would hold every tenant's requests; in a worker it runs under the query budget.
+ * closed orders, a conversation's messages). Its cost grows with what the tenant has stored (every
+ * candidate is read, filtered and sorted), so it is measured first on keys alone: up to
+ * INLINE_LISTING_MAX candidates it runs here (a few ms at most), beyond in a query worker under the
+ * query budget, where it cannot hold other tenants' requests.
  */
-export function listRecords(queries: QueryRunner, tenant: string, datatype: string, filter: Filter, opts: FindOptions): Promise<ListResult> {
-  return inWorker(queries, { op: 'list', tenant, datatype, filter, opts });
+export function listRecords(
+  deps: ListingDeps,
+  tenant: string,
+  datatype: string,
+  filter: Filter,
+  opts: FindOptions,
+): Promise<ListResult> {
+  if (deps.store.candidatesUpTo(tenant, datatype, filter, INLINE_LISTING_MAX + 1) > INLINE_LISTING_MAX) {
+    return inWorker(deps.queries, { op: 'list', tenant, datatype, filter, opts });
+  }
+  const wait = datatype === TICKET_DATATYPE ? settleDoor(deps.store, tenant) : undefined;
+  const run = () => deps.store.find(tenant, datatype, filter, opts);
+  return wait ? wait.then(run) : Promise.resolve().then(run);
 }
 
 /** The find itself (in the worker). */

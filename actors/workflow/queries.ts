@@ -5,8 +5,7 @@ import type { ListResult } from '../../core/store/record.js';
 import type { Store } from '../../core/store/store.js';
 import { loadDefinitions, stageOf, TASK_DATATYPE, type WorkflowDef } from './definitions.js';
 import type { TaskData, TaskRecord } from './messages.js';
-import type { QueryRunner } from '../../core/query/pool.js';
-import { listRecords } from '../records/reads.js';
+import { listRecords, type ListingDeps } from '../records/reads.js';
 
 export interface TaskFilters {
   workflow?: string;
@@ -31,8 +30,8 @@ export function taskFilter(f: TaskFilters, now: number): Filter {
   return q;
 }
 
-export function listTasks(queries: QueryRunner, tenant: string, f: TaskFilters, opts: FindOptions, now: number): Promise<ListResult> {
-  return listRecords(queries, tenant, TASK_DATATYPE, taskFilter(f, now), { sort: 'createdate', sortType: 'asc', ...opts });
+export function listTasks(deps: ListingDeps, tenant: string, f: TaskFilters, opts: FindOptions, now: number): Promise<ListResult> {
+  return listRecords(deps, tenant, TASK_DATATYPE, taskFilter(f, now), { sort: 'createdate', sortType: 'asc', ...opts });
 }
 
 export interface SlaEntry {

@@ -44,6 +44,9 @@ export class ReplicatedStore implements Store {
   count(tenant: string, datatype: string, filter?: Filter): number {
     return this.local.count(tenant, datatype, filter);
   }
+  candidatesUpTo(tenant: string, datatype: string, filter: Filter | undefined, cap: number): number {
+    return this.local.candidatesUpTo(tenant, datatype, filter, cap);
+  }
   readLog<T = unknown>(tenant: string, log: string, fromSeq?: number, limit?: number): LogEntry<T>[] {
     return this.local.readLog<T>(tenant, log, fromSeq, limit);
   }

@@ -83,6 +83,8 @@ export class QueryPool implements QueryRunner {
   private closed = false;
   /** Jobs ended by their budget since start (for logs and tests). */
   stopped = 0;
+  /** Jobs handed to a worker since start. */
+  dispatched = 0;
   /** Workers ended by force at close (they neither closed nor started in time). */
   forcedAtClose = 0;
 
@@ -248,6 +250,7 @@ export class QueryPool implements QueryRunner {
       else this.waiting.delete(job.tenant);
       this.running.set(job.tenant, (this.running.get(job.tenant) ?? 0) + 1);
       slot.busy = job;
+      this.dispatched++;
       const worker = slot.worker;
       slot.timer = setTimeout(() => this.expire(slot, worker, job), this.opts.timeoutMs);
       try {

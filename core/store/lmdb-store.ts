@@ -364,6 +364,26 @@ export class LmdbStore implements Store {
     yield* this.datatypeRecords(tenant, datatype);
   }
 
+  candidatesUpTo(tenant: string, datatype: string, filter: Filter | undefined, cap: number): number {
+    let n = 0;
+    // The same choice as candidates(): the first indexed path the filter names by equality.
+    if (filter) {
+      for (const path of this.indexedPaths(datatype)) {
+        if (!(path in filter)) continue;
+        const values = equalityValues(filter[path]);
+        if (!values) continue;
+        for (const v of values) {
+          // Keys only, stopping at the cap (lmdb-js's getKeysCount takes no limit).
+          for (const _ of this.index.getKeys({ start: [tenant, datatype, path, v], end: [tenant, datatype, path, v, HIGH], limit: cap - n })) n++;
+          if (n >= cap) return cap;
+        }
+        return n;
+      }
+    }
+    for (const _ of this.records.getKeys({ start: [tenant, datatype], end: [tenant, datatype, HIGH], limit: cap })) n++;
+    return n;
+  }
+
   find(tenant: string, datatype: string, filter?: Filter, opts: FindOptions = {}) {
     return runQuery(this.candidates(tenant, datatype, filter), filter, opts, this.limits);
   }

@@ -83,6 +83,12 @@ export interface Store {
   /** Every record of a datatype matching `filter`, unpaged, in id order (for actor activation). */
   scan(tenant: string, datatype: string, filter?: Filter): StoredRecord[];
   count(tenant: string, datatype: string, filter?: Filter): number;
+  /**
+   * How many records a find with `filter` would read (the candidates its index or the datatype
+   * gives, before filtering), counted on keys alone and no further than `cap`: the cost of the
+   * find, known before it runs.
+   */
+  candidatesUpTo(tenant: string, datatype: string, filter: Filter | undefined, cap: number): number;
 
   readLog<T = unknown>(tenant: string, log: string, fromSeq?: number, limit?: number): LogEntry<T>[];
   lastLogSeq(tenant: string, log: string): number;

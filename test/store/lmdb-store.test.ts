@@ -180,6 +180,20 @@ t.test('LmdbStore - declared index answers equality queries exactly like a scan,
   t.equal(mixed.total, store.scan('acme', 'product').filter((r) => r.data.colour === 'blue' && (r.data.price as number) < 5).length);
 });
 
+t.test('LmdbStore - candidatesUpTo counts what a find would read, on keys, no further than the cap', async (t) => {
+  const store = openStore(t);
+  await seed(store, 'acme', 60);
+  await seed(store, 'other', 5);
+  await store.declareIndex('product', 'data.colour');
+  t.equal(store.candidatesUpTo('acme', 'product', undefined, 1000), 60, 'no filter: every record of the datatype');
+  t.equal(store.candidatesUpTo('acme', 'product', { 'data.price': { $lt: 5 } }, 1000), 60, 'no indexed equality: every record');
+  t.equal(store.candidatesUpTo('acme', 'product', undefined, 25), 25, 'capped');
+  t.equal(store.candidatesUpTo('acme', 'product', { 'data.colour': 'red' }, 1000), 20, 'through the index');
+  t.equal(store.candidatesUpTo('acme', 'product', { 'data.colour': { $in: ['red', 'blue'] } }, 1000), 60);
+  t.equal(store.candidatesUpTo('acme', 'product', { 'data.colour': { $in: ['red', 'blue'] } }, 30), 30, 'capped across values');
+  t.equal(store.candidatesUpTo('other', 'product', undefined, 1000), 5, 'one tenant only');
+});
+
 t.test('LmdbStore - an index survives reopening', async (t) => {
   const dir = tempDir(t);
   let store = new LmdbStore({ path: dir, mapSizeGiB: 1 });

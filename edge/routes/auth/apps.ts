@@ -135,7 +135,7 @@ export function appRoutes(svc: AuthService): RouteDef[] {
       query: Type.Object(PageQuery),
       response: listOf(ApiKeySchema),
       handler: async (ctx) => {
-        const r = await listRecords(ctx.deps.queries, ctx.tenant, APIKEY, {}, { page: ctx.query.page, pageSize: ctx.query.pageSize, sort: 'createdate' });
+        const r = await listRecords(ctx.deps, ctx.tenant, APIKEY, {}, { page: ctx.query.page, pageSize: ctx.query.pageSize, sort: 'createdate' });
         return { ...r, data: r.data.map(publicApiKey) };
       },
     }),

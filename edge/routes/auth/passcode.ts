@@ -62,7 +62,7 @@ function cardView(svc: AuthService, tenant: string, p: Principal, rec: StoredRec
 
 export function passcodeRoutes(svc: AuthService): RouteDef[] {
   const cardList = async (tenant: string, p: Principal, filter: Filter, q: { page?: number; pageSize?: number }) => {
-    const r = await listRecords(svc.deps.queries, tenant, CARD, filter, { page: q.page, pageSize: q.pageSize, sort: 'createdate', sortType: 'asc' });
+    const r = await listRecords(svc.deps, tenant, CARD, filter, { page: q.page, pageSize: q.pageSize, sort: 'createdate', sortType: 'asc' });
     return { ...r, data: r.data.map((c) => cardView(svc, tenant, p, c)) };
   };
   return [
@@ -181,7 +181,7 @@ export function passcodeRoutes(svc: AuthService): RouteDef[] {
       handler: async (ctx) => {
         const filter: Filter = { 'data.group': { $ne: 'System' } };
         if (ctx.query.withEmployeeId) filter['data.employeeId'] = { $exists: true };
-        const r = await listRecords(ctx.deps.queries, ctx.tenant, USER, filter, { page: ctx.query.page, pageSize: ctx.query.pageSize, sort: 'data.name' });
+        const r = await listRecords(ctx.deps, ctx.tenant, USER, filter, { page: ctx.query.page, pageSize: ctx.query.pageSize, sort: 'data.name' });
         return {
           ...r,
           data: r.data

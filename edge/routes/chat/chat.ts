@@ -76,7 +76,7 @@ export function chatRoutes(f: ChatFeature, deps: AppDeps): RouteDef[] {
         if (ctx.query.status) filter['data.status'] = ctx.query.status;
         if (ctx.query.agentId) filter['data.agentId'] = ctx.query.agentId;
         if (ctx.query.email) filter['data.customerEmail'] = ctx.query.email.toLowerCase();
-        const list = await listRecords(deps.queries, ctx.tenant, CHAT_DATATYPE, filter, {
+        const list = await listRecords(deps, ctx.tenant, CHAT_DATATYPE, filter, {
           page: ctx.query.page,
           pageSize: ctx.query.pageSize,
           sort: 'createdate',

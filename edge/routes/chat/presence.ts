@@ -103,7 +103,7 @@ export function presenceRoutes(f: ChatFeature, deps: AppDeps): RouteDef[] {
       query: Type.Object(pageQuery(max)),
       response: ListOf(RecordSchema),
       handler: (ctx) =>
-        listRecords(deps.queries, ctx.tenant, CUSTOMER_ACTIVITY, { 'data.email': ctx.params.email.toLowerCase() }, {
+        listRecords(deps, ctx.tenant, CUSTOMER_ACTIVITY, { 'data.email': ctx.params.email.toLowerCase() }, {
           page: ctx.query.page,
           pageSize: ctx.query.pageSize,
           sort: 'data.at',

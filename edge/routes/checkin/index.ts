@@ -225,7 +225,7 @@ export function checkinRoutes(_deps: AppDeps): RouteDef[] {
       query: Type.Object({ businessLocationId: Type.Optional(Slug), status: Type.Optional(Type.String({ maxLength: 40 })), ...Paging }),
       response: RecordList,
       handler: (ctx) =>
-        listPoints(ctx.deps.queries, ctx.tenant, { location: ctx.query.businessLocationId, status: ctx.query.status }, {
+        listPoints(ctx.deps, ctx.tenant, { location: ctx.query.businessLocationId, status: ctx.query.status }, {
           page: ctx.query.page,
           pageSize: ctx.query.pageSize,
         }),
@@ -241,7 +241,7 @@ export function checkinRoutes(_deps: AppDeps): RouteDef[] {
       query: Type.Object({ businessLocationId: Type.Optional(Slug), ...Paging }),
       response: RecordList,
       handler: (ctx) =>
-        listPoints(ctx.deps.queries, ctx.tenant, { location: ctx.query.businessLocationId, availableOnly: true }, {
+        listPoints(ctx.deps, ctx.tenant, { location: ctx.query.businessLocationId, availableOnly: true }, {
           page: ctx.query.page,
           pageSize: ctx.query.pageSize,
         }),
@@ -313,7 +313,7 @@ export function checkinRoutes(_deps: AppDeps): RouteDef[] {
           const tz = q.businessLocationId ? locationTimezone(ctx.deps.store, ctx.tenant, q.businessLocationId) : 'UTC';
           [from, to] = dayRange(q.date, tz);
         }
-        return history(ctx.deps.queries, ctx.tenant, q.businessLocationId, { from, to }, { page: q.page, pageSize: q.pageSize });
+        return history(ctx.deps, ctx.tenant, q.businessLocationId, { from, to }, { page: q.page, pageSize: q.pageSize });
       },
     }),
 

@@ -116,7 +116,7 @@ export function inboxRoutes(): RouteDef[] {
         const conversation = ctx.deps.store.getRecord(ctx.tenant, INBOX_CONVERSATION, id);
         if (!conversation) throw appError('ERR_NOT_FOUND', `conversation ${ctx.params.parties}`);
         const messages = await listRecords(
-          ctx.deps.queries,
+          ctx.deps,
           ctx.tenant,
           COMM_MESSAGE,
           { 'data.conversationId': id },

@@ -71,7 +71,7 @@ export function leadRoutes(): RouteDef[] {
       }),
       response: ListOf(LeadRecord),
       handler: (ctx) =>
-        listRecords(ctx.deps.queries, ctx.tenant, LEAD, leadFilter(ctx.query), {
+        listRecords(ctx.deps, ctx.tenant, LEAD, leadFilter(ctx.query), {
           page: ctx.query.page,
           pageSize: ctx.query.pageSize,
           sort: ctx.query.sort ?? 'createdate',

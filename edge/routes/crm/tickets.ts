@@ -48,7 +48,7 @@ function thread(ctx: RequestContext<{ id: string }, { page?: number; pageSize?: 
   }
   // Oldest first: a thread reads top to bottom. Ids grow with time, so they break ties in order.
   return listRecords(
-    ctx.deps.queries,
+    ctx.deps,
     ctx.tenant,
     SUPPORT_TICKET_MESSAGE,
     { 'data.ticketId': ctx.params.id, 'data.kind': kind },
@@ -85,7 +85,7 @@ export function ticketRoutes(): RouteDef[] {
         if (ctx.query.assignee) f['data.assignee'] = ctx.query.assignee.toLowerCase();
         if (ctx.query.requester) f['data.requester.email'] = ctx.query.requester.toLowerCase();
         if (ctx.query.q) f['data.subject'] = { $regex: escapeRegex(ctx.query.q), $options: 'i' };
-        return listRecords(ctx.deps.queries, ctx.tenant, SUPPORT_TICKET, f, {
+        return listRecords(ctx.deps, ctx.tenant, SUPPORT_TICKET, f, {
           page: ctx.query.page,
           pageSize: ctx.query.pageSize,
           sort: 'createdate',

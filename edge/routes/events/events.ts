@@ -114,7 +114,7 @@ const Schedule = Type.Object({
 });
 
 function listOf(svc: EventsService, tenant: string, datatype: string, filter: Filter, q: { page?: number; pageSize?: number }, sort: string) {
-  return listRecords(svc.deps.queries, tenant, datatype, filter, { page: q.page, pageSize: q.pageSize, sort, sortType: 'asc' });
+  return listRecords(svc.deps, tenant, datatype, filter, { page: q.page, pageSize: q.pageSize, sort, sortType: 'asc' });
 }
 
 function childRoutes(svc: EventsService, o: {

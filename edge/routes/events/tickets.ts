@@ -242,7 +242,7 @@ export function ticketRoutes(svc: EventsService): RouteDef[] {
         if (ctx.query.ticketTypeId) filter['data.ticketTypeId'] = ctx.query.ticketTypeId;
         Object.assign(filter, ownTicketFilter([ev.sk, String(ev.data.slug)]));
         if (ctx.query.status) filter['data.status'] = ctx.query.status;
-        return listRecords(svc.deps.queries, ctx.tenant, TICKET, filter, { page: ctx.query.page, pageSize: ctx.query.pageSize, sort: 'createdate', sortType: 'asc' });
+        return listRecords(svc.deps, ctx.tenant, TICKET, filter, { page: ctx.query.page, pageSize: ctx.query.pageSize, sort: 'createdate', sortType: 'asc' });
       },
     }),
 

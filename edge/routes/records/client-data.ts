@@ -31,7 +31,7 @@ export function clientDataRoutes(deps: AppDeps): RouteDef[] {
       query: ListQuery,
       response: Type.Array(RecordSchema),
       handler: (ctx) =>
-        ownRecords(ctx.deps.store, ctx.deps.queries, ctx.tenant, ctx.principal!, datatype, ctx.query.p ?? 1, ctx.query.ps ?? defaultPageSize).then((r) => r.data),
+        ownRecords(ctx.deps, ctx.tenant, ctx.principal!, datatype, ctx.query.p ?? 1, ctx.query.ps ?? defaultPageSize).then((r) => r.data),
     });
 
   return [

@@ -80,7 +80,7 @@ export function notesRoutes(deps: AppDeps): RouteDef[] {
       response: ListOf(Note),
       errors: [404],
       handler: (ctx) =>
-        listNotes(ctx.deps.store, ctx.deps.queries, ctx.tenant, { datatype: RESERVATION, id: ctx.params.id }, ctx.query.p ?? 1, ctx.query.ps ?? deps.config.store.defaultPageSize),
+        listNotes(ctx.deps, ctx.tenant, { datatype: RESERVATION, id: ctx.params.id }, ctx.query.p ?? 1, ctx.query.ps ?? deps.config.store.defaultPageSize),
     }),
   ];
 }

@@ -225,7 +225,7 @@ export function reservationRoutes(_deps: AppDeps): RouteDef[] {
       query: Type.Object({ ...Paging }),
       response: RecordList,
       handler: async (ctx) => {
-        const page = await listRecords(ctx.deps.queries, ctx.tenant, RESERVATION_DEFINITION_DATATYPE, {}, {
+        const page = await listRecords(ctx.deps, ctx.tenant, RESERVATION_DEFINITION_DATATYPE, {}, {
           page: ctx.query.page,
           pageSize: ctx.query.pageSize,
           sort: 'data.name',
@@ -490,7 +490,7 @@ export function reservationRoutes(_deps: AppDeps): RouteDef[] {
       }),
       response: RecordList,
       handler: (ctx) =>
-        listPoints(ctx.deps.queries, ctx.tenant, { location: ctx.query.businessLocationId, status: ctx.query.status }, {
+        listPoints(ctx.deps, ctx.tenant, { location: ctx.query.businessLocationId, status: ctx.query.status }, {
           page: ctx.query.page,
           pageSize: ctx.query.pageSize,
         }),

@@ -143,7 +143,7 @@ export function tabRoutes(deps: AppDeps): RouteDef[] {
         if (to) range.$lt = to;
         const filter: Record<string, unknown> = { 'data.businessLocationId': ctx.query.businessLocationId, 'data.status': CLOSED };
         if (from || to) filter['data.closedAt'] = range;
-        const result = await listRecords(ctx.deps.queries, ctx.tenant, SF_ORDER, filter, {
+        const result = await listRecords(ctx.deps, ctx.tenant, SF_ORDER, filter, {
           page: ctx.query.page,
           pageSize: ctx.query.pageSize,
           sort: 'data.closedAt',

@@ -93,7 +93,7 @@ export function workflowRoutes(_deps: AppDeps): RouteDef[] {
       handler: (ctx) => {
         const q = ctx.query;
         return listTasks(
-          ctx.deps.queries,
+          ctx.deps,
           ctx.tenant,
           q,
           { page: q.page, pageSize: q.pageSize, sortType: q.sortType ?? 'asc' },
