@@ -10,6 +10,7 @@
 import type { Scenario } from './scenario.js';
 import { chat } from './scenarios/chat.js';
 import { cluster } from './scenarios/cluster.js';
+import { doorStall } from './scenarios/door-stall.js';
 import { edgeEcho } from './scenarios/edge-echo.js';
 import { repository } from './scenarios/repository.js';
 import { scan } from './scenarios/scan.js';
@@ -17,7 +18,7 @@ import { scanStore } from './scenarios/scan-store.js';
 import { soak } from './scenarios/soak.js';
 
 /** Adding a scenario: import it above and list it here. */
-const scenarios: Scenario[] = [edgeEcho, repository, chat, scan, scanStore, cluster, soak];
+const scenarios: Scenario[] = [edgeEcho, repository, chat, scan, scanStore, cluster, soak, doorStall];
 /** Run only when named (`npm run bench -- soak`): ten minutes by default. */
 const byNameOnly = new Set(['soak']);
 
