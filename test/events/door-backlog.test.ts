@@ -28,12 +28,18 @@ function door() {
   return { d, materialize };
 }
 
-t.test('a read far behind settles in bounded steps, serving other work between them', async (t) => {
+/** A backlog over a real store and the stand-in scanner, background paused, steps of 50. */
+function barrier(t: Parameters<typeof tempDir>[0]) {
   const store = new LmdbStore({ path: tempDir(t), mapSizeGiB: 1 });
   t.teardown(() => store.close());
   const { d, materialize } = door();
   const backlog = new DoorBacklog(store, materialize, { materializeMs: 0, materializeBatch: 50 });
   t.teardown(() => backlog.close());
+  return { d, backlog };
+}
+
+t.test('a read far behind settles in bounded steps, serving other work between them', async (t) => {
+  const { d, backlog } = barrier(t);
 
   t.equal(backlog.settle('acme'), undefined, 'nothing behind: nothing to wait for');
   d.behind = 1_000;
@@ -58,11 +64,7 @@ t.test('a read far behind settles in bounded steps, serving other work between t
 });
 
 t.test('an event leaves the barrier only once a step that saw its latest scan has committed', async (t) => {
-  const store = new LmdbStore({ path: tempDir(t), mapSizeGiB: 1 });
-  t.teardown(() => store.close());
-  const { d, materialize } = door();
-  const backlog = new DoorBacklog(store, materialize, { materializeMs: 0, materializeBatch: 50 });
-  t.teardown(() => backlog.close());
+  const { d, backlog } = barrier(t);
 
   d.behind = 10;
   d.seq = 10;
