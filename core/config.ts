@@ -85,6 +85,10 @@ export interface Config {
     /** Most messages replayed to a /community-chat socket on connect, over all its conversations. */
     communityReplayLimit: number;
     maxBackpressureBytes: number;
+    /** When a chat message is acknowledged (core/store/write-journal.ts): journaled, journal flushed, or store transaction. */
+    durability: 'commit' | 'flush' | 'store';
+    /** How often journaled chat writes move into the store proper. */
+    journalMs: number;
   };
   providers: {
     outbox: 'local' | 'smtp';
@@ -171,6 +175,8 @@ const ENV: ReadonlyArray<[string, string[], Parse]> = [
   ['QUERY_MAX_STAGE_DOCUMENTS', ['query', 'maxStageDocuments'], int],
   ['QUERY_MAX_RESULT_BYTES', ['query', 'maxResultBytes'], int],
   ['COMMUNITY_REPLAY_LIMIT', ['chat', 'communityReplayLimit'], int],
+  ['CHAT_DURABILITY', ['chat', 'durability'], text],
+  ['CHAT_JOURNAL_MS', ['chat', 'journalMs'], int],
   ['UPLOAD_MAX_BYTES', ['uploads', 'maxBytes'], int],
   ['UPLOAD_DIR', ['uploads', 'dir'], text],
   ['CORS_ORIGINS', ['http', 'corsOrigins'], list],

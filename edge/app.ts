@@ -1,6 +1,7 @@
 // Composition: one node of the service. Opens the store, the bus and the actor runtime, registers
 // every module's actors, indexes and routes, and serves them on the uWS edge. Tests start it on
 // port 0 with a temp data directory; edge/main.ts starts it from the environment.
+import { join } from 'node:path';
 import { ActorRuntime } from '../core/actor/runtime.js';
 import { StoreRevocations } from '../core/auth/revocations.js';
 import { TokenService } from '../core/auth/tokens.js';
@@ -65,6 +66,12 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
     maxRecordBytes: config.documents.maxRecordBytes,
     logger,
   });
+  // Chat messages are acknowledged from the store's write journal (CHAT_DURABILITY), replayed here
+  // after a crash before anything reads. In cluster mode every write goes through the commit
+  // stream instead (its own durability), so a node there has no journal.
+  if (config.chat.durability !== 'store' && !config.natsUrl) {
+    await lmdb.openJournal({ dir: join(config.dataDir, 'journal'), sync: config.chat.durability, intervalMs: config.chat.journalMs });
+  }
   // Bulk writes leave LMDB a free list that every commit saves again (core/store/compact.ts).
   const pages = lmdb.pages();
   if (largeFreeList(pages.free, pages.total)) {

@@ -159,7 +159,8 @@ function send(s: ChatRoomState, msg: Extract<ChatRoomMsg, { type: 'send' }>, ctx
   };
   if (msg.clientId) m.clientId = msg.clientId;
   if (msg.metadata) m.metadata = msg.metadata;
-  ctx.batch.append(ctx.tenant, chatLog(ctx.key), seq, m);
+  // Acknowledged under CHAT_DURABILITY (journaled unless this message also opened the chat).
+  ctx.batch.journal().append(ctx.tenant, chatLog(ctx.key), seq, m);
   s.seq = seq;
   remember(s, m);
   return reply(s, changed ? null : previous, changed, { message: m });

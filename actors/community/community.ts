@@ -118,7 +118,8 @@ function send(s: CommunityState, msg: Extract<CommunityMsg, { type: 'send' }>, c
   if (isGroup(ctx.key)) m.groupId = ctx.key.slice(2);
   else m.to = msg.to ?? dmParties(ctx.key).find((p) => p !== msg.from.id);
   if (msg.clientId) m.clientId = msg.clientId;
-  ctx.batch.append(ctx.tenant, communityLog(ctx.key), seq, m);
+  // Acknowledged under CHAT_DURABILITY (the store's write journal by default), not a transaction each.
+  ctx.batch.journal().append(ctx.tenant, communityLog(ctx.key), seq, m);
   if (!isGroup(ctx.key) && !s.listed) {
     const [a, b] = dmParties(ctx.key);
     ctx.batch.putKv(ctx.tenant, userThreadsNs(a), ctx.key, { with: b, at: m.at } satisfies UserThreadEntry);
@@ -189,6 +190,7 @@ export const communityActor: ActorKind<CommunityState, CommunityMsg, CommunityRe
       case 'mark-read': {
         assertParticipant(s, ctx.key, msg.userId);
         if (msg.seq > s.seq) throw appError('ERR_VALIDATION', `seq ${msg.seq} is beyond the last message (${s.seq})`);
+        ctx.batch.journal();
         return out(s, writeReadMark(s, msg.userId, msg.seq, ctx));
       }
     }

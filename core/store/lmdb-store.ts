@@ -17,7 +17,9 @@ import type { Logger } from '../log.js';
 import { storePages } from './compact.js';
 import { getPath, runQuery, compileFilter, type FindOptions, type Filter, type PageLimits } from './query.js';
 import type { StoredRecord } from './record.js';
-import type { LogEntry, Org, Store, WriteBatch } from './store.js';
+import { documentBytesOver } from './value-size.js';
+import { WriteBatch, type LogEntry, type Org, type Store } from './store.js';
+import { WriteJournal, type JournalOp, type WriteJournalOptions } from './write-journal.js';
 
 /** Sorts after every id, key and sequence we write (ids are hex, keys are short strings). */
 const HIGH = '\uffff';
@@ -115,34 +117,6 @@ function equalityValues(cond: unknown): IndexValue[] | undefined {
   return undefined;
 }
 
-/**
- * A value's msgpack size, estimated from above (every length prefix counted at its widest), counted until it passes `limit` (then returned at
- * once, so a huge or cyclic value costs no more than the limit). Iterative: no depth can overflow.
- */
-function documentBytesOver(value: unknown, limit: number): number {
-  let size = 0;
-  const stack: unknown[] = [value];
-  while (stack.length > 0) {
-    const v = stack.pop();
-    if (typeof v === 'string') size += 5 + Buffer.byteLength(v);
-    else if (v === null || typeof v !== 'object') size += 9;
-    else if (ArrayBuffer.isView(v)) size += 5 + v.byteLength;
-    else if (v instanceof Date) size += 12;
-    else if (Array.isArray(v)) {
-      size += 5;
-      for (let i = 0; i < v.length; i++) stack.push(v[i]);
-    } else {
-      size += 5;
-      for (const k in v) {
-        size += 5 + Buffer.byteLength(k);
-        stack.push((v as Record<string, unknown>)[k]);
-      }
-    }
-    if (size > limit) return size;
-  }
-  return size;
-}
-
 export class LmdbStore implements Store {
   private readonly root: RootDatabase;
   private readonly records: Database<StoredRecord, Key>;
@@ -160,6 +134,8 @@ export class LmdbStore implements Store {
   /** Undecodable records met by reads since start (for /metrics). */
   private unreadableSeen = 0;
   private closed = false;
+  /** Journaled batches' writes until they are in LMDB (openJournal; single node only). */
+  private journal?: WriteJournal;
   /**
    * Organisations as committed, read on every request (the edge resolves `orgid`). Entries are
    * dropped once a commit that writes the organisation has landed, so a read never sees a write
@@ -402,7 +378,39 @@ export class LmdbStore implements Store {
     return this.scan(tenant, datatype, filter).length;
   }
 
+  /**
+   * Opens the write journal (replaying what a killed process left into LMDB first): from then on
+   * batches marked `journal()` are acknowledged once journaled, and reads see them at once.
+   * Resolves with the number of writes replayed.
+   */
+  async openJournal(opts: Pick<WriteJournalOptions, 'dir' | 'sync' | 'intervalMs'>): Promise<number> {
+    const { journal, replayed } = await WriteJournal.open({
+      ...opts,
+      logger: this.logger,
+      materialize: async (ops) => {
+        await this.write(journalBatch(ops), undefined);
+        // The next read must see the transaction just committed, not an older snapshot.
+        this.root.resetReadTxn();
+      },
+    });
+    this.journal = journal;
+    return replayed;
+  }
+
   readLog<T>(tenant: string, log: string, fromSeq = 0, limit?: number): LogEntry<T>[] {
+    const journaled = this.journal?.logEntries(tenant, log, fromSeq);
+    if (journaled && journaled.length > 0) {
+      // Journaled entries are the newest, but LMDB may hold some of them already: merge by seq.
+      const bySeq = new Map<number, unknown>();
+      for (const e of this.readLogStored(tenant, log, fromSeq, limit)) bySeq.set(e.seq, e.entry);
+      for (const e of journaled) bySeq.set(e.seq, e.entry);
+      const out = [...bySeq].sort((a, b) => a[0] - b[0]).map(([seq, entry]) => ({ seq, entry: entry as T }));
+      return limit === undefined ? out : out.slice(0, limit);
+    }
+    return this.readLogStored(tenant, log, fromSeq, limit);
+  }
+
+  private readLogStored<T>(tenant: string, log: string, fromSeq: number, limit?: number): LogEntry<T>[] {
     const out: LogEntry<T>[] = [];
     for (const { key, value } of this.logs.getRange({
       start: [tenant, log, fromSeq],
@@ -415,6 +423,11 @@ export class LmdbStore implements Store {
   }
 
   lastLogSeq(tenant: string, log: string): number {
+    const journaled = this.journal?.lastSeq(tenant, log) ?? 0;
+    return Math.max(journaled, this.lastStoredSeq(tenant, log));
+  }
+
+  private lastStoredSeq(tenant: string, log: string): number {
     for (const key of this.logs.getKeys({
       start: [tenant, log, Number.MAX_SAFE_INTEGER],
       end: [tenant, log, 0],
@@ -427,13 +440,23 @@ export class LmdbStore implements Store {
   }
 
   getKv<T>(tenant: string, ns: string, key: string): T | undefined {
+    const journaled = this.journal?.kv(tenant, ns, key);
+    if (journaled) return journaled.deleted ? undefined : (journaled.value as T);
     return this.kv.get([tenant, ns, key]) as T | undefined;
   }
 
   listKv<T>(tenant: string, ns: string): Array<{ key: string; value: T }> {
     const out: Array<{ key: string; value: T }> = [];
+    const journaled = this.journal?.kvEntries(tenant, ns);
     for (const { key, value } of this.kv.getRange({ start: [tenant, ns], end: [tenant, ns, HIGH] })) {
-      out.push({ key: (key as string[])[2], value: value as T });
+      const k = (key as string[])[2];
+      if (journaled?.has(k)) continue;
+      out.push({ key: k, value: value as T });
+    }
+    if (journaled && journaled.size > 0) {
+      for (const [key, p] of journaled) if (!p.deleted) out.push({ key, value: p.value as T });
+      // LMDB's order: keys by their UTF-8 bytes.
+      out.sort((a, b) => Buffer.compare(Buffer.from(a.key), Buffer.from(b.key)));
     }
     return out;
   }
@@ -488,6 +511,24 @@ export class LmdbStore implements Store {
   }
 
   commit(batch: WriteBatch): Promise<void> {
+    const journal = this.journal;
+    if (journal && !this.closed && (batch.journaled || journal.busy())) {
+      const ops = journalOps(batch);
+      if (ops) {
+        if (batch.journaled) {
+          // Refused now, as the transaction would refuse it: nothing oversized is acknowledged.
+          try {
+            for (const o of batch.ops) if (o.op === 'append') this.assertSize(o.entry, `log ${o.log} entry ${o.seq}`);
+            else if (o.op === 'putKv') this.assertSize(o.value, `${o.ns} ${o.key}`);
+          } catch (err) {
+            return Promise.reject(err);
+          }
+          return journal.append(ops);
+        }
+        // A key journaled and not yet in LMDB: move it there first, so this later write lands last.
+        if (journal.holds(ops)) return journal.drain().then(() => this.write(batch, undefined) as Promise<void>);
+      }
+    }
     return this.write(batch, undefined) as Promise<void>;
   }
 
@@ -664,8 +705,32 @@ export class LmdbStore implements Store {
 
   async close(): Promise<void> {
     if (this.closed) return;
+    await this.journal?.close();
     this.closed = true;
     await this.root.flushed;
     await this.root.close();
   }
+}
+
+/** A batch's log and kv writes as journal ops (undefined if it writes anything else). */
+function journalOps(batch: WriteBatch): JournalOp[] | undefined {
+  const ops: JournalOp[] = [];
+  for (const o of batch.ops) {
+    if (o.op === 'append') ops.push(['a', o.tenant, o.log, o.seq, o.entry]);
+    else if (o.op === 'putKv') ops.push(['k', o.tenant, o.ns, o.key, o.value]);
+    else if (o.op === 'deleteKv') ops.push(['d', o.tenant, o.ns, o.key]);
+    else return undefined;
+  }
+  return ops;
+}
+
+/** Journal ops back as one batch for LMDB. */
+function journalBatch(ops: JournalOp[]): WriteBatch {
+  const batch = new WriteBatch();
+  for (const op of ops) {
+    if (op[0] === 'a') batch.append(op[1], op[2], op[3], op[4]);
+    else if (op[0] === 'k') batch.putKv(op[1], op[2], op[3], op[4]);
+    else batch.deleteKv(op[1], op[2], op[3]);
+  }
+  return batch;
 }

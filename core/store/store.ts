@@ -26,6 +26,18 @@ export type WriteOp =
  */
 export class WriteBatch {
   readonly ops: WriteOp[] = [];
+  /** See journal(). */
+  journaled = false;
+
+  /**
+   * Chat writes (CHAT_DURABILITY): the batch may be acknowledged once the store's write journal
+   * holds it (core/store/write-journal.ts) rather than after its own transaction. Only a batch of
+   * log appends and kv writes is journaled; any other batch commits as usual.
+   */
+  journal(): this {
+    this.journaled = true;
+    return this;
+  }
 
   get size(): number {
     return this.ops.length;

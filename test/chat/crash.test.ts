@@ -1,8 +1,9 @@
-// A chat message's durability (issue 20): the sender's ack is released only after the message's
-// write is committed under the store's policy (STORE_DURABILITY, default `flush`), and fan-out
-// runs from the same moment. So in the default configuration a server killed with SIGKILL while
-// a group is busy loses no acknowledged message: after the restart the group's history has every
-// one, with the seq its ack carried, in one gapless sequence.
+// A chat message's durability (issue 20): the sender's ack is released only after the message is
+// persisted under CHAT_DURABILITY (default `commit`: written to the store's journal, which a
+// start replays into LMDB), and fan-out runs from the same moment. So in the default
+// configuration a server killed with SIGKILL while a group is busy loses no acknowledged message:
+// after the restart the group's history has every one, with the seq its ack carried, in one
+// gapless sequence.
 //
 // The server runs transpiled (helpers/transpiled.ts), as `npm start` runs it, with nothing but
 // the environment as configuration.

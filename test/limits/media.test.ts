@@ -106,8 +106,8 @@ function mediaFiles(w: World): { stored: string[]; temp: string[] } {
  * marker in the hostile names) appeared beside it, nor where a naive join of a name would land.
  */
 function checkContained(tt: Tap, w: World, before: Set<string>, token: string, names: string[] = []): void {
-  // The service's own files: the LMDB store and the local voice provider's state.
-  const outside = walk(w.dataDir).filter((f) => !f.startsWith('media' + sep) && !/\.mdb(-lock)?$|^voice-local\.json$/.test(f));
+  // The service's own files: the LMDB store, its write journal and the local voice provider's state.
+  const outside = walk(w.dataDir).filter((f) => !f.startsWith('media' + sep) && !/\.mdb(-lock)?$|^voice-local\.json$|^journal[/\\]\d+\.journal$/.test(f));
   tt.same(outside, [], "no file in the data directory outside media/ but the service's own");
   tt.doesNotThrow(() => mediaFiles(w), 'every file under media/ is a stored file or a temp file');
   tt.same(walk(w.dataDir).filter((f) => f.includes(token)), [], 'no path in the data directory carries a client name');
