@@ -131,10 +131,12 @@ export class WriteJournal {
     return { journal: new WriteJournal(opts, (found.at(-1) ?? 0) + 1), replayed };
   }
 
-  /** Journals the ops; resolves when acknowledged under `sync`. Written when the running code is done. */
-  append(ops: JournalOp[]): Promise<void> {
+  /**
+   * Journals the ops (`json`: their JSON, if the caller has it); resolves when acknowledged under
+   * `sync`. Written when the code running now is done.
+   */
+  append(ops: JournalOp[], json = JSON.stringify(ops)): Promise<void> {
     if (this.closed) return Promise.reject(new AppError('ERR_UNAVAILABLE', ['the store is closed']));
-    const json = JSON.stringify(ops);
     if (!this.turn) {
       this.turn = { json: [], ops: [], waiters: [] };
       // Written once the code running now is done (before its replies are released), so the
