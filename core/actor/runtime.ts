@@ -84,6 +84,8 @@ class ActorCell {
   /** Resolves (never rejects) when every commit queued so far has settled; replies wait on it. */
   lastCommit: Promise<unknown> = Promise.resolve();
   pendingCommits = 0;
+  /** Whether the last commit queued went through the store's write journal (WriteBatch.journal). */
+  lastJournaled = false;
   idleTimer: NodeJS.Timeout | undefined;
   /** When the actor last went idle (performance.now()): the idle timer measures from it. */
   lastActive = 0;
@@ -313,8 +315,13 @@ export class ActorRuntime {
       else previous.then(() => this.release(env, result, events));
       return;
     }
+    // A journaled batch is persisted on another path than a transaction (and the reverse): it
+    // waits for the actor's earlier commits, so a crash can never keep a later write of the actor
+    // without an earlier one (a chat's second message without the first that opened the chat).
+    const crossing = cell.pendingCommits > 0 && batch.journaled !== cell.lastJournaled;
+    cell.lastJournaled = batch.journaled;
     cell.pendingCommits++;
-    const committed = this.store.commit(batch);
+    const committed = crossing ? previous.then(() => this.store.commit(batch)) : this.store.commit(batch);
     // Ordering only: a reply waits for every earlier commit to settle, but an earlier commit's
     // failure is that message's alone (its writes were rolled back on their own), so it never
     // fails a later message whose writes did land.
