@@ -37,6 +37,11 @@ export interface WriteJournalOptions {
 
 /** Journaled writes held past this many ops move to the store at once, not at the next interval. */
 const EAGER_OPS = 5_000;
+/**
+ * Journaled writes held at most (the store refusing them for a while: disk full, say): past it new
+ * journaled batches are refused (503), so memory stays bounded while the store cannot take them.
+ */
+export const MAX_PENDING_OPS = 200_000;
 /** Replayed ops per transaction at start. */
 const REPLAY_CHUNK = 10_000;
 const FRAME_HEADER = 8;
@@ -137,6 +142,10 @@ export class WriteJournal {
    */
   append(ops: JournalOp[], json = JSON.stringify(ops)): Promise<void> {
     if (this.closed) return Promise.reject(new AppError('ERR_UNAVAILABLE', ['the store is closed']));
+    if (this.pendingOps >= MAX_PENDING_OPS) {
+      void this.materialize();
+      return Promise.reject(new AppError('ERR_UNAVAILABLE', [`the store's write journal holds ${this.pendingOps} writes it could not move into the store yet`]));
+    }
     if (!this.turn) {
       this.turn = { json: [], ops: [], waiters: [] };
       // Written once the code running now is done (before its replies are released), so the

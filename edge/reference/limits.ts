@@ -2,6 +2,7 @@
 // changes it and the value in force on this server (read from its config, so the page never
 // disagrees with what the server does).
 import type { Config } from '../../core/config.js';
+import { MAX_PENDING_OPS } from '../../core/store/write-journal.js';
 
 export interface LimitRow {
   /** Environment variable that sets it. */
@@ -26,6 +27,7 @@ export function limitRows(config: Config): LimitRow[] {
     { setting: 'JSON_MAX_ITEMS', value: n(d.maxItems), meaning: 'items of one array in a body or payload; 400' },
     { setting: 'JSON_MAX_STRING_LENGTH', value: n(d.maxStringLength), meaning: 'characters of one string or key in a body or payload; 400' },
     { setting: 'MAX_RECORD_BYTES', value: `${n(d.maxRecordBytes)} bytes`, meaning: 'one stored record, log entry or key-value entry, encoded; a create or update past it answers 413 and stores nothing' },
+    { setting: '(fixed)', value: `${n(MAX_PENDING_OPS)} writes`, meaning: "chat writes the store's write journal holds before they move into LMDB (more only while LMDB refuses them: a full disk); past it a chat message answers 503" },
     { setting: '(fixed)', value: '`__proto__`, `constructor`, `prototype`', meaning: 'keys (or dotted-path segments) refused with 400 anywhere in a body or payload' },
     { setting: 'QUERY_TIMEOUT_MS', value: `${n(q.timeoutMs)} ms`, meaning: 'time of one client query (find, dynamic query, aggregation) in a worker; past it the query is stopped and answers 400 naming the budget' },
     { setting: 'QUERY_WORKER_HEAP_MB', value: `${n(q.workerHeapMb)} MiB`, meaning: 'heap of a query worker; a query that needs more is stopped and answers 400' },

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { LmdbStore } from '../../core/store/lmdb-store.js';
 import { WriteBatch } from '../../core/store/store.js';
+import { MAX_PENDING_OPS, WriteJournal, type JournalOp } from '../../core/store/write-journal.js';
 import { tempDir } from '../helpers/app.js';
 import { runFixture } from '../helpers/child.js';
 
@@ -75,6 +76,31 @@ t.test('a journaled value over MAX_RECORD_BYTES is refused before it is acknowle
   t.teardown(() => store.close());
   await t.rejects(store.commit(new WriteBatch().journal().append('acme', 'chat', 1, { text: 'x'.repeat(2000) })), { code: 'ERR_RECORD_TOO_LARGE' });
   t.equal(store.lastLogSeq('acme', 'chat'), 0);
+});
+
+t.test('a store that refuses the moves: the journal holds at most MAX_PENDING_OPS writes, then answers 503 until they move', async (t) => {
+  let refuse = true;
+  let moved = 0;
+  const { journal } = await WriteJournal.open({
+    dir: tempDir(t),
+    sync: 'commit',
+    intervalMs: 3_600_000,
+    materialize: async (ops) => {
+      if (refuse) throw new Error('disk full');
+      moved += ops.length;
+    },
+  });
+  t.teardown(() => journal.close());
+  await journal.append(Array.from({ length: MAX_PENDING_OPS }, (_, i): JournalOp => ['a', 'acme', 'chat', i + 1, { i }]));
+  t.equal(await journal.materialize(), false, 'the store refused the move');
+  const next: JournalOp[] = [['a', 'acme', 'chat', MAX_PENDING_OPS + 1, {}]];
+  await t.rejects(journal.append(next), { code: 'ERR_UNAVAILABLE' });
+  t.equal(journal.lastSeq('acme', 'chat'), MAX_PENDING_OPS, 'what was acknowledged is still read');
+  refuse = false;
+  t.equal(await journal.materialize(), true);
+  t.equal(moved, MAX_PENDING_OPS, 'every held write moved, once');
+  await journal.append(next);
+  t.equal(journal.lastSeq('acme', 'chat'), MAX_PENDING_OPS + 1, 'accepted again');
 });
 
 for (const [sync, intervalMs] of [
