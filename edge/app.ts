@@ -15,6 +15,7 @@ import { SmtpOutbox } from '../core/outbox-smtp.js';
 import { OutboxDispatcher } from '../core/outbox-dispatcher.js';
 import { largeFreeList } from '../core/store/compact.js';
 import { LmdbStore } from '../core/store/lmdb-store.js';
+import { journalHolds } from '../core/store/write-journal.js';
 import { createQueryPool } from '../core/query/pool.js';
 import type { ClusterNode } from '../core/cluster/node.js';
 import { ClusterForwarder } from './cluster-forward.js';
@@ -67,10 +68,18 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
     logger,
   });
   // Chat messages are acknowledged from the store's write journal (CHAT_DURABILITY), replayed here
-  // after a crash before anything reads. In cluster mode every write goes through the commit
-  // stream instead (its own durability), so a node there has no journal.
-  if (config.chat.durability !== 'store' && !config.natsUrl) {
-    await lmdb.openJournal({ dir: join(config.dataDir, 'journal'), sync: config.chat.durability, intervalMs: config.chat.journalMs });
+  // after a crash before anything reads (with CHAT_DURABILITY=store too: an earlier run may have
+  // journaled). In cluster mode every write goes through the commit stream instead (its own
+  // durability), so a node there has no journal.
+  const journalDir = join(config.dataDir, 'journal');
+  if (!config.natsUrl) {
+    if (config.chat.durability !== 'store') await lmdb.openJournal({ dir: journalDir, sync: config.chat.durability, intervalMs: config.chat.journalMs });
+    else await lmdb.replayJournal(journalDir);
+  } else if (journalHolds(journalDir)) {
+    logger.warn(
+      { dir: journalDir },
+      'this data directory holds chat writes journaled by a single-node run that a cluster node does not replay: start it once without NATS_URL (it replays them), then in the cluster',
+    );
   }
   // Bulk writes leave LMDB a free list that every commit saves again (core/store/compact.ts).
   const pages = lmdb.pages();

@@ -397,6 +397,18 @@ export class LmdbStore implements Store {
     return replayed;
   }
 
+  /**
+   * Replays what a journal in `dir` holds (an earlier run's) into LMDB without keeping a journal:
+   * for a start whose settings journal nothing, after a run that did. Resolves with the writes.
+   */
+  async replayJournal(dir: string): Promise<number> {
+    const replayed = await this.openJournal({ dir, sync: 'commit', intervalMs: 60_000 });
+    const journal = this.journal!;
+    this.journal = undefined;
+    await journal.close();
+    return replayed;
+  }
+
   readLog<T>(tenant: string, log: string, fromSeq = 0, limit?: number): LogEntry<T>[] {
     const journaled = this.journal?.logEntries(tenant, log, fromSeq);
     if (journaled && journaled.length > 0) {

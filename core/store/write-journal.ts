@@ -12,7 +12,7 @@
 // On disk: DIR/<n>.journal, frames of [u32 length][u32 crc32][JSON of a burst's batches]. A
 // start replays every file in order into the store before anything else runs, stops a file at
 // its first torn or damaged frame (the tail a crash can leave), and deletes the files.
-import { closeSync, fdatasync, mkdirSync, openSync, readdirSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fdatasync, mkdirSync, openSync, readdirSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { AppError } from '../errors.js';
@@ -386,6 +386,12 @@ export class WriteJournal {
 
 function opKey(op: JournalOp): string {
   return (op[0] === 'a' ? 'a' : 'k') + sep + op[1] + sep + op[2] + sep + op[3];
+}
+
+/** Whether `dir` holds journaled writes not yet replayed (files with something in them). */
+export function journalHolds(dir: string): boolean {
+  if (!existsSync(dir)) return false;
+  return readdirSync(dir).some((f) => /^\d+\.journal$/.test(f) && statSync(join(dir, f)).size > 0);
 }
 
 /** The ops of every whole frame of a file, and how many bytes after the last good frame were dropped. */

@@ -1,12 +1,12 @@
 // The store's write journal (core/store/write-journal.ts): journaled batches are acknowledged
 // before their LMDB transaction, read at once, moved into LMDB behind, replayed after kill -9, and
 // never overtake a later ordinary write of the same key.
-import { appendFileSync, readdirSync } from 'node:fs';
+import { appendFileSync, copyFileSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { LmdbStore } from '../../core/store/lmdb-store.js';
 import { WriteBatch } from '../../core/store/store.js';
-import { MAX_PENDING_OPS, WriteJournal, type JournalOp } from '../../core/store/write-journal.js';
+import { journalHolds, MAX_PENDING_OPS, WriteJournal, type JournalOp } from '../../core/store/write-journal.js';
 import { tempDir } from '../helpers/app.js';
 import { runFixture } from '../helpers/child.js';
 
@@ -68,6 +68,27 @@ t.test('journaled writes: read at once, in LMDB after the move, a later ordinary
   t.equal(raw.lastLogSeq('acme', 'chat'), 3, 'the journaled writes moved into LMDB first');
   t.equal(raw.getKv('acme', 'marks', 'gone'), undefined);
   t.notOk(journalFiles(dir).includes('1.journal'), 'a journal file is deleted once its writes are in LMDB');
+});
+
+t.test('a start that journals nothing (CHAT_DURABILITY=store) still replays what an earlier run journaled', async (t) => {
+  const earlier = tempDir(t);
+  const store = await openStore(earlier);
+  await store.commit(new WriteBatch().journal().append('acme', 'chat', 1, { n: 1 }).putKv('acme', 'marks', 'a', { seq: 1 }));
+  // The files as a kill would leave them, in another data directory.
+  const dir = tempDir(t);
+  mkdirSync(join(dir, 'journal'));
+  for (const f of journalFiles(earlier)) copyFileSync(join(earlier, 'journal', f), join(dir, 'journal', f));
+  await store.close();
+  t.ok(journalHolds(join(dir, 'journal')));
+  const later = new LmdbStore({ path: dir, mapSizeGiB: 1 });
+  t.teardown(() => later.close());
+  t.equal(await later.replayJournal(join(dir, 'journal')), 2, 'both writes replayed');
+  t.same(later.readLog('acme', 'chat'), [{ seq: 1, entry: { n: 1 } }]);
+  t.same(later.getKv('acme', 'marks', 'a'), { seq: 1 });
+  t.notOk(journalHolds(join(dir, 'journal')), 'nothing left to replay');
+  await later.commit(new WriteBatch().journal().append('acme', 'chat', 2, { n: 2 }));
+  t.same(journalFiles(dir), [], 'no journal kept: a journaled batch commits as a transaction');
+  t.equal(later.lastLogSeq('acme', 'chat'), 2);
 });
 
 t.test('a journaled value over MAX_RECORD_BYTES is refused before it is acknowledged', async (t) => {
