@@ -4,6 +4,7 @@ import { Type } from '@sinclair/typebox';
 import { ACCOUNTS, type AccountsMsg } from '../../../actors/auth/accounts.js';
 import { APIKEY, USER, isApp, publicApiKey, publicApp } from '../../../actors/auth/model.js';
 import type { AuthService } from '../../../actors/auth/service.js';
+import { pageItems } from '../../../core/store/query.js';
 import type { StoredRecord } from '../../../core/store/record.js';
 import { route, type RouteDef } from '../../route.js';
 import {
@@ -14,7 +15,6 @@ import {
   caller,
   clientInfo,
   listOf,
-  page,
 } from './common.js';
 import { listRecords } from '../../../actors/records/reads.js';
 
@@ -84,7 +84,7 @@ export function appRoutes(svc: AuthService): RouteDef[] {
       response: listOf(AppSchema),
       handler: (ctx) => {
         const apps = ctx.deps.store.scan(ctx.tenant, USER, { 'data.group': 'System' }).filter(isApp).map(publicApp);
-        return page(apps, ctx.query.page, ctx.query.pageSize);
+        return pageItems(apps, ctx.query.page, ctx.query.pageSize, ctx.deps.config.store);
       },
     }),
     route({

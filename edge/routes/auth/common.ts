@@ -110,9 +110,3 @@ export const PageQuery = {
   pageSize: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, description: 'Default 20, at most 200' })),
 };
 
-/** Pages an in-memory list into the list envelope. */
-export function page<T>(items: T[], p = 1, size = 20): { data: T[]; total: number; hasNext: boolean; page: number; pageSize: number } {
-  const offset = (p - 1) * size;
-  const data = items.slice(offset, offset + size);
-  return { data, total: items.length, hasNext: offset + data.length < items.length, page: p, pageSize: size };
-}
