@@ -15,12 +15,21 @@ import type { SocketUser } from './handshake.js';
 import type { Realtime } from './realtime.js';
 import { chatTopic, communityTopic } from './topics.js';
 
+/**
+ * Sweeps of one tenant run at most this often. A sweep reads every user of the tenant, so
+ * thousands of sockets closing over a second (a venue's Wi-Fi dropping, a load test ending) would
+ * otherwise set off one sweep per distinct grace deadline: O(users²) on the event loop.
+ */
+export const SWEEP_MIN_GAP_MS = 100;
+
 export function presenceUser(u: SocketUser): PresenceUser {
   return { userId: u.userId, email: u.email, name: u.name, kind: u.role === 'agent' ? 'agent' : 'customer' };
 }
 
 export class PresenceService {
   private readonly timers = new Map<string, { at: number; timer: NodeJS.Timeout }>();
+  /** When each tenant's last sweep ran (epoch ms). */
+  private readonly swept = new Map<string, number>();
   private closed = false;
 
   constructor(
@@ -71,11 +80,13 @@ export class PresenceService {
 
   private schedule(tenant: string, dueAt: number): void {
     if (this.closed || dueAt === 0) return;
+    const at = Math.max(dueAt, (this.swept.get(tenant) ?? 0) + SWEEP_MIN_GAP_MS);
     const cur = this.timers.get(tenant);
-    if (cur && cur.at <= dueAt) return;
+    if (cur && cur.at <= at) return;
     if (cur) clearTimeout(cur.timer);
     const timer = setTimeout(() => {
       this.timers.delete(tenant);
+      this.swept.set(tenant, this.deps.clock.now());
       this.ask(tenant, { type: 'sweep', graceMs: this.graceMs }).then(
         (r) => {
           this.announce(tenant, r.changes);
@@ -83,14 +94,15 @@ export class PresenceService {
         },
         (err) => this.deps.logger.warn({ err, tenant }, 'presence sweep failed'),
       );
-    }, Math.max(0, dueAt - this.deps.clock.now()) + 5);
+    }, Math.max(0, at - this.deps.clock.now()) + 5);
     timer.unref();
-    this.timers.set(tenant, { at: dueAt, timer });
+    this.timers.set(tenant, { at, timer });
   }
 
   close(): void {
     this.closed = true;
     for (const t of this.timers.values()) clearTimeout(t.timer);
     this.timers.clear();
+    this.swept.clear();
   }
 }

@@ -126,3 +126,27 @@ t.test('presence - customers online, journey from customer activity, staff only,
   await offline;
   await eventually(async () => (await http.get('/chat/customers/online')).body.total === 0, 2000, 'customer offline');
 });
+
+t.test('presence - sockets closing over half a second set off a few sweeps, not one per grace deadline', async (t) => {
+  const app = await startTestApp(t, { config: { chat: { presenceGraceMs: 50 } } });
+  await createOrg(app, 'acme');
+  const http = client(app.url, staffHeaders(app, 'acme'));
+  const agents = Array.from({ length: 40 }, (_, i) => agent(app, 'acme', `crowd${i}`));
+  const sockets = await Promise.all(agents.map((a) => chatSocket(t, app, 'acme', a)));
+  await eventually(async () => (await http.get('/chat/agents/online')).body.total === 40, 5000, 'all online');
+  // Count the sweeps the edge asks the presence actor for (the real runtime answers them).
+  let sweeps = 0;
+  const runtime = app.deps.runtime;
+  const ask = runtime.ask.bind(runtime);
+  runtime.ask = ((tenant: string, kind: string, key: string, msg: { type?: string }) => {
+    if (kind === 'presence' && msg.type === 'sweep') sweeps++;
+    return ask(tenant, kind, key, msg);
+  }) as typeof runtime.ask;
+  // Each leaves 12 ms after the last: 40 grace deadlines over ~0.5 s.
+  for (const { s } of sockets) {
+    s.disconnect();
+    await sleep(12);
+  }
+  await eventually(async () => (await http.get('/chat/agents/online')).body.total === 0, 5000, 'all offline after their grace period');
+  t.ok(sweeps <= 10, `${sweeps} sweeps for 40 deadlines (at most one per 100 ms, not one per deadline)`);
+});
