@@ -318,8 +318,9 @@ export class ActorRuntime {
     // A journaled batch is persisted on another path than a transaction (and the reverse): it
     // waits for the actor's earlier commits, so a crash can never keep a later write of the actor
     // without an earlier one (a chat's second message without the first that opened the chat).
-    const crossing = cell.pendingCommits > 0 && batch.journaled !== cell.lastJournaled;
-    cell.lastJournaled = batch.journaled;
+    const journaled = batch.viaJournal;
+    const crossing = cell.pendingCommits > 0 && journaled !== cell.lastJournaled;
+    cell.lastJournaled = journaled;
     cell.pendingCommits++;
     const committed = crossing ? previous.then(() => this.store.commit(batch)) : this.store.commit(batch);
     // Ordering only: a reply waits for every earlier commit to settle, but an earlier commit's

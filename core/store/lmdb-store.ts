@@ -525,9 +525,10 @@ export class LmdbStore implements Store {
   commit(batch: WriteBatch): Promise<void> {
     const journal = this.journal;
     if (journal && !this.closed && (batch.journaled || journal.busy())) {
+      // Only a batch of log and kv writes can be journaled or overlap journaled keys.
       const ops = journalOps(batch);
       if (ops) {
-        if (batch.journaled) {
+        if (batch.viaJournal) {
           let json: string;
           try {
             json = JSON.stringify(ops);

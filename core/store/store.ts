@@ -39,6 +39,11 @@ export class WriteBatch {
     return this;
   }
 
+  /** Marked journal() and holding only log appends and kv writes: what a store's journal takes. */
+  get viaJournal(): boolean {
+    return this.journaled && this.ops.every((o) => o.op === 'append' || o.op === 'putKv' || o.op === 'deleteKv');
+  }
+
   get size(): number {
     return this.ops.length;
   }

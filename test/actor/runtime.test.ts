@@ -2,6 +2,7 @@ import t from 'tap';
 import { ActorRuntime, type ActorKind } from '../../core/actor/runtime.js';
 import { AppError, appError } from '../../core/errors.js';
 import { LmdbStore } from '../../core/store/lmdb-store.js';
+import { newRecord } from '../../core/store/record.js';
 import { WriteBatch, type Store } from '../../core/store/store.js';
 import { tempDir } from '../helpers/app.js';
 
@@ -11,7 +12,7 @@ interface CounterState {
   busy: boolean;
 }
 type CounterMsg =
-  | { op: 'add'; by: number; id?: number; journal?: boolean }
+  | { op: 'add'; by: number; id?: number; journal?: boolean; record?: boolean }
   | { op: 'get' }
   | { op: 'slow-add'; by: number }
   | { op: 'fail-after-mutating' }
@@ -33,6 +34,8 @@ const counter: ActorKind<CounterState, CounterMsg, unknown> = {
           state.n += msg.by;
           if (msg.id !== undefined) state.log.push(msg.id);
           if (msg.journal) ctx.batch.journal();
+          // A record write makes a batch marked journal() commit as a transaction after all.
+          if (msg.record) ctx.batch.putRecord(newRecord(ctx.tenant, 'note', { n: state.n }), 0);
           ctx.batch.putKv(ctx.tenant, 'counter', ctx.key, { n: state.n, log: state.log });
           ctx.publish(`counter.${ctx.key}`, { n: state.n });
           return state.n;
@@ -166,28 +169,30 @@ t.test('ActorRuntime - replies are released only after their writes commit (outp
   t.equal(await get, 1);
 });
 
-t.test("ActorRuntime - a journaled write is issued only after the actor's earlier transaction landed", async (t) => {
-  const dir = tempDir(t);
-  const inner = new LmdbStore({ path: dir, mapSizeGiB: 1 });
-  await inner.openJournal({ dir: dir + '/journal', sync: 'commit', intervalMs: 3_600_000 });
-  const issued: string[] = [];
-  const gates: Array<() => void> = [];
-  const store: Store = Object.create(inner);
-  store.commit = async (b: WriteBatch) => {
-    if (!b.journaled) await new Promise<void>((r) => gates.push(r));
-    issued.push(b.journaled ? 'journal' : 'transaction');
-    return inner.commit(b);
-  };
-  const { runtime } = setup(t, { store });
-  const first = runtime.ask('acme', 'counter', 'j', { op: 'add', by: 1 });
-  const second = runtime.ask('acme', 'counter', 'j', { op: 'add', by: 2, journal: true });
-  await new Promise((r) => setTimeout(r, 50));
-  t.same(issued, [], 'the journaled write waits while the earlier transaction is held (a crash keeps neither or the first)');
-  gates.splice(0).forEach((g) => g());
-  t.same(await Promise.all([first, second]), [1, 3]);
-  t.same(issued, ['transaction', 'journal']);
-  t.equal(inner.getKv<{ n: number }>('acme', 'counter', 'j')?.n, 3);
-});
+for (const first of [{ journal: false }, { journal: true, record: true }]) {
+  t.test(`ActorRuntime - a journaled write is issued only after the actor's earlier transaction landed (${first.journal ? 'marked journal() but holding a record' : 'a plain transaction'})`, async (t) => {
+    const dir = tempDir(t);
+    const inner = new LmdbStore({ path: dir, mapSizeGiB: 1 });
+    await inner.openJournal({ dir: dir + '/journal', sync: 'commit', intervalMs: 3_600_000 });
+    const issued: string[] = [];
+    const gates: Array<() => void> = [];
+    const store: Store = Object.create(inner);
+    store.commit = async (b: WriteBatch) => {
+      if (!b.viaJournal) await new Promise<void>((r) => gates.push(r));
+      issued.push(b.viaJournal ? 'journal' : 'transaction');
+      return inner.commit(b);
+    };
+    const { runtime } = setup(t, { store });
+    const one = runtime.ask('acme', 'counter', 'j', { op: 'add', by: 1, ...first });
+    const two = runtime.ask('acme', 'counter', 'j', { op: 'add', by: 2, journal: true });
+    await new Promise((r) => setTimeout(r, 50));
+    t.same(issued, [], 'the journaled write waits while the earlier transaction is held (a crash keeps neither or the first)');
+    gates.splice(0).forEach((g) => g());
+    t.same(await Promise.all([one, two]), [1, 3]);
+    t.same(issued, ['transaction', 'journal']);
+    t.equal(inner.getKv<{ n: number }>('acme', 'counter', 'j')?.n, 3);
+  });
+}
 
 t.test('ActorRuntime - a failed commit rejects the reply and the actor reloads committed state', async (t) => {
   const inner = new LmdbStore({ path: tempDir(t), mapSizeGiB: 1 });
