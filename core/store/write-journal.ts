@@ -94,7 +94,11 @@ export class WriteJournal {
   /** Acknowledged frames not yet in the store, oldest first. */
   private pending: Frame[] = [];
   private pendingOps = 0;
-  /** What reads see before the store has it: log entries by tenant+log, kv values by tenant+ns. */
+  /**
+   * What reads see before the store has it: log entries by tenant+log, kv values by tenant+ns. The
+   * values are the writers' own objects (a read of LMDB decodes a fresh copy), so readers must not
+   * change them: a change would reach LMDB with the move.
+   */
   private readonly logs = new Map<string, Map<number, Pending>>();
   private readonly kvs = new Map<string, Map<string, Pending>>();
   private materializing: Promise<boolean> | undefined;
