@@ -84,8 +84,10 @@ class ActorCell {
   /** Resolves (never rejects) when every commit queued so far has settled; replies wait on it. */
   lastCommit: Promise<unknown> = Promise.resolve();
   pendingCommits = 0;
-  /** Whether the last commit queued went through the store's write journal (WriteBatch.journal). */
-  lastJournaled = false;
+  /** Commits queued and not yet settled, by path: [transactions, journaled] (WriteBatch.viaJournal). */
+  readonly pendingByPath: [number, number] = [0, 0];
+  /** Commits waiting for earlier ones before they are issued (see settle). */
+  held = 0;
   idleTimer: NodeJS.Timeout | undefined;
   /** When the actor last went idle (performance.now()): the idle timer measures from it. */
   lastActive = 0;
@@ -318,11 +320,23 @@ export class ActorRuntime {
     // A journaled batch is persisted on another path than a transaction (and the reverse): it
     // waits for the actor's earlier commits, so a crash can never keep a later write of the actor
     // without an earlier one (a chat's second message without the first that opened the chat).
-    const journaled = batch.viaJournal;
-    const crossing = cell.pendingCommits > 0 && journaled !== cell.lastJournaled;
-    cell.lastJournaled = journaled;
+    // While one waits, every later one waits behind it too, so they are still issued in order.
+    const path = batch.viaJournal ? 1 : 0;
+    const hold = cell.pendingByPath[1 - path] > 0 || cell.held > 0;
+    cell.pendingByPath[path]++;
     cell.pendingCommits++;
-    const committed = crossing ? previous.then(() => this.store.commit(batch)) : this.store.commit(batch);
+    let committed: Promise<void>;
+    if (hold) {
+      cell.held++;
+      committed = previous.then(() => {
+        cell.held--;
+        return this.store.commit(batch);
+      });
+    } else committed = this.store.commit(batch);
+    const settled = () => {
+      cell.pendingCommits--;
+      cell.pendingByPath[path]--;
+    };
     // Ordering only: a reply waits for every earlier commit to settle, but an earlier commit's
     // failure is that message's alone (its writes were rolled back on their own), so it never
     // fails a later message whose writes did land.
@@ -332,11 +346,11 @@ export class ActorRuntime {
     );
     committed.then(
       () => {
-        cell.pendingCommits--;
+        settled();
         previous.then(() => this.release(env, result, events));
       },
       (err) => {
-        cell.pendingCommits--;
+        settled();
         this.counters.failures++;
         if (!(err instanceof AppError)) {
           this.log.error({ err, actor: cell.def.kind, tenant: cell.tenant, key: cell.key }, 'actor commit failed');

@@ -185,12 +185,13 @@ for (const first of [{ journal: false }, { journal: true, record: true }]) {
     const { runtime } = setup(t, { store });
     const one = runtime.ask('acme', 'counter', 'j', { op: 'add', by: 1, ...first });
     const two = runtime.ask('acme', 'counter', 'j', { op: 'add', by: 2, journal: true });
+    const three = runtime.ask('acme', 'counter', 'j', { op: 'add', by: 4, journal: true });
     await new Promise((r) => setTimeout(r, 50));
-    t.same(issued, [], 'the journaled write waits while the earlier transaction is held (a crash keeps neither or the first)');
+    t.same(issued, [], 'the journaled writes wait while the earlier transaction is held (a crash keeps none or the first)');
     gates.splice(0).forEach((g) => g());
-    t.same(await Promise.all([one, two]), [1, 3]);
-    t.same(issued, ['transaction', 'journal']);
-    t.equal(inner.getKv<{ n: number }>('acme', 'counter', 'j')?.n, 3);
+    t.same(await Promise.all([one, two, three]), [1, 3, 7]);
+    t.same(issued, ['transaction', 'journal', 'journal'], 'issued in order, the later journaled one behind the held one');
+    t.equal(inner.getKv<{ n: number }>('acme', 'counter', 'j')?.n, 7);
   });
 }
 
