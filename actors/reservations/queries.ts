@@ -19,8 +19,6 @@ import {
 
 export const LOCATION_DATATYPE = 'location';
 
-/** Pages an in-memory list into the spec's list envelope. */
-export const pageOf = pageItems;
 
 /** Memoized definition lookup for one request. */
 export function definitions(store: Store, tenant: string): (id: unknown) => Definition | undefined {
@@ -89,7 +87,7 @@ export function listOwn(
   let items = store.scan(tenant, RESERVATION_DATATYPE, filter).map((r) => present(r, defOf(r.data.reservationDefinitionId)));
   if (opts.from !== undefined) items = items.filter((r) => startOf(r) >= opts.from!);
   items.sort((a, b) => startOf(a) - startOf(b) || (a.sk < b.sk ? -1 : 1));
-  return pageOf(items, opts.page, opts.pageSize, limits);
+  return pageItems(items, opts.page, opts.pageSize, limits);
 }
 
 /** Bookings at a location (or everywhere), older records without a location included via their definition. */

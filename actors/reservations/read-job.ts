@@ -5,7 +5,8 @@
 import type { JobContext } from '../../core/query/protocol.js';
 import type { PageLimits } from '../../core/store/query.js';
 import type { Definition, ServiceDef } from './definition.js';
-import { listOwn, pageOf, slotsOf, today, upcoming } from './queries.js';
+import { pageItems } from '../../core/store/query.js';
+import { listOwn, slotsOf, today, upcoming } from './queries.js';
 
 /** This module, as the pool loads it (.ts under tsx). */
 export const RESERVATION_READS_JOB = new URL(import.meta.url.endsWith('.ts') ? './read-job.ts' : './read-job.js', import.meta.url).href;
@@ -27,10 +28,10 @@ export function run({ store }: JobContext, q: ReservationRead): unknown {
     case 'own':
       return listOwn(store, q.tenant, q.customerId, q.opts, q.limits);
     case 'upcoming':
-      return pageOf(upcoming(store, q.tenant, q.now, q.opts), q.page, q.pageSize, q.limits);
+      return pageItems(upcoming(store, q.tenant, q.now, q.opts), q.page, q.pageSize, q.limits);
     case 'today': {
       const r = today(store, q.tenant, q.now, q.opts);
-      return { ...pageOf(r.items, q.page, q.pageSize, q.limits), date: r.date, timezone: r.timezone };
+      return { ...pageItems(r.items, q.page, q.pageSize, q.limits), date: r.date, timezone: r.timezone };
     }
     case 'slots':
       return slotsOf(store, q.tenant, q.def, q.service, q.date, q.partySize, q.now);

@@ -189,7 +189,7 @@ function clampSize(n: number, limits: PageLimits): number {
 }
 
 /** Pages an in-memory list into the list envelope (page size clamped as for finds). */
-export function pageItems<T>(items: T[], page: number | undefined, pageSize: number | undefined, limits: PageLimits): ListResult<T> {
+export function pageItems<T>(items: readonly T[], page: number | undefined, pageSize: number | undefined, limits: PageLimits): ListResult<T> {
   const { page: p, pageSize: size, offset } = resolvePaging({ page, pageSize }, limits);
   const data = items.slice(offset, offset + size);
   return { data, total: items.length, hasNext: offset + data.length < items.length, page: p, pageSize: size };

@@ -1,6 +1,6 @@
 // Schemas and helpers shared by the chat, presence and community routes.
 import { Type } from '@sinclair/typebox';
-import { resolvePaging } from '../../../core/store/query.js';
+import { pageItems } from '../../../core/store/query.js';
 import type { ListResult } from '../../../core/store/record.js';
 import type { AppDeps } from '../../deps.js';
 
@@ -58,6 +58,5 @@ export function pageQuery(maxPageSize: number) {
 
 /** Pages an in-memory list into the spec's list envelope, with the store's paging rules. */
 export function pageOf<T>(items: T[], q: { page?: number; pageSize?: number }, deps: AppDeps): ListResult<T> {
-  const { page, pageSize, offset } = resolvePaging(q, deps.config.store);
-  return { data: items.slice(offset, offset + pageSize), total: items.length, hasNext: offset + pageSize < items.length, page, pageSize };
+  return pageItems(items, q.page, q.pageSize, deps.config.store);
 }

@@ -9,7 +9,8 @@ import { CHECKIN_ACTOR, type CheckinMessage } from '../../../actors/checkin-queu
 import { history, listPoints, liveTasks, position, summary } from '../../../actors/checkin-queue/queries.js';
 import { RESERVATION_DATATYPE } from '../../../actors/reservations/definition.js';
 import { findDefinition } from '../../../actors/reservations/definition.js';
-import { locationTimezone, pageOf } from '../../../actors/reservations/queries.js';
+import { locationTimezone } from '../../../actors/reservations/queries.js';
+import { pageItems } from '../../../core/store/query.js';
 import { locationOfPoint } from '../../../actors/service-points/client.js';
 import { CHECKIN_WAITING, CHECKIN_WORKFLOW, TASK_DATATYPE } from '../../../actors/workflow/definitions.js';
 import type { AppDeps } from '../../deps.js';
@@ -261,7 +262,7 @@ export function checkinRoutes(_deps: AppDeps): RouteDef[] {
           ...t,
           queuePosition: t.data.stageId === CHECKIN_WAITING ? ++n : 0,
         }));
-        return pageOf(items, ctx.query.page, ctx.query.pageSize, ctx.deps.config.store);
+        return pageItems(items, ctx.query.page, ctx.query.pageSize, ctx.deps.config.store);
       },
     }),
 

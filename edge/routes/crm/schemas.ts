@@ -2,7 +2,7 @@
 // envelope, paging parameters, and paging of an in-memory list into the list envelope.
 import { Type, type TObject, type TProperties } from '@sinclair/typebox';
 import type { ListResult, StoredRecord } from '../../../core/store/record.js';
-import { resolvePaging } from '../../../core/store/query.js';
+import { pageItems } from '../../../core/store/query.js';
 import type { AppDeps } from '../../deps.js';
 
 export { ListOf, recordOf as RecordOf } from '../../schemas.js';
@@ -29,9 +29,7 @@ export const Id = Type.String({ pattern: '^[0-9a-f]{24}$', description: '24-char
 
 /** Pages an already filtered and ordered list into the list envelope. */
 export function pageOf<T>(deps: AppDeps, items: readonly T[], q: { page?: number; pageSize?: number }, extra: object = {}): ListResult<T> & Record<string, unknown> {
-  const { page, pageSize, offset } = resolvePaging({ page: q.page, pageSize: q.pageSize }, deps.config.store);
-  const data = items.slice(offset, offset + pageSize);
-  return { data, total: items.length, hasNext: offset + data.length < items.length, page, pageSize, ...extra };
+  return { ...pageItems(items, q.page, q.pageSize, deps.config.store), ...extra };
 }
 
 /** Newest first by `data.at`, then by id (ids grow with creation time). */

@@ -5,7 +5,7 @@ import { appError } from '../../../core/errors.js';
 import { askWorkflow, type WorkflowMessage } from '../../../actors/workflow/index.js';
 import { findDefinition, loadDefinitions } from '../../../actors/workflow/definitions.js';
 import { listTasks, slaEntries, waitTimes, type SlaEntry } from '../../../actors/workflow/queries.js';
-import { pageOf } from '../../../actors/reservations/queries.js';
+import { pageItems } from '../../../core/store/query.js';
 import type { AppDeps } from '../../deps.js';
 import { route, type RequestContext, type RouteDef } from '../../route.js';
 import { byOf, IdParam, ISODateTime, ListOf, Paging, RecordList, RecordSchema, StringEnum } from './schemas.js';
@@ -52,7 +52,7 @@ function change(type: 'advance' | 'complete' | 'cancel' | 'escalate-now', summar
 }
 
 function slaPage(ctx: RequestContext, entries: SlaEntry[], q: { page?: number; pageSize?: number }) {
-  return pageOf(entries, q.page, q.pageSize, ctx.deps.config.store);
+  return pageItems(entries, q.page, q.pageSize, ctx.deps.config.store);
 }
 
 export function workflowRoutes(_deps: AppDeps): RouteDef[] {
