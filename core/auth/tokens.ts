@@ -70,8 +70,17 @@ function refused(why: string): AppError {
 
 const ALG = 'HS256';
 
+/** A JWT's signature part (the whole string when it has no dot: it is then never verified anyway). */
+function signatureOf(token: string): string {
+  return token.slice(token.lastIndexOf('.') + 1);
+}
+
 export class TokenService {
-  private readonly cache = new Map<string, Principal>();
+  /**
+   * Verified access tokens by signature (the token's last part), holding the whole token to compare:
+   * a map hashes its key on every request, and the signature is a sixth of the token.
+   */
+  private readonly cache = new Map<string, { token: string; principal: Principal }>();
   private readonly clock: Clock;
   private readonly issuer: string;
 
@@ -145,14 +154,17 @@ export class TokenService {
    * honour (no exp or iat, a lifetime over the configured one, issued in the future, revoked).
    */
   verifyAccess(token: string): Principal {
-    let p = this.cache.get(token);
-    if (p) {
+    const key = signatureOf(token);
+    const hit = this.cache.get(key);
+    let p: Principal | undefined;
+    if (hit && hit.token === token) {
+      p = hit.principal;
       if ((p.exp ?? 0) > this.nowSeconds()) {
         // Refresh its place in the LRU order.
-        this.cache.delete(token);
-        this.cache.set(token, p);
+        this.cache.delete(key);
+        this.cache.set(key, hit);
       } else {
-        this.cache.delete(token);
+        this.cache.delete(key);
         p = undefined;
       }
     }
@@ -160,7 +172,7 @@ export class TokenService {
       p = this.principalOf(this.decode(token, 'access'));
       if (this.opts.cacheSize > 0) {
         if (this.cache.size >= this.opts.cacheSize) this.cache.delete(this.cache.keys().next().value as string);
-        this.cache.set(token, p);
+        this.cache.set(key, { token, principal: p });
       }
     }
     const revokedAt = this.opts.revocations?.revokedAt(p.org, p.sub);
@@ -204,7 +216,9 @@ export class TokenService {
 
   /** Drops cached verifications (for example after a credential is revoked). */
   forget(token?: string): void {
-    if (token) this.cache.delete(token);
-    else this.cache.clear();
+    if (token) {
+      const key = signatureOf(token);
+      if (this.cache.get(key)?.token === token) this.cache.delete(key);
+    } else this.cache.clear();
   }
 }
