@@ -7,6 +7,7 @@
 // Whether an event is behind is also kept in the store (kv `door-behind`, event id → 1, written
 // when it falls behind and removed when it catches up), so after a restart the first read of a
 // tenant finds what the crash left behind, and the start of the node resumes it.
+import { loopLoad, type LoopLoad } from '../../core/loop-load.js';
 import type { Store } from '../../core/store/store.js';
 
 export const DOOR_BEHIND_NS = 'door-behind';
@@ -22,9 +23,18 @@ export interface DoorSettings {
    * steps, with other work between them, rather than one long one.
    */
   materializeBatch: number;
+  /**
+   * A background step waits while the event loop was busier than this (percent of the time since
+   * the last look), so a rush at the doors is not slowed by writing records nobody is reading: at
+   * the scan bench's load the steps cost ~7% of a scan's CPU and added their ~1.5 ms stretches to
+   * its tail. 100 never waits. Readers never wait for a quiet loop (default 50).
+   */
+  materializeBusyPercent?: number;
+  /** The longest a background step waits for a quieter loop before it runs anyway (default 1,000 ms). */
+  materializeMaxWaitMs?: number;
 }
 
-export const DEFAULT_DOOR_SETTINGS: DoorSettings = { materializeMs: 25, materializeBatch: 50 };
+export const DEFAULT_DOOR_SETTINGS: DoorSettings = { materializeMs: 25, materializeBatch: 50, materializeBusyPercent: 50, materializeMaxWaitMs: 1_000 };
 
 /**
  * What one materialize step answers once its writes have committed: how many tickets are still
@@ -51,13 +61,31 @@ export class DoorBacklog {
   private readonly loaded = new Set<string>();
   /** Background steps scheduled, by tenant and event. */
   private readonly timers = new Map<string, NodeJS.Timeout>();
+  /** Since when (performance.now()) a background step has waited for a quieter loop, by tenant and event. */
+  private readonly waiting = new Map<string, number>();
   private closed = false;
 
+  /** `loopUse`: the event loop's recent utilization (core/loop-load.ts; tests pass their own). */
   constructor(
     private readonly store: Store,
     private readonly materialize: Materialize,
     readonly settings: DoorSettings,
+    private readonly loopUse: LoopLoad = loopLoad(),
   ) {}
+
+  /** Whether a background step should wait for a quieter loop now (readers never do). */
+  private yields(key: string): boolean {
+    const busyAbove = (this.settings.materializeBusyPercent ?? DEFAULT_DOOR_SETTINGS.materializeBusyPercent!) / 100;
+    const maxWait = this.settings.materializeMaxWaitMs ?? DEFAULT_DOOR_SETTINGS.materializeMaxWaitMs!;
+    const now = performance.now();
+    if (busyAbove < 1 && this.loopUse() > busyAbove) {
+      const since = this.waiting.get(key);
+      if (since === undefined) this.waiting.set(key, now);
+      if (since === undefined || now - since < maxWait) return true;
+    }
+    this.waiting.delete(key);
+    return false;
+  }
 
   /**
    * The scanner of `eventId` holds door fields its records do not, since its scan `seq` (0 when
@@ -82,6 +110,7 @@ export class DoorBacklog {
     if (!s || since === undefined || since > step.seq) return;
     s.delete(eventId);
     if (s.size === 0) this.behind.delete(tenant);
+    this.waiting.delete(tenant + '\u0000' + eventId);
   }
 
   /** A step failed: it may have emptied the scanner's memory before its commit failed. */
@@ -95,6 +124,11 @@ export class DoorBacklog {
     const key = tenant + '\u0000' + eventId;
     if (this.closed || materializeMs <= 0 || this.timers.has(key)) return;
     const timer = setTimeout(() => {
+      if (this.yields(key)) {
+        this.timers.delete(key);
+        this.schedule(tenant, eventId);
+        return;
+      }
       this.materialize(tenant, eventId, materializeBatch).then(
         (step) => {
           this.timers.delete(key);
@@ -166,6 +200,7 @@ export class DoorBacklog {
     this.closed = true;
     for (const t of this.timers.values()) clearTimeout(t);
     this.timers.clear();
+    this.waiting.clear();
   }
 }
 

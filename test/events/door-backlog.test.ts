@@ -90,3 +90,42 @@ t.test('an event leaves the barrier only once a step that saw its latest scan ha
   t.equal(d.behind, 0, 'written on the second try');
   t.equal(backlog.settle('acme'), undefined);
 });
+
+t.test('the background waits while the event loop is busy, at most the longest wait, and readers never wait', async (t) => {
+  const store = new LmdbStore({ path: tempDir(t), mapSizeGiB: 1 });
+  t.teardown(() => store.close());
+  const { d, materialize } = door();
+  let use = 0.9;
+  const settings = { materializeMs: 5, materializeBatch: 10, materializeBusyPercent: 50, materializeMaxWaitMs: 400 };
+  const backlog = new DoorBacklog(store, materialize, settings, () => use);
+  t.teardown(() => backlog.close());
+  const until = async (what: () => boolean, ms: number) => {
+    const end = Date.now() + ms;
+    while (!what() && Date.now() < end) await new Promise((r) => setTimeout(r, 5));
+    return what();
+  };
+
+  d.behind = 100;
+  d.seq = 100;
+  const began = Date.now();
+  backlog.fellBehind('acme', 'ev1', 100);
+  await new Promise((r) => setTimeout(r, 150));
+  t.equal(d.steps.length, 0, 'no background step while the loop is busy');
+  t.ok(await until(() => d.steps.length > 0, 3_000), 'a step runs once the longest wait is over');
+  t.ok(Date.now() - began >= 400, 'and not before it');
+  t.ok(d.behind >= 80, `one step per longest wait while busy (${100 - d.behind} written)`);
+
+  // A reader does not wait for a quiet loop.
+  const reading = backlog.settle('acme');
+  t.not(reading, undefined);
+  await reading;
+  t.equal(d.behind, 0, 'the reader wrote everything while the loop was busy');
+
+  // Quiet again: the background keeps up at its pace.
+  use = 0.1;
+  d.behind = 30;
+  d.seq = 130;
+  backlog.fellBehind('acme', 'ev1', 130);
+  t.ok(await until(() => d.behind === 0, 3_000), 'a quiet loop: the background writes everything');
+  t.equal(backlog.settle('acme'), undefined, 'caught up');
+});

@@ -106,7 +106,8 @@ export function scanningRoutes(svc: EventsService): RouteDef[] {
         'upper-cased, lower-cased), then as a credential code, and lets the ticket in when it may enter: its status ' +
         'becomes `checked_in` and the zone counts it. Two gates scanning one ticket at once get exactly one success. ' +
         'Every scan is logged, and the answer is sent only once the scan is durable: its log entry is its one write, and ' +
-        'the ticket record learns its door fields behind, in batches (`DOOR_MATERIALIZE_MS`, `DOOR_MATERIALIZE_BATCH`); every ' +
+        'the ticket record learns its door fields behind, in batches (`DOOR_MATERIALIZE_MS`, `DOOR_MATERIALIZE_BATCH`) that ' +
+        'wait while the server is busy (`DOOR_MATERIALIZE_BUSY_PERCENT`, `DOOR_MATERIALIZE_MAX_WAIT_MS`); every ' +
         'read of tickets waits for the fields of scans already answered, so it never shows an older door state. Send `eventId`: a code that ' +
         'matches no ticket then counts in that event\'s stats (`total`, `denied`, `byZone`, `byHour`); without it, ' +
         'such a scan names no event and is logged for the organisation only. ' +
