@@ -27,14 +27,14 @@ export interface DoorSettings {
    * A background step waits while the event loop was busier than this (percent of the time since
    * the last look), so a rush at the doors is not slowed by writing records nobody is reading: at
    * the scan bench's load the steps cost ~7% of a scan's CPU and added their ~1.5 ms stretches to
-   * its tail. 100 never waits. Readers never wait for a quiet loop (default 50).
+   * its tail. 100 never waits. Readers never wait for a quiet loop (default 25).
    */
   materializeBusyPercent?: number;
   /** The longest a background step waits for a quieter loop before it runs anyway (default 1,000 ms). */
   materializeMaxWaitMs?: number;
 }
 
-export const DEFAULT_DOOR_SETTINGS: DoorSettings = { materializeMs: 25, materializeBatch: 50, materializeBusyPercent: 50, materializeMaxWaitMs: 1_000 };
+export const DEFAULT_DOOR_SETTINGS: DoorSettings = { materializeMs: 25, materializeBatch: 50, materializeBusyPercent: 25, materializeMaxWaitMs: 1_000 };
 
 /**
  * What one materialize step answers once its writes have committed: how many tickets are still
