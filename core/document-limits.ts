@@ -66,36 +66,61 @@ export function assertJsonDepth(raw: Uint8Array, limits: DocumentLimits, where =
  * walk is recursive but bounded by maxDepth, which it checks before descending.
  */
 export function assertDocument(value: unknown, limits: DocumentLimits, where = 'body'): void {
-  walk(value, limits, where, 1);
+  walk(value, limits, { where, segments: [] }, 1);
 }
 
-function walk(v: unknown, limits: DocumentLimits, at: string, depth: number): void {
+/**
+ * Where the walk is: the path is joined only for an error, so a document within the limits (every
+ * one but a hostile few) costs no string per key.
+ */
+interface Place {
+  where: string;
+  segments: Array<string | number>;
+}
+
+function pathOf(p: Place, last?: string | number): string {
+  const all = last === undefined ? p.segments : [...p.segments, last];
+  return all.length === 0 ? p.where : `${p.where}/${all.join('/')}`;
+}
+
+function walk(v: unknown, limits: DocumentLimits, p: Place, depth: number): void {
   if (typeof v === 'string') {
     if (v.length > limits.maxStringLength) {
-      throw new AppError('ERR_DOCUMENT_LIMIT', [`${at} is ${v.length} characters long; at most ${limits.maxStringLength} are allowed (JSON_MAX_STRING_LENGTH)`]);
+      throw new AppError('ERR_DOCUMENT_LIMIT', [`${pathOf(p)} is ${v.length} characters long; at most ${limits.maxStringLength} are allowed (JSON_MAX_STRING_LENGTH)`]);
     }
     return;
   }
   if (v === null || typeof v !== 'object') return;
-  if (depth > limits.maxDepth) throw tooDeep(at, limits);
+  if (depth > limits.maxDepth) throw tooDeep(pathOf(p), limits);
   if (Array.isArray(v)) {
     if (v.length > limits.maxItems) {
-      throw new AppError('ERR_DOCUMENT_LIMIT', [`${at} has ${v.length} items; at most ${limits.maxItems} are allowed (JSON_MAX_ITEMS)`]);
+      throw new AppError('ERR_DOCUMENT_LIMIT', [`${pathOf(p)} has ${v.length} items; at most ${limits.maxItems} are allowed (JSON_MAX_ITEMS)`]);
     }
-    for (let i = 0; i < v.length; i++) walk(v[i], limits, `${at}/${i}`, depth + 1);
+    for (let i = 0; i < v.length; i++) {
+      const item = v[i];
+      // Scalars other than strings cannot break a limit: no descent.
+      if (item === null || (typeof item !== 'object' && typeof item !== 'string')) continue;
+      p.segments.push(i);
+      walk(item, limits, p, depth + 1);
+      p.segments.pop();
+    }
     return;
   }
   let keys = 0;
   for (const k in v) {
     if (++keys > limits.maxKeys) {
-      throw new AppError('ERR_DOCUMENT_LIMIT', [`${at} has more than ${limits.maxKeys} keys (JSON_MAX_KEYS)`]);
+      throw new AppError('ERR_DOCUMENT_LIMIT', [`${pathOf(p)} has more than ${limits.maxKeys} keys (JSON_MAX_KEYS)`]);
     }
     const bad = hasForbiddenSegment(k);
-    if (bad !== undefined) throw new AppError('ERR_FORBIDDEN_KEY', [`${at}/${k}`, bad]);
+    if (bad !== undefined) throw new AppError('ERR_FORBIDDEN_KEY', [pathOf(p, k), bad]);
     if (k.length > limits.maxStringLength) {
-      throw new AppError('ERR_DOCUMENT_LIMIT', [`a key in ${at} is ${k.length} characters long; at most ${limits.maxStringLength} are allowed (JSON_MAX_STRING_LENGTH)`]);
+      throw new AppError('ERR_DOCUMENT_LIMIT', [`a key in ${pathOf(p)} is ${k.length} characters long; at most ${limits.maxStringLength} are allowed (JSON_MAX_STRING_LENGTH)`]);
     }
-    walk((v as Record<string, unknown>)[k], limits, `${at}/${k}`, depth + 1);
+    const item = (v as Record<string, unknown>)[k];
+    if (item === null || (typeof item !== 'object' && typeof item !== 'string')) continue;
+    p.segments.push(k);
+    walk(item, limits, p, depth + 1);
+    p.segments.pop();
   }
 }
 
