@@ -192,17 +192,18 @@ export class HttpEdge {
     });
   }
 
-  private begin(res: HttpResponse, req: HttpRequest): Exchange {
+  /** `headers` and `url`: what the caller already read from `req` (each read is a call into uWS). */
+  private begin(res: HttpResponse, req: HttpRequest, headers?: Record<string, string>, url?: string): Exchange {
     const ex: Exchange = {
       aborted: false,
       done: false,
-      requestId: callerRequestId(req.getHeader('x-request-id')),
-      origin: req.getHeader('origin') || undefined,
+      requestId: callerRequestId(headers ? (headers['x-request-id'] ?? '') : req.getHeader('x-request-id')),
+      origin: (headers ? headers['origin'] : req.getHeader('origin')) || undefined,
       started: performance.now(),
       bodyBytes: 0,
       method: req.getCaseSensitiveMethod(),
-      path: req.getUrl(),
-      orgid: req.getHeader('orgid'),
+      path: url ?? req.getUrl(),
+      orgid: headers ? (headers['orgid'] ?? '') : req.getHeader('orgid'),
       head: req.getMethod() === 'head',
     };
     this.inflight++;
@@ -329,16 +330,16 @@ export class HttpEdge {
     // Routes that take no credentials get the small anonymous cap unless they set their own.
     const maxBody = def.maxBodyBytes ?? (def.auth === 'none' ? this.maxAnonymousBody : this.maxBody);
     const handler = (res: HttpResponse, req: HttpRequest) => {
-      const ex = this.begin(res, req);
-      if (!this.accepting) {
-        return void this.fail(res, ex, new AppError('ERR_UNAVAILABLE', ['the server is shutting down']), def.path, def.method, true);
-      }
       // Everything from `req` is read now: it is invalid after this callback returns.
       const headers: Record<string, string> = {};
       req.forEach((k, v) => {
         headers[k] = v;
       });
       const url = req.getUrl();
+      const ex = this.begin(res, req, headers, url);
+      if (!this.accepting) {
+        return void this.fail(res, ex, new AppError('ERR_UNAVAILABLE', ['the server is shutting down']), def.path, def.method, true);
+      }
       const rawQuery = req.getQuery() ?? '';
       const params: Record<string, string> = {};
       for (let i = 0; i < names.length; i++) params[names[i]] = req.getParameter(i) ?? '';
