@@ -108,7 +108,15 @@ export interface Config {
   /** The dispatcher of queued outbox messages (core/outbox-dispatcher.ts). */
   outbox: { pollMs: number; batchSize: number; concurrency: number; maxAttempts: number; retryBaseMs: number; retryMaxMs: number };
   cluster: ClusterSettings;
-  auth: { accessTokenTtlSeconds: number; refreshTokenTtlSeconds: number; tokenCacheSize: number; tokenSkewSeconds?: number };
+  auth: {
+    accessTokenTtlSeconds: number;
+    refreshTokenTtlSeconds: number;
+    tokenCacheSize: number;
+    tokenSkewSeconds?: number;
+    /** Password and PIN hashes at once, and waiting (core/auth/password.ts). */
+    hashConcurrency?: number;
+    hashQueueMax?: number;
+  };
   payments: {
     /** Gateways offered (`local`, `stripe`); `stripe` is added when its secret key is set. */
     gateways: string[];
@@ -186,6 +194,8 @@ const ENV: ReadonlyArray<[string, string[], Parse]> = [
   ['ACTOR_IDLE_MS', ['actors', 'idleMs'], int],
   ['AUTH_ACCESS_TOKEN_TTL_SECONDS', ['auth', 'accessTokenTtlSeconds'], int],
   ['AUTH_TOKEN_SKEW_SECONDS', ['auth', 'tokenSkewSeconds'], int],
+  ['AUTH_HASH_CONCURRENCY', ['auth', 'hashConcurrency'], int],
+  ['AUTH_HASH_QUEUE_MAX', ['auth', 'hashQueueMax'], int],
   ['OUTBOX_PROVIDER', ['providers', 'outbox'], text],
   ['OUTBOX_POLL_MS', ['outbox', 'pollMs'], int],
   ['DOOR_MATERIALIZE_MS', ['door', 'materializeMs'], int],

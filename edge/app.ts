@@ -3,6 +3,7 @@
 // port 0 with a temp data directory; edge/main.ts starts it from the environment.
 import { join } from 'node:path';
 import { ActorRuntime } from '../core/actor/runtime.js';
+import { configurePasswordHashing, DEFAULT_HASH_BUDGET } from '../core/auth/password.js';
 import { StoreRevocations } from '../core/auth/revocations.js';
 import { TokenService } from '../core/auth/tokens.js';
 import type { Bus } from '../core/bus/bus.js';
@@ -100,6 +101,11 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
   const runtime = new ActorRuntime({ store, bus, clock, logger, idleMs: config.actors.idleMs, remote: cluster?.remoteAsk });
   cluster?.attachRuntime(runtime);
   const forwarder = cluster ? new ClusterForwarder(cluster, secret) : undefined;
+  // Hashing shares libuv's thread pool with LMDB's commits: a budget keeps threads for the store.
+  configurePasswordHashing({
+    concurrency: config.auth.hashConcurrency ?? DEFAULT_HASH_BUDGET.concurrency,
+    queueMax: config.auth.hashQueueMax ?? DEFAULT_HASH_BUDGET.queueMax,
+  });
   const tokens = new TokenService(secret, {
     accessTtlSeconds: config.auth.accessTokenTtlSeconds,
     refreshTtlSeconds: config.auth.refreshTokenTtlSeconds,
