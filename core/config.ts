@@ -113,10 +113,9 @@ export interface Config {
     refreshTokenTtlSeconds: number;
     tokenCacheSize: number;
     tokenSkewSeconds?: number;
-    /** Password and PIN hashes at once, and waiting (core/auth/password.ts). */
-    hashConcurrency?: number;
-    hashQueueMax?: number;
   };
+  /** Long jobs on libuv's thread pool besides the store's (core/pool-work.ts). */
+  poolWork?: { concurrency: number; queueMax: number };
   payments: {
     /** Gateways offered (`local`, `stripe`); `stripe` is added when its secret key is set. */
     gateways: string[];
@@ -194,8 +193,8 @@ const ENV: ReadonlyArray<[string, string[], Parse]> = [
   ['ACTOR_IDLE_MS', ['actors', 'idleMs'], int],
   ['AUTH_ACCESS_TOKEN_TTL_SECONDS', ['auth', 'accessTokenTtlSeconds'], int],
   ['AUTH_TOKEN_SKEW_SECONDS', ['auth', 'tokenSkewSeconds'], int],
-  ['AUTH_HASH_CONCURRENCY', ['auth', 'hashConcurrency'], int],
-  ['AUTH_HASH_QUEUE_MAX', ['auth', 'hashQueueMax'], int],
+  ['POOL_WORK_CONCURRENCY', ['poolWork', 'concurrency'], int],
+  ['POOL_WORK_QUEUE_MAX', ['poolWork', 'queueMax'], int],
   ['OUTBOX_PROVIDER', ['providers', 'outbox'], text],
   ['OUTBOX_POLL_MS', ['outbox', 'pollMs'], int],
   ['DOOR_MATERIALIZE_MS', ['door', 'materializeMs'], int],

@@ -13,6 +13,7 @@ import { createReadStream, mkdirSync, readdirSync, rmSync, statSync } from 'node
 import { mkdir, open, readdir, readFile, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import { AppError, appError } from './errors.js';
+import { inPoolTurn } from './pool-work.js';
 
 const TENANT = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 const FILE_ID = /^[0-9a-f]{32}$/;
@@ -161,16 +162,19 @@ export class MediaFiles<M = unknown> {
     if (!TENANT.test(tenant)) throw appError('ERR_BAD_REQUEST', 'invalid tenant');
     if (data.length > this.opts.maxBytes) throw new AppError('ERR_UPLOAD_TOO_LARGE', [this.opts.maxBytes]);
     const tmp = this.tmpFile();
-    const fh = await open(tmp, 'wx', 0o600);
-    try {
-      await fh.writeFile(data);
-      await fh.sync();
-    } catch (err) {
+    // Writing and syncing a large file holds a thread-pool thread the store's commits need: in turn.
+    await inPoolTurn('storing a media file', async () => {
+      const fh = await open(tmp, 'wx', 0o600);
+      try {
+        await fh.writeFile(data);
+        await fh.sync();
+      } catch (err) {
+        await fh.close();
+        await rm(tmp, { force: true });
+        throw err;
+      }
       await fh.close();
-      await rm(tmp, { force: true });
-      throw err;
-    }
-    await fh.close();
+    });
     const id = await this.commit(tenant, tmp).catch(async (err) => {
       await rm(tmp, { force: true });
       throw err;
@@ -305,7 +309,7 @@ export class MediaFiles<M = unknown> {
       );
       const fh = await s.opening;
       if (s.closed) throw appError('ERR_NOT_FOUND', `upload ${uploadId}`);
-      await fh.write(data, 0, data.length, index * this.opts.chunkBytes);
+      await inPoolTurn('writing an upload chunk', () => fh.write(data, 0, data.length, index * this.opts.chunkBytes));
     } finally {
       s.writes--;
     }
@@ -327,22 +331,25 @@ export class MediaFiles<M = unknown> {
       const st = this.status(s);
       throw appError('ERR_CONFLICT', `upload ${uploadId} is missing ${s.totalChunks - s.receivedCount} of ${s.totalChunks} chunks${st.missing.length ? ` (first: ${st.missing[0]})` : ''}`);
     }
-    this.detach(s);
-    // The session is gone from here on: any failure must not leave its temp file behind.
-    try {
-      const fh = s.fh!;
+    // The turn is taken before the session is let go: an upload refused a turn (503) can finish later.
+    return inPoolTurn('finishing an upload', async () => {
+      this.detach(s);
+      // The session is gone from here on: any failure must not leave its temp file behind.
       try {
-        await fh.sync();
-      } finally {
-        await fh.close();
+        const fh = s.fh!;
+        try {
+          await fh.sync();
+        } finally {
+          await fh.close();
+        }
+        const sha256 = await hashFile(s.file);
+        const id = await this.commit(tenant, s.file);
+        return { file: { id, sizeBytes: s.sizeBytes, sha256 }, meta: s.meta };
+      } catch (err) {
+        await rm(s.file, { force: true });
+        throw err;
       }
-      const sha256 = await hashFile(s.file);
-      const id = await this.commit(tenant, s.file);
-      return { file: { id, sizeBytes: s.sizeBytes, sha256 }, meta: s.meta };
-    } catch (err) {
-      await rm(s.file, { force: true });
-      throw err;
-    }
+    });
   }
 
   /** Abandons an upload and removes its temp data. */

@@ -3,7 +3,6 @@
 // port 0 with a temp data directory; edge/main.ts starts it from the environment.
 import { join } from 'node:path';
 import { ActorRuntime } from '../core/actor/runtime.js';
-import { configurePasswordHashing, DEFAULT_HASH_BUDGET } from '../core/auth/password.js';
 import { StoreRevocations } from '../core/auth/revocations.js';
 import { TokenService } from '../core/auth/tokens.js';
 import type { Bus } from '../core/bus/bus.js';
@@ -18,6 +17,7 @@ import { largeFreeList } from '../core/store/compact.js';
 import { LmdbStore } from '../core/store/lmdb-store.js';
 import { journalHolds } from '../core/store/write-journal.js';
 import { createQueryPool } from '../core/query/pool.js';
+import { configurePoolWork, DEFAULT_POOL_WORK } from '../core/pool-work.js';
 import type { ClusterNode } from '../core/cluster/node.js';
 import { ClusterForwarder } from './cluster-forward.js';
 import type { AppDeps, CredentialResolver, Module } from './deps.js';
@@ -101,11 +101,8 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
   const runtime = new ActorRuntime({ store, bus, clock, logger, idleMs: config.actors.idleMs, remote: cluster?.remoteAsk });
   cluster?.attachRuntime(runtime);
   const forwarder = cluster ? new ClusterForwarder(cluster, secret) : undefined;
-  // Hashing shares libuv's thread pool with LMDB's commits: a budget keeps threads for the store.
-  configurePasswordHashing({
-    concurrency: config.auth.hashConcurrency ?? DEFAULT_HASH_BUDGET.concurrency,
-    queueMax: config.auth.hashQueueMax ?? DEFAULT_HASH_BUDGET.queueMax,
-  });
+  // Hashing and media files share libuv's thread pool with LMDB's commits: they take turns.
+  configurePoolWork(config.poolWork ?? DEFAULT_POOL_WORK);
   const tokens = new TokenService(secret, {
     accessTtlSeconds: config.auth.accessTokenTtlSeconds,
     refreshTtlSeconds: config.auth.refreshTokenTtlSeconds,

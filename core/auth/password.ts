@@ -5,7 +5,7 @@
 // high-entropy or salted and short-lived, so a SHA-256 digest is enough and lets them be looked up
 // by hash.
 import { createHash, randomBytes, scrypt as scryptCb, timingSafeEqual, type ScryptOptions } from 'node:crypto';
-import { AppError } from '../errors.js';
+import { inPoolTurn } from '../pool-work.js';
 
 export const MIN_PASSWORD_LENGTH = 8;
 export const MAX_PASSWORD_LENGTH = 256;
@@ -21,55 +21,10 @@ export const DEFAULT_COST: ScryptCost = { N: 16384, r: 8, p: 1 };
 const KEY_LENGTH = 32;
 const SALT_LENGTH = 16;
 
-/**
- * How many hashes run at once in this process, and how many may wait for a turn. scrypt runs on
- * libuv's thread pool (UV_THREADPOOL_SIZE, 4 by default), where LMDB commits run too: four
- * sign-ins at once (anyone can send them; an unknown account is hashed all the same) held every
- * organisation's commits ~50 ms each (a commit's median went from 0.3 to 13 ms, with eight from
- * 0.3 to 61 ms). Kept below the pool's size, hashing always leaves threads to the store.
- */
-export interface HashBudget {
-  concurrency: number;
-  queueMax: number;
-}
-
-export const DEFAULT_HASH_BUDGET: HashBudget = { concurrency: 2, queueMax: 200 };
-
-let budget: HashBudget = DEFAULT_HASH_BUDGET;
-let running = 0;
-const waiting: Array<() => void> = [];
-
-/** Sets the process's hashing budget (AUTH_HASH_CONCURRENCY, AUTH_HASH_QUEUE_MAX). */
-export function configurePasswordHashing(b: HashBudget): void {
-  budget = { concurrency: Math.max(1, b.concurrency), queueMax: Math.max(0, b.queueMax) };
-}
-
-/** Hashes running and waiting now (for tests and /metrics). */
-export function passwordHashing(): { running: number; waiting: number } {
-  return { running, waiting: waiting.length };
-}
-
-async function inTurn<T>(work: () => Promise<T>): Promise<T> {
-  if (running < budget.concurrency) running++;
-  else if (waiting.length >= budget.queueMax) {
-    throw new AppError('ERR_UNAVAILABLE', [`password checks are busy: ${waiting.length} are waiting (AUTH_HASH_QUEUE_MAX); retry shortly`], {
-      headers: { 'retry-after': '1' },
-    });
-  } else {
-    // The finishing hash hands its turn over: `running` stays as it is.
-    await new Promise<void>((r) => waiting.push(r));
-  }
-  try {
-    return await work();
-  } finally {
-    const next = waiting.shift();
-    if (next) next();
-    else running--;
-  }
-}
-
+/** scrypt runs on libuv's thread pool, where the store's commits run too: it takes turns (core/pool-work.ts). */
 function scrypt(secret: string, salt: Buffer, keylen: number, opts: ScryptOptions): Promise<Buffer> {
-  return inTurn(
+  return inPoolTurn(
+    'a password check',
     () =>
       new Promise((resolve, reject) => {
         scryptCb(secret.normalize('NFKC'), salt, keylen, { ...opts, maxmem: 256 * opts.N! * opts.r! }, (err, key) =>

@@ -2,7 +2,7 @@
 // changes it and the value in force on this server (read from its config, so the page never
 // disagrees with what the server does).
 import type { Config } from '../../core/config.js';
-import { DEFAULT_HASH_BUDGET } from '../../core/auth/password.js';
+import { DEFAULT_POOL_WORK } from '../../core/pool-work.js';
 import { MAX_PENDING_OPS } from '../../core/store/write-journal.js';
 
 export interface LimitRow {
@@ -31,10 +31,10 @@ export function limitRows(config: Config): LimitRow[] {
     { setting: '(fixed)', value: `${n(MAX_PENDING_OPS)} writes`, meaning: "chat writes the store's write journal holds before they move into LMDB (more only while LMDB refuses them: a full disk); past it a chat message answers 503" },
     { setting: '(fixed)', value: '`__proto__`, `constructor`, `prototype`', meaning: 'keys (or dotted-path segments) refused with 400 anywhere in a body or payload' },
     {
-      setting: 'AUTH_HASH_CONCURRENCY, AUTH_HASH_QUEUE_MAX',
-      value: `${n(config.auth.hashConcurrency ?? DEFAULT_HASH_BUDGET.concurrency)}, ${n(config.auth.hashQueueMax ?? DEFAULT_HASH_BUDGET.queueMax)}`,
+      setting: 'POOL_WORK_CONCURRENCY, POOL_WORK_QUEUE_MAX',
+      value: `${n((config.poolWork ?? DEFAULT_POOL_WORK).concurrency)}, ${n((config.poolWork ?? DEFAULT_POOL_WORK).queueMax)}`,
       meaning:
-        'password and PIN checks (scrypt, ~50 ms each) running at once on this node, and waiting for a turn: they share a thread pool with the store\'s commits, so more at once would stall every organisation\'s writes; past the queue a sign-in answers 503 with `Retry-After`',
+        'password and PIN checks (scrypt, ~50 ms each) and media file writes and syncs running at once on this node, and waiting for a turn: they share a thread pool with the store\'s commits, so more at once would stall every organisation\'s writes; past the queue the request (a sign-in, an upload) answers 503 with `Retry-After`',
     },
     { setting: 'QUERY_TIMEOUT_MS', value: `${n(q.timeoutMs)} ms`, meaning: 'time of one client query (find, dynamic query, aggregation) in a worker; past it the query is stopped and answers 400 naming the budget' },
     { setting: 'QUERY_WORKER_HEAP_MB', value: `${n(q.workerHeapMb)} MiB`, meaning: 'heap of a query worker; a query that needs more is stopped and answers 400' },

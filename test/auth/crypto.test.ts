@@ -3,16 +3,7 @@
 import t from 'tap';
 import { FailureLimiter, ACCOUNT_RULE } from '../../actors/auth/limiter.js';
 import { ORG_ID, orgSlug } from '../../actors/auth/model.js';
-import {
-  configurePasswordHashing,
-  DEFAULT_HASH_BUDGET,
-  digestSecret,
-  hashPassword,
-  newNumericCode,
-  passwordHashing,
-  safeEqual,
-  verifyPassword,
-} from '../../core/auth/password.js';
+import { digestSecret, hashPassword, newNumericCode, safeEqual, verifyPassword } from '../../core/auth/password.js';
 import { base32Decode, base32Encode, hotp, newTotpSecret, otpauthUri, totp, verifyTotp } from '../../core/auth/totp.js';
 import { ManualClock } from '../../core/clock.js';
 import { AppError } from '../../core/errors.js';
@@ -47,28 +38,6 @@ t.test('password - parameters travel with the hash', async (t) => {
   const cheap = await hashPassword('pin-1234', { N: 1024, r: 8, p: 1 });
   t.match(cheap, /^scrypt\$1024\$8\$1\$/);
   t.ok(await verifyPassword('pin-1234', cheap));
-});
-
-t.test('password - hashes take turns within their budget, and a full queue answers 503', async (t) => {
-  // scrypt runs on libuv's thread pool, where LMDB commits run too: the budget keeps threads free.
-  configurePasswordHashing({ concurrency: 2, queueMax: 5 });
-  t.teardown(() => configurePasswordHashing(DEFAULT_HASH_BUDGET));
-  const stored = await hashPassword('right password', { N: 1024, r: 8, p: 1 });
-  let most = 0;
-  const watch = setInterval(() => (most = Math.max(most, passwordHashing().running)), 1);
-  const checks = Array.from({ length: 7 }, (_, i) => verifyPassword(i % 2 ? 'right password' : 'wrong', stored));
-  t.same(passwordHashing(), { running: 2, waiting: 5 }, 'two run, five wait');
-  const refused = await verifyPassword('one too many', stored).then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  t.ok(refused instanceof AppError && refused.code === 'ERR_UNAVAILABLE' && refused.statusCode === 503, 'past the queue: 503');
-  t.equal((refused as AppError).headers?.['retry-after'], '1', 'with Retry-After');
-  t.match((refused as AppError).message, /AUTH_HASH_QUEUE_MAX/, 'naming the limit');
-  t.same(await Promise.all(checks), [false, true, false, true, false, true, false], 'every waiting check answers its own result');
-  clearInterval(watch);
-  t.ok(most <= 2, `never more than two at once (${most})`);
-  t.same(passwordHashing(), { running: 0, waiting: 0 }, 'every turn given back');
 });
 
 t.test('password - digests and constant-time comparison', async (t) => {

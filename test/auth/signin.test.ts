@@ -2,7 +2,8 @@
 // listing and the failure slow-down, against a real server. Every reply is checked at the end for
 // credentials (leak-guard.ts).
 import t from 'tap';
-import { configurePasswordHashing, DEFAULT_HASH_BUDGET, hashPassword, passwordHashing, verifyPassword } from '../../core/auth/password.js';
+import { hashPassword, verifyPassword } from '../../core/auth/password.js';
+import { configurePoolWork, DEFAULT_POOL_WORK, poolWork } from '../../core/pool-work.js';
 import { ManualClock } from '../../core/clock.js';
 import { createOrg, startTestApp, tokenFor } from '../helpers/app.js';
 import { DEFAULT_PASSWORD, bearer, lastCode, signIn, signupCustomer, signupOrg, signupStaff, type Session } from '../helpers/auth.js';
@@ -375,20 +376,20 @@ t.test('tenant isolation - an org created in the store has no accounts of anothe
   t.equal(r.status, 401);
 });
 
-t.test('password budget - a sign-in past the hashing queue answers 503 with Retry-After, in the envelope', async (t) => {
-  // One hash at a time and one waiting (AUTH_HASH_CONCURRENCY, AUTH_HASH_QUEUE_MAX), on a node of its own.
-  const small = await startTestApp(t, { clock, config: { auth: { hashConcurrency: 1, hashQueueMax: 1 } } });
-  t.teardown(() => configurePasswordHashing(DEFAULT_HASH_BUDGET));
+t.test('thread-pool turns - a sign-in past the queue answers 503 with Retry-After, in the envelope', async (t) => {
+  // One job at a time and one waiting (POOL_WORK_CONCURRENCY, POOL_WORK_QUEUE_MAX), on a node of its own.
+  const small = await startTestApp(t, { clock, config: { poolWork: { concurrency: 1, queueMax: 1 } } });
+  t.teardown(() => configurePoolWork(DEFAULT_POOL_WORK));
   const org = await signupOrg(small, { email: 'owner@budget.example', orgName: 'Budget' });
   // Two slow checks (~0.25 s each) fill the turn and the queue while the sign-in arrives.
   const slow = await hashPassword('held', { N: 65536, r: 8, p: 1 });
   const held = [verifyPassword('held', slow), verifyPassword('held', slow)];
-  t.same(passwordHashing(), { running: 1, waiting: 1 });
+  t.same(poolWork(), { running: 1, waiting: 1 });
   const busy = await signIn(small, org.orgId, 'owner@budget.example', DEFAULT_PASSWORD);
   t.equal(busy.status, 503, 'no room to wait: 503');
   t.equal(busy.headers['retry-after'], '1');
   t.equal(busy.body.statusCode, 503);
-  t.match(busy.body.message, /AUTH_HASH_QUEUE_MAX/);
+  t.match(busy.body.message, /POOL_WORK_QUEUE_MAX/);
   t.same(await Promise.all(held), [true, true], 'the held checks finish');
   const later = await signIn(small, org.orgId, 'owner@budget.example', DEFAULT_PASSWORD);
   t.equal(later.status, 200, 'with turns free again, sign-in works');
