@@ -326,13 +326,11 @@ export class MediaFiles<M = unknown> {
    * missing or still being written. Answers the stored file and the upload's metadata.
    */
   async finish(tenant: string, uploadId: string): Promise<{ file: StoredFile; meta: M }> {
-    const s = this.session(tenant, uploadId);
-    if (s.receivedCount !== s.totalChunks || s.writes > 0) {
-      const st = this.status(s);
-      throw appError('ERR_CONFLICT', `upload ${uploadId} is missing ${s.totalChunks - s.receivedCount} of ${s.totalChunks} chunks${st.missing.length ? ` (first: ${st.missing[0]})` : ''}`);
-    }
-    // The turn is taken before the session is let go: an upload refused a turn (503) can finish later.
+    this.complete(tenant, uploadId);
+    // The turn is taken before the session is let go: an upload refused a turn (503) can finish
+    // later. While it waited, the upload may have been finished, aborted or written to again: asked anew.
     return inPoolTurn('finishing an upload', async () => {
+      const s = this.complete(tenant, uploadId);
       this.detach(s);
       // The session is gone from here on: any failure must not leave its temp file behind.
       try {
@@ -350,6 +348,16 @@ export class MediaFiles<M = unknown> {
         throw err;
       }
     });
+  }
+
+  /** The session of an upload whose every chunk is in and none is being written: else 404 or 409. */
+  private complete(tenant: string, uploadId: string): Session<M> {
+    const s = this.session(tenant, uploadId);
+    if (s.receivedCount !== s.totalChunks || s.writes > 0) {
+      const st = this.status(s);
+      throw appError('ERR_CONFLICT', `upload ${uploadId} is missing ${s.totalChunks - s.receivedCount} of ${s.totalChunks} chunks${st.missing.length ? ` (first: ${st.missing[0]})` : ''}`);
+    }
+    return s;
   }
 
   /** Abandons an upload and removes its temp data. */

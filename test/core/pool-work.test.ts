@@ -56,3 +56,21 @@ t.test('media files wait for the same turns, and a refused upload can still fini
   t.equal(done.file.sizeBytes, 2048, 'the refused upload finished once a turn was free');
   t.same(poolWork(), { running: 0, waiting: 0 });
 });
+
+t.test('an upload finished twice while both wait for a turn is stored once; the second answers 404', async (t) => {
+  configurePoolWork({ concurrency: 1, queueMax: 2 });
+  const media = new MediaFiles<{ name: string }>({ root: tempDir(t), maxBytes: 1 << 20, chunkBytes: 1024, chunkTimeoutMs: 60_000 });
+  t.teardown(() => media.close());
+  const up = media.begin('acme', 1024, { name: 'b.bin' });
+  await media.writeChunk('acme', up.uploadId, 0, Buffer.alloc(1024, 4));
+  const slow = await hashPassword('held', { N: 65536, r: 8, p: 1 });
+  const held = verifyPassword('held', slow);
+  const first = media.finish('acme', up.uploadId);
+  const second = refusal(media.finish('acme', up.uploadId));
+  t.same(poolWork(), { running: 1, waiting: 2 }, 'both finishes wait for the turn');
+  await held;
+  t.equal((await first).file.sizeBytes, 1024, 'the first one stores the file');
+  const e = await second;
+  t.ok(e instanceof AppError && e.statusCode === 404, `the second finds no upload left (${(e as Error)?.message})`);
+  t.same(poolWork(), { running: 0, waiting: 0 });
+});
