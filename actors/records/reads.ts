@@ -19,10 +19,15 @@ import type { RecordsQuery } from './query-job.js';
 /** The records job the query workers run (query-job.ts beside this file; .ts under tsx). */
 export const RECORDS_QUERY_JOB = new URL(import.meta.url.endsWith('.ts') ? './query-job.ts' : './query-job.js', import.meta.url).href;
 
-/** Runs one records query in a worker of the pool, after the door's barrier when it may read tickets. */
+/**
+ * Runs one records query in a worker of the pool, after the door's barrier when it reads tickets.
+ * Every query reads its one datatype (an aggregate cannot reach another: `$lookup`, `$unionWith`
+ * and the like are refused), so a query over anything else never waits for the door: during a
+ * rush the tickets behind can be many, and settling them is the door's cost, not the caller's.
+ */
 export function inWorker<T>(queries: QueryRunner, q: RecordsQuery): Promise<T> {
-  // A dynamic find or an aggregate may reach tickets from another datatype ($lookup): they settle too.
-  const wait = q.op === 'find' || q.op === 'list' || q.op === 'count' || q.op === 'distinct' ? (q.datatype === TICKET_DATATYPE ? settleDoor(queries, q.tenant) : undefined) : settleDoor(queries, q.tenant);
+  const datatype = q.op === 'dynamicFind' ? q.q.datatype : q.datatype;
+  const wait = datatype === TICKET_DATATYPE ? settleDoor(queries, q.tenant) : undefined;
   return wait ? wait.then(() => queries.run<T>(q.tenant, RECORDS_QUERY_JOB, q)) : queries.run<T>(q.tenant, RECORDS_QUERY_JOB, q);
 }
 

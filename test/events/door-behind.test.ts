@@ -40,6 +40,17 @@ t.test('every read path shows a scanned ticket checked in while its record is be
     t.equal(stored(tk.sk), 'checked_in', `${name}: the read wrote it first`);
   }
 
+  // A query over another datatype never waits for the door: the tickets behind stay behind.
+  const other = await makeTicket(staff, ev);
+  t.equal((await staff.post('/events/checkin', { code: other.data.number, zone: 'main' })).body.success, true);
+  const found = await staff.post('/dynamic-query/find', { datatype: 'widget', filter: {}, limit: 10 });
+  const summed = await staff.post('/dynamic-query/aggregate', { datatype: 'widget', pipeline: [{ $count: 'n' }] });
+  t.same([found.status, summed.status], [200, 200], 'queries over another datatype answer');
+  t.equal(stored(other.sk), 'valid', 'and did not write the tickets behind');
+  const counted = await staff.post('/dynamic-query/aggregate', { datatype: 'ticket', pipeline: [{ $match: { 'data.status': 'checked_in', sk: other.sk } }, { $count: 'n' }] });
+  t.same(counted.body.data, [{ n: 1 }], 'an aggregate over tickets waits for the door');
+  t.equal(stored(other.sk), 'checked_in');
+
   // A ticket change at the scanner carries the fields still behind (a refund after entry keeps the entry's times).
   const tk = await makeTicket(staff, ev);
   await staff.post('/events/checkin', { code: tk.data.number, zone: 'vip' });
