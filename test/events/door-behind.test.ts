@@ -46,7 +46,12 @@ t.test('every read path shows a scanned ticket checked in while its record is be
   const found = await staff.post('/dynamic-query/find', { datatype: 'widget', filter: {}, limit: 10 });
   const summed = await staff.post('/dynamic-query/aggregate', { datatype: 'widget', pipeline: [{ $count: 'n' }] });
   t.same([found.status, summed.status], [200, 200], 'queries over another datatype answer');
-  t.equal(stored(other.sk), 'valid', 'and did not write the tickets behind');
+  // Nor do the events routes that read no ticket record.
+  const listed = await staff.get('/events');
+  const one = await staff.get(`/events/${ev.id}`);
+  const types = await staff.get(`/events/${ev.id}/ticket-types`);
+  t.same([listed.status, one.status, types.status], [200, 200, 200], 'the events list, the event and its ticket types answer');
+  t.equal(stored(other.sk), 'valid', 'and none of them wrote the tickets behind');
   const counted = await staff.post('/dynamic-query/aggregate', { datatype: 'ticket', pipeline: [{ $match: { 'data.status': 'checked_in', sk: other.sk } }, { $count: 'n' }] });
   t.same(counted.body.data, [{ n: 1 }], 'an aggregate over tickets waits for the door');
   t.equal(stored(other.sk), 'checked_in');
