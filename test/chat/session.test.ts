@@ -42,9 +42,11 @@ t.test('session - token_expired when the handshake token runs out, then a discon
   const app = await startTestApp(t, { config: { chat: { tokenExpiryGraceMs: 200 } } });
   await createOrg(app, 'acme');
   const cust = await customer(app, 'acme');
-  const shortLived = app.deps.tokens.signAccess({ sub: cust.id, org: 'acme', roles: [], kind: 'customer', email: cust.email }, 1);
+  // Two seconds: `exp` is in whole seconds, so a one-second token signed late in a second could
+  // expire before the handshake that uses it (seen on a loaded machine).
+  const shortLived = app.deps.tokens.signAccess({ sub: cust.id, org: 'acme', roles: [], kind: 'customer', email: cust.email }, 2);
   const { s } = await chatSocket(t, app, 'acme', { ...cust, token: shortLived });
-  const expired = await once(s, 'token_expired', 3000);
+  const expired = await once(s, 'token_expired', 4000);
   t.match(expired, { expiredAt: /Z$/, disconnectInMs: 200 });
   const at = Date.now();
   await once(s, 'disconnect', 2000);
