@@ -104,18 +104,13 @@ export interface Config {
   };
   actors: { idleMs: number; askTimeoutMs: number };
   /** The door's write-behind of ticket door fields (actors/scanner/door-backlog.ts). */
-  door: { materializeMs: number; materializeBatch: number; materializeBusyPercent?: number; materializeMaxWaitMs?: number };
+  door: { materializeMs: number; materializeBatch: number; materializeBusyPercent: number; materializeMaxWaitMs: number };
   /** The dispatcher of queued outbox messages (core/outbox-dispatcher.ts). */
   outbox: { pollMs: number; batchSize: number; concurrency: number; maxAttempts: number; retryBaseMs: number; retryMaxMs: number };
   cluster: ClusterSettings;
-  auth: {
-    accessTokenTtlSeconds: number;
-    refreshTokenTtlSeconds: number;
-    tokenCacheSize: number;
-    tokenSkewSeconds?: number;
-  };
+  auth: { accessTokenTtlSeconds: number; refreshTokenTtlSeconds: number; tokenCacheSize: number; tokenSkewSeconds?: number };
   /** Long jobs on libuv's thread pool besides the store's (core/pool-work.ts). */
-  poolWork?: { concurrency: number; queueMax: number };
+  poolWork: { concurrency: number; queueMax: number };
   payments: {
     /** Gateways offered (`local`, `stripe`); `stripe` is added when its secret key is set. */
     gateways: string[];

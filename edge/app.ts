@@ -17,7 +17,7 @@ import { largeFreeList } from '../core/store/compact.js';
 import { LmdbStore } from '../core/store/lmdb-store.js';
 import { journalHolds } from '../core/store/write-journal.js';
 import { createQueryPool } from '../core/query/pool.js';
-import { configurePoolWork, DEFAULT_POOL_WORK } from '../core/pool-work.js';
+import { configurePoolWork } from '../core/pool-work.js';
 import type { ClusterNode } from '../core/cluster/node.js';
 import { ClusterForwarder } from './cluster-forward.js';
 import type { AppDeps, CredentialResolver, Module } from './deps.js';
@@ -102,7 +102,7 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
   cluster?.attachRuntime(runtime);
   const forwarder = cluster ? new ClusterForwarder(cluster, secret) : undefined;
   // Hashing and media files share libuv's thread pool with LMDB's commits: they take turns.
-  configurePoolWork(config.poolWork ?? DEFAULT_POOL_WORK);
+  configurePoolWork(config.poolWork);
   const tokens = new TokenService(secret, {
     accessTtlSeconds: config.auth.accessTokenTtlSeconds,
     refreshTtlSeconds: config.auth.refreshTokenTtlSeconds,

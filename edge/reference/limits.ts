@@ -2,7 +2,6 @@
 // changes it and the value in force on this server (read from its config, so the page never
 // disagrees with what the server does).
 import type { Config } from '../../core/config.js';
-import { DEFAULT_POOL_WORK } from '../../core/pool-work.js';
 import { MAX_PENDING_OPS } from '../../core/store/write-journal.js';
 
 export interface LimitRow {
@@ -32,7 +31,7 @@ export function limitRows(config: Config): LimitRow[] {
     { setting: '(fixed)', value: '`__proto__`, `constructor`, `prototype`', meaning: 'keys (or dotted-path segments) refused with 400 anywhere in a body or payload' },
     {
       setting: 'POOL_WORK_CONCURRENCY, POOL_WORK_QUEUE_MAX',
-      value: `${n((config.poolWork ?? DEFAULT_POOL_WORK).concurrency)}, ${n((config.poolWork ?? DEFAULT_POOL_WORK).queueMax)}`,
+      value: `${n(config.poolWork.concurrency)}, ${n(config.poolWork.queueMax)}`,
       meaning:
         'password and PIN checks (scrypt, ~50 ms each) and media file writes and syncs running at once on this node, and waiting for a turn: they share a thread pool with the store\'s commits, so more at once would stall every organisation\'s writes; past the queue the request (a sign-in, an upload) answers 503 with `Retry-After`',
     },
