@@ -125,14 +125,15 @@ export class DoorState {
     return z ? Math.max(0, z.entries - z.exits) : 0;
   }
 
-  /** Applies entry `seq` (the next one) of the log. */
-  apply(e: ScanEntry, seq: number): void {
+  /** Applies entry `seq` (the next one) of the log; answers the ticket's door fields not yet in its record. */
+  apply(e: ScanEntry, seq: number): DoorPatch | undefined {
     this.seq = seq;
+    let patch: DoorPatch | undefined;
     if (e.ok && e.ticketId && seq > this.materialized) {
-      const p = this.behind.get(e.ticketId);
+      patch = this.behind.get(e.ticketId);
       // Folded in place: the map keeps the ticket where it first fell behind.
-      if (p) foldPatch(p, e, seq);
-      else this.behind.set(e.ticketId, foldPatch(undefined, e, seq));
+      if (patch) foldPatch(patch, e, seq);
+      else this.behind.set(e.ticketId, (patch = foldPatch(undefined, e, seq)));
     }
     if (e.kind === 'in') {
       bump(this.checkins, e.ok);
@@ -160,6 +161,7 @@ export class DoorState {
       }
     }
     if (e.nonce) this.nonces.set(e.nonce, { ok: e.ok, reason: e.reason, ticketId: e.ticketId });
+    return patch;
   }
 
   stats(): CheckinStats {

@@ -20,7 +20,7 @@ import { nextVersion, type StoredRecord } from '../../core/store/record.js';
 import { issue, ticketOp, type IssueMsg, type IssueResult, type TicketOpMsg } from '../events/tickets.js';
 import { EVENT, eventConfig, SOLD_NS, TICKET, ticketOfEvent, UNKNOWN_ZONE, type SoldCounts } from '../events/records.js';
 import { DOOR_BEHIND_NS, DOOR_MATERIALIZED_NS, doorBacklogOf, type MaterializeStep } from './door-backlog.js';
-import { withDoor } from './door-fields.js';
+import { withDoor, type DoorPatch } from './door-fields.js';
 import { DoorState, type CheckinStats, type NonceResult, type ScanEntry, type ZoneOccupancy } from './door-state.js';
 import { byCredentialCode, byStaticCode, type Located, type RecordReader } from './locate.js';
 import { RecordOverlay } from './record-overlay.js';
@@ -187,10 +187,11 @@ export function scanEntry(kind: 'in' | 'out', s: ScanInput, by: string | null, n
   };
 }
 
-function record(st: ScannerState, ctx: ActorContext, e: ScanEntry): void {
+/** Logs `e` and applies it; answers the ticket's door fields not yet in its record (see DoorState.apply). */
+function record(st: ScannerState, ctx: ActorContext, e: ScanEntry): DoorPatch | undefined {
   const seq = st.door.seq + 1;
   const caughtUp = st.door.behind.size === 0;
-  st.door.apply(e, seq);
+  const patch = st.door.apply(e, seq);
   ctx.batch.append(st.tenant, st.log, seq, e);
   if (caughtUp && st.door.behind.size > 0) {
     // Falling behind is noted in the store once (not per scan), so a restart's first read knows.
@@ -200,11 +201,11 @@ function record(st: ScannerState, ctx: ActorContext, e: ScanEntry): void {
     }
     doorBacklogOf(st.store)?.fellBehind(st.tenant, st.eventId, seq);
   }
+  return patch;
 }
 
-/** The ticket as entry `e` left it (its fields are in the door's memory until materialized). */
-function after(st: ScannerState, t: StoredRecord): StoredRecord {
-  const p = st.door.behind.get(t.sk);
+/** The ticket as a successful entry left it: `p` is what `record` answered for it. */
+function after(t: StoredRecord, p: DoorPatch | undefined): StoredRecord {
   return p ? withDoor(t, p) : t;
 }
 
@@ -269,8 +270,7 @@ function enter(st: ScannerState, ctx: ActorContext, s: ScanInput, by: string | n
   e.ok = true;
   e.first = !t.data.checkedInAt;
   // The log entry is the scan's one write; the record learns it behind (materialize).
-  record(st, ctx, e);
-  return { success: true, ticket: after(st, t) };
+  return { success: true, ticket: after(t, record(st, ctx, e)) };
 }
 
 function checkIn(st: ScannerState, ctx: ActorContext, s: ScanInput, by: string | null): ScanReply {
@@ -315,8 +315,7 @@ function checkOut(st: ScannerState, ctx: ActorContext, s: ScanInput, by: string 
   e.from = st.door.inside.get(t.sk)!;
   if (s.zone === undefined) e.zone = e.from;
   // Status stays checked_in (spec: States and transitions); the ticket is just no longer inside.
-  record(st, ctx, e);
-  return { success: true, ticket: after(st, t) };
+  return { success: true, ticket: after(t, record(st, ctx, e)) };
 }
 
 /**
