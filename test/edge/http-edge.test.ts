@@ -6,7 +6,7 @@ import { appError } from '../../core/errors.js';
 import type { Module } from '../../edge/deps.js';
 import { route } from '../../edge/route.js';
 import { createOrg, startTestApp, staffHeaders, tokenFor, TEST_JWT_SECRET } from '../helpers/app.js';
-import { request } from '../helpers/http.js';
+import { rawRequest, request } from '../helpers/http.js';
 
 const testModule: Module = {
   name: 'edge-test',
@@ -52,6 +52,42 @@ const testModule: Module = {
     }),
     route({
       method: 'GET',
+      path: '/t/own-cache',
+      auth: 'none',
+      tenant: 'none',
+      tag: 'Test',
+      summary: 'sets its own cache-control',
+      handler: (ctx) => {
+        ctx.responseHeaders['cache-control'] = 'max-age=60';
+        return { ok: true };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/t/stream',
+      auth: 'none',
+      tenant: 'none',
+      stream: true,
+      tag: 'Test',
+      summary: 'a streamed JSON answer',
+      handler: (ctx) => {
+        ctx.stream!.end('{"streamed":true}');
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/t/ip',
+      auth: 'none',
+      tenant: 'none',
+      tag: 'Test',
+      summary: 'the caller address',
+      handler: async (ctx) => {
+        await new Promise((r) => setTimeout(r, 1));
+        return { ip: ctx.ip };
+      },
+    }),
+    route({
+      method: 'GET',
       path: '/t/boom',
       auth: 'none',
       tag: 'Test',
@@ -94,6 +130,44 @@ t.test('HttpEdge', async (t) => {
     t.same(r.body, { name: 'tea', qty: 2, tenant: 'acme' }, 'fields outside the response schema are never sent');
     t.match(r.headers['content-type'], /application\/json/);
     t.match(r.headers['x-request-id'], /^[0-9a-f]{16}$/);
+  });
+
+  t.test('standard headers: each sent once, with its value; a handler\'s own replaces the default', async (t) => {
+    const count = (lines: string[] | undefined, name: string) => (lines ?? []).filter((l) => l.toLowerCase().startsWith(name + ':')).length;
+    const STANDARD: Record<string, string> = {
+      'content-type': 'application/json',
+      'x-content-type-options': 'nosniff',
+      'x-frame-options': 'DENY',
+      'referrer-policy': 'no-referrer',
+      'cross-origin-opener-policy': 'same-origin',
+      'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
+      'cache-control': 'no-store',
+    };
+    for (const [path, status] of [['/t/public', 200], ['/t/nope', 404]] as const) {
+      const r = await rawRequest(url, 'GET', path, {});
+      t.equal(r.status, status, path);
+      for (const [name, value] of Object.entries(STANDARD)) {
+        t.equal(count(r.headerLines, name), 1, `${path}: ${name} once`);
+        t.equal(r.headers[name], value, `${path}: ${name}`);
+      }
+      t.equal(count(r.headerLines, 'x-request-id'), 1, `${path}: x-request-id once`);
+    }
+    const own = await rawRequest(url, 'GET', '/t/own-cache', {});
+    t.same(own.body, { ok: true });
+    t.equal(count(own.headerLines, 'cache-control'), 1, 'own cache-control once');
+    t.equal(own.headers['cache-control'], 'max-age=60');
+    for (const name of ['content-type', 'x-content-type-options', 'content-security-policy']) t.equal(count(own.headerLines, name), 1, `own: ${name} once`);
+    const streamed = await rawRequest(url, 'GET', '/t/stream', {});
+    t.same(streamed.body, { streamed: true });
+    t.equal(count(streamed.headerLines, 'content-type'), 1, 'stream: content-type once');
+    t.equal(streamed.headers['content-type'], 'application/json');
+    t.equal(count(streamed.headerLines, 'x-frame-options'), 1, 'stream: security headers once');
+  });
+
+  t.test('ctx.ip is the caller\'s address, read when the handler asks for it', async (t) => {
+    const r = await request(url, '/t/ip');
+    t.equal(r.status, 200);
+    t.equal(r.body.ip, '127.0.0.1');
   });
 
   t.test('x-request-id is echoed', async (t) => {

@@ -9,6 +9,8 @@ export interface Reply<T = any> {
   text: string;
   /** The parsed JSON body, or undefined when the body is not JSON. */
   body: T;
+  /** rawRequest only: the header lines as sent, repeats included. */
+  headerLines?: string[];
 }
 
 export interface RequestOptions {
@@ -118,7 +120,7 @@ export function rawRequest<T = any>(
       } catch {
         parsed = undefined;
       }
-      resolve({ status, headers: replyHeaders, text, body: parsed });
+      resolve({ status, headers: replyHeaders, text, body: parsed, headerLines: headLines.slice(1) });
     });
   });
 }
