@@ -44,7 +44,10 @@ t.test('cluster - nats-server restarted: nodes reconnect and serve, nothing ackn
   }
   const gl = await globex[0].post('/repository/find/note', { options: { pageSize: 50 } });
   t.equal(gl.body.data.length, 3 + 1);
-  t.equal(cluster.owners('acme').length, 1, 'still exactly one owner of acme');
+  // A node reports what it owns every 50 ms through its stdout, so the report may trail the answers
+  // above: wait (bounded) for it to settle on exactly one owner.
+  const owner = await cluster.waitOwner('acme', 5_000);
+  t.equal(cluster.owners('acme').length, 1, `still exactly one owner of acme (node ${owner + 1})`);
 
   // Every node's applier is back on the stream: an organisation made now reaches all of them.
   const { orgId, token } = await signupEverywhere(t, cluster, 2, 'After Restart');
