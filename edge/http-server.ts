@@ -97,17 +97,19 @@ function newRequestId(): string {
 }
 
 /** Sent on every answer. */
-const SECURITY_HEADERS: ReadonlyArray<readonly [Buffer, Buffer]> = [
+const SECURITY_PAIRS: ReadonlyArray<readonly [string, string]> = [
   ['x-content-type-options', 'nosniff'],
   ['x-frame-options', 'DENY'],
   ['referrer-policy', 'no-referrer'],
   ['cross-origin-opener-policy', 'same-origin'],
-].map(([k, v]) => [bytes(k), bytes(v)] as const);
+];
 /** Sent on JSON answers, unless the handler set its own. */
-const JSON_HEADERS: ReadonlyArray<readonly [string, Buffer, Buffer]> = [
+const JSON_PAIRS: ReadonlyArray<readonly [string, string]> = [
   ['content-security-policy', "default-src 'none'; frame-ancestors 'none'"],
   ['cache-control', 'no-store'],
-].map(([k, v]) => [k, bytes(k), bytes(v)] as const);
+];
+const SECURITY_HEADERS = SECURITY_PAIRS.map(([k, v]) => [bytes(k), bytes(v)] as const);
+const JSON_HEADERS = JSON_PAIRS.map(([k, v]) => [k, bytes(k), bytes(v)] as const);
 
 function parseQuery(q: string): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
@@ -130,15 +132,7 @@ function callerRequestId(given: string): string {
  * value carries the rest, lines and all: uWS writes a header as `name: value` CRLF without looking
  * inside, so this is the same bytes in one call instead of seven. Only constants go in here.
  */
-const JSON_BLOCK: readonly [Buffer, Buffer] = [
-  CONTENT_TYPE,
-  bytes(
-    [
-      JSON_TYPE,
-      ...[...SECURITY_HEADERS, ...JSON_HEADERS.map(([, k, v]) => [k, v] as const)].map(([k, v]) => `${k.toString('latin1')}: ${v.toString('latin1')}`),
-    ].join('\r\n'),
-  ),
-];
+const JSON_BLOCK: readonly [Buffer, Buffer] = [CONTENT_TYPE, bytes([JSON_TYPE, ...[...SECURITY_PAIRS, ...JSON_PAIRS].map(([k, v]) => `${k}: ${v}`)].join('\r\n'))];
 
 /**
  * The content type (none when `type` is undefined), security headers, and the JSON ones on JSON
