@@ -81,6 +81,9 @@ export interface Config {
     sseHeartbeatMs: number;
     aiStreamTtlMs: number;
     maxMessageLength: number;
+    /** Largest `metadata` of a chat message, as JSON bytes. */
+    maxMetadataBytes: number;
+    /** Most messages replayed to a /chat socket on connect, over every chat its handshake names. */
     replayLimit: number;
     /** Most messages replayed to a /community-chat socket on connect, over all its conversations. */
     communityReplayLimit: number;
@@ -176,6 +179,8 @@ const ENV: ReadonlyArray<[string, string[], Parse]> = [
   ['QUERY_MAX_REGEX_LENGTH', ['query', 'maxRegexLength'], int],
   ['QUERY_MAX_STAGE_DOCUMENTS', ['query', 'maxStageDocuments'], int],
   ['QUERY_MAX_RESULT_BYTES', ['query', 'maxResultBytes'], int],
+  ['CHAT_MAX_METADATA_BYTES', ['chat', 'maxMetadataBytes'], int],
+  ['CHAT_REPLAY_LIMIT', ['chat', 'replayLimit'], int],
   ['COMMUNITY_REPLAY_LIMIT', ['chat', 'communityReplayLimit'], int],
   ['CHAT_DURABILITY', ['chat', 'durability'], text],
   ['CHAT_JOURNAL_MS', ['chat', 'journalMs'], int],

@@ -167,7 +167,8 @@ export class HttpEdge {
   private readonly documentLimits: DocumentLimits;
   /** Streamed answers still open; ended on close() so shutdown does not wait on them. */
   private readonly streams = new Set<ResponseStream>();
-  private readonly limiter?: RateLimiter;
+  /** The organisations' rate limits (off: undefined); socket events are charged to it too. */
+  readonly limiter?: RateLimiter;
   private readonly forwarder?: EdgeForwarder;
 
   constructor(opts: EdgeOptions) {

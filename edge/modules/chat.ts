@@ -36,7 +36,7 @@ export const chatModule: Module = {
     return [...chatRoutes(f, deps), ...presenceRoutes(f, deps), ...communityRoutes(f, deps), ...aiStreamRoutes(f, deps)];
   },
   attach(edge, deps) {
-    chatFeature(deps).attach(edge.app);
+    chatFeature(deps).attach(edge.app, edge.limiter);
   },
   start(deps) {
     chatFeature(deps).start();

@@ -169,7 +169,7 @@ const CLIENT_EVENTS: Record<Namespace, Record<string, ClientEvent>> = {
 /** The client events the server handles: the keys of its validator tables. */
 export function handledEvents(config: Config): Record<Namespace, Record<string, TSchema>> {
   const max = config.chat.maxMessageLength;
-  return { chat: chatEvents(max), community: communityEvents(max) };
+  return { chat: chatEvents(max, config.chat.maxMetadataBytes), community: communityEvents(max) };
 }
 
 const plain = (s: TSchema): Json => JSON.parse(JSON.stringify(s)) as Json;
@@ -228,7 +228,8 @@ export function buildAsyncApi(config: Config, host: string, secure: boolean): Js
       description:
         `${n.description}\n\nConnect with Socket.IO v4 to the namespace \`${n.address}\` with ` +
         '`auth: {token, orgId}` (see `x-handshake`). A refused handshake is a `connect_error` whose `data` is the error envelope. ' +
-        'Every client event takes an ack: it receives the result, or `{error: {statusCode, message, error}}`; without an ack a refusal arrives as the `error` event.',
+        'Every client event takes an ack: it receives the result, or `{error: {statusCode, message, error}}`; without an ack a refusal arrives as the `error` event. ' +
+        "Every client event is charged to the organisation's rate limit, the same bucket as its HTTP requests: past it the event is refused with 429 and the connection stays.",
       messages: channelMessages,
       'x-handshake': { $ref: `#/components/schemas/${handshake}` },
     };

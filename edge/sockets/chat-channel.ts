@@ -38,7 +38,7 @@ export function participant(u: SocketUser, name?: string): Participant {
 export function chatChannel(f: ChatFeature): void {
   const { deps, rt, chat: svc, presence } = f;
   const cfg = deps.config.chat;
-  const validators = compileAll(chatEvents(cfg.maxMessageLength));
+  const validators = compileAll(chatEvents(cfg.maxMessageLength, cfg.maxMetadataBytes));
   const nsp = rt.io!.of(NS_CHAT);
   nsp.use(handshake(deps, compilePayload(ChatHandshake)));
 
@@ -68,14 +68,21 @@ export function chatChannel(f: ChatFeature): void {
     const socketId = `${deps.config.nodeId}:${socket.id}`;
     const isAgent = user.role === 'agent';
 
-    /** Sends every message of `chatId` after `afterSeq` to this socket, in order. */
-    const replay = (chatId: string, afterSeq: number) => {
-      const entries = deps.store.readLog<ChatMessage>(tenant, chatLog(chatId), afterSeq + 1, cfg.replayLimit + 1);
-      for (const e of entries.slice(0, cfg.replayLimit)) socket.emit('message', e.entry);
-      if (entries.length > cfg.replayLimit) {
+    /**
+     * Sends the messages of `chatId` after `afterSeq` to this socket, in order, at most `budget`
+     * of them; answers how many it sent. One connect shares one budget (`cfg.replayLimit`) over
+     * every chat it names, so a handshake naming many chats reads and sends no more than one
+     * naming a single busy chat.
+     */
+    const replay = (chatId: string, afterSeq: number, budget: number): number => {
+      const entries = deps.store.readLog<ChatMessage>(tenant, chatLog(chatId), afterSeq + 1, budget + 1);
+      const sent = Math.min(budget, entries.length);
+      for (let i = 0; i < sent; i++) socket.emit('message', entries[i].entry);
+      if (entries.length > sent) {
         // Too much to push: the client pages the rest with getMessages.
-        socket.emit('update', { chatId, type: 'replay-truncated', nextAfterSeq: entries[cfg.replayLimit - 1].seq });
+        socket.emit('update', { chatId, type: 'replay-truncated', nextAfterSeq: sent > 0 ? entries[sent - 1].seq : afterSeq });
       }
+      return sent;
     };
 
     const openSession = async (chatId: string | null): Promise<SessionReply> => {
@@ -129,7 +136,7 @@ export function chatChannel(f: ChatFeature): void {
           lastSeq: deps.store.lastLogSeq(tenant, chatLog(chatId)),
           config: widget,
         });
-        if (auth.lastSeq !== undefined && chat) replay(chatId, auth.lastSeq);
+        if (auth.lastSeq !== undefined && chat) replay(chatId, auth.lastSeq, cfg.replayLimit);
         f.customerSockets.set(socket, state);
       } else {
         const s = await openSession(null);
@@ -150,7 +157,8 @@ export function chatChannel(f: ChatFeature): void {
           chats: mine,
           queue: { waiting: q.waiting },
         });
-        for (const [chatId, seq] of Object.entries(auth.lastSeqs ?? {})) if (svc.chat(tenant, chatId)) replay(chatId, seq);
+        let budget = cfg.replayLimit;
+        for (const [chatId, seq] of Object.entries(auth.lastSeqs ?? {})) if (svc.chat(tenant, chatId)) budget -= replay(chatId, seq, budget);
       }
       // token_expired when the handshake token runs out, then a short grace to reconnect.
       const exp = user.principal.exp;
@@ -204,6 +212,11 @@ export function chatChannel(f: ChatFeature): void {
 
     const send: EventSpec = {
       handler: async (p: { chatId?: string; text: string; clientId?: string; metadata?: Record<string, unknown> }) => {
+        // Stored with the message and sent with it on every replay and page: bounded like its text.
+        if (p.metadata !== undefined) {
+          const bytes = Buffer.byteLength(JSON.stringify(p.metadata));
+          if (bytes > cfg.maxMetadataBytes) throw appError('ERR_VALIDATION', `payload/metadata is ${bytes} bytes of JSON; at most ${cfg.maxMetadataBytes} (CHAT_MAX_METADATA_BYTES)`);
+        }
         const chatId = target(p.chatId);
         const open =
           !isAgent && chatId === state.chatId
@@ -343,6 +356,7 @@ export function chatChannel(f: ChatFeature): void {
       ready,
       logger: deps.logger,
       documentLimits: deps.config.documents,
+      charge: () => f.chargeEvent(tenant),
       onActivity: () => {
         state.lastActivity = now();
         state.warned = false;

@@ -5,6 +5,7 @@ import type { Socket } from 'socket.io';
 import { createAiProvider, type AiProvider } from '../../core/ai.js';
 import type { AppDeps } from '../deps.js';
 import type { TemplatedApp } from '../http-server.js';
+import type { RateLimiter } from '../rate-limit.js';
 import { AiStreams } from './ai-streams.js';
 import { chatChannel, sweepChatSockets, type ChatSocketState } from './chat-channel.js';
 import { ChatService } from './chat-service.js';
@@ -34,6 +35,7 @@ export class ChatFeature {
   /** Chats with sockets on this node, by chat topic: when their last message went by. */
   readonly activity = new Map<string, ChatActivity>();
   private sweeper: NodeJS.Timeout | undefined;
+  private limiter: RateLimiter | undefined;
   private unsubscribeSms: Unsubscribe | undefined;
 
   constructor(readonly deps: AppDeps) {
@@ -54,7 +56,8 @@ export class ChatFeature {
     this.community = new CommunityService(deps, this.rt);
   }
 
-  attach(app: TemplatedApp): void {
+  attach(app: TemplatedApp, limiter?: RateLimiter): void {
+    this.limiter = limiter;
     this.rt.attach(app);
     chatChannel(this);
     communityChannel(this);
@@ -68,6 +71,14 @@ export class ChatFeature {
     });
     this.sweeper = setInterval(() => this.sweep(), this.deps.config.chat.sweepIntervalMs);
     this.sweeper.unref();
+  }
+
+  /**
+   * Charges one client event to its organisation's rate limit, as a request is charged (spec:
+   * Limits, "all endpoints, per org and plan"); throws the same 429 over the plan.
+   */
+  chargeEvent(tenant: string): void {
+    this.limiter?.chargeOrg(tenant, this.deps.store.getOrg(tenant)?.plan);
   }
 
   private observe(tenant: string, o: Extract<Outbound, { op: 'emit' }>): void {

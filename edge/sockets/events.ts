@@ -36,6 +36,8 @@ export interface BindOptions {
   onActivity?(): void;
   /** Bounds every payload is checked against before its schema (JSON_MAX_DEPTH and the rest). */
   documentLimits: DocumentLimits;
+  /** Charges one event to the organisation's rate limit; throws (429) when it is spent. */
+  charge?(): void;
 }
 
 export function errorReply(err: unknown): { statusCode: number; message: string | string[]; error: string } {
@@ -69,6 +71,13 @@ export function bindEvents(socket: Socket, o: BindOptions): void {
     // Events decoded after the disconnect (socket.io's own dispatch drops them too).
     if (!socket.connected) return;
     const ack = typeof args[args.length - 1] === 'function' ? (args.pop() as Ack) : undefined;
+    // Every event the client sends costs the organisation, unknown ones too, before any work.
+    try {
+      o.charge?.();
+    } catch (err) {
+      refuse(socket, o, event, err, ack);
+      return;
+    }
     const spec = Object.hasOwn(o.events, event) ? o.events[event] : undefined;
     if (!spec) {
       refuse(socket, o, event, appError('ERR_BAD_REQUEST', `unknown event "${event}"`), ack);

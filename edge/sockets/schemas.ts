@@ -51,7 +51,7 @@ export const ChatHandshake = Type.Object({
     Type.Record(Type.String({ pattern: '^[0-9a-f]{24}$' }), Seq, {
       additionalProperties: false,
       maxProperties: MAX_LAST_SEQS,
-      description: `Last seq seen per chat id (agents in several chats, at most ${MAX_LAST_SEQS}): every later message of each is replayed`,
+      description: `Last seq seen per chat id (agents in several chats, at most ${MAX_LAST_SEQS}): later messages are replayed, chat by chat in the order named, at most the replay limit over all of them; an \`update\` of type \`replay-truncated\` names each chat that stopped early and where to page on with getMessages`,
     }),
   ),
   widgetId: Type.Optional(Short(100)),
@@ -78,12 +78,12 @@ export const CommunityHandshake = Type.Object({
 });
 export type CommunityHandshake = Static<typeof CommunityHandshake>;
 
-export function chatEvents(maxText: number) {
+export function chatEvents(maxText: number, maxMetadataBytes: number) {
   const Send = Type.Object({
     chatId: Type.Optional(Id),
     text: messageText(maxText),
     clientId: Type.Optional(ClientId),
-    metadata: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    metadata: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: `Free-form, stored and sent with the message: at most ${maxMetadataBytes} bytes of JSON (CHAT_MAX_METADATA_BYTES; larger is a 400)` })),
   });
   const ChatRef = Type.Object({ chatId: Id });
   return {
