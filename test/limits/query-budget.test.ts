@@ -210,6 +210,15 @@ t.test('query budget', async (t) => {
     for (let i = 0; i < 40_000; i++) {
       batch.putRecord(newRecord('acme', 'lead', { name: `lead ${i}`, status: 'new', value: i }, { now: base + i }));
       batch.putRecord(newRecord('acme', 'sf_product', { name: `product ${String(i).padStart(5, '0')}`, price: 1 }, { now: base + i }));
+      const at = new Date(base + i).toISOString();
+      batch.putRecord(newRecord('acme', 'comm_message', { channel: 'sms', direction: 'inbound', from: `+1555${String(i).padStart(7, '0')}`, to: '+15550000000', body: `sms ${i}`, at }, { now: base + i }));
+    }
+    // The CRM's other whole-datatype lists, each past the inline limit.
+    for (let i = 0; i < 1_100; i++) {
+      const at = new Date(base + i).toISOString();
+      batch.putRecord(newRecord('acme', 'inbox_conversation', { channel: 'sms', contact: `+1666${String(i).padStart(7, '0')}`, status: 'open', unread: i % 2, lastMessageAt: at }, { now: base + i }));
+      batch.putRecord(newRecord('acme', 'social_activity', { kind: 'comment', platform: 'x', text: `comment ${i}`, at }, { now: base + i }));
+      batch.putRecord(newRecord('acme', 'customer_activity', { email: 'busy@example.com', type: 'screen_view', name: `screen ${i % 7}`, importance: 1, properties: {}, at }, { now: base + i }));
     }
     await app.deps.store.commit(batch);
     // On the event loop each listing held it for as long as it took (decode, filter and sort of
@@ -220,6 +229,10 @@ t.test('query budget', async (t) => {
         t.same(body.data.map((l: { data: { value: number } }) => l.data.value), [39_999, 39_998]);
       }],
       ['/storefront/products?q=product 39999', (body) => t.same(body.data.map((p: { data: { name: string } }) => p.data.name), ['product 39999'])],
+      ['/crm/communications/all?pageSize=2', (body) => {
+        t.equal(body.total, 40_000);
+        t.same(body.data.map((m: { data: { body: string } }) => m.data.body), ['sms 39999', 'sms 39998']);
+      }],
     ];
     // A listing of few candidates (B's one lead) runs on the event loop, measured on keys first;
     // A's 40,000 go to a worker.
@@ -239,6 +252,22 @@ t.test('query budget', async (t) => {
       check(r.body);
       t.ok(pool.dispatched > before, `${path}: in a worker`);
     }
+    const crm: Array<[string, (body: any) => void]> = [
+      ['/crm/inbox/conversations?unread=true&pageSize=1', (body) => t.same([body.total, body.unreadTotal, body.data[0].data.contact], [550, 550, '+16660001099'])],
+      ['/sync/social-activities/comments?pageSize=1', (body) => t.same([body.total, body.data[0].data.text], [1_100, 'comment 1099'])],
+      ['/crm/customer-activity/busy@example.com/timeline?pageSize=1', (body) => t.equal(body.total, 1_100)],
+      ['/crm/customer-activity/busy@example.com/summary', (body) => t.equal(body.total, 1_100)],
+    ];
+    for (const [path, check] of crm) {
+      const sent = pool.dispatched;
+      const r = await a.get(path);
+      t.equal(r.status, 200, path);
+      check(r.body);
+      t.equal(pool.dispatched, sent + 1, `${path}: in a worker`);
+    }
+    const few = pool.dispatched;
+    t.equal((await b.get('/crm/communications/all')).body.total, 0, "B's empty communications list");
+    t.equal(pool.dispatched, few, 'runs in place');
   });
 
   t.test('closing the app ends every worker', async (t) => {

@@ -2,37 +2,18 @@
 // recordings. Inbound SMS and calls arrive through the phone module's provider webhooks; outbound
 // SMS through the inbox (`POST /crm/inbox/update?send=true`). Every list is newest first.
 import { Type } from '@sinclair/typebox';
-import { normalizePhone } from '../../../actors/inbox/contact.js';
 import { COMM_MESSAGE } from '../../../actors/inbox/conversation.js';
 import { CALL_RECORDING, PHONE_CALL, recordingRecordId } from '../../../actors/phone/call.js';
 import { appError } from '../../../core/errors.js';
-import type { StoredRecord } from '../../../core/store/record.js';
 import type { Filter } from '../../../core/store/query.js';
-import { route, type RequestContext, type RouteDef } from '../../route.js';
-import { Enum, inWindow, ListOf, newestFirst, pageOf, PageProps, RecordOf, SinceUntilProps } from './schemas.js';
+import { route, type RouteDef } from '../../route.js';
+import { crmList } from './listing.js';
+import { Enum, ListOf, PageProps, RecordOf, SinceUntilProps } from './schemas.js';
 
 const TAG = 'Communications';
 const Direction = Enum(['inbound', 'outbound']);
 const AnyRecord = RecordOf();
 const ContactQ = Type.Optional(Type.String({ minLength: 1, maxLength: 320, description: 'A phone number or address on either side' }));
-
-/** Matches a record whose either side is `contact` (phone numbers compared without punctuation). */
-function involves(r: StoredRecord, contact: string | undefined): boolean {
-  if (!contact) return true;
-  const want = normalizePhone(contact) ?? contact.trim().toLowerCase();
-  for (const k of ['from', 'to', 'contact']) {
-    const v = r.data[k];
-    if (typeof v !== 'string') continue;
-    if ((normalizePhone(v) ?? v.toLowerCase()) === want) return true;
-  }
-  return false;
-}
-
-/** The page of `records` that involve the contact and fall in the window, newest first. */
-function commsPage(ctx: RequestContext, records: StoredRecord[], q: { contact?: string; since?: string; until?: string; page?: number; pageSize?: number }) {
-  const all = records.filter((r) => involves(r, q.contact) && inWindow(r, q.since, q.until)).sort(newestFirst);
-  return pageOf(ctx.deps, all, q);
-}
 
 export function communicationRoutes(): RouteDef[] {
   return [
@@ -48,7 +29,7 @@ export function communicationRoutes(): RouteDef[] {
         const q = ctx.query;
         const f: Filter = { 'data.channel': 'sms' };
         if (q.direction) f['data.direction'] = q.direction;
-        return commsPage(ctx, ctx.deps.store.scan(ctx.tenant, COMM_MESSAGE, f), q);
+        return crmList(ctx, { list: 'communications', ...q, sources: [{ datatype: COMM_MESSAGE, filter: f }] });
       },
     }),
     route({
@@ -70,7 +51,7 @@ export function communicationRoutes(): RouteDef[] {
         const f: Filter = {};
         if (q.direction) f['data.direction'] = q.direction;
         if (q.status) f['data.status'] = q.status;
-        return commsPage(ctx, ctx.deps.store.scan(ctx.tenant, PHONE_CALL, f), q);
+        return crmList(ctx, { list: 'communications', ...q, sources: [{ datatype: PHONE_CALL, filter: f }] });
       },
     }),
     route({
@@ -93,9 +74,10 @@ export function communicationRoutes(): RouteDef[] {
       handler: (ctx) => {
         const q = ctx.query;
         const f: Filter = q.direction ? { 'data.direction': q.direction } : {};
-        const messages = q.type === 'call' ? [] : ctx.deps.store.scan(ctx.tenant, COMM_MESSAGE, q.type ? { ...f, 'data.channel': q.type } : f);
-        const calls = q.type && q.type !== 'call' ? [] : ctx.deps.store.scan(ctx.tenant, PHONE_CALL, f);
-        return commsPage(ctx, [...messages, ...calls], q);
+        const sources = [];
+        if (q.type !== 'call') sources.push({ datatype: COMM_MESSAGE, filter: q.type ? { ...f, 'data.channel': q.type } : f });
+        if (!q.type || q.type === 'call') sources.push({ datatype: PHONE_CALL, filter: f });
+        return crmList(ctx, { list: 'communications', ...q, sources });
       },
     }),
     route({
@@ -113,7 +95,7 @@ export function communicationRoutes(): RouteDef[] {
       response: ListOf(AnyRecord),
       handler: (ctx) => {
         const q = ctx.query;
-        return commsPage(ctx, ctx.deps.store.scan(ctx.tenant, CALL_RECORDING, q.callSid ? { 'data.callSid': q.callSid } : undefined), q);
+        return crmList(ctx, { list: 'communications', ...q, sources: [{ datatype: CALL_RECORDING, filter: q.callSid ? { 'data.callSid': q.callSid } : undefined }] });
       },
     }),
     route({

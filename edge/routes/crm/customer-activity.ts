@@ -1,18 +1,11 @@
 // Customer activity (spec: Endpoints → CRM (staff)): record what a person did, read it back as a
 // timeline or a summary, and erase all of it (the right to erasure).
 import { Type } from '@sinclair/typebox';
-import {
-  ACTIVITY_TYPES,
-  byNewest,
-  CUSTOMER_ACTIVITY,
-  CUSTOMER_ACTIVITY_ACTOR,
-  normalizeEmail,
-  summarize,
-  type ActivityMsg,
-} from '../../../actors/crm/customer-activity.js';
+import { ACTIVITY_TYPES, CUSTOMER_ACTIVITY_ACTOR, normalizeEmail, type ActivityMsg } from '../../../actors/crm/customer-activity.js';
 import type { StoredRecord } from '../../../core/store/record.js';
 import { route, type RouteDef } from '../../route.js';
-import { Enum, Email, inWindow, ListOf, pageOf, PageProps, RecordOf, SinceUntilProps } from './schemas.js';
+import { crmList } from './listing.js';
+import { Enum, Email, ListOf, PageProps, RecordOf, SinceUntilProps } from './schemas.js';
 
 const TAG = 'Customer activity';
 const Type_ = Enum(ACTIVITY_TYPES);
@@ -66,14 +59,7 @@ export function customerActivityRoutes(): RouteDef[] {
       params: Type.Object({ email: Email }),
       query: Type.Object({ type: Type.Optional(Type_), ...SinceUntilProps, ...PageProps }),
       response: ListOf(ActivityRecord),
-      handler: (ctx) => {
-        const q = ctx.query;
-        const all = ctx.deps.store
-          .scan(ctx.tenant, CUSTOMER_ACTIVITY, { 'data.email': normalizeEmail(ctx.params.email) })
-          .filter((r) => (!q.type || r.data.type === q.type) && inWindow(r, q.since, q.until))
-          .sort(byNewest);
-        return pageOf(ctx.deps, all, q);
-      },
+      handler: (ctx) => crmList(ctx, { list: 'activity-timeline', ...ctx.query, email: normalizeEmail(ctx.params.email) }),
     }),
     route({
       method: 'GET',
@@ -94,11 +80,7 @@ export function customerActivityRoutes(): RouteDef[] {
         topActions: Named,
         engagementScore: Type.Number(),
       }),
-      handler: (ctx) => {
-        const email = normalizeEmail(ctx.params.email);
-        const all = ctx.deps.store.scan(ctx.tenant, CUSTOMER_ACTIVITY, { 'data.email': email });
-        return summarize(email, all, ctx.deps.clock.now());
-      },
+      handler: (ctx) => crmList(ctx, { list: 'activity-summary', email: normalizeEmail(ctx.params.email), now: ctx.deps.clock.now() }),
     }),
     route({
       method: 'POST',

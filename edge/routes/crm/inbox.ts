@@ -13,9 +13,9 @@ import {
   type InboxReply,
 } from '../../../actors/inbox/conversation.js';
 import { AppError, appError } from '../../../core/errors.js';
-import type { StoredRecord } from '../../../core/store/record.js';
 import { route, type RouteDef } from '../../route.js';
-import { Enum, Email, Id, ListOf, pageOf, PageProps, RecordOf } from './schemas.js';
+import { crmList } from './listing.js';
+import { Enum, Email, Id, ListOf, PageProps, RecordOf } from './schemas.js';
 import { listRecords } from '../../../actors/records/reads.js';
 
 const TAG = 'Inbox';
@@ -39,19 +39,6 @@ const MessageRecord = RecordOf(
   }),
 );
 
-/** The unread count of a conversation; 0 for anything but a non-negative integer (odd stored data). */
-function unreadOf(c: StoredRecord): number {
-  const n = Number(c.data.unread ?? 0);
-  return Number.isSafeInteger(n) && n > 0 ? n : 0;
-}
-
-function byLastMessage(a: StoredRecord, b: StoredRecord): number {
-  const ta = String(a.data.lastMessageAt ?? a.createdate);
-  const tb = String(b.data.lastMessageAt ?? b.createdate);
-  if (ta !== tb) return ta < tb ? 1 : -1;
-  return a.sk < b.sk ? 1 : -1;
-}
-
 export function inboxRoutes(): RouteDef[] {
   return [
     route({
@@ -71,30 +58,7 @@ export function inboxRoutes(): RouteDef[] {
         ...PageProps,
       }),
       response: ListOf(ConversationRecord, { unreadTotal: Type.Integer(), unreadConversations: Type.Integer() }),
-      handler: (ctx) => {
-        const q = ctx.query;
-        const needle = q.q?.toLowerCase();
-        const assigned = q.assignedTo?.toLowerCase();
-        const all = ctx.deps.store
-          .scan(ctx.tenant, INBOX_CONVERSATION, q.channel ? { 'data.channel': q.channel } : undefined)
-          .filter((c) => {
-            const d = c.data;
-            if (q.status && d.status !== q.status) return false;
-            if (assigned !== undefined && (assigned === 'none' ? d.assignedTo != null : d.assignedTo !== assigned)) return false;
-            if (q.unread !== undefined && unreadOf(c) > 0 !== q.unread) return false;
-            if (needle && !`${d.contact} ${d.contactName ?? ''}`.toLowerCase().includes(needle)) return false;
-            return true;
-          })
-          .sort(byLastMessage);
-        let unreadTotal = 0;
-        let unreadConversations = 0;
-        for (const c of all) {
-          const n = unreadOf(c);
-          unreadTotal += n;
-          if (n > 0) unreadConversations++;
-        }
-        return pageOf(ctx.deps, all, q, { unreadTotal, unreadConversations });
-      },
+      handler: (ctx) => crmList(ctx, { list: 'inbox', ...ctx.query }),
     }),
     route({
       method: 'GET',

@@ -1,7 +1,7 @@
 // Schema pieces shared by the CRM, phone and social route tables: the record envelope, the list
 // envelope, paging parameters, and paging of an in-memory list into the list envelope.
 import { Type, type TObject, type TProperties } from '@sinclair/typebox';
-import type { ListResult, StoredRecord } from '../../../core/store/record.js';
+import type { ListResult } from '../../../core/store/record.js';
 import { pageItems } from '../../../core/store/query.js';
 import type { AppDeps } from '../../deps.js';
 
@@ -30,22 +30,6 @@ export const Id = Type.String({ pattern: '^[0-9a-f]{24}$', description: '24-char
 /** Pages an already filtered and ordered list into the list envelope. */
 export function pageOf<T>(deps: AppDeps, items: readonly T[], q: { page?: number; pageSize?: number }, extra: object = {}): ListResult<T> & Record<string, unknown> {
   return { ...pageItems(items, q.page, q.pageSize, deps.config.store), ...extra };
-}
-
-/** Newest first by `data.at`, then by id (ids grow with creation time). */
-export function newestFirst(a: StoredRecord, b: StoredRecord): number {
-  const ta = String(a.data.at ?? a.createdate);
-  const tb = String(b.data.at ?? b.createdate);
-  if (ta !== tb) return ta < tb ? 1 : -1;
-  return a.sk < b.sk ? 1 : a.sk > b.sk ? -1 : 0;
-}
-
-/** Keeps records whose `data.at` falls in [since, until). */
-export function inWindow(r: StoredRecord, since?: string, until?: string): boolean {
-  const at = Date.parse(String(r.data.at ?? r.createdate));
-  if (since && at < Date.parse(since)) return false;
-  if (until && at >= Date.parse(until)) return false;
-  return true;
 }
 
 /** A string that is one of `values`: validation names the allowed values (a union would not). */

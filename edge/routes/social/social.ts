@@ -3,14 +3,15 @@
 // Admin). An inbound direct message is also threaded into the inbox (channel `social`, contact
 // `<platform>:<handle>`), so staff answer it where they answer everything else.
 import { Type } from '@sinclair/typebox';
-import { SOCIAL_ACTIVITY, SOCIAL_ACTOR, SOCIAL_KINDS, type IngestResult, type SocialItem, type SocialKind } from '../../../actors/crm/social.js';
+import { SOCIAL_ACTOR, SOCIAL_KINDS, type IngestResult, type SocialItem, type SocialKind } from '../../../actors/crm/social.js';
 import { conversationId, normalizeContact } from '../../../actors/inbox/contact.js';
 import { INBOX_ACTOR, type InboxMsg } from '../../../actors/inbox/conversation.js';
 import { AppError } from '../../../core/errors.js';
 import type { Filter } from '../../../core/store/query.js';
 import type { StoredRecord } from '../../../core/store/record.js';
 import { route, type RouteDef } from '../../route.js';
-import { Enum, inWindow, ListOf, newestFirst, pageOf, PageProps, RecordOf, SinceUntilProps } from '../crm/schemas.js';
+import { crmList } from '../crm/listing.js';
+import { Enum, ListOf, PageProps, RecordOf, SinceUntilProps } from '../crm/schemas.js';
 
 const TAG = 'Social sync';
 const MAX_ITEMS = 500;
@@ -76,11 +77,7 @@ function listRoute(path: string, kind: SocialKind, summary: string): RouteDef {
       const f: Filter = { 'data.kind': kind };
       if (q.platform) f['data.platform'] = q.platform.toLowerCase();
       if (q.postId) f['data.postId'] = q.postId;
-      const all = ctx.deps.store
-        .scan(ctx.tenant, SOCIAL_ACTIVITY, f)
-        .filter((r) => inWindow(r, q.since, q.until))
-        .sort(newestFirst);
-      return pageOf(ctx.deps, all, q);
+      return crmList(ctx, { list: 'social', ...q, filter: f });
     },
   });
 }
