@@ -1,4 +1,5 @@
 import t from 'tap';
+import { CHAT_DATATYPE, chatLog } from '../../actors/chat-room/types.js';
 import { newRecord } from '../../core/store/record.js';
 import { WriteBatch } from '../../core/store/store.js';
 import { createOrg, startTestApp, staffHeaders, tokenFor } from '../helpers/app.js';
@@ -64,6 +65,39 @@ t.test('chat REST - sessions, history, messages by email, queue: success, valida
   const mine = (await http.get(`/chat/messages/${cust.email.toUpperCase()}`)).body;
   t.match(mine, { total: 3, hasNext: false });
   t.same(mine.data.map((m: any) => m.text), ['third', 'second', 'first']);
+  // A second, older chat of the same customer whose messages fall before and after these: pages
+  // merge the chats newest first, each reading only its newest messages.
+  const older = newRecord('acme', CHAT_DATATYPE, { customerEmail: cust.email, status: 'closed', customer: mine.data[0].from });
+  const at = (m: any, ms: number) => new Date(Date.parse(m.at) + ms).toISOString();
+  const msg = (seq: number, text: string, when: string) => ({ ...mine.data[0], id: `${older.sk}-${seq}`, chatId: older.sk, seq, text, at: when });
+  await app.deps.store.commit(
+    new WriteBatch()
+      .putRecord(older, 0)
+      .append('acme', chatLog(older.sk), 1, msg(1, 'zero', at(mine.data[2], -60_000)))
+      .append('acme', chatLog(older.sk), 2, msg(2, 'fourth', at(mine.data[0], 60_000))),
+  );
+  const pages = [1, 2, 3].map((n) => http.get(`/chat/messages/${cust.email}?pageSize=2&page=${n}`));
+  t.same(
+    (await Promise.all(pages)).map((r) => [r.body.total, r.body.hasNext, r.body.data.map((m: any) => m.text)]),
+    [
+      [5, true, ['fourth', 'third']],
+      [5, true, ['second', 'first']],
+      [5, false, ['zero']],
+    ],
+    'both chats, newest first, page by page',
+  );
+  // The first page of 2 reads at most 2 messages of each chat, not all 5.
+  const store = app.deps.store as { readLog: (...a: any[]) => unknown[] };
+  const readLog = store.readLog;
+  let read = 0;
+  store.readLog = (...a: any[]) => {
+    const out = readLog.apply(store, a);
+    read += out.length;
+    return out;
+  };
+  const first = await http.get(`/chat/messages/${cust.email}?pageSize=2`);
+  store.readLog = readLog;
+  t.same([first.body.total, read], [5, 4], 'the first page read the newest 2 of each chat');
   t.match((await http.get('/chat/messages/nobody@example.com')).body, { data: [], total: 0 });
   t.equal((await http.get('/chat/messages/not-an-email')).status, 400);
   t.equal((await otherHttp.get(`/chat/messages/${cust.email}`)).body.total, 0);

@@ -3,6 +3,7 @@
 import { Type } from '@sinclair/typebox';
 import { CHAT_DATATYPE, chatLog, emptyReceipts, messageStatus, type ChatData, type ChatMessage as Msg } from '../../../actors/chat-room/types.js';
 import { appError } from '../../../core/errors.js';
+import { resolvePaging } from '../../../core/store/query.js';
 import type { StoredRecord } from '../../../core/store/record.js';
 import type { AppDeps } from '../../deps.js';
 import { route, type RouteDef } from '../../route.js';
@@ -128,13 +129,23 @@ export function chatRoutes(f: ChatFeature, deps: AppDeps): RouteDef[] {
         const chats = deps.store
           .find(ctx.tenant, CHAT_DATATYPE, { 'data.customerEmail': email }, { sort: 'createdate', sortType: 'desc', pageSize: MAX_CHATS_PER_CUSTOMER })
           .data as StoredRecord<ChatData>[];
-        const all = [];
+        // A chat's seqs run from 1 without gaps, newest last: the page is among the newest
+        // `offset + pageSize` messages of each chat, so only those are read (a customer's long
+        // chats are not read whole for the first page), and the total is the sum of last seqs.
+        const { page, pageSize, offset } = resolvePaging(ctx.query, deps.config.store);
+        const need = offset + pageSize;
+        let total = 0;
+        const newest = [];
         for (const c of chats) {
+          const log = chatLog(c.sk);
+          const last = deps.store.lastLogSeq(ctx.tenant, log);
+          total += last;
           const receipts = c.data.receipts ?? emptyReceipts();
-          for (const { entry } of deps.store.readLog<Msg>(ctx.tenant, chatLog(c.sk))) all.push({ ...entry, status: messageStatus(entry, receipts) });
+          for (const { entry } of deps.store.readLog<Msg>(ctx.tenant, log, Math.max(1, last - need + 1), need)) newest.push({ ...entry, status: messageStatus(entry, receipts) });
         }
-        all.sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : b.seq - a.seq));
-        return pageOf(all, ctx.query, deps);
+        newest.sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : b.seq - a.seq));
+        const data = newest.slice(offset, offset + pageSize);
+        return { data, total, hasNext: offset + data.length < total, page, pageSize };
       },
     }),
 
