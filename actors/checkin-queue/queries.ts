@@ -7,7 +7,8 @@ import type { Store } from '../../core/store/store.js';
 import { isBusy, SERVICE_POINT_DATATYPE } from '../service-points/actor.js';
 import { CHECKIN_SERVING, CHECKIN_WAITING, CHECKIN_WORKFLOW, TASK_DATATYPE } from '../workflow/definitions.js';
 import type { TaskRecord } from '../workflow/messages.js';
-import { listRecords, type ListingDeps } from '../records/reads.js';
+import { INLINE_LISTING_MAX, listRecords, type ListingDeps } from '../records/reads.js';
+import { meanServiceMs, SERVICE_SAMPLE, SERVICE_TIMES_NS, type ServiceTimes } from './service-times.js';
 
 /** Service time assumed before a location has served anyone. */
 export const DEFAULT_SERVICE_MINUTES = 15;
@@ -31,13 +32,22 @@ export function liveTasks(store: Store, tenant: string, slug: string): TaskRecor
 
 const minutes = (ms: number): number => Math.round((ms / 60_000) * 10) / 10;
 
-/** Average minutes from being served to completion over the location's recent served tasks. */
+/**
+ * Average minutes from being served to completion over the location's last SERVICE_SAMPLE served
+ * guests: one key-value read (service-times.ts). A location that served guests only before that
+ * sample was kept is measured from its tasks while they are few (INLINE_LISTING_MAX); past that it
+ * gets the default until its next served guest.
+ */
 export function averageServiceMinutes(store: Store, tenant: string, slug: string): number {
+  const mean = meanServiceMs(store.getKv<ServiceTimes>(tenant, SERVICE_TIMES_NS, slug));
+  if (mean !== undefined) return minutes(mean);
+  const filter: Filter = { 'data.businessLocationId': slug, 'data.workflowId': CHECKIN_WORKFLOW, 'data.outcome': 'served' };
+  if (store.candidatesUpTo(tenant, TASK_DATATYPE, filter, INLINE_LISTING_MAX + 1) > INLINE_LISTING_MAX) return DEFAULT_SERVICE_MINUTES;
   const served = store
-    .scan(tenant, TASK_DATATYPE, { 'data.businessLocationId': slug, 'data.workflowId': CHECKIN_WORKFLOW, 'data.outcome': 'served' })
+    .scan(tenant, TASK_DATATYPE, filter)
     .filter((t) => typeof t.data.servedAt === 'string' && typeof t.data.finishedAt === 'string')
     .sort((a, b) => (String(a.data.finishedAt) < String(b.data.finishedAt) ? 1 : -1))
-    .slice(0, 50);
+    .slice(0, SERVICE_SAMPLE);
   if (served.length === 0) return DEFAULT_SERVICE_MINUTES;
   const total = served.reduce((s, t) => s + (Date.parse(String(t.data.finishedAt)) - Date.parse(String(t.data.servedAt))), 0);
   return minutes(total / served.length);

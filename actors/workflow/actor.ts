@@ -10,6 +10,7 @@
 // A stage with `slaMinutes` arms a durable escalation timer when entered; leaving the stage
 // disarms it. Snoozing defers that escalation to the snooze's end.
 import type { ActorContext, ActorKind } from '../../core/actor/runtime.js';
+import { noteServed, SERVICE_TIMES_NS, type ServiceTimes } from '../checkin-queue/service-times.js';
 import { appError } from '../../core/errors.js';
 import { newRecord, nextVersion } from '../../core/store/record.js';
 import { cancelJob, completeJob, scheduleJob } from '../../core/scheduler.js';
@@ -31,6 +32,8 @@ import { outboxOf } from './services.js';
 
 interface WorkflowState {
   view: RecordView;
+  /** Service-time samples of check-in locations as this actor last wrote them (service-times.ts). */
+  serviceTimes: Map<string, ServiceTimes>;
 }
 
 const MAX_COMMENTS = 500;
@@ -285,7 +288,10 @@ function receive(state: WorkflowState, msg: WorkflowMessage, ctx: ActorContext):
       checkExpect(task, msg.expect, msg.type);
       assertOpen(task, msg.type);
       const outcome = str(msg.outcome, 40);
-      return write(state, ctx, task, finish(ctx, task, msg.type === 'complete' ? 'completed' : 'cancelled', outcome));
+      const data = finish(ctx, task, msg.type === 'complete' ? 'completed' : 'cancelled', outcome);
+      const written = write(state, ctx, task, data);
+      noteServed(state.serviceTimes, (slug) => ctx.store.getKv<ServiceTimes>(ctx.tenant, SERVICE_TIMES_NS, slug), ctx.batch, ctx.tenant, data);
+      return written;
     }
 
     case 'set-fields': {
@@ -398,6 +404,6 @@ function receive(state: WorkflowState, msg: WorkflowMessage, ctx: ActorContext):
 
 export const workflowActor: ActorKind<WorkflowState, WorkflowMessage, unknown> = {
   kind: WORKFLOW_ACTOR,
-  activate: (ctx) => ({ view: new RecordView(ctx.store, ctx.tenant) }),
+  activate: (ctx) => ({ view: new RecordView(ctx.store, ctx.tenant), serviceTimes: new Map() }),
   receive,
 };

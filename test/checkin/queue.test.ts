@@ -1,5 +1,7 @@
 import t from 'tap';
-import { createTask } from '../../actors/workflow/index.js';
+import { askWorkflow, createTask } from '../../actors/workflow/index.js';
+import { newRecord } from '../../core/store/record.js';
+import { WriteBatch } from '../../core/store/store.js';
 import { createOrg, tokenFor } from '../helpers/app.js';
 import { request } from '../helpers/http.js';
 import { caller, outbox, seed, sharedApp, venue, type Caller } from '../reservations/world.js';
@@ -160,6 +162,34 @@ t.test('queue - arrival order, summary and position with an estimate', async (t)
   t.equal((await v.staff.get(`/checkin/queue/position/${kitchen.sk}`)).status, 404, 'a kitchen task is not in the check-in queue');
   t.equal((await v.staff.post(`/checkin/${kitchen.sk}/leave`)).status, 404);
   t.equal((await v.staff.get('/checkin/queue')).status, 400, 'businessLocationId is required');
+});
+
+t.test('the wait estimate reads the last 50 served guests of a location, never every task it served', async (t) => {
+  const v = await venue(t, { shared });
+  const summary = async (slug: string) => (await v.staff.get(`/checkin/queue/summary?businessLocationId=${slug}`)).body.averageServiceMinutes;
+  // Guests served before the sample was kept, written straight into the store: a few are
+  // measured (20 minutes each), more than 1,000 are not read at all (the default, 15).
+  const now = v.clock.now();
+  const legacy = (slug: string, served: number) =>
+    newRecord(v.org, 'task', { workflowId: 'check-in', businessLocationId: slug, status: 'completed', outcome: 'served', servedAt: new Date(served).toISOString(), finishedAt: new Date(served + 20 * MIN).toISOString() });
+  const batch = new WriteBatch();
+  for (let i = 0; i < 3; i++) batch.putRecord(legacy('midtown', now - (i + 1) * 60 * MIN));
+  for (let i = 0; i < 1_001; i++) batch.putRecord(legacy('uptown', now - (i + 1) * 60 * MIN));
+  await v.app.deps.store.commit(batch);
+  t.equal(await summary('midtown'), 20, 'a few earlier guests are measured');
+  t.equal(await summary('uptown'), 15, 'more than 1,000 are not read: the default');
+
+  // Served through the workflow actor from now on: the first took 100 minutes, the next 50 ten.
+  const serve = async (minutes: number) => {
+    const task = await createTask(v.app.deps.runtime, v.org, { workflowId: 'check-in', businessLocationId: 'uptown', title: 'Guest' });
+    await askWorkflow(v.app.deps.runtime, v.org, { type: 'set-fields', taskId: task.sk, fields: { servedAt: new Date(v.clock.now() - minutes * MIN).toISOString() } });
+    await askWorkflow(v.app.deps.runtime, v.org, { type: 'complete', taskId: task.sk, outcome: 'served' });
+  };
+  await serve(100);
+  t.equal(await summary('uptown'), 100, 'the first served guest replaces the default');
+  for (let i = 0; i < 50; i++) await serve(10);
+  t.equal(await summary('uptown'), 10, 'the 51st pushes the first out of the sample of 50');
+  t.equal(await summary('midtown'), 20, 'another location keeps its own');
 });
 
 t.test('leave and no-show - finish a task with an outcome; illegal moves are 409', async (t) => {

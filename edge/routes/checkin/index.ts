@@ -274,7 +274,8 @@ export function checkinRoutes(_deps: AppDeps): RouteDef[] {
       summary: 'Waiting and serving counts, average and longest wait of a location',
       description:
         'Waits are those of the guests waiting now (minutes so far). `averageServiceMinutes` is over the last 50 guests served there ' +
-        '(15 before anyone has been).',
+        '(15 before anyone has been, and for a location whose more than 1,000 earlier guests were served before this server kept the ' +
+        'sample, until its next served guest).',
       query: Type.Object({ businessLocationId: Slug }),
       response: Type.Object({
         businessLocationId: Type.String(),
