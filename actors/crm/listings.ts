@@ -32,7 +32,7 @@ export type CrmListing =
 type Page = ListResult<StoredRecord> & { unreadTotal?: number; unreadConversations?: number };
 
 /** Newest first by `data.at`, then by id (ids grow with creation time). */
-export function newestFirst(a: StoredRecord, b: StoredRecord): number {
+function newestFirst(a: StoredRecord, b: StoredRecord): number {
   const ta = String(a.data.at ?? a.createdate);
   const tb = String(b.data.at ?? b.createdate);
   if (ta !== tb) return ta < tb ? 1 : -1;
@@ -40,7 +40,7 @@ export function newestFirst(a: StoredRecord, b: StoredRecord): number {
 }
 
 /** Keeps records whose `data.at` falls in [since, until). */
-export function inWindow(r: StoredRecord, since?: string, until?: string): boolean {
+function inWindow(r: StoredRecord, since?: string, until?: string): boolean {
   const at = Date.parse(String(r.data.at ?? r.createdate));
   if (since && at < Date.parse(since)) return false;
   if (until && at >= Date.parse(until)) return false;
@@ -75,8 +75,7 @@ function byLastMessage(a: StoredRecord, b: StoredRecord): number {
 function inbox(store: Store, tenant: string, q: Extract<CrmListing, { list: 'inbox' }>, limits: PageLimits): Page {
   const needle = q.q?.toLowerCase();
   const assigned = q.assignedTo?.toLowerCase();
-  const all = store
-    .scan(tenant, INBOX_CONVERSATION, sourcesOf(q)[0].filter)
+  const all = read(store, tenant, q)
     .filter((c) => {
       const d = c.data;
       if (q.status && d.status !== q.status) return false;
@@ -111,12 +110,16 @@ export function sourcesOf(q: CrmListing): Array<{ datatype: string; filter?: Fil
   }
 }
 
+/** Every record the listing's sources hold (what sourcesOf measured). */
+function read(store: Store, tenant: string, q: CrmListing): StoredRecord[] {
+  return sourcesOf(q).flatMap((s) => store.scan(tenant, s.datatype, s.filter));
+}
+
 /** Runs one listing against `store`: in place when it is small, else in a query worker (listings-job.ts). */
 export function crmListing(store: Store, tenant: string, q: CrmListing, limits: PageLimits): Page | ActivitySummary {
   switch (q.list) {
     case 'communications': {
-      const all = q.sources
-        .flatMap((s) => store.scan(tenant, s.datatype, s.filter))
+      const all = read(store, tenant, q)
         .filter((r) => involves(r, q.contact) && inWindow(r, q.since, q.until))
         .sort(newestFirst);
       return pageItems(all, q.page, q.pageSize, limits);
@@ -124,20 +127,18 @@ export function crmListing(store: Store, tenant: string, q: CrmListing, limits: 
     case 'inbox':
       return inbox(store, tenant, q, limits);
     case 'social': {
-      const all = store
-        .scan(tenant, SOCIAL_ACTIVITY, q.filter)
+      const all = read(store, tenant, q)
         .filter((r) => inWindow(r, q.since, q.until))
         .sort(newestFirst);
       return pageItems(all, q.page, q.pageSize, limits);
     }
     case 'activity-timeline': {
-      const all = store
-        .scan(tenant, CUSTOMER_ACTIVITY, { 'data.email': q.email })
+      const all = read(store, tenant, q)
         .filter((r) => (!q.type || r.data.type === q.type) && inWindow(r, q.since, q.until))
         .sort(byNewest);
       return pageItems(all, q.page, q.pageSize, limits);
     }
     case 'activity-summary':
-      return summarize(q.email, store.scan(tenant, CUSTOMER_ACTIVITY, { 'data.email': q.email }), q.now);
+      return summarize(q.email, read(store, tenant, q), q.now);
   }
 }

@@ -139,9 +139,11 @@ export function chatRoutes(f: ChatFeature, deps: AppDeps): RouteDef[] {
         for (const c of chats) {
           const log = chatLog(c.sk);
           const last = deps.store.lastLogSeq(ctx.tenant, log);
+          if (last === 0) continue;
           total += last;
           const receipts = c.data.receipts ?? emptyReceipts();
-          for (const { entry } of deps.store.readLog<Msg>(ctx.tenant, log, Math.max(1, last - need + 1), need)) newest.push({ ...entry, status: messageStatus(entry, receipts) });
+          const n = Math.min(need, last);
+          for (const { entry } of deps.store.readLog<Msg>(ctx.tenant, log, last - n + 1, n)) newest.push({ ...entry, status: messageStatus(entry, receipts) });
         }
         newest.sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : b.seq - a.seq));
         const data = newest.slice(offset, offset + pageSize);
