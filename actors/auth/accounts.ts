@@ -156,31 +156,26 @@ export const accountsActor: ActorKind<AccountsState, AccountsMsg, unknown> = {
         return key;
       }
       case 'createCustomer': {
-        // A customer record may exist already without credentials (created by a booking or the
-        // CRM): signing up claims it rather than making a second customer with the same email.
+        // Customer records made for this address by a booking, a purchase or the CRM are not
+        // claimed here: the sign-up only typed the address. The account gets a record of its own,
+        // and sees those records once it proves the address (email-proof.ts customerIdsOf).
         const existing = ov.find(CUSTOMER, { 'data.email': msg.email }, (r) => (r.data as CustomerData).email === msg.email);
-        const claimable = existing.find((c) => !(ov.get(SECURITY, c.sk)?.data as SecurityData | undefined)?.passwordHash);
-        if (existing.length > 0 && !claimable) {
-          throw appError('ERR_CONFLICT', `a customer with email ${msg.email} already has an account in this organisation`);
+        const holder = existing.find((c) => {
+          const sec = ov.get(SECURITY, c.sk)?.data as SecurityData | undefined;
+          return !!(sec?.passwordHash || sec?.emailProven);
+        });
+        if (holder) {
+          throw appError(
+            'ERR_CONFLICT',
+            `a customer account with email ${msg.email} already exists in this organisation; if the address is yours, sign in with a code sent to it (GET /profile/user/magic-link) or reset the password (POST /profile/password/forgot)`,
+          );
         }
-        let customer: StoredRecord;
-        if (claimable) {
-          customer = claimable;
-          const d = customer.data as CustomerData;
-          const patch: CustomerData = { ...d };
-          if (!d.name && msg.name) patch.name = msg.name;
-          if (!d.phone && msg.phone) patch.phone = msg.phone;
-          if (patch.name !== d.name || patch.phone !== d.phone) customer = ov.put(ctx.batch, nextVersion(customer, { data: patch }, now));
-        } else {
-          const data: CustomerData = { email: msg.email, status: 'active' };
-          if (msg.name) data.name = msg.name;
-          if (msg.phone) data.phone = msg.phone;
-          customer = ov.put(ctx.batch, newRecord(ctx.tenant, CUSTOMER, data, { now, state: 'active' }));
-        }
-        const prev = ov.get(SECURITY, customer.sk);
-        const sec: SecurityData = { ...((prev?.data as SecurityData | undefined) ?? { subjectType: 'customer' }), passwordHash: msg.passwordHash, passwordChangedAt: iso };
-        ov.put(ctx.batch, prev ? nextVersion(prev, { data: sec as Record<string, unknown> }, now) : securityRecord(ctx.tenant, customer.sk, sec, now));
-        return { customer, created: !claimable };
+        const data: CustomerData = { email: msg.email, status: 'active' };
+        if (msg.name) data.name = msg.name;
+        if (msg.phone) data.phone = msg.phone;
+        const customer = ov.put(ctx.batch, newRecord(ctx.tenant, CUSTOMER, data, { now, state: 'active' }));
+        ov.put(ctx.batch, securityRecord(ctx.tenant, customer.sk, { subjectType: 'customer', passwordHash: msg.passwordHash, passwordChangedAt: iso }, now));
+        return { customer, created: true };
       }
     }
   },

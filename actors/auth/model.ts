@@ -31,6 +31,10 @@ export const NS = {
   trusted: (email: string) => `trusted_device:${email}`,
   challenge: 'auth_challenge',
   magic: 'auth_magic',
+  /** tenant: one key per address → the password-reset code sent to it. */
+  reset: 'auth_reset',
+  /** tenant: one key per account (`staff:<sk>` or `customer:<sk>`) → its email-verification code. */
+  verify: 'auth_verify',
   family: 'refresh_family',
 } as const;
 
@@ -84,6 +88,12 @@ export interface SecurityData {
   lastTotpStep?: number;
   twoFactorEnabled?: boolean;
   twoFactorMethod?: TwoFactorMethod;
+  /**
+   * The address this account proved it receives mail at (normalized), by a code sent to it. The
+   * account's email counts as proven only while it equals this (email-proof.ts).
+   */
+  emailProven?: string;
+  emailProvenAt?: string;
   [field: string]: unknown;
 }
 
@@ -171,11 +181,14 @@ export interface PublicUser {
   customerId?: string;
   createdate: string;
   isPrimaryContact?: boolean;
+  /** Whether the account proved its email (a code sent to it, a magic-code sign-in or a reset). */
+  emailVerified?: boolean;
 }
 
-export function publicUser(rec: StoredRecord, orgId: string, primaryContactId?: string): PublicUser {
+export function publicUser(rec: StoredRecord, orgId: string, primaryContactId?: string, emailVerified?: boolean): PublicUser {
   const d = rec.data as UserData;
   const out: PublicUser = { id: rec.sk, kind: 'staff', orgId, roles: [...(d.roles ?? [])], createdate: rec.createdate };
+  if (emailVerified !== undefined) out.emailVerified = emailVerified;
   if (d.email) out.email = d.email;
   if (d.name) out.name = d.name;
   if (d.employeeId) out.employeeId = d.employeeId;
@@ -185,9 +198,10 @@ export function publicUser(rec: StoredRecord, orgId: string, primaryContactId?: 
   return out;
 }
 
-export function publicCustomer(rec: StoredRecord, orgId: string): PublicUser {
+export function publicCustomer(rec: StoredRecord, orgId: string, emailVerified?: boolean): PublicUser {
   const d = rec.data as CustomerData;
   const out: PublicUser = { id: rec.sk, kind: 'customer', orgId, roles: [], customerId: rec.sk, createdate: rec.createdate };
+  if (emailVerified !== undefined) out.emailVerified = emailVerified;
   if (d.email) out.email = String(d.email);
   if (d.name) out.name = String(d.name);
   if (d.phone) out.phone = String(d.phone);

@@ -9,7 +9,7 @@
 import type { OutboxEntry } from '../../core/outbox.js';
 
 /** The kinds this area sends. */
-export const CODE_KINDS = { magic: 'magic-code', twoFactor: 'two-factor' } as const;
+export const CODE_KINDS = { magic: 'magic-code', twoFactor: 'two-factor', verifyEmail: 'verify-email', passwordReset: 'password-reset' } as const;
 export type CodeKind = (typeof CODE_KINDS)[keyof typeof CODE_KINDS];
 
 /** Kinds whose body is a credential: ours, and the names other senders may use for the same thing. */

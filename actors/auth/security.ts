@@ -4,6 +4,7 @@
 import type { ActivationContext, ActorContext, ActorKind } from '../../core/actor/runtime.js';
 import { digestSecret, safeEqual } from '../../core/auth/password.js';
 import { base32Decode, verifyTotp } from '../../core/auth/totp.js';
+import { revoke } from '../../core/auth/revocations.js';
 import { appError } from '../../core/errors.js';
 import { newRecord, nextVersion, type StoredRecord } from '../../core/store/record.js';
 import { BACKUP, SECURITY, type BackupData, type SecurityData, type TwoFactorMethod } from './model.js';
@@ -23,7 +24,18 @@ export type SecurityMsg =
   | { t: 'enable'; method: TwoFactorMethod; subjectType: SecurityData['subjectType'] }
   | { t: 'disable'; code?: string }
   | { t: 'setBackup'; hashes: string[] }
-  | { t: 'consume'; code: string };
+  | { t: 'consume'; code: string }
+  | { t: 'proveEmail'; email: string; subjectType: SecurityData['subjectType']; takeOver: boolean }
+  | { t: 'resetPassword'; hash: string; email: string; subjectType: SecurityData['subjectType'] };
+
+/** What proving an address or resetting a password did (email-proof.ts, recovery.ts). */
+export interface ProofResult {
+  ok: true;
+  /** Credentials someone set before the address was proven were dropped. */
+  tookOver: boolean;
+  /** When the account's earlier sessions were revoked (ms); none: nothing was revoked. */
+  revokedAt?: number;
+}
 
 export interface ConsumeResult {
   ok: boolean;
@@ -73,7 +85,51 @@ export const securityActor: ActorKind<SecurityState, SecurityMsg, unknown> = {
       return idx < 0 ? undefined : { b, idx };
     };
 
+    /**
+     * Credentials set before the account proved `email` were set by whoever typed the address,
+     * who may not be its owner (account pre-hijacking): the password, PIN and every second factor
+     * go, with the backup codes.
+     */
+    const unprovenCredentialsDropped = (data: SecurityData): SecurityData => {
+      const {
+        passwordHash: _h,
+        passwordChangedAt: _c,
+        pinHash: _p,
+        pinChangedAt: _pc,
+        totpSecret: _s,
+        totpPending: _tp,
+        totpPendingAt: _ta,
+        lastTotpStep: _l,
+        twoFactorMethod: _m,
+        twoFactorEnabled: _e,
+        ...rest
+      } = data;
+      ov.delete(ctx.batch, BACKUP, sk);
+      return rest as SecurityData;
+    };
+    const hadCredentials = (data: SecurityData | undefined): boolean =>
+      !!(data?.passwordHash || data?.pinHash || data?.totpSecret || data?.twoFactorEnabled);
+
     switch (msg.t) {
+      case 'proveEmail': {
+        const base = cur ?? { subjectType: msg.subjectType };
+        if (base.emailProven === msg.email) return { ok: true, tookOver: false } satisfies ProofResult;
+        const takeOver = msg.takeOver && hadCredentials(cur);
+        const data = takeOver ? unprovenCredentialsDropped(base) : base;
+        write({ ...data, emailProven: msg.email, emailProvenAt: iso });
+        if (!takeOver) return { ok: true, tookOver: false } satisfies ProofResult;
+        // Same batch: the squatter's sessions end with the credentials, on every node.
+        revoke(ctx.batch, ctx.tenant, sk, now, 'address proven by its owner');
+        return { ok: true, tookOver: true, revokedAt: now } satisfies ProofResult;
+      }
+      case 'resetPassword': {
+        const base = cur ?? { subjectType: msg.subjectType };
+        const takeOver = base.emailProven !== msg.email && hadCredentials(cur);
+        const data = takeOver ? unprovenCredentialsDropped(base) : base;
+        write({ ...data, passwordHash: msg.hash, passwordChangedAt: iso, emailProven: msg.email, emailProvenAt: base.emailProven === msg.email ? (base.emailProvenAt ?? iso) : iso });
+        revoke(ctx.batch, ctx.tenant, sk, now, 'password reset');
+        return { ok: true, tookOver: takeOver, revokedAt: now } satisfies ProofResult;
+      }
       case 'setPassword':
         write({ ...(cur ?? { subjectType: msg.subjectType }), passwordHash: msg.hash, passwordChangedAt: iso });
         return { ok: true };

@@ -57,7 +57,10 @@ import {
   type TwoFactorMethod,
   type UserData,
 } from './model.js';
+import { provenCustomerByEmail, recordProven } from './email-proof.js';
+import { EmailVerification } from './email-verification.js';
 import { securitySettingsOf } from './org-settings.js';
+import { PasswordRecovery } from './recovery.js';
 import { REFRESH_ACTOR, type Family, type RefreshMsg, type RefreshReply } from './refresh.js';
 import { SECURITY_ACTOR, type SecurityMsg } from './security.js';
 
@@ -149,9 +152,13 @@ export function deviceOf(headers: Readonly<Record<string, string>>): { device?: 
 
 export class AuthService {
   readonly limiter: FailureLimiter;
+  readonly verification: EmailVerification;
+  readonly recovery: PasswordRecovery;
 
   constructor(readonly deps: AuthDeps) {
     this.limiter = new FailureLimiter(deps.clock);
+    this.verification = new EmailVerification(this);
+    this.recovery = new PasswordRecovery(this);
   }
 
   // ---- lookups (reads straight from the store) ----------------------------------------------
@@ -179,10 +186,13 @@ export class AuthService {
     return this.deps.store.scan(tenant, USER, { 'data.employeeId': employeeId }).find((r) => !isApp(r));
   }
 
-  /** The customer record of an email; the one holding credentials when there are several. */
+  /** The customer record of an email; the account (credentials or a proof) when there are several. */
   customerByEmail(tenant: string, email: string): StoredRecord | undefined {
     const all = this.deps.store.scan(tenant, CUSTOMER, { 'data.email': email });
-    return all.find((c) => this.security(tenant, c.sk)?.passwordHash) ?? all[0];
+    return all.find((c) => {
+      const sec = this.security(tenant, c.sk);
+      return !!(sec?.passwordHash || sec?.emailProven);
+    }) ?? all[0];
   }
 
   cardByUid(tenant: string, cardUid: string): StoredRecord | undefined {
@@ -199,8 +209,9 @@ export class AuthService {
   }
 
   publicOf(tenant: string, s: Subject): PublicUser {
-    if (s.kind === 'customer') return publicCustomer(s.rec, tenant);
-    return publicUser(s.rec, tenant, String(this.deps.store.getOrg(tenant)?.primaryContactUserId ?? ''));
+    const verified = recordProven(this.deps.store, tenant, s.rec);
+    if (s.kind === 'customer') return publicCustomer(s.rec, tenant, verified);
+    return publicUser(s.rec, tenant, String(this.deps.store.getOrg(tenant)?.primaryContactUserId ?? ''), verified);
   }
 
   passcodeSettings(tenant: string): PasscodeSettings {
@@ -211,19 +222,20 @@ export class AuthService {
 
   /**
    * The addresses that are the caller's own, from the store (never from the token): the account's
-   * email and phone, and for staff the phone of the customer record with the same email (where a
-   * personal 2FA sends its SMS). Empty when the account no longer exists.
+   * email and phone, and for staff the phone of the proven customer record with the same email
+   * (where a personal 2FA sends its SMS). Empty when the account no longer exists, and while it has
+   * not proven its email: typing an address at sign-up does not make its mail readable.
    */
   ownAddresses(tenant: string, p: Principal): string[] {
     if (p.kind === 'app') return [];
     const s = this.subject(tenant, p.kind === 'customer' ? 'customer' : 'staff', p.sub);
-    if (!s) return [];
+    if (!s || !recordProven(this.deps.store, tenant, s.rec)) return [];
     const d = s.rec.data as UserData;
     const out = new Set<string>();
     if (d.email) out.add(normalizeEmail(d.email));
     if (d.phone) out.add(String(d.phone));
     if (s.kind === 'staff' && d.email) {
-      const phone = (this.customerByEmail(tenant, normalizeEmail(d.email))?.data as CustomerData | undefined)?.phone;
+      const phone = (provenCustomerByEmail(this.deps.store, tenant, d.email)?.data as CustomerData | undefined)?.phone;
       if (phone) out.add(String(phone));
     }
     return [...out];
@@ -412,7 +424,10 @@ export class AuthService {
     if (input.name?.trim()) msg.name = input.name.trim();
     if (input.phone) msg.phone = input.phone;
     const { customer } = await this.deps.runtime.ask<{ customer: StoredRecord }>(tenant, ACCOUNTS, 'customer', msg);
-    return this.issueSession(tenant, { kind: 'customer', rec: customer }, info);
+    const s: Subject = { kind: 'customer', rec: customer };
+    // The address claims nothing until its owner redeems this code (email-verification.ts).
+    await this.verification.sendFor(tenant, s);
+    return this.issueSession(tenant, s, info);
   }
 
   // ---- password sign-in and challenges ------------------------------------------------------
@@ -448,13 +463,14 @@ export class AuthService {
    * The spec's three cases (Sign-in sequence 5): the org requires 2FA for this kind of account,
    * the person enabled 2FA, or new-device verification is on and the device is not trusted. A
    * person's own 2FA lives on their customer record (the one /profile/security/* manages); staff
-   * are matched to it by email.
+   * are matched to it by email, and only to a record that proved that email: a stranger's sign-up
+   * with a staff member's address never decides how that staff member signs in.
    */
   private async challengeIfDue(tenant: string, s: Subject, info: ClientInfo, opts: { inboxProven?: boolean } = {}): Promise<ChallengeAnswer | undefined> {
     const settings = securitySettingsOf(this.deps.store.getOrg(tenant));
     const data = s.rec.data as UserData;
     const email = data.email ?? '';
-    const person = s.kind === 'customer' ? s.rec : email ? this.customerByEmail(tenant, email) : undefined;
+    const person = s.kind === 'customer' ? s.rec : email ? provenCustomerByEmail(this.deps.store, tenant, email) : undefined;
     const psec = person ? this.security(tenant, person.sk) : undefined;
     const enrolled = psec?.twoFactorEnabled ? (psec.twoFactorMethod ?? 'email') : undefined;
     const orgWide = s.kind === 'staff' ? settings.enableTwoFactorForUsers : settings.enableTwoFactorForCustomers;
@@ -505,7 +521,7 @@ export class AuthService {
    */
   async sendCode(tenant: string, method: TwoFactorMethod, to: string, code: string, kind: CodeKind, account: string): Promise<void> {
     const minutes = CODE_TTL_MS / 60_000;
-    const what = kind === CODE_KINDS.magic ? 'sign-in' : 'verification';
+    const what = kind === CODE_KINDS.magic ? 'sign-in' : kind === CODE_KINDS.passwordReset ? 'password reset' : 'verification';
     if (this.deps.outbox.name === 'local' && this.deps.config.dataDir) {
       const line = JSON.stringify({ time: new Date(this.deps.clock.now()).toISOString(), orgId: tenant, to, kind, code }) + '\n';
       await appendFile(join(this.deps.config.dataDir, LOCAL_CODES_FILE), line, { mode: 0o600 }).catch((err: Error) =>
@@ -621,11 +637,14 @@ export class AuthService {
     const addr = `ip:${info.ip}`;
     this.limiter.check([addr]);
     const r = await this.deps.runtime.ask<MagicReply>(tenant, MAGIC_ACTOR, email, { t: 'redeem', code: code.trim() } satisfies MagicMsg);
-    const s = r.status === 'ok' ? this.subject(tenant, r.kind, r.sub) : undefined;
+    const s = r.status === 'ok' && r.kind && r.sub ? this.subject(tenant, r.kind, r.sub) : undefined;
     if (!s) {
       this.limiter.fail(addr, ADDRESS_RULE);
       throw unauthenticated('the email or code is not right, or the code has expired');
     }
+    // The code came from the inbox without the account's password: the address is proven, and
+    // credentials someone set before that proof stop working (email-verification.ts).
+    await this.verification.pastRevocation(await this.verification.prove(tenant, s, true));
     // The spec (Sign-in sequence 7) has no 2FA on this path; an organisation that counts the
     // inbox as one factor only turns on requireTwoFactorForMagicCode.
     if (!securitySettingsOf(this.org(tenant)).requireTwoFactorForMagicCode) return this.issueSession(tenant, s, info);
@@ -799,8 +818,10 @@ export class AuthService {
       for (const { key, value } of store.listKv<Challenge>(org.orgId, NS.challenge)) {
         if (value.expiresAt < now) batch.deleteKv(org.orgId, NS.challenge, key);
       }
-      for (const { key, value } of store.listKv<{ expiresAt: number; issued: number[] }>(org.orgId, NS.magic)) {
-        if (value.expiresAt < now && value.issued.every((t) => t < now - CODE_TTL_MS)) batch.deleteKv(org.orgId, NS.magic, key);
+      for (const ns of [NS.magic, NS.reset, NS.verify]) {
+        for (const { key, value } of store.listKv<{ expiresAt: number; issued: number[] }>(org.orgId, ns)) {
+          if (value.expiresAt < now && value.issued.every((t) => t < now - CODE_TTL_MS)) batch.deleteKv(org.orgId, ns, key);
+        }
       }
       for (const { key, value } of store.listKv<Family>(org.orgId, NS.family)) {
         if (value.expiresAt + 60_000 < now) batch.deleteKv(org.orgId, NS.family, key);

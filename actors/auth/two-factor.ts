@@ -1,18 +1,27 @@
 // Second-factor management (/profile/security/*). A person's 2FA lives on their customer record:
 // a customer manages their own; a staff member manages the customer record with their email, and
 // one without such a record gets 404 "customer for <email> not found" (spec: Errors, case 6). The
-// enrolment then applies to that person's sign-ins as staff too (matched by email).
+// enrolment then applies to that person's sign-ins as staff too (matched by email). Both the
+// record and a staff caller must have proven the address (email-proof.ts).
 import { randomBytes } from 'node:crypto';
 import type { Principal } from '../../core/auth/tokens.js';
 import { base32Encode, newTotpSecret, otpauthUri } from '../../core/auth/totp.js';
-import { appError } from '../../core/errors.js';
+import { appError, type AppError } from '../../core/errors.js';
 import type { StoredRecord } from '../../core/store/record.js';
 import { WriteBatch } from '../../core/store/store.js';
 import { BACKUP, CUSTOMER, NS, normalizeEmail, type BackupData, type CustomerData, type TwoFactorMethod } from './model.js';
+import { customersByEmail, provenCustomerByEmail, provenEmailOf, recordProven } from './email-proof.js';
 import { SECURITY_ACTOR, backupCodeHash, type SecurityMsg } from './security.js';
 import type { AuthService } from './service.js';
 
 export const BACKUP_CODE_COUNT = 10;
+
+function unproven(): AppError {
+  return appError(
+    'ERR_FORBIDDEN',
+    'verify your email address first: POST /profile/customer/verify-email/send sends a code to it, POST /profile/customer/verify-email {code} proves it',
+  );
+}
 
 export interface TwoFactorStatus {
   email: string;
@@ -37,16 +46,25 @@ function newBackupCode(): string {
 export class TwoFactorAdmin {
   constructor(private readonly svc: AuthService) {}
 
-  /** The customer record whose 2FA this caller manages (spec: Errors, case 6). */
+  /**
+   * The customer record whose 2FA this caller manages (spec: Errors, case 6). It must have proven
+   * its address, and so must a staff caller: a second factor decides who signs in, so only the
+   * owner of the inbox may set it (403 naming verify-email otherwise). A staff user with no customer
+   * record at all still gets the spec's 404 first.
+   */
   person(tenant: string, p: Principal): StoredRecord {
     const { store } = this.svc.deps;
-    const rec =
-      p.kind === 'customer'
-        ? store.getRecord(tenant, CUSTOMER, p.customerId ?? p.sub)
-        : p.email
-          ? this.svc.customerByEmail(tenant, normalizeEmail(p.email))
-          : undefined;
-    if (!rec) throw appError('ERR_NOT_FOUND', `customer for ${p.email ?? p.sub}`);
+    if (p.kind === 'customer') {
+      const rec = store.getRecord(tenant, CUSTOMER, p.customerId ?? p.sub);
+      if (!rec) throw appError('ERR_NOT_FOUND', `customer for ${p.email ?? p.sub}`);
+      if (!recordProven(store, tenant, rec)) throw unproven();
+      return rec;
+    }
+    const email = p.email ? normalizeEmail(p.email) : undefined;
+    if (!email || customersByEmail(store, tenant, email).length === 0) throw appError('ERR_NOT_FOUND', `customer for ${p.email ?? p.sub}`);
+    if (!provenEmailOf(store, tenant, p)) throw unproven();
+    const rec = provenCustomerByEmail(store, tenant, email);
+    if (!rec) throw unproven();
     return rec;
   }
 

@@ -5,6 +5,7 @@ import type { Principal } from '../../core/auth/tokens.js';
 import { appError } from '../../core/errors.js';
 import type { ListResult, StoredRecord } from '../../core/store/record.js';
 import type { Store } from '../../core/store/store.js';
+import { customerIdsOf } from '../auth/email-proof.js';
 import { forReader } from './policy.js';
 import { listRecords, type ListingDeps } from './reads.js';
 
@@ -14,14 +15,11 @@ export const RESERVATION = 'reservation';
 
 /**
  * The caller's customer record id: a customer token carries it (`customerId`, else `sub`); a staff
- * token (also accepted on customer routes) is matched to a customer record by its email.
+ * token (also accepted on customer routes) is matched to the customer account that proved the
+ * staff member's own proven email (actors/auth/email-proof.ts).
  */
 export function customerIdOf(store: Store, tenant: string, p: Principal): string | undefined {
-  if (p.kind === 'customer') return p.customerId ?? p.sub;
-  if (!p.email) return undefined;
-  const emails = [...new Set([p.email, p.email.toLowerCase()])];
-  const hit = store.find(tenant, CUSTOMER, { 'data.email': { $in: emails } }, { pageSize: 1 });
-  return hit.data[0]?.sk;
+  return customerIdsOf(store, tenant, p)[0];
 }
 
 export function profile(store: Store, tenant: string, p: Principal): StoredRecord {
@@ -40,16 +38,18 @@ export async function ownRecords(
   page: number,
   pageSize: number,
 ): Promise<ListResult> {
-  const id = customerIdOf(deps.store, tenant, p);
-  if (!id) return { data: [], total: 0, hasNext: false, page, pageSize };
-  const res = await listRecords(deps, tenant, datatype, { 'data.customerId': id }, { sort: 'createdate', sortType: 'desc', page, pageSize });
+  // Its own record's, and once its address is proven, those staff made for that address.
+  const ids = customerIdsOf(deps.store, tenant, p);
+  if (ids.length === 0) return { data: [], total: 0, hasNext: false, page, pageSize };
+  const filter = ids.length === 1 ? { 'data.customerId': ids[0] } : { 'data.customerId': { $in: ids } };
+  const res = await listRecords(deps, tenant, datatype, filter, { sort: 'createdate', sortType: 'desc', page, pageSize });
   return { ...res, data: res.data.map(forReader) };
 }
 
 /** One of the caller's reservations; another customer's is reported as absent (spec: 404). */
 export function ownReservation(store: Store, tenant: string, p: Principal, id: string): StoredRecord {
   const rec = store.getRecord(tenant, RESERVATION, id);
-  const mine = customerIdOf(store, tenant, p);
-  if (!rec || !mine || rec.data.customerId !== mine) throw appError('ERR_NOT_FOUND', `reservation ${id}`);
+  const mine = customerIdsOf(store, tenant, p);
+  if (!rec || !mine.includes(String(rec.data.customerId))) throw appError('ERR_NOT_FOUND', `reservation ${id}`);
   return rec;
 }

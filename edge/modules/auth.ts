@@ -3,7 +3,7 @@
 // credential resolver, and an hourly sweep of expired codes, challenges and refresh families.
 import { accountsActor, orgsActor } from '../../actors/auth/accounts.js';
 import { cardActor } from '../../actors/auth/cards.js';
-import { challengeActor, magicActor } from '../../actors/auth/codes.js';
+import { challengeActor, magicActor, resetActor, verifyActor } from '../../actors/auth/codes.js';
 import { APIKEY, CARD, CUSTOMER, SETTING, USER } from '../../actors/auth/model.js';
 import { orgSettingsActor } from '../../actors/auth/org-settings.js';
 import { refreshActor } from '../../actors/auth/refresh.js';
@@ -16,12 +16,13 @@ import { passcodeRoutes } from '../routes/auth/passcode.js';
 import { profileRoutes } from '../routes/auth/profile.js';
 import { securityRoutes } from '../routes/auth/security.js';
 import { signInRoutes } from '../routes/auth/signin.js';
+import { verificationRoutes } from '../routes/auth/verification.js';
 
 const SWEEP_EVERY_MS = 60 * 60 * 1000;
 
 export const authModule: Module = {
   name: 'auth',
-  actors: [accountsActor, orgsActor, securityActor, challengeActor, magicActor, refreshActor, cardActor, orgSettingsActor],
+  actors: [accountsActor, orgsActor, securityActor, challengeActor, magicActor, resetActor, verifyActor, refreshActor, cardActor, orgSettingsActor],
   indexes: [
     [USER, 'data.email'],
     [USER, 'data.employeeId'],
@@ -33,7 +34,7 @@ export const authModule: Module = {
   ],
   routes(deps) {
     const svc = authService(deps);
-    const routes = [...signInRoutes(svc), ...profileRoutes(svc), ...securityRoutes(svc), ...passcodeRoutes(svc), ...appRoutes(svc)];
+    const routes = [...signInRoutes(svc), ...verificationRoutes(svc), ...profileRoutes(svc), ...securityRoutes(svc), ...passcodeRoutes(svc), ...appRoutes(svc)];
     // Every public authentication route (sign-in, lookup, magic code, app key, refresh, signup,
     // challenges) is also limited per client address: guessing happens before there is an org.
     return routes.map((r) => (r.auth === 'none' ? { ...r, rateLimit: 'address' as const } : r));

@@ -6,7 +6,7 @@ import { hashPassword, verifyPassword } from '../../core/auth/password.js';
 import { configurePoolWork, DEFAULT_POOL_WORK, poolWork } from '../../core/pool-work.js';
 import { ManualClock } from '../../core/clock.js';
 import { createOrg, startTestApp, tokenFor } from '../helpers/app.js';
-import { DEFAULT_PASSWORD, bearer, lastCode, signIn, signupCustomer, signupOrg, signupStaff, type Session } from '../helpers/auth.js';
+import { DEFAULT_PASSWORD, bearer, lastCode, proveEmail, signIn, signupCustomer, signupOrg, signupStaff, type Session } from '../helpers/auth.js';
 import { LeakGuard } from './leak-guard.js';
 
 const clock = new ManualClock(Date.UTC(2026, 0, 1, 9, 0, 0));
@@ -29,6 +29,9 @@ async function owner(): Promise<Session> {
 t.test('signup - without orgid creates an organisation and its primary contact', async (t) => {
   acme = await signupOrg(app, { email: 'Owner@Acme.Example', orgName: 'Acme Coffee & Co.', name: 'Olive Owner' }, send);
   orgs.push(acme.orgId);
+  t.equal(acme.user.emailVerified, false, 'the typed address is not proven yet');
+  await proveEmail(app, acme, send);
+  t.equal((await http.get('/profile', bearer(acme))).body.emailVerified, true, 'proven by the code sent to it');
   t.match(acme.orgId, /^acme-coffee-co-[a-z0-9]{6}$/, 'org id is a slug plus suffix');
   t.ok(acme.token && acme.refreshToken, 'tokens');
   t.same(acme.user.roles, ['User', 'Admin', 'ConfigAdmin']);
@@ -176,15 +179,20 @@ t.test('signin - customers sign up and sign in on the customer aliases only', as
   t.equal(asProfile.status, 403, 'GET /profile is staff only');
 });
 
-t.test('signin - a customer record made elsewhere is claimed by signing up', async (t) => {
+t.test('signin - a customer record made elsewhere is not claimed by typing its address; proving the address links it', async (t) => {
   const { WriteBatch } = await import('../../core/store/store.js');
   const { newRecord } = await import('../../core/store/record.js');
   const pre = newRecord(acme.orgId, 'customer', { email: 'walkin@customer.example', name: 'Walk In', phone: '+15550001' }, { now: clock.now() });
-  await app.deps.store.commit(new WriteBatch().putRecord(pre, 0));
-  const c = await signupCustomer(app, acme.orgId, { email: 'walkin@customer.example' }, send);
-  t.equal(c.customerId, pre.sk, 'the existing record got the credentials');
-  t.equal(c.user.name, 'Walk In');
-  t.equal(app.deps.store.scan(acme.orgId, 'customer', { 'data.email': 'walkin@customer.example' }).length, 1);
+  const booking = newRecord(acme.orgId, 'reservation', { customerId: pre.sk, name: 'Walk In', phone: '+15550001', date: '2026-02-01' }, { now: clock.now() });
+  await app.deps.store.commit(new WriteBatch().putRecord(pre, 0).putRecord(booking, 0));
+  const c = await signupCustomer(app, acme.orgId, { email: 'walkin@customer.example', verify: false }, send);
+  t.not(c.customerId, pre.sk, 'the sign-up gets a record of its own');
+  t.equal(c.user.emailVerified, false);
+  t.same((await http.get('/client-data/reservations', bearer(c))).body, [], 'and sees nothing made for the address before proving it');
+  await proveEmail(app, c, send);
+  const mine = await http.get('/client-data/reservations', bearer(c));
+  t.same(mine.body.map((r: { sk: string }) => r.sk), [booking.sk], 'once proven, the booking made for the address is listed');
+  t.equal((await http.get(`/client-data/reservations/${booking.sk}`, bearer(c))).status, 200);
 });
 
 t.test('directory - lists the orgs of an email, most recently used first', async (t) => {

@@ -7,7 +7,7 @@ import { ManualClock } from '../../core/clock.js';
 import { newRecord } from '../../core/store/record.js';
 import { WriteBatch } from '../../core/store/store.js';
 import { startTestApp } from '../helpers/app.js';
-import { DEFAULT_PASSWORD, bearer, lastCode, signIn, signupCustomer, signupOrg, signupStaff, type Session } from '../helpers/auth.js';
+import { DEFAULT_PASSWORD, bearer, lastCode, proveEmail, signIn, signupCustomer, signupOrg, signupStaff, type Session } from '../helpers/auth.js';
 import type { Reply } from '../helpers/http.js';
 import { LeakGuard } from './leak-guard.js';
 
@@ -354,7 +354,12 @@ t.test('Errors 6 - staff with no customer record get 404 on every /profile/secur
     t.equal(r.body.message, 'customer for staff@tf.example not found', `${path} message`);
   }
   const withCustomer = await signIn(app, acme.orgId, 'pat@tf.example', DEFAULT_PASSWORD, {}, send);
-  const ok = await http.get('/profile/security/status', bearer({ orgId: acme.orgId, token: withCustomer.body.token }));
+  const patStaff = { orgId: acme.orgId, token: withCustomer.body.token, user: withCustomer.body.user };
+  const unproven = await http.get('/profile/security/status', bearer(patStaff));
+  t.equal(unproven.status, 403, 'a staff member who has not proven the address may not manage its 2FA');
+  t.match(unproven.body.message, /verify-email/);
+  await proveEmail(app, patStaff, send);
+  const ok = await http.get('/profile/security/status', bearer(patStaff));
   t.equal(ok.status, 200, 'staff with a customer record of the same email manage that record');
   t.equal(ok.body.email, 'pat@tf.example');
   t.equal((await http.get('/profile/security/status', { orgid: acme.orgId })).status, 401, 'no token');

@@ -68,20 +68,45 @@ export async function signupStaff(
   return r.body.user;
 }
 
-/** Creates a customer account in `orgId` and answers its session. */
+/**
+ * Creates a customer account in `orgId` and answers its session. The account then proves its
+ * email with the code the sign-up sent (read as the operator would), unless `verify: false`: the
+ * unproven account is what a stranger who typed someone's address gets.
+ */
 export async function signupCustomer(
   app: RunningApp,
   orgId: string,
-  input: { email: string; password?: string; name?: string; phone?: string },
+  input: { email: string; password?: string; name?: string; phone?: string; verify?: boolean },
   send?: Send,
 ): Promise<Session & { customerId: string }> {
+  const { verify = true, ...body } = input;
   const r = await sender(app, send)('/profile/customer/signup', {
     method: 'POST',
     headers: { orgid: orgId },
-    body: { password: DEFAULT_PASSWORD, ...input },
+    body: { password: DEFAULT_PASSWORD, ...body },
   });
   expectStatus(r, 201, 'signupCustomer');
-  return { orgId, token: r.body.token, refreshToken: r.body.refreshToken, user: r.body.user, customerId: r.body.user.customerId };
+  const session = { orgId, token: r.body.token, refreshToken: r.body.refreshToken, user: r.body.user, customerId: r.body.user.customerId };
+  if (verify) await proveEmail(app, session, send);
+  return session;
+}
+
+/**
+ * Proves the session's email: asks for a code when none was sent yet, reads it from the store as
+ * the operator would, and redeems it (POST /profile/customer/verify-email).
+ */
+export async function proveEmail(app: RunningApp, s: { orgId: string; token: string; user: PublicUser }, send?: Send): Promise<void> {
+  const email = String(s.user.email).toLowerCase();
+  const account = `${s.user.kind}:${s.user.id}`;
+  const codeOf = () => readOutbox(app.deps.store, s.orgId, email).filter((m) => m.kind === 'verify-email' && m.payload?.account === account).at(-1)?.code;
+  let code = codeOf();
+  if (!code) {
+    const sent = await sender(app, send)('/profile/customer/verify-email/send', { method: 'POST', headers: bearer(s) });
+    expectStatus(sent, 200, 'verify-email/send');
+    code = codeOf();
+  }
+  const r = await sender(app, send)('/profile/customer/verify-email', { method: 'POST', headers: bearer(s), body: { code } });
+  expectStatus(r, 200, 'verify-email');
 }
 
 /** Signs in with a password; answers the raw reply (a session, or a challenge). */

@@ -67,6 +67,9 @@ export const PublicUserSchema = Type.Object(
     customerId: Type.Optional(Type.String()),
     createdate: Type.String(),
     isPrimaryContact: Type.Optional(Type.Boolean()),
+    emailVerified: Type.Optional(
+      Type.Boolean({ description: 'Whether the account proved its email (POST /profile/customer/verify-email, a magic-code sign-in or a password reset); nothing is matched to it by email until then' }),
+    ),
   },
   { description: 'A staff user or customer, without credentials' },
 );

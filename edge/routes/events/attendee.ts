@@ -1,9 +1,10 @@
 // The attendee surface (spec: Customer self-service → `/client/events`): a signed-in customer's
 // own tickets, each naming its event in `data.event`, and the rotating QR code of one of them.
-// "Own" means holderEmail is the caller's email or data.customerId is the caller's customer id;
-// anyone else's ticket is a 404 (spec: Errors → 404 on customer-owned routes).
+// "Own" means holderEmail is the caller's proven email or data.customerId is one of the caller's
+// customer ids; anyone else's ticket is a 404 (spec: Errors → 404 on customer-owned routes).
 import { Type } from '@sinclair/typebox';
 import type { Principal } from '../../../core/auth/tokens.js';
+import { customerIdsOf, provenEmailOf } from '../../../actors/auth/email-proof.js';
 import { appError } from '../../../core/errors.js';
 import type { StoredRecord } from '../../../core/store/record.js';
 import { normalizeEmail, TICKET } from '../../../actors/events/records.js';
@@ -14,17 +15,26 @@ import { TicketWithCode, ticketWithCode } from './tickets.js';
 
 const TAG = 'Attendee';
 
-function owns(p: Principal, t: StoredRecord): boolean {
-  const email = p.email ? normalizeEmail(p.email) : undefined;
-  const customerId = p.customerId ?? (p.kind === 'customer' ? p.sub : undefined);
-  return (email !== undefined && t.data.holderEmail === email) || (customerId !== undefined && t.data.customerId === customerId);
+/**
+ * Whose tickets the caller holds: by holder email only once its account proved that address, and
+ * by the customer ids that are its own (actors/auth/email-proof.ts). A sign-up that merely typed
+ * an address sees no ticket issued to it.
+ */
+function holderOf(svc: EventsService, tenant: string, p: Principal): { email?: string; customerIds: string[] } {
+  const email = provenEmailOf(svc.deps.store, tenant, p);
+  return { ...(email ? { email } : {}), customerIds: customerIdsOf(svc.deps.store, tenant, p) };
+}
+
+function owns(svc: EventsService, tenant: string, p: Principal, t: StoredRecord): boolean {
+  const h = holderOf(svc, tenant, p);
+  return (h.email !== undefined && t.data.holderEmail === h.email) || h.customerIds.includes(String(t.data.customerId));
 }
 
 function myTickets(svc: EventsService, tenant: string, p: Principal): StoredRecord[] {
   const byId = new Map<string, StoredRecord>();
-  if (p.email) for (const t of svc.deps.store.scan(tenant, TICKET, { 'data.holderEmail': normalizeEmail(p.email) })) byId.set(t.sk, t);
-  const customerId = p.customerId ?? (p.kind === 'customer' ? p.sub : undefined);
-  if (customerId) for (const t of svc.deps.store.scan(tenant, TICKET, { 'data.customerId': customerId })) byId.set(t.sk, t);
+  const h = holderOf(svc, tenant, p);
+  if (h.email) for (const t of svc.deps.store.scan(tenant, TICKET, { 'data.holderEmail': h.email })) byId.set(t.sk, t);
+  for (const id of h.customerIds) for (const t of svc.deps.store.scan(tenant, TICKET, { 'data.customerId': id })) byId.set(t.sk, t);
   // Event tickets only: records of datatype `ticket` written elsewhere without an event are not tickets to show.
   return [...byId.values()].filter((t) => typeof t.data.event === 'string');
 }
@@ -39,7 +49,8 @@ export function attendeeRoutes(svc: EventsService): RouteDef[] {
       summary: 'My tickets',
       description:
         'The caller’s tickets, newest first, each referencing its event in `data.event` (an event id, or a slug for ' +
-        'tickets written that way). Mine: `holderEmail` equals the token’s email, or `data.customerId` its customer id. ' +
+        'tickets written that way). Mine: `holderEmail` equals the account’s email once the account proved it (POST /profile/customer/verify-email), ' +
+        'or `data.customerId` is its customer id (or, once proven, the id of a customer record staff made for that address). ' +
         'Filter by `eventId` (id or slug).',
       query: Type.Object({ ...Paging, eventId: Type.Optional(Type.String({ minLength: 1, maxLength: 80 })) }),
       response: TicketList,
@@ -66,7 +77,7 @@ export function attendeeRoutes(svc: EventsService): RouteDef[] {
       errors: [404, 409],
       handler: (ctx) => {
         const t = svc.deps.store.getRecord(ctx.tenant, TICKET, ctx.params.id);
-        if (!t || !owns(ctx.principal!, t)) throw appError('ERR_NOT_FOUND', `ticket ${ctx.params.id}`);
+        if (!t || !owns(svc, ctx.tenant, ctx.principal!, t)) throw appError('ERR_NOT_FOUND', `ticket ${ctx.params.id}`);
         return ticketWithCode(svc, ctx.tenant, ctx.params.id);
       },
     }),
