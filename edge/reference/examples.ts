@@ -50,6 +50,7 @@ const user = {
   name: 'Ada Lovelace',
   status: 'active',
   isPrimaryContact: true,
+  emailVerified: false,
 };
 const session = { token: IDS.accessToken, refreshToken: IDS.refreshToken, tokenType: 'Bearer', expiresIn: 900, orgId: IDS.orgId, user };
 const record = (sk: string, datatype: string, state: string, data: Record<string, unknown>, version = 1, at = T0) => ({
@@ -187,6 +188,30 @@ export const FLOW: ReadonlyArray<readonly [string, HandExample]> = [
       body: { email: 'ada@example.com', password: 'correct-horse-battery' },
       status: 200,
       response: session,
+    },
+  ],
+  [
+    'POST /profile/customer/verify-email/send',
+    {
+      name: 'sendVerification',
+      summary: 'Ask for a code that proves your email (the sign-up answered emailVerified: false)',
+      auth: 'staff',
+      status: 200,
+      response: {
+        sent: true,
+        emailVerified: false,
+        message: 'A verification code was sent to ada@example.com; post it to /profile/customer/verify-email within 10 minutes.',
+      },
+    },
+  ],
+  [
+    'POST /profile/password/forgot',
+    {
+      name: 'forgotPassword',
+      summary: 'Ask for a reset code: the same answer whether or not an account uses the address',
+      body: { email: 'ada@example.com' },
+      status: 200,
+      response: { message: 'If an account in this organisation uses this email, a reset code was sent to it; it expires in 10 minutes.' },
     },
   ],
   [
@@ -349,6 +374,7 @@ export const FLOW: ReadonlyArray<readonly [string, HandExample]> = [
           name: 'Grace Hopper',
           status: 'active',
           customerId: IDS.customer,
+          emailVerified: false,
         },
       },
     },
@@ -388,8 +414,36 @@ export const STREAMS: Record<string, { description: string; example: string }> =
   },
 };
 
+/**
+ * Examples that need what only an inbox holds (a code sent to it), so the live story cannot send
+ * them: they are checked against their schemas only.
+ */
+export const INBOX_EXAMPLES: ReadonlyArray<readonly [string, HandExample]> = [
+  [
+    'POST /profile/customer/verify-email',
+    {
+      name: 'verifyEmail',
+      summary: 'Prove the address with the 6-digit code from the message (kind verify-email)',
+      auth: 'staff',
+      body: { code: '482913' },
+      status: 200,
+      response: { emailVerified: true },
+    },
+  ],
+  [
+    'POST /profile/password/reset',
+    {
+      name: 'resetPassword',
+      summary: 'Set a new password with the code from the message (kind password-reset); every earlier session of the account ends',
+      body: { email: 'ada@example.com', code: '105724', newPassword: 'a-new-long-passphrase' },
+      status: 200,
+      response: { reset: true, emailVerified: true, accounts: 1 },
+    },
+  ],
+];
+
 const byKey = new Map<string, HandExample[]>();
-for (const [key, ex] of FLOW) byKey.set(key, [...(byKey.get(key) ?? []), ex]);
+for (const [key, ex] of [...FLOW, ...INBOX_EXAMPLES]) byKey.set(key, [...(byKey.get(key) ?? []), ex]);
 
 export function handExamples(method: string, path: string): HandExample[] {
   return byKey.get(`${method} ${path}`) ?? [];

@@ -1,12 +1,27 @@
 import t from 'tap';
+import { newRecord } from '../../core/store/record.js';
+import { WriteBatch } from '../../core/store/store.js';
 import { tokenFor } from '../helpers/app.js';
 import { client } from '../helpers/http.js';
 import { eventsWorld, makeEvent, makeTicket } from './setup.js';
 
 const w = await eventsWorld(t);
 const { staff, app, org } = w;
-const customerClient = (email: string, customerId: string) =>
-  client(app.url, { orgid: org, authorization: `Bearer ${tokenFor(app, { org, kind: 'customer', sub: customerId, customerId, email })}` });
+/**
+ * A customer account that proved its address (actors/auth/email-proof.ts): only then do tickets
+ * by holder email count as its own. Written to the store as the auth area writes them.
+ */
+async function provenCustomer(tenant: string, email: string, customerId: string): Promise<string> {
+  const e = email.toLowerCase();
+  await app.deps.store.commit(
+    new WriteBatch()
+      .putRecord(newRecord(tenant, 'customer', { email: e, status: 'active' }, { sk: customerId }), 0)
+      .putRecord(newRecord(tenant, 'user_security', { subjectType: 'customer', emailProven: e }, { sk: customerId }), 0),
+  );
+  return tokenFor(app, { org: tenant, kind: 'customer', sub: customerId, customerId, email });
+}
+const customerClient = async (email: string, customerId: string) =>
+  client(app.url, { orgid: org, authorization: `Bearer ${await provenCustomer(org, email, customerId)}` });
 
 t.test('GET /client/events/tickets/mine - a customer sees only their own tickets', async (t) => {
   const ev = await makeEvent(staff);
@@ -15,7 +30,7 @@ t.test('GET /client/events/tickets/mine - a customer sees only their own tickets
   const mine2 = await makeTicket(staff, ev2, { holderEmail: 'someone-else@example.com', customerId: 'cust-me' });
   const theirs = await makeTicket(staff, ev, { holderEmail: 'them@example.com', customerId: 'cust-them' });
 
-  const me = customerClient('me@example.com', 'cust-me');
+  const me = await customerClient('me@example.com', 'cust-me');
   const r = await me.get('/client/events/tickets/mine');
   t.equal(r.status, 200);
   t.same(r.body.data.map((x: any) => x.sk).sort(), [mine1.sk, mine2.sk].sort(), 'by email or by customer id');
@@ -25,9 +40,9 @@ t.test('GET /client/events/tickets/mine - a customer sees only their own tickets
   t.same((await me.get(`/client/events/tickets/mine?eventId=${ev2.slug}`)).body.data.map((x: any) => x.sk), [mine2.sk]);
   t.same((await me.get('/client/events/tickets/mine?pageSize=1')).body.hasNext, true);
 
-  const them = customerClient('them@example.com', 'cust-them');
+  const them = await customerClient('them@example.com', 'cust-them');
   t.same((await them.get('/client/events/tickets/mine')).body.data.map((x: any) => x.sk), [theirs.sk]);
-  const nobody = customerClient('nobody@example.com', 'cust-none');
+  const nobody = await customerClient('nobody@example.com', 'cust-none');
   t.same((await nobody.get('/client/events/tickets/mine')).body, { data: [], total: 0, hasNext: false, page: 1, pageSize: 20 });
 
   // The transferred ticket leaves the old holder's list.
@@ -44,11 +59,11 @@ t.test('GET /client/events/tickets/mine - auth: customer token, relayed customer
   const relayed = client(app.url, {
     orgid: org,
     authorization: `Bearer ${appToken}`,
-    'x-client-authorization': `Bearer ${tokenFor(app, { org, kind: 'customer', sub: 'cust-r', customerId: 'cust-r', email: 'relay@example.com' })}`,
+    'x-client-authorization': `Bearer ${await provenCustomer(org, 'relay@example.com', 'cust-r')}`,
   });
   t.same((await relayed.get('/client/events/tickets/mine')).body.data.map((x: any) => x.sk), [tk.sk], 'app + customer token');
   t.equal((await w.anon.get('/client/events/tickets/mine', { orgid: 'no-such-org' })).status, 400);
-  const foreign = client(app.url, { orgid: 'globex', authorization: `Bearer ${tokenFor(app, { org: 'globex', kind: 'customer', sub: 'c', customerId: 'c', email: 'relay@example.com' })}` });
+  const foreign = client(app.url, { orgid: 'globex', authorization: `Bearer ${await provenCustomer('globex', 'relay@example.com', 'c')}` });
   t.equal((await foreign.get('/client/events/tickets/mine')).body.total, 0, 'the same email in another tenant sees nothing here');
   t.equal((await foreign.get('/client/events/tickets/mine', { orgid: org })).status, 403, 'nor with this orgid');
 });
@@ -57,7 +72,7 @@ t.test('GET /client/events/tickets/:id/qr - my ticket only', async (t) => {
   const ev = await makeEvent(staff);
   const mine = await makeTicket(staff, ev, { holderEmail: 'qr@example.com' });
   const theirs = await makeTicket(staff, ev, { holderEmail: 'other@example.com' });
-  const me = customerClient('qr@example.com', 'cust-qr');
+  const me = await customerClient('qr@example.com', 'cust-qr');
   const r = await me.get(`/client/events/tickets/${mine.sk}/qr`);
   t.equal(r.status, 200);
   t.match(r.body.data.code, new RegExp(`^${mine.sk}:\\d+:`));

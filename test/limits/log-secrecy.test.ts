@@ -69,6 +69,11 @@ t.test('log secrecy - no credential of any flow appears in the log', async (t) =
   secret('sign-up access token', owner.token);
   secret('sign-up refresh token', owner.refreshToken);
   const org = owner.orgId;
+  // The founder proves the address (a verification code) before a magic code could take it over.
+  expect(await http('/profile/customer/verify-email/send', { method: 'POST', headers: bearer(owner) }), 200, 'verification code sent');
+  const verifyCode = lastCode(app, org, 'owner@logs.example', 'verify-email');
+  secret('verification code', verifyCode);
+  expect(await http('/profile/customer/verify-email', { method: 'POST', headers: bearer(owner), body: { code: verifyCode } }), 200, 'address proven');
   await signupStaff(app, org, owner.token, { email: 'staff@logs.example', password: pw.staff, employeeId: 'E-1', roles: ['User', 'Admin'] });
   const cust = await signupCustomer(app, org, { email: 'cust@logs.example', password: pw.cust });
   secret('customer access token', cust.token);
@@ -98,6 +103,15 @@ t.test('log secrecy - no credential of any flow appears in the log', async (t) =
   expect(await http('/profile/user/magic-link/redirect', { method: 'POST', headers: { orgid: org }, body: { email: 'owner@logs.example', code: '000000' === magic ? '111111' : '000000' } }), 401, 'wrong magic code');
   const mr = expect(await http('/profile/user/magic-link/redirect', { method: 'POST', headers: { orgid: org }, body: { email: 'owner@logs.example', code: magic } }), 200, 'magic code redeemed');
   secret('magic-code access token', mr.body.token);
+
+  // Password reset (of an account of its own: a reset ends every session of the account).
+  await signupCustomer(app, org, { email: 'reset@logs.example', password: pw.cust });
+  expect(await http('/profile/password/forgot', { method: 'POST', headers: { orgid: org }, body: { email: 'reset@logs.example' } }), 200, 'reset code sent');
+  const resetCode = lastCode(app, org, 'reset@logs.example', 'password-reset');
+  secret('reset code', resetCode);
+  const resetPw = 'Reset-Pass-3k9d7w';
+  secret('reset password', resetPw);
+  expect(await http('/profile/password/reset', { method: 'POST', headers: { orgid: org }, body: { email: 'reset@logs.example', code: resetCode, newPassword: resetPw } }), 200, 'password reset');
   const admin = { orgId: org, token: mr.body.token as string };
 
   // Emailed two-factor code: a challenge token, a resend, a wrong and a right code.

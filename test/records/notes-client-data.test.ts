@@ -140,8 +140,19 @@ t.test('client-data', async (t) => {
     }
   });
 
-  t.test('staff token - matched to a customer record by email', async (t) => {
+  t.test('staff token - matched to a customer record by email once both proved it', async (t) => {
     const staff = as({ org: A, kind: 'staff', sub: 'u9', email: 'bob@example.com' });
+    t.equal((await staff.get('/client-data/profile')).status, 404, 'a typed email matches nothing');
+    // The staff user and Bob's customer account both proved bob@example.com (actors/auth/email-proof.ts).
+    const { WriteBatch } = await import('../../core/store/store.js');
+    const { newRecord } = await import('../../core/store/record.js');
+    const proof = { emailProven: 'bob@example.com', emailProvenAt: new Date().toISOString() };
+    await app.deps.store.commit(
+      new WriteBatch()
+        .putRecord(newRecord(A, 'user', { email: 'bob@example.com', roles: ['User'], status: 'active' }, { sk: 'u9' }), 0)
+        .putRecord(newRecord(A, 'user_security', { subjectType: 'user', ...proof }, { sk: 'u9' }), 0)
+        .putRecord(newRecord(A, 'user_security', { subjectType: 'customer', ...proof }, { sk: bob.sk }), 0),
+    );
     t.equal((await staff.get('/client-data/profile')).body.sk, bob.sk);
     t.same((await staff.get('/client-data/orders')).body.map((x: { data: { orderNumber: string } }) => x.data.orderNumber), ['B-1']);
     const noCustomer = await a.get('/client-data/profile');
