@@ -92,6 +92,8 @@ function printRoute(kind: PayloadKind): RouteDef {
   );
 }
 
+const EMAIL = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
+const PHONE = /^\+?[0-9 ()-]{6,20}$/;
 const normalEmail = (v: string) => v.trim().toLowerCase();
 const normalPhone = (v: string) => v.replace(/[ ()-]/g, '');
 
@@ -107,7 +109,11 @@ function recipients(
   if (!rec) throw appError('ERR_NOT_FOUND', `order ${(ctx.params as { id: string }).id}`);
   const body = ctx.body ?? {};
   const onOrder = contactOf(rec);
-  const contact = { email: onOrder.email && normalEmail(onOrder.email), phone: onOrder.phone && normalPhone(onOrder.phone) };
+  // A contact typed at the till is not checked there: one that is no address or number is not used.
+  const contact = {
+    email: onOrder.email && EMAIL.test(onOrder.email.trim()) ? normalEmail(onOrder.email) : undefined,
+    phone: onOrder.phone && PHONE.test(onOrder.phone.trim()) ? normalPhone(onOrder.phone) : undefined,
+  };
   const asked = { email: body.email && normalEmail(body.email), phone: body.phone && normalPhone(body.phone) };
   let out: { email?: string; phone?: string };
   if (staff && (asked.email || asked.phone)) out = asked;
