@@ -8,7 +8,7 @@ t.test('tab lifecycle - open, add lines, fire twice, settle in two payments, rec
   const s = await shop(shared);
   const { app, org } = s;
 
-  // Open at a service point, anonymously: the storefront is public.
+  // Open at a service point, anonymously: the shop's organisation predates the closed default, so its storefront is open (the spec's mode).
   const opened = await s.pub.post('/storefront/pos/tab', { businessLocationId: s.slug, servicePointId: 'Table 1' });
   t.equal(opened.status, 201);
   const tab = opened.body;

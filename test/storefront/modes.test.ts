@@ -71,6 +71,15 @@ t.test('closed storefront - a new organisation refuses the anonymous refund, set
   t.equal((await anon('GET', '/storefront/pos-categories')).status, 200);
   t.equal((await anon('GET', '/storefront/payment-gateways')).status, 200);
   t.equal((await anon('POST', '/storefront/local/intent', { orderId: open.sk, amount: 1 })).status, 201);
+  // The reference says, per route, what each mode allows.
+  const doc = (method: string, path: string) => anon('GET', `/documentation/endpoint?method=${method}&path=${encodeURIComponent(path)}&format=json`);
+  for (const path of ['/storefront/pos/tab/:id/refund', '/storefront/pos/tabs/closed', '/storefront/pos/tab/:id/send-receipt']) {
+    const text = JSON.stringify((await doc(path.includes('closed') ? 'GET' : 'POST', path)).body);
+    t.match(text, /Closed storefront .*staff or an application token.*Open storefront/, `${path}: both modes`);
+  }
+  t.match(JSON.stringify((await doc('POST', '/storefront/pos/tab/:id/send-receipt')).body), /contact already on the order/);
+  t.match(JSON.stringify((await doc('GET', '/storefront/products')).body), /Open in both storefront modes/);
+  t.match(JSON.stringify((await doc('POST', '/profile/user/signup')).body), /openStorefront/);
 });
 
 t.test('open storefront - openStorefront runs the spec\'s anonymous tab, items, fire, settle and receipt flow, with no personal data in the anonymous answers', async (t) => {

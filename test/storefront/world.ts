@@ -54,7 +54,7 @@ export interface Shop {
   location: StoredRecord;
   points: Record<string, string>;
   products: Record<string, string>;
-  /** orgid only: the storefront is public. */
+  /** orgid only: these organisations are made without the closed-storefront fields, so the spec's open mode applies. */
   pub: Client;
   staff: Client;
   admin: Client;
