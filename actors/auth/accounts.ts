@@ -10,6 +10,8 @@ import { revoke } from '../../core/auth/revocations.js';
 import { appError } from '../../core/errors.js';
 import { newRecord, nextVersion, type StoredRecord } from '../../core/store/record.js';
 import type { Org } from '../../core/store/store.js';
+import { newOrgReservationSettings, RESERVATION_SETTINGS_FIELD } from '../reservations/settings.js';
+import { newOrgStorefrontSettings } from '../storefront/settings.js';
 import {
   APIKEY,
   BACKUP,
@@ -189,6 +191,8 @@ export interface CreateOrgMsg {
   passwordHash: string;
   /** The rate-limit plan to write on the organisation; none: the server's default plan applies. */
   plan?: string;
+  /** Start in the spec's open storefront (no token needed for tabs and service points); default closed. */
+  openStorefront?: boolean;
 }
 
 export interface CreatedOrg {
@@ -225,6 +229,8 @@ export const orgsActor: ActorKind<{ created: Set<string> }, CreateOrgMsg, Create
       primaryContactUserId: user.sk,
       primaryContactEmail: msg.email,
       securitySettings: { ...DEFAULT_SECURITY_SETTINGS },
+      settings: newOrgStorefrontSettings(msg.openStorefront === true),
+      [RESERVATION_SETTINGS_FIELD]: newOrgReservationSettings(msg.openStorefront === true),
     };
     const entry: DirectoryEntry = { lastUsedAt: now, addedAt: now };
     ctx.batch.putOrg(org).putRecord(user, 0).putRecord(sec, 0).putKv(GLOBAL_TENANT, NS.directory(msg.email), orgId, entry);

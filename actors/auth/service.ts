@@ -383,12 +383,13 @@ export class AuthService {
 
   // ---- sign-up ------------------------------------------------------------------------------
 
-  async signupOrg(input: { email: string; password: string; name?: string; orgName: string }, info: ClientInfo): Promise<SessionAnswer> {
+  async signupOrg(input: { email: string; password: string; name?: string; orgName: string; openStorefront?: boolean }, info: ClientInfo): Promise<SessionAnswer> {
     const passwordHash = await hashPassword(input.password);
     const msg: CreateOrgMsg = { t: 'createOrg', orgName: input.orgName.trim(), email: normalizeEmail(input.email), passwordHash };
     if (input.name?.trim()) msg.name = input.name.trim();
     const plan = this.deps.config.rateLimits?.signupPlan;
     if (plan) msg.plan = plan;
+    if (input.openStorefront === true) msg.openStorefront = true;
     const { org, user } = await this.deps.runtime.ask<CreatedOrg>(GLOBAL_TENANT, ORGS, 'orgs', msg);
     this.deps.logger.info({ orgId: org.orgId }, 'organisation created');
     return this.issueSession(org.orgId, { kind: 'staff', rec: user }, info);

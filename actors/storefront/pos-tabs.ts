@@ -276,15 +276,23 @@ function assertOpen(o: Order, action: string): void {
 
 // ---- open ------------------------------------------------------------------------------------
 
+/**
+ * The guest's contact and the order's owner. The owner is `input.customerId` only, which the edge
+ * sets from a credential (a customer token, or staff naming the customer); a `customerId` inside
+ * the typed contact is dropped, so no body alone makes an order someone's.
+ */
 function customerOf(input: OpenInput): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   const cust = input.customer;
   if (cust) {
-    const clean = Object.fromEntries(Object.entries(cust).filter(([, v]) => typeof v === 'string' && v.trim()).map(([k, v]) => [k, (v as string).trim()]));
+    const clean = Object.fromEntries(
+      Object.entries(cust)
+        .filter(([k, v]) => k !== 'customerId' && typeof v === 'string' && v.trim())
+        .map(([k, v]) => [k, (v as string).trim()]),
+    );
     if (Object.keys(clean).length) out.customer = clean;
   }
-  const customerId = input.customerId ?? cust?.customerId;
-  if (customerId) out.customerId = customerId;
+  if (input.customerId) out.customerId = input.customerId;
   return out;
 }
 

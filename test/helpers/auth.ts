@@ -37,15 +37,24 @@ function expectStatus(r: Reply, status: number, what: string): void {
   if (r.status !== status) throw new Error(`${what}: expected ${status}, got ${r.status} ${r.text}`);
 }
 
-/** Creates an organisation through POST /profile/user/signup; the user is its primary contact (User, Admin, ConfigAdmin). */
+/**
+ * Creates an organisation through POST /profile/user/signup; the user is its primary contact (User, Admin, ConfigAdmin).
+ * Its storefront starts closed unless `openStorefront` (the spec's open mode).
+ */
 export async function signupOrg(
   app: RunningApp,
-  input: { email: string; password?: string; orgName?: string; name?: string },
+  input: { email: string; password?: string; orgName?: string; name?: string; openStorefront?: boolean },
   send?: Send,
 ): Promise<Session> {
   const r = await sender(app, send)('/profile/user/signup', {
     method: 'POST',
-    body: { email: input.email, password: input.password ?? DEFAULT_PASSWORD, orgName: input.orgName ?? 'Test Org', ...(input.name ? { name: input.name } : {}) },
+    body: {
+      email: input.email,
+      password: input.password ?? DEFAULT_PASSWORD,
+      orgName: input.orgName ?? 'Test Org',
+      ...(input.name ? { name: input.name } : {}),
+      ...(input.openStorefront !== undefined ? { openStorefront: input.openStorefront } : {}),
+    },
   });
   expectStatus(r, 201, 'signupOrg');
   return { orgId: r.body.orgId, token: r.body.token, refreshToken: r.body.refreshToken, user: r.body.user };

@@ -94,7 +94,8 @@ const cents = (n: unknown) => Math.round(Number(n) * 100);
 
 async function setUp(url: string): Promise<World> {
   const signup = must(
-    await request(url, '/profile/user/signup', { method: 'POST', body: { email: 'owner@crash.example.com', password: PASSWORD, orgName: 'Crash Test Org' } }),
+    // The tabs are used without a token (w.pub), as in the spec's open storefront.
+    await request(url, '/profile/user/signup', { method: 'POST', body: { email: 'owner@crash.example.com', password: PASSWORD, orgName: 'Crash Test Org', openStorefront: true } }),
     'signup',
   );
   const org: string = signup.body.orgId;

@@ -2,6 +2,7 @@ import t from 'tap';
 import { occupyServicePoint, setServicePointStatus } from '../../actors/service-points/index.js';
 import { storefrontSettingsOf } from '../../actors/storefront/settings.js';
 import { createOrg } from '../helpers/app.js';
+import { signupCustomer, signupOrg } from '../helpers/auth.js';
 import { request } from '../helpers/http.js';
 import { caller, seed, sharedApp, venue } from './world.js';
 
@@ -103,6 +104,31 @@ t.test('service points - update by sk with versions; delete; occupied points are
   t.same([del.status, del.body], [200, { deleted: true, id: p.sk }]);
   t.equal((await v.staff.get(`/crm/reservations/service-point/get/${p.sk}`)).status, 404);
   t.equal((await v.staff.del(`/crm/reservations/service-point/delete/${p.sk}`)).status, 404);
+});
+
+t.test('service points - a customer of an organisation signed up now may not change them (403, 401 without a token); of one signed up open, may', async (t) => {
+  const app = shared.app;
+  for (const openStorefront of [false, true]) {
+    const owner = await signupOrg(app, { email: `owner-${openStorefront}@sp.example`, orgName: 'SP', ...(openStorefront ? { openStorefront } : {}) });
+    const guest = await signupCustomer(app, owner.orgId, { email: `guest-${openStorefront}@sp.example` });
+    const as = (token: string | undefined) => (method: string, path: string, body?: unknown) =>
+      request(app.url, path, { method, body, headers: { orgid: owner.orgId, ...(token ? { authorization: `Bearer ${token}` } : {}) } });
+    const staff = as(owner.token);
+    const cust = as(guest.token);
+    await staff('POST', '/repository/create', { datatype: 'location', isNew: true, data: { name: 'downtown', timezone: 'Europe/Berlin' } });
+    const p = (await staff('POST', '/crm/reservations/service-point/create', { name: 'Table 1', businessLocationId: 'downtown' })).body;
+    t.ok(p.sk, `${openStorefront ? 'open' : 'new'}: staff create one`);
+    const want = openStorefront ? 200 : 403;
+    const mode = openStorefront ? 'open' : 'new';
+    t.equal((await cust('POST', '/crm/reservations/service-point/update', { id: p.sk, name: 'Renamed' })).status, want, `${mode}: a customer updates`);
+    t.equal((await cust('DELETE', `/crm/reservations/service-point/delete/${p.sk}`)).status, want, `${mode}: a customer deletes`);
+    t.equal((await cust('POST', '/crm/reservations/service-point/create', { name: 'Patio', businessLocationId: 'downtown' })).status, openStorefront ? 201 : 403, `${mode}: a customer creates`);
+    t.equal((await as(undefined)('POST', '/crm/reservations/service-point/update', { id: p.sk, name: 'X' })).status, 401, `${mode}: no token`);
+    if (!openStorefront) {
+      t.equal((await staff('GET', `/crm/reservations/service-point/get/${p.sk}`)).body.data.name, 'Table 1', 'untouched');
+      t.equal((await staff('POST', '/crm/reservations/service-point/update', { id: p.sk, capacity: 4 })).status, 200, 'staff may');
+    }
+  }
 });
 
 t.test('service points - tenant isolation', async (t) => {

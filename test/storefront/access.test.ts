@@ -51,10 +51,10 @@ t.test('products - per-location availability and price from bm_location_product'
   t.equal(line.body.data.productItems[0].unitPrice, 11);
 });
 
-t.test('posRequiresStaffToken - off by default; on, every storefront write needs a staff token', async (t) => {
+t.test('posRequiresStaffToken - off for an organisation made before the default; on, every POS route (reads included) needs a staff or an application token', async (t) => {
   const s = await shop(shared);
   const settings = await s.admin.get('/storefront/settings');
-  t.same(settings.body, { posRequiresStaffToken: false }, 'default false');
+  t.same(settings.body, { posRequiresStaffToken: false }, 'an Org without the field keeps the open storefront');
   t.equal((await s.pub.get('/storefront/settings')).status, 401);
   t.equal((await s.staff.put('/storefront/settings', { posRequiresStaffToken: true })).status, 403, 'only Admin or ConfigAdmin change it');
   t.equal((await s.admin.put('/storefront/settings', { posRequiresStaffToken: 'yes' })).status, 400);
@@ -77,11 +77,15 @@ t.test('posRequiresStaffToken - off by default; on, every storefront write needs
     [`/storefront/pos/tab/${anonTab.sk}/refund`, { amount: 1 }],
     [`/storefront/pos/tab/${anonTab.sk}/split`, { parts: 2 }],
     [`/storefront/pos/tab/${anonTab.sk}/assign-service-point`, { servicePointId: 'Bar' }],
+    [`/storefront/pos/tab/${anonTab.sk}/release-service-point`, {}],
     [`/storefront/pos/tab/${anonTab.sk}/print-check`, {}],
+    [`/storefront/pos/tab/${anonTab.sk}/print-receipt`, {}],
     [`/storefront/pos/tab/${anonTab.sk}/send-receipt`, { email: 'a@example.com' }],
     [`/storefront/service-point/${s.points.Bar}/status`, { status: 'dirty' }],
-    ['/storefront/local/intent', { amount: 5 }],
     ['/storefront/local/terminal/intent', { amount: 5 }],
+    ['/storefront/local/terminal/intent/pi_local_x/present-card', {}],
+    ['/storefront/local/terminal/connection-token', {}],
+    ['/storefront/local/terminal/location/ensure', { businessLocationId: 'main' }],
   ];
   for (const [path, body] of writes) {
     const anon = await s.pub.post(path, body);
@@ -89,16 +93,34 @@ t.test('posRequiresStaffToken - off by default; on, every storefront write needs
     t.match(anon.body.message, 'posRequiresStaffToken');
     t.equal((await s.alice.post(path, body)).status, 403, `customer ${path}`);
   }
+  const reads = [
+    '/storefront/pos/tabs?businessLocationId=main',
+    '/storefront/pos/tabs/closed?businessLocationId=main',
+    `/storefront/order/${anonTab.sk}`,
+    `/storefront/order/${anonTab.sk}/payments`,
+    `/storefront/pos/tab/${anonTab.sk}/receipt-payload`,
+    `/storefront/pos/tab/${anonTab.sk}/check-payload`,
+  ];
+  for (const path of reads) {
+    t.equal((await s.pub.get(path)).status, 401, `anonymous ${path}`);
+    t.equal((await s.alice.get(path)).status, 403, `customer ${path}`);
+    t.equal((await s.staff.get(path)).status, 200, `staff ${path}`);
+    t.equal((await s.kiosk.get(path)).status, 200, `application ${path}`);
+  }
   t.equal((await s.pub.post('/storefront/pos/tab', { businessLocationId: 'main' }, { authorization: 'Bearer junk' })).status, 401, 'a bad token is no token');
   const staffTab = await s.staff.post('/storefront/pos/tab', { businessLocationId: 'main', tabLabel: 'staff' });
   t.equal(staffTab.status, 201, 'staff may');
   t.equal(staffTab.body.data.openedBy, 'staff-1');
   t.equal((await s.staff.post(`/storefront/order/${staffTab.body.sk}/items`, [{ name: 'Tea', quantity: 1, unitPrice: 2 }])).status, 200);
-  t.equal((await s.staff.post(`/storefront/pos/tab/${staffTab.body.sk}/settle`, { amount: '2.2' })).status, 200);
-  // Reads stay public.
-  t.equal((await s.pub.get(`/storefront/order/${staffTab.body.sk}`)).status, 200);
-  t.equal((await s.pub.get('/storefront/pos/tabs?businessLocationId=main')).status, 200);
-  t.equal((await s.pub.get(`/storefront/pos/tab/${staffTab.body.sk}/receipt-payload`)).status, 200);
+  t.equal((await s.kiosk.post(`/storefront/pos/tab/${staffTab.body.sk}/settle`, { amount: '2.2' })).status, 200, 'an application may');
+  // The catalogue, the gateways and a guest's card intent stay open.
+  t.equal((await s.pub.get('/storefront/products')).status, 200);
+  t.equal((await s.pub.get('/storefront/pos-categories')).status, 200);
+  t.equal((await s.pub.get('/storefront/payment-gateways')).status, 200);
+  t.equal((await s.pub.post('/storefront/local/intent', { amount: 5 })).status, 201, 'a card intent moves no money: open');
+  // The customer's own order stays theirs to read.
+  const hers = await s.staff.post('/storefront/pos/tab', { businessLocationId: 'main', tabLabel: 'hers', customer: { customerId: 'c00000000000000000000a11' } });
+  t.equal((await s.alice.get(`/storefront/order/get/me/${hers.body.data.orderNumber}`)).status, 200, 'get/me works for her customer token');
 
   await s.admin.put('/storefront/settings', { posRequiresStaffToken: false });
   t.equal((await s.pub.post('/storefront/pos/tab', { businessLocationId: 'main', tabLabel: 'again' })).status, 201, 'off again: public');

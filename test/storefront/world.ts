@@ -23,7 +23,7 @@ export async function seed(app: RunningApp, tenant: string, datatype: string, da
 
 export type Client = ReturnType<typeof clientFor>;
 
-export function clientFor(app: RunningApp, org: string, who?: { kind?: 'staff' | 'customer'; sub?: string; roles?: string[]; customerId?: string; email?: string }) {
+export function clientFor(app: RunningApp, org: string, who?: { kind?: 'staff' | 'customer' | 'app'; sub?: string; roles?: string[]; customerId?: string; email?: string }) {
   const headers = (): Record<string, string> => {
     const h: Record<string, string> = { orgid: org };
     if (who) {
@@ -54,12 +54,14 @@ export interface Shop {
   location: StoredRecord;
   points: Record<string, string>;
   products: Record<string, string>;
-  /** orgid only: the storefront is public. */
+  /** orgid only: these organisations are made without the closed-storefront fields, so the spec's open mode applies. */
   pub: Client;
   staff: Client;
   admin: Client;
   alice: Client;
   bob: Client;
+  /** An application's token (kind app, role System), as a kiosk or an ordering app holds. */
+  kiosk: Client;
   local: LocalGateway;
 }
 
@@ -111,6 +113,7 @@ export async function shop(shared: Shared, opts: { taxRate?: number | string; cu
     staff: clientFor(app, org, { kind: 'staff', sub: 'staff-1', roles: ['User'] }),
     admin: clientFor(app, org, { kind: 'staff', sub: 'admin-1', roles: ['User', 'Admin'] }),
     alice: clientFor(app, org, { kind: 'customer', customerId: 'c00000000000000000000a11', email: 'alice@example.com' }),
+    kiosk: clientFor(app, org, { kind: 'app', sub: 'app-kiosk', roles: ['System'] }),
     bob: clientFor(app, org, { kind: 'customer', customerId: 'c00000000000000000000b0b', email: 'bob@example.com' }),
     local: storefrontServicesOf(app.deps.store, app.deps.clock).gateways.get('local') as LocalGateway,
   };

@@ -124,7 +124,7 @@ export function signInRoutes(svc: AuthService): RouteDef[] {
       tag: TAG_AUTH,
       summary: 'Create an organisation with its first user, or (with orgid and an Admin bearer) a staff user',
       description:
-        'Without orgid: {email, password, name?, orgName} creates an organisation whose id is a slug of orgName plus a short random suffix; the user is its primary contact with roles User, Admin and ConfigAdmin; answers {orgId, user, token, refreshToken}. With orgid: only a caller holding an Admin token of that organisation may create a staff user ({email, password, name?, roles?, employeeId?, phone?}; role User is always included; Admin and ConfigAdmin are granted only by a caller who holds them, 403 otherwise); answers {orgId, user} and no tokens.',
+        'Without orgid: {email, password, name?, orgName} creates an organisation whose id is a slug of orgName plus a short random suffix; the user is its primary contact with roles User, Admin and ConfigAdmin; answers {orgId, user, token, refreshToken}. The storefront of the new organisation starts closed: tabs, orders, payments, receipts, service-point status and terminal routes need a staff or an application token, and service-point changes need a staff token (posRequiresStaffToken and servicePointsRequireStaffToken true; the catalogue, payment gateways and card payment intents stay open). `openStorefront: true` starts it in the open mode instead, as the spec has it (both settings false: anyone who knows the orgid may use the storefront, a customer token may change service points); an Admin can switch either setting later (PUT /storefront/settings, PUT /crm/reservations/settings). With orgid: only a caller holding an Admin token of that organisation may create a staff user ({email, password, name?, roles?, employeeId?, phone?}; role User is always included; Admin and ConfigAdmin are granted only by a caller who holds them, 403 otherwise); answers {orgId, user} and no tokens.',
       status: 201,
       body: Body({
         email: EmailSchema,
@@ -134,6 +134,7 @@ export function signInRoutes(svc: AuthService): RouteDef[] {
         roles: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 40, pattern: '^[A-Za-z][A-Za-z0-9_-]*$' }), { maxItems: 20 })),
         employeeId: Type.Optional(EmployeeIdSchema),
         phone: Type.Optional(Type.String({ minLength: 3, maxLength: 32, pattern: '^\\+?[0-9 ()-]+$' })),
+        openStorefront: Type.Optional(Type.Boolean({ description: "Organisation sign-up only: true starts the storefront in the spec's open mode (default false: closed, staff or application token)" })),
       }),
       response: SessionSchema,
       errors: [403, 409],
@@ -142,12 +143,13 @@ export function signInRoutes(svc: AuthService): RouteDef[] {
         if (!ctx.tenant) {
           if (!b.orgName?.trim()) throw appError('ERR_VALIDATION', 'body/orgName is required to create an organisation');
           if (b.roles || b.employeeId) throw appError('ERR_VALIDATION', 'body/roles and body/employeeId are set by an Admin, not at organisation sign-up');
-          return svc.signupOrg({ email: b.email, password: b.password, name: b.name, orgName: b.orgName }, clientInfo(ctx));
+          return svc.signupOrg({ email: b.email, password: b.password, name: b.name, orgName: b.orgName, openStorefront: b.openStorefront }, clientInfo(ctx));
         }
         const p = ctx.principal;
         if (!p || p.kind !== 'staff' || !p.roles.includes('Admin')) {
           throw appError('ERR_FORBIDDEN', 'creating a user in an existing organisation needs an Admin token of that organisation');
         }
+        if (b.openStorefront !== undefined) throw appError('ERR_VALIDATION', 'body/openStorefront is chosen at organisation sign-up (without orgid) only');
         const user = await svc.createStaff(ctx.tenant, b, p.sub, p.roles);
         return { orgId: ctx.tenant, user: svc.publicOf(ctx.tenant, { kind: 'staff', rec: user }) };
       },

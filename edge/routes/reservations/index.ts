@@ -111,8 +111,9 @@ const ADMIN_ROLES = ['Admin', 'ConfigAdmin'];
 const SettingsSchema = Type.Object({
   servicePointsRequireStaffToken: Type.Boolean({
     description:
-      'When true, creating, changing and deleting service points needs a staff token (role User). Default false: any ' +
-      'customer or staff token may, as the spec’s Auth column says',
+      'When true, creating, changing and deleting service points needs a staff token (role User); an organisation created by ' +
+      'sign-up starts with it true. False (sign-up with `openStorefront: true`, and organisations created before this default): ' +
+      'any customer or staff token may, as the spec’s Auth column says',
   }),
 });
 
@@ -129,8 +130,10 @@ function requireStaffIfConfigured(ctx: RequestContext): void {
 }
 
 const SP_GATE_NOTE =
-  ' Any customer or staff token may (spec: Auth `customer`) unless the organisation sets `servicePointsRequireStaffToken` ' +
-  '(`PUT /crm/reservations/settings`, Admin): then a staff token is needed (403 with another).';
+  ' **Access.** With `servicePointsRequireStaffToken` true (where an organisation created by sign-up starts) a staff token is ' +
+  'needed (403 with a customer token, 401 without a token). With it false (the spec’s mode: sign-up with `openStorefront: true`, ' +
+  'organisations created before this default, or `PUT /crm/reservations/settings` by an Admin) any customer or staff token may ' +
+  '(spec: Auth `customer`).';
 
 /** A booking the caller owns (another customer's is a 404: spec Errors, 404). */
 function ownBooking(ctx: RequestContext, id: string): StoredRecord {
@@ -461,8 +464,10 @@ export function reservationRoutes(_deps: AppDeps): RouteDef[] {
       tag: SP_TAG,
       summary: "Change the organisation's reservation settings (role Admin or ConfigAdmin)",
       description:
-        '`servicePointsRequireStaffToken` (default false) makes service-point create, update and delete need a staff token; ' +
-        'while it is false, any authenticated customer can add, rename or remove the venue’s tables (the spec’s default).',
+        '`servicePointsRequireStaffToken` true makes service-point create, update and delete need a staff token; an ' +
+        'organisation created by sign-up starts with it true unless it signed up with `openStorefront: true`, and one created ' +
+        'before that default starts with it false. While it is false, any authenticated customer can add, rename or remove the ' +
+        'venue’s tables (the spec’s default).',
       body: Type.Object({ servicePointsRequireStaffToken: Type.Boolean() }, { additionalProperties: false }),
       response: SettingsSchema,
       handler: async (ctx) => {

@@ -13,7 +13,12 @@ import { CATALOG_JOB, type CatalogRead } from '../../../actors/storefront/catalo
 const ADMIN_ROLES = ['Admin', 'ConfigAdmin'];
 
 const SettingsSchema = Type.Object({
-  posRequiresStaffToken: Type.Boolean({ description: 'When true, every storefront write (POST under /storefront) needs a staff token. Default false: the storefront is public, as the spec says' }),
+  posRequiresStaffToken: Type.Boolean({
+    description:
+      'True (closed; where an organisation created by sign-up starts): every tab, order, payment, receipt, service-point status and ' +
+      "terminal route, reads included, needs a staff or an application token. False (open, the spec's mode; sign-up with " +
+      '`openStorefront: true`, and organisations created before this default): anyone who knows the orgid',
+  }),
 });
 
 export function catalogRoutes(_deps: AppDeps): RouteDef[] {
@@ -27,7 +32,8 @@ export function catalogRoutes(_deps: AppDeps): RouteDef[] {
       description:
         'With `businessLocationId` each product carries `availability {businessLocationId, available, price?, stock?, configured}` ' +
         'from its `bm_location_product` record at that location (`configured: false`: none, so the product\'s own `data.available` ' +
-        'applies). `availableOnly` leaves the unavailable out; `q` matches the name (or the exact sku). Sorted by name.',
+        'applies). `availableOnly` leaves the unavailable out; `q` matches the name (or the exact sku). Sorted by name. **Access.** Open in ' +
+        'both storefront modes (the catalogue).',
       query: Type.Object({
         businessLocationId: Type.Optional(Slug),
         categoryId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
@@ -45,7 +51,9 @@ export function catalogRoutes(_deps: AppDeps): RouteDef[] {
       auth: 'none',
       tag: TAG,
       summary: 'Categories shown on the POS, in their sort order',
-      description: 'Categories (`sf_category`) whose `showInPos` is not false; with `businessLocationId`, those of that location and those of every location.',
+      description:
+        'Categories (`sf_category`) whose `showInPos` is not false; with `businessLocationId`, those of that location and those of every location. ' +
+        '**Access.** Open in both storefront modes (the catalogue).',
       query: Type.Object({ businessLocationId: Type.Optional(Slug), ...Paging }),
       response: ListOf(RecordSchema),
       handler: (ctx) => listPosCategories(ctx.deps.store, ctx.tenant, ctx.query, ctx.deps.config.store),
@@ -98,8 +106,13 @@ export function catalogRoutes(_deps: AppDeps): RouteDef[] {
       tag: TAG,
       summary: "Change the organisation's storefront settings (role Admin or ConfigAdmin)",
       description:
-        'Partial. `posRequiresStaffToken` (default false) makes every storefront write need a staff token; while it is false, ' +
-        'anyone who knows the orgid can open tabs, take payments, refund and print.',
+        'Partial. `posRequiresStaffToken` true closes the storefront: every tab, order, payment, receipt, print, send, ' +
+        'service-point status and terminal route, reads included, needs a staff or an application token (401 without a token, 403 ' +
+        'with a customer token alone); the catalogue, `/storefront/payment-gateways` and card intents (`/storefront/:processor/intent`) ' +
+        "stay open. False is the spec's open mode: anyone who knows the orgid can open tabs, take payments, refund and print. An " +
+        'organisation created by sign-up starts closed unless it signed up with `openStorefront: true`; one created before that ' +
+        'default starts open. In both modes an order answered to anyone but staff or its own customer leaves out the guest\'s ' +
+        'email, phone, address and customer id, and only staff send a receipt to an address not already on the order.',
       body: Type.Object({ posRequiresStaffToken: Type.Optional(Type.Boolean()) }, { additionalProperties: false, minProperties: 1 }),
       response: SettingsSchema,
       handler: (ctx) =>

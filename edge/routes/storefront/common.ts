@@ -1,5 +1,5 @@
-// What the storefront routes share: schemas, the staff-token gate of `posRequiresStaffToken`, the
-// location of an order, and the services bound to this node.
+// What the storefront routes share: schemas, the location of an order, and the services bound to
+// this node (who may call a route is access.ts).
 import { Type, type TSchema } from '@sinclair/typebox';
 import { appError } from '../../../core/errors.js';
 import { isId } from '../../../core/ids.js';
@@ -7,10 +7,9 @@ import { createGateways } from '../../../core/payments/index.js';
 import type { StoredRecord } from '../../../core/store/record.js';
 import { findLocation, LOCATION_DATATYPE, locationNotFound } from '../../../actors/reservations/queries.js';
 import { bindStorefront, type StorefrontServices } from '../../../actors/storefront/services.js';
-import { storefrontSettingsOf } from '../../../actors/storefront/settings.js';
 import { SF_ORDER } from '../../../actors/storefront/order.js';
 import type { AppDeps } from '../../deps.js';
-import type { RequestContext, RouteDef } from '../../route.js';
+import type { RequestContext } from '../../route.js';
 
 export const TAG = 'Storefront';
 export const PAY_TAG = 'Storefront payments';
@@ -91,34 +90,6 @@ const made = new WeakMap<object, StorefrontServices>();
 
 export function byOf(ctx: RequestContext): string | undefined {
   return ctx.principal?.sub;
-}
-
-/**
- * The tenant setting `posRequiresStaffToken`: when on, a storefront write needs a staff token
- * (no token or a bad one: 401; a customer's or an application's: 403).
- */
-export function requireStaffIfConfigured(ctx: RequestContext): void {
-  if (!storefrontSettingsOf(ctx.deps.store.getOrg(ctx.tenant)).posRequiresStaffToken) return;
-  const p = ctx.principal;
-  if (!p) throw appError('ERR_UNAUTHENTICATED', 'this organisation requires a staff token for storefront writes (posRequiresStaffToken)');
-  if (!(p.kind === 'staff' && p.roles.includes('User'))) {
-    throw appError('ERR_FORBIDDEN', 'this organisation requires a staff token for storefront writes (posRequiresStaffToken)');
-  }
-}
-
-const GATE_NOTE = ' When the organisation sets `posRequiresStaffToken`, this write needs a staff token (401 without one, 403 with another kind).';
-
-/** A public storefront write: its handler runs behind the `posRequiresStaffToken` gate. */
-export function storefrontWrite(def: RouteDef): RouteDef {
-  const handler = def.handler;
-  return {
-    ...def,
-    description: (def.description ?? def.summary) + GATE_NOTE,
-    handler: (ctx) => {
-      requireStaffIfConfigured(ctx);
-      return handler(ctx);
-    },
-  };
 }
 
 /** The stored order `id` and the location whose tabs actor owns it. */

@@ -17,9 +17,9 @@ import {
   Paging,
   RecordSchema,
   servicesOf,
-  storefrontWrite,
   TAG,
 } from './common.js';
+import { posRoute } from './access.js';
 
 const MAX_ITEMS = 100;
 
@@ -54,42 +54,46 @@ export function orderRoutes(deps: AppDeps): RouteDef[] {
   const currency = () => servicesOf(deps).defaultCurrency;
   const max = deps.config.store.maxPageSize;
   return [
-    route({
-      method: 'GET',
-      path: '/storefront/order/:id',
-      auth: 'none',
-      tag: TAG,
-      summary: 'An order (tab) with every amount computed',
-      description:
-        'Money is answered as numbers in major units of `data.currency`; each line carries its `subtotal`, `tax`, `total`, and ' +
-        'its `taskId` once fired. A record written elsewhere with string amounts, no line ids or only a `subtotal` reads too.',
-      params: IdParam,
-      response: RecordSchema,
-      errors: [404],
-      handler: (ctx) => {
-        const rec = ctx.deps.store.getRecord(ctx.tenant, SF_ORDER, ctx.params.id);
-        if (!rec) throw appError('ERR_NOT_FOUND', `order ${ctx.params.id}`);
-        return presentOrder(rec, currency());
-      },
-    }),
+    posRoute(
+      route({
+        method: 'GET',
+        path: '/storefront/order/:id',
+        auth: 'none',
+        tag: TAG,
+        summary: 'An order (tab) with every amount computed',
+        description:
+          'Money is answered as numbers in major units of `data.currency`; each line carries its `subtotal`, `tax`, `total`, and ' +
+          'its `taskId` once fired. A record written elsewhere with string amounts, no line ids or only a `subtotal` reads too.',
+        params: IdParam,
+        response: RecordSchema,
+        errors: [404],
+        handler: (ctx) => {
+          const rec = ctx.deps.store.getRecord(ctx.tenant, SF_ORDER, ctx.params.id);
+          if (!rec) throw appError('ERR_NOT_FOUND', `order ${ctx.params.id}`);
+          return presentOrder(rec, currency());
+        },
+      }),
+    ),
 
-    route({
-      method: 'GET',
-      path: '/storefront/order/:id/payments',
-      auth: 'none',
-      tag: TAG,
-      summary: "An order's payments and refunds, oldest first",
-      params: IdParam,
-      query: Type.Object({ ...Paging }),
-      response: ListOf(FreeObject),
-      errors: [404],
-      handler: (ctx) => {
-        const rec = ctx.deps.store.getRecord(ctx.tenant, SF_ORDER, ctx.params.id);
-        if (!rec) throw appError('ERR_NOT_FOUND', `order ${ctx.params.id}`);
-        const payments = presentOrder(rec, currency()).data.payments as unknown[];
-        return page(payments, ctx.query.page, ctx.query.pageSize, max);
-      },
-    }),
+    posRoute(
+      route({
+        method: 'GET',
+        path: '/storefront/order/:id/payments',
+        auth: 'none',
+        tag: TAG,
+        summary: "An order's payments and refunds, oldest first",
+        params: IdParam,
+        query: Type.Object({ ...Paging }),
+        response: ListOf(FreeObject),
+        errors: [404],
+        handler: (ctx) => {
+          const rec = ctx.deps.store.getRecord(ctx.tenant, SF_ORDER, ctx.params.id);
+          if (!rec) throw appError('ERR_NOT_FOUND', `order ${ctx.params.id}`);
+          const payments = presentOrder(rec, currency()).data.payments as unknown[];
+          return page(payments, ctx.query.page, ctx.query.pageSize, max);
+        },
+      }),
+    ),
 
     route({
       method: 'GET',
@@ -110,7 +114,7 @@ export function orderRoutes(deps: AppDeps): RouteDef[] {
       },
     }),
 
-    storefrontWrite(
+    posRoute(
       route({
         method: 'POST',
         path: '/storefront/order/:id/items',
@@ -136,7 +140,7 @@ export function orderRoutes(deps: AppDeps): RouteDef[] {
       }),
     ),
 
-    storefrontWrite(
+    posRoute(
       route({
         method: 'POST',
         path: '/storefront/order/:id/fire',

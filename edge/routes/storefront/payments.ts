@@ -13,7 +13,8 @@ import { currencyExponent, currencyOf, parseMoney, toMajor } from '../../../acto
 import { readOrder, SF_ORDER, totalsOf } from '../../../actors/storefront/order.js';
 import type { AppDeps } from '../../deps.js';
 import { route, type RequestContext, type RouteDef } from '../../route.js';
-import { MoneyLike, PAY_TAG, requireLocation, servicesOf, Slug, storefrontWrite } from './common.js';
+import { MoneyLike, PAY_TAG, requireLocation, servicesOf, Slug } from './common.js';
+import { posRoute } from './access.js';
 
 const Processor = Type.Object({ processor: Type.String({ minLength: 1, maxLength: 40, description: 'Payment processor: a configured gateway (local, stripe)' }) });
 
@@ -152,7 +153,9 @@ export function paymentRoutes(_deps: AppDeps): RouteDef[] {
       auth: 'none',
       tag: PAY_TAG,
       summary: 'The configured payment gateways with their publishable keys',
-      description: '`provider` is the name used in `/storefront/:processor/...` and as settle\'s `gateway`; `local` has no publishable key.',
+      description:
+        '`provider` is the name used in `/storefront/:processor/...` and as settle\'s `gateway`; `local` has no publishable key. ' +
+        '**Access.** Open in both storefront modes: publishable keys only, never a secret.',
       response: Type.Array(Type.Object({ provider: Type.String(), publishableKey: Type.Union([Type.String(), Type.Null()]), default: Type.Boolean() })),
       handler: (ctx) => {
         const gw = servicesOf(ctx.deps).gateways;
@@ -160,26 +163,26 @@ export function paymentRoutes(_deps: AppDeps): RouteDef[] {
       },
     }),
 
-    storefrontWrite(
-      route({
-        method: 'POST',
-        path: '/storefront/:processor/intent',
-        auth: 'none',
-        tag: PAY_TAG,
-        summary: 'Create a card payment intent',
-        description:
-          'With `orderId` the amount defaults to the balance due and the currency is the order\'s. The client completes the intent ' +
-          'with its `clientSecret`; then settle the tab with the intent id as `ref`. An unknown processor is 404.',
-        params: Processor,
-        body: IntentBody,
-        status: 201,
-        response: IntentSchema,
-        errors: [402, 404, 409, 503],
-        handler: (ctx) => createIntent(ctx, ctx.params.processor, ctx.body, ['card']),
-      }),
-    ),
+    route({
+      method: 'POST',
+      path: '/storefront/:processor/intent',
+      auth: 'none',
+      tag: PAY_TAG,
+      summary: 'Create a card payment intent',
+      description:
+        'With `orderId` the amount defaults to the balance due and the currency is the order\'s. The client completes the intent ' +
+        'with its `clientSecret`; then settle the tab with the intent id as `ref`. An unknown processor is 404. **Access.** Open in ' +
+        'both storefront modes, so a guest can pay from their own device: an intent moves no money until the card is confirmed ' +
+        "with the processor, and the answer carries no one's personal data; settling the tab with it follows the settle route's access.",
+      params: Processor,
+      body: IntentBody,
+      status: 201,
+      response: IntentSchema,
+      errors: [402, 404, 409, 503],
+      handler: (ctx) => createIntent(ctx, ctx.params.processor, ctx.body, ['card']),
+    }),
 
-    storefrontWrite(
+    posRoute(
       route({
         method: 'POST',
         path: '/storefront/:processor/terminal/intent',
@@ -199,7 +202,7 @@ export function paymentRoutes(_deps: AppDeps): RouteDef[] {
       }),
     ),
 
-    storefrontWrite(
+    posRoute(
       route({
         method: 'POST',
         path: '/storefront/:processor/terminal/intent/:id/present-card',
@@ -240,7 +243,7 @@ export function paymentRoutes(_deps: AppDeps): RouteDef[] {
       }),
     ),
 
-    storefrontWrite(
+    posRoute(
       route({
         method: 'POST',
         path: '/storefront/:processor/terminal/connection-token',
@@ -258,7 +261,7 @@ export function paymentRoutes(_deps: AppDeps): RouteDef[] {
       }),
     ),
 
-    storefrontWrite(
+    posRoute(
       route({
         method: 'POST',
         path: '/storefront/:processor/terminal/location/ensure',

@@ -11,7 +11,9 @@ import { formatMinor } from '../../../actors/storefront/money.js';
 import { buildPayload, receiptText, type Copy, type PayloadKind, type ReceiptPayload } from '../../../actors/storefront/receipt.js';
 import type { AppDeps } from '../../deps.js';
 import { route, type RequestContext, type RouteDef } from '../../route.js';
-import { FreeObject, IdParam, servicesOf, storefrontWrite, TAG } from './common.js';
+import { FreeObject, IdParam, servicesOf, TAG } from './common.js';
+import { isStaff, posRoute } from './access.js';
+import { contactOf } from '../../../actors/storefront/privacy.js';
 
 const CopyEnum = Type.Unsafe<Copy>({ type: 'string', enum: ['customer', 'merchant'], description: 'Which copy (default customer)' });
 
@@ -37,7 +39,7 @@ async function queue(ctx: RequestContext, msg: OutboxMessage) {
 }
 
 function payloadRoute(kind: PayloadKind): RouteDef {
-  return route({
+  return posRoute(route({
     method: 'GET',
     path: `/storefront/pos/tab/:id/${kind}-payload`,
     auth: 'none',
@@ -53,11 +55,11 @@ function payloadRoute(kind: PayloadKind): RouteDef {
     response: FreeObject,
     errors: [404],
     handler: (ctx) => payloadOf(ctx, ctx.params.id, kind, ctx.query.copy ?? 'customer').payload,
-  });
+  }));
 }
 
 function printRoute(kind: PayloadKind): RouteDef {
-  return storefrontWrite(
+  return posRoute(
     route({
       method: 'POST',
       path: `/storefront/pos/tab/:id/print-${kind}`,
@@ -90,20 +92,70 @@ function printRoute(kind: PayloadKind): RouteDef {
   );
 }
 
+const EMAIL = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
+const PHONE = /^\+?[0-9 ()-]{6,20}$/;
+const normalEmail = (v: string) => v.trim().toLowerCase();
+const normalPhone = (v: string) => v.replace(/[ ()-]/g, '');
+
+/**
+ * Where a receipt goes. Staff: the body's address and number, else the order's contact. Anyone
+ * else: the order's contact only; a body naming another is refused before anything is queued.
+ */
+function recipients(
+  ctx: RequestContext<unknown, unknown, { email?: string; phone?: string }>,
+  staff: boolean,
+): { email?: string; phone?: string } {
+  const rec = ctx.deps.store.getRecord(ctx.tenant, SF_ORDER, (ctx.params as { id: string }).id);
+  if (!rec) throw appError('ERR_NOT_FOUND', `order ${(ctx.params as { id: string }).id}`);
+  const body = ctx.body ?? {};
+  const onOrder = contactOf(rec);
+  // A contact typed at the till is not checked there: one that is no address or number is not used.
+  const contact = {
+    email: onOrder.email && EMAIL.test(onOrder.email.trim()) ? normalEmail(onOrder.email) : undefined,
+    phone: onOrder.phone && PHONE.test(onOrder.phone.trim()) ? normalPhone(onOrder.phone) : undefined,
+  };
+  const asked = { email: body.email && normalEmail(body.email), phone: body.phone && normalPhone(body.phone) };
+  let out: { email?: string; phone?: string };
+  if (staff && (asked.email || asked.phone)) out = asked;
+  else if (!asked.email && !asked.phone) out = contact;
+  else {
+    if ((asked.email && asked.email !== contact.email) || (asked.phone && asked.phone !== contact.phone)) {
+      throw appError('ERR_FORBIDDEN', "without a staff token a receipt goes only to the contact already on the order; leave body/email and body/phone out to use it");
+    }
+    out = asked;
+  }
+  if (!out.email && !out.phone) throw appError('ERR_VALIDATION', 'the order has no contact: send body/email or body/phone (a staff token may name any)');
+  return out;
+}
+
+/** `grace@example.com` → `g***@example.com`; `+15550001111` → `*******1111`. */
+function masked(to: string): string {
+  const at = to.indexOf('@');
+  if (at > 0) return `${to[0]}***${to.slice(at)}`;
+  return to.length > 4 ? '*'.repeat(to.length - 4) + to.slice(-4) : '****';
+}
+
 export function receiptRoutes(_deps: AppDeps): RouteDef[] {
   return [
     payloadRoute('receipt'),
     payloadRoute('check'),
     printRoute('check'),
     printRoute('receipt'),
-    storefrontWrite(
+    posRoute(
       route({
         method: 'POST',
         path: '/storefront/pos/tab/:id/send-receipt',
         auth: 'none',
         tag: TAG,
         summary: 'Send the receipt by email or text message',
-        description: 'At least one of `email` and `phone`. The email carries the full receipt; the text message a short summary. Both go through the outbox.',
+        description:
+          'The email carries the full receipt; the text message a short summary. Both go through the outbox. A staff token may send ' +
+          "to any `email` and/or `phone`; without either, to the contact on the order (the guest's `customer.email` and " +
+          '`customer.phone`). Anyone else (no token, an application token, a customer token) sends only to the contact already on ' +
+          'the order: leave `email` and `phone` out (both of the contact are used) or repeat them; another address or number is ' +
+          "refused (403) and nothing is sent, so a stranger cannot mail a guest's receipt, or anything at all, to an address of " +
+          'their choosing. An order with no contact answers 400. The answer names the recipient in full only to staff (masked ' +
+          'otherwise, e.g. `g***@example.com`).',
         params: IdParam,
         body: Type.Object({
           email: Type.Optional(Type.String({ format: 'email', maxLength: 254 })),
@@ -112,10 +164,10 @@ export function receiptRoutes(_deps: AppDeps): RouteDef[] {
         }),
         status: 202,
         response: Type.Object({ queued: Type.Array(Queued) }),
-        errors: [404],
+        errors: [403, 404],
         handler: async (ctx) => {
-          const { email, phone } = ctx.body;
-          if (!email && !phone) throw appError('ERR_VALIDATION', 'send body/email or body/phone (or both)');
+          const staff = isStaff(ctx.principal);
+          const { email, phone } = recipients(ctx, staff);
           const { payload, exponent } = payloadOf(ctx, ctx.params.id, 'receipt', ctx.body.copy ?? 'customer');
           const title = `Receipt for order #${payload.order.orderNumber} at ${payload.business.name}`;
           const queued = [];
@@ -123,7 +175,7 @@ export function receiptRoutes(_deps: AppDeps): RouteDef[] {
             queued.push(
               await queue(ctx, {
                 channel: 'email',
-                to: email.trim().toLowerCase(),
+                to: email,
                 kind: 'receipt',
                 subject: title,
                 body: receiptText(payload, exponent),
@@ -136,13 +188,14 @@ export function receiptRoutes(_deps: AppDeps): RouteDef[] {
             queued.push(
               await queue(ctx, {
                 channel: 'sms',
-                to: phone.replace(/[ ()-]/g, ''),
+                to: phone,
                 kind: 'receipt',
                 body: `${title}: total ${total} ${payload.currency}. ${payload.footer}`.slice(0, 320),
                 payload: payload as unknown as Record<string, unknown>,
               }),
             );
           }
+          if (!staff) return { queued: queued.map((q) => ({ ...q, to: masked(q.to) })) };
           return { queued };
         },
       }),

@@ -2,6 +2,7 @@
 // split and service points. Every write is one message to the tabs actor of the order's location;
 // lists of open tabs come from that actor's memory, closed tabs from the store.
 import { Type } from '@sinclair/typebox';
+import type { Principal } from '../../../core/auth/tokens.js';
 import { appError } from '../../../core/errors.js';
 import { assertIdempotencyKey } from '../../../core/idempotency.js';
 import type { StoredRecord } from '../../../core/store/record.js';
@@ -24,10 +25,10 @@ import {
   servicesOf,
   SettleResult,
   Slug,
-  storefrontWrite,
   TAG,
 } from './common.js';
 import { listRecords } from '../../../actors/records/reads.js';
+import { customerOf, isStaff, posRoute } from './access.js';
 
 const Customer = Type.Object({
   name: Type.Optional(Type.String({ maxLength: 200 })),
@@ -37,6 +38,16 @@ const Customer = Type.Object({
 });
 
 const IdempotencyKey = Type.Optional(Type.String({ maxLength: 64, description: 'UUID: a retry with the same key answers the first result without repeating it (24 h)' }));
+
+/**
+ * Whose order a new tab is. A customer token (its own, or relayed by an application) makes it that
+ * customer's, whatever the body says; staff may name the customer in `customer.customerId`. From an
+ * application token alone or an anonymous caller a customer id in the body is ignored (the order is
+ * nobody's): who a caller acts for comes from a credential, never from a typed id.
+ */
+function ownerOf(p: Principal | undefined, named: string | undefined): string | undefined {
+  return customerOf(p) ?? (isStaff(p) && named?.trim() ? named.trim() : undefined);
+}
 
 /** `YYYY-MM-DD` (start of that UTC day) or an ISO date-time; `endOfDay` moves a bare date to the next day. */
 function instant(v: string | undefined, field: string, endOfDay: boolean): string | undefined {
@@ -58,7 +69,7 @@ export function tabRoutes(deps: AppDeps): RouteDef[] {
     return { order: presentOrder(reply.order, currency()), transaction: reply.transaction };
   };
   return [
-    storefrontWrite(
+    posRoute(
       route({
         method: 'POST',
         path: '/storefront/pos/tab',
@@ -69,8 +80,11 @@ export function tabRoutes(deps: AppDeps): RouteDef[] {
           'Opens an `sf_order` with status `open` and the next order number of the organisation (201). With `servicePointId` (id ' +
           'or name) a point that already has an open tab answers that tab (200) instead of a second one, and a new tab marks the ' +
           'point `occupied`; without one, an open tab with the same `tabLabel` (compared without case) is answered. ' +
-          '`businessLocationId` is the location slug (its sk is refused with 400); a token, when sent, stamps `openedBy` and a ' +
-          "customer token the order's `customerId`. The location must exist (404 otherwise): it is a record of datatype " +
+          '`businessLocationId` is the location slug (its sk is refused with 400); a token, when sent, stamps `openedBy`. The order ' +
+          "belongs to a customer (its `customerId`, what `/client-data/orders` and `/storefront/order/get/me` match) only through a " +
+          "credential: a customer token (alone, or in `x-client-authorization` beside an application token) makes it that customer's; " +
+          'a staff token may name the customer in `customer.customerId`; from an application token alone or without a token ' +
+          "`customer.customerId` is ignored and the order is nobody's (the name, email and phone are kept as the guest's contact). The location must exist (404 otherwise): it is a record of datatype " +
           '`location` whose `data.name` is the slug, made once by staff with `POST /repository/create ' +
           '{"datatype":"location","data":{"name":"main-bar","displayName":"Main bar","currency":"USD","taxRate":8.5},"isNew":true,"version":0}` ' +
           '(`currency` and `taxRate`, in percent, are optional: the configured currency and 0 apply without them).',
@@ -86,13 +100,14 @@ export function tabRoutes(deps: AppDeps): RouteDef[] {
         handler: async (ctx) => {
           requireLocation(ctx, ctx.body.businessLocationId);
           const p = ctx.principal;
+          const { customerId: named, ...contact } = ctx.body.customer ?? {};
           const reply = await askPos<OpenReply>(ctx.deps.runtime, ctx.tenant, ctx.body.businessLocationId, {
             type: 'open',
             input: {
               tabLabel: ctx.body.tabLabel,
               servicePointId: ctx.body.servicePointId,
-              customer: ctx.body.customer,
-              customerId: p?.kind === 'customer' ? (p.customerId ?? p.sub) : undefined,
+              ...(ctx.body.customer ? { customer: contact } : {}),
+              customerId: ownerOf(p, named),
               by: p?.sub,
             },
           });
@@ -102,58 +117,62 @@ export function tabRoutes(deps: AppDeps): RouteDef[] {
       }),
     ),
 
-    route({
-      method: 'GET',
-      path: '/storefront/pos/tabs',
-      auth: 'none',
-      tag: TAG,
-      summary: "A location's open tabs, oldest first",
-      description: 'From the tabs actor of the location (its memory, not a scan). A location sk instead of its slug yields an empty list (spec: Errors 10).',
-      query: Type.Object({ businessLocationId: Slug, ...Paging }),
-      response: ListOf(RecordSchema),
-      handler: async (ctx) => {
-        const slug = ctx.query.businessLocationId;
-        if (!findLocation(ctx.deps.store, ctx.tenant, slug)) return page([], ctx.query.page, ctx.query.pageSize, max);
-        const open = await askPos<StoredRecord[]>(ctx.deps.runtime, ctx.tenant, slug, { type: 'list-open' });
-        return page(open, ctx.query.page, ctx.query.pageSize, max);
-      },
-    }),
-
-    route({
-      method: 'GET',
-      path: '/storefront/pos/tabs/closed',
-      auth: 'none',
-      tag: TAG,
-      summary: "A location's closed tabs, most recently closed first",
-      description:
-        '`from` and `to` bound `closedAt` (`from` inclusive, `to` exclusive; a bare date `to` includes that whole UTC day). Paged.',
-      query: Type.Object({
-        businessLocationId: Slug,
-        from: Type.Optional(Type.String({ maxLength: 40, description: 'YYYY-MM-DD or ISO date-time' })),
-        to: Type.Optional(Type.String({ maxLength: 40, description: 'YYYY-MM-DD or ISO date-time' })),
-        ...Paging,
+    posRoute(
+      route({
+        method: 'GET',
+        path: '/storefront/pos/tabs',
+        auth: 'none',
+        tag: TAG,
+        summary: "A location's open tabs, oldest first",
+        description: 'From the tabs actor of the location (its memory, not a scan). A location sk instead of its slug yields an empty list (spec: Errors 10).',
+        query: Type.Object({ businessLocationId: Slug, ...Paging }),
+        response: ListOf(RecordSchema),
+        handler: async (ctx) => {
+          const slug = ctx.query.businessLocationId;
+          if (!findLocation(ctx.deps.store, ctx.tenant, slug)) return page([], ctx.query.page, ctx.query.pageSize, max);
+          const open = await askPos<StoredRecord[]>(ctx.deps.runtime, ctx.tenant, slug, { type: 'list-open' });
+          return page(open, ctx.query.page, ctx.query.pageSize, max);
+        },
       }),
-      response: ListOf(RecordSchema),
-      handler: async (ctx) => {
-        const from = instant(ctx.query.from, 'from', false);
-        const to = instant(ctx.query.to, 'to', true);
-        if (from && to && from >= to) throw appError('ERR_VALIDATION', 'query/from must be before query/to');
-        const range: Record<string, string> = {};
-        if (from) range.$gte = from;
-        if (to) range.$lt = to;
-        const filter: Record<string, unknown> = { 'data.businessLocationId': ctx.query.businessLocationId, 'data.status': CLOSED };
-        if (from || to) filter['data.closedAt'] = range;
-        const result = await listRecords(ctx.deps, ctx.tenant, SF_ORDER, filter, {
-          page: ctx.query.page,
-          pageSize: ctx.query.pageSize,
-          sort: 'data.closedAt',
-          sortType: 'desc',
-        });
-        return { ...result, data: result.data.map((r) => presentOrder(r, currency())) };
-      },
-    }),
+    ),
 
-    storefrontWrite(
+    posRoute(
+      route({
+        method: 'GET',
+        path: '/storefront/pos/tabs/closed',
+        auth: 'none',
+        tag: TAG,
+        summary: "A location's closed tabs, most recently closed first",
+        description:
+          '`from` and `to` bound `closedAt` (`from` inclusive, `to` exclusive; a bare date `to` includes that whole UTC day). Paged.',
+        query: Type.Object({
+          businessLocationId: Slug,
+          from: Type.Optional(Type.String({ maxLength: 40, description: 'YYYY-MM-DD or ISO date-time' })),
+          to: Type.Optional(Type.String({ maxLength: 40, description: 'YYYY-MM-DD or ISO date-time' })),
+          ...Paging,
+        }),
+        response: ListOf(RecordSchema),
+        handler: async (ctx) => {
+          const from = instant(ctx.query.from, 'from', false);
+          const to = instant(ctx.query.to, 'to', true);
+          if (from && to && from >= to) throw appError('ERR_VALIDATION', 'query/from must be before query/to');
+          const range: Record<string, string> = {};
+          if (from) range.$gte = from;
+          if (to) range.$lt = to;
+          const filter: Record<string, unknown> = { 'data.businessLocationId': ctx.query.businessLocationId, 'data.status': CLOSED };
+          if (from || to) filter['data.closedAt'] = range;
+          const result = await listRecords(ctx.deps, ctx.tenant, SF_ORDER, filter, {
+            page: ctx.query.page,
+            pageSize: ctx.query.pageSize,
+            sort: 'data.closedAt',
+            sortType: 'desc',
+          });
+          return { ...result, data: result.data.map((r) => presentOrder(r, currency())) };
+        },
+      }),
+    ),
+
+    posRoute(
       route({
         method: 'POST',
         path: '/storefront/pos/tab/:id/settle',
@@ -182,7 +201,7 @@ export function tabRoutes(deps: AppDeps): RouteDef[] {
       }),
     ),
 
-    storefrontWrite(
+    posRoute(
       route({
         method: 'POST',
         path: '/storefront/pos/tab/:id/refund',
@@ -206,7 +225,7 @@ export function tabRoutes(deps: AppDeps): RouteDef[] {
       }),
     ),
 
-    storefrontWrite(
+    posRoute(
       route({
         method: 'POST',
         path: '/storefront/pos/tab/:id/split',
@@ -240,7 +259,7 @@ export function tabRoutes(deps: AppDeps): RouteDef[] {
       }),
     ),
 
-    storefrontWrite(
+    posRoute(
       route({
         method: 'POST',
         path: '/storefront/pos/tab/:id/assign-service-point',
@@ -267,7 +286,7 @@ export function tabRoutes(deps: AppDeps): RouteDef[] {
       }),
     ),
 
-    storefrontWrite(
+    posRoute(
       route({
         method: 'POST',
         path: '/storefront/pos/tab/:id/release-service-point',
@@ -292,7 +311,7 @@ export function tabRoutes(deps: AppDeps): RouteDef[] {
       }),
     ),
 
-    storefrontWrite(
+    posRoute(
       route({
         method: 'POST',
         path: '/storefront/service-point/:id/status',
