@@ -45,6 +45,16 @@ export function limitRows(config: Config): LimitRow[] {
     { setting: 'QUERY_MAX_REGEX_LENGTH', value: n(q.maxRegexLength), meaning: 'characters of a client regex; every regex runs on RE2 (linear time), and one that needs backtracking (backreferences, lookaround) is refused with 400' },
     { setting: 'QUERY_MAX_STAGE_DOCUMENTS', value: n(q.maxStageDocuments), meaning: 'documents one aggregation stage may hold; 400' },
     { setting: 'QUERY_MAX_RESULT_BYTES', value: `${n(q.maxResultBytes)} bytes`, meaning: 'encoded answer of one query; 400' },
+    {
+      setting: 'RATE_LIMIT_CUSTOMER_SHARE',
+      value: String(config.rateLimits.customerShare),
+      meaning: "share of its organisation's plan (rate and burst) one customer token may spend, before the plan itself; 429 with `Retry-After`",
+    },
+    {
+      setting: 'RATE_LIMIT_ANONYMOUS_SHARE, rateLimits.anonymousPerAddress',
+      value: `${config.rateLimits.anonymousShare} of the plan; ${n(config.rateLimits.anonymousPerAddress.perSecond)}/s, burst ${n(config.rateLimits.anonymousPerAddress.burst)} per address`,
+      meaning: "requests without a credential that name an organisation: they spend the caller's address and the organisation's anonymous bucket, never the bucket its signed-in users spend; 429 with `Retry-After`",
+    },
     { setting: 'AUTH_ACCESS_TOKEN_TTL_SECONDS', value: `${n(config.auth.accessTokenTtlSeconds)} s`, meaning: 'lifetime of an access token; a token without `exp`, or living longer (plus `AUTH_TOKEN_SKEW_SECONDS`), is refused with 401' },
   ];
 }
