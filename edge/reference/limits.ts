@@ -22,7 +22,7 @@ export function limitRows(config: Config): LimitRow[] {
     { setting: 'MAX_BODY_BYTES', value: `${n(h.maxBodyBytes)} bytes`, meaning: 'JSON body of a route that takes credentials; 413 past it (the declared length is checked before any byte is read)' },
     { setting: 'MAX_ANONYMOUS_BODY_BYTES', value: `${n(h.anonymousMaxBodyBytes)} bytes`, meaning: 'body of a route that takes no credentials (sign-up, sign-in, storefront, webhooks) unless the route sets its own; 413' },
     { setting: 'MAX_INFLIGHT_BODY_BYTES', value: `${n(h.maxInflightBodyBytes)} bytes`, meaning: 'request bodies this node holds at once, across all callers; a new body past it answers 503 with `Retry-After`' },
-    { setting: 'JSON_MAX_DEPTH', value: n(d.maxDepth), meaning: 'nesting levels of a JSON body or socket payload (the outermost counts as 1); 400' },
+    { setting: 'JSON_MAX_DEPTH', value: n(d.maxDepth), meaning: 'nesting levels of a JSON body, a socket payload or a stored record (the outermost counts as 1; each segment of a partial update\'s dotted key counts as a level); 400, and a write whose resulting record passes any of these document limits stores nothing' },
     { setting: 'JSON_MAX_KEYS', value: n(d.maxKeys), meaning: 'keys of one object in a body or payload; 400' },
     { setting: 'JSON_MAX_ITEMS', value: n(d.maxItems), meaning: 'items of one array in a body or payload; 400' },
     { setting: 'JSON_MAX_STRING_LENGTH', value: n(d.maxStringLength), meaning: 'characters of one string or key in a body or payload; 400' },

@@ -2,6 +2,7 @@
 // record CRUD and queries, staff only. Writes go through the tenant's records actor; a get by id
 // reads the store; finds run in the query pool's workers under the query budget.
 import { Type } from '@sinclair/typebox';
+import { assertPathDepth } from '../../../core/document-limits.js';
 import { appError } from '../../../core/errors.js';
 import { assertIdempotencyKey, fingerprint } from '../../../core/idempotency.js';
 import { findRecords, attributeFilter, getRecord } from '../../../actors/records/reads.js';
@@ -117,7 +118,9 @@ export function repositoryRoutes(deps: AppDeps): RouteDef[] {
         'A flat key map applied verbatim as a set. Keys are full paths from the record root: `data.productItems` sets ' +
         'inside `data`, while `productItems` lands at the record root. A `version` key is not set: it is checked ' +
         'against the stored version (409 when stale). Answers `true`. Refused (403) on `user`, `customer`, `apikey`, ' +
-        '`user_security` and `two_factor_backup`.',
+        '`user_security` and `two_factor_backup`. Each segment of a dotted key counts as a nesting level: a key and its ' +
+        'value may reach at most `JSON_MAX_DEPTH` levels from the record root (400 past it), and the resulting record ' +
+        'is held to the document limits, as every stored record is, before it is written.',
       params: RecordParams,
       body: Type.Record(Type.String(), Type.Unknown(), { description: 'Field path → value' }),
       response: Type.Boolean(),
@@ -127,6 +130,7 @@ export function repositoryRoutes(deps: AppDeps): RouteDef[] {
         if (version !== undefined && !(Number.isInteger(version) && (version as number) >= 1)) {
           throw appError('ERR_VALIDATION', 'body/version must be an integer of at least 1');
         }
+        for (const key in set) assertPathDepth(key, set[key], ctx.deps.config.documents);
         return ask<boolean>(ctx, {
           op: 'update-partial',
           datatype: ctx.params.datatype,
