@@ -50,6 +50,12 @@ export interface Config {
     signupPlan?: string | null;
     plans: Record<string, { perSecond: number; burst: number }>;
     perAddress: { perSecond: number; burst: number };
+    /** One customer token's share of its organisation's plan (edge/rate-limit.ts). */
+    customerShare: number;
+    /** An organisation's anonymous bucket, as a share of its plan. */
+    anonymousShare: number;
+    /** Per client address, on requests without a credential that name an organisation. */
+    anonymousPerAddress: { perSecond: number; burst: number };
   };
   store: { mapSizeGiB: number; defaultPageSize: number; maxPageSize: number; durability: 'flush' | 'commit' };
   /** Client queries: their worker pool and budget (core/query/pool.ts, core/query/limits.ts). */
@@ -142,6 +148,7 @@ export class ConfigError extends Error {
 type Parse = (raw: string) => unknown;
 const int: Parse = (raw) => (/^-?\d+$/.test(raw) ? Number(raw) : raw);
 const text: Parse = (raw) => raw;
+const decimal: Parse = (raw) => (/^-?(\d+(\.\d*)?|\.\d+)$/.test(raw) ? Number(raw) : raw);
 const bool: Parse = (raw) => (/^(true|1|yes|on)$/i.test(raw) ? true : /^(false|0|no|off)$/i.test(raw) ? false : raw);
 const list: Parse = (raw) => raw.split(',').map((s) => s.trim()).filter(Boolean);
 
@@ -190,6 +197,8 @@ const ENV: ReadonlyArray<[string, string[], Parse]> = [
   ['RATE_LIMITS', ['rateLimits', 'enabled'], bool],
   ['RATE_LIMIT_DEFAULT_PLAN', ['rateLimits', 'defaultPlan'], text],
   ['SIGNUP_PLAN', ['rateLimits', 'signupPlan'], text],
+  ['RATE_LIMIT_CUSTOMER_SHARE', ['rateLimits', 'customerShare'], decimal],
+  ['RATE_LIMIT_ANONYMOUS_SHARE', ['rateLimits', 'anonymousShare'], decimal],
   ['ACTOR_IDLE_MS', ['actors', 'idleMs'], int],
   ['AUTH_ACCESS_TOKEN_TTL_SECONDS', ['auth', 'accessTokenTtlSeconds'], int],
   ['AUTH_TOKEN_SKEW_SECONDS', ['auth', 'tokenSkewSeconds'], int],

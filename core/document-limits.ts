@@ -124,6 +124,35 @@ function walk(v: unknown, limits: DocumentLimits, p: Place, depth: number): void
   }
 }
 
+/** Levels of objects and arrays in `v` (a scalar has none), counted no further than `cap`. */
+function depthOf(v: unknown, cap: number): number {
+  if (v === null || typeof v !== 'object' || cap <= 0) return 0;
+  let deepest = 0;
+  for (const k in v) {
+    const item = (v as Record<string, unknown>)[k];
+    if (item !== null && typeof item === 'object') deepest = Math.max(deepest, depthOf(item, cap - 1));
+    if (deepest >= cap - 1) break;
+  }
+  return 1 + deepest;
+}
+
+/**
+ * A dotted path (a partial update's key, from the record root) puts its value one level down per
+ * segment: the segments count against maxDepth with the value's own levels, so `a.b.c` set to
+ * `{x: 1}` reaches level 4. Throws a 400 naming the path when the record would pass maxDepth.
+ */
+export function assertPathDepth(path: string, value: unknown, limits: DocumentLimits, where = 'body'): void {
+  let segments = 1;
+  for (let i = path.indexOf('.'); i !== -1 && segments <= limits.maxDepth; i = path.indexOf('.', i + 1)) segments++;
+  const levels = segments + depthOf(value, limits.maxDepth + 1);
+  if (levels <= limits.maxDepth) return;
+  const shown = path.length > 64 ? path.slice(0, 64) + '…' : path;
+  const counted = segments > limits.maxDepth ? `more than ${limits.maxDepth}` : String(levels);
+  throw new AppError('ERR_DOCUMENT_LIMIT', [
+    `${where}/${shown} would nest the record ${counted} levels deep; at most ${limits.maxDepth} are allowed (JSON_MAX_DEPTH), and each segment of a dotted path counts as a level`,
+  ]);
+}
+
 /** JSON.parse under the limits: depth from the raw bytes first, then the parsed document. */
 export function parseBoundedJson(raw: Buffer, limits: DocumentLimits, where = 'body'): unknown {
   assertJsonDepth(raw, limits, where);

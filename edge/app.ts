@@ -66,6 +66,7 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
     limits: config.store,
     durability: config.store.durability,
     maxRecordBytes: config.documents.maxRecordBytes,
+    documentLimits: config.documents,
     logger,
   });
   // Chat messages are acknowledged from the store's write journal (CHAT_DURABILITY), replayed here

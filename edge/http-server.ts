@@ -371,13 +371,14 @@ export class HttpEdge {
         // serves the tenant checks: another node's copy of the credentials (an API key created a
         // moment ago) may lag, and the owner checks anyway. What was checked is handed on, so the
         // request is not resolved and authenticated a second time once its body has arrived.
+        let org: Org | undefined;
         try {
-          const org = this.resolveTenant(def, headers);
+          org = this.resolveTenant(def, headers);
           const fwd = this.forwarder;
           const serves = !org || fwd === undefined || fwd.isForwarded(headers) || fwd.owns(org.orgId);
           checked = serves ? { org, principal: this.authenticate(def, headers, org ? org.orgId : '') } : undefined;
         } catch (err) {
-          return void this.fail(res, ex, err, def.path, def.method, true);
+          return void this.fail(res, ex, org ? this.chargeRefused(res, headers, org, err) : err, def.path, def.method, true);
         }
       }
       const declared = Number(headers['content-length'] ?? '0');
@@ -468,6 +469,23 @@ export class HttpEdge {
       }
       if (!methods.has('GET') || stream) this.app.head(path, refuse);
     }
+  }
+
+  /**
+   * A caller of an organisation refused from its headers (no or a bad credential) is charged as
+   * anonymous, like one refused after its body (see handle); over that limit the answer is the 429.
+   */
+  private chargeRefused(res: HttpResponse, headers: Record<string, string>, org: Org, err: unknown): unknown {
+    if (!this.limiter) return err;
+    const socketIp = Buffer.from(res.getRemoteAddressAsText()).toString();
+    const fwd = this.forwarder;
+    const ip = fwd !== undefined && fwd.isForwarded(headers) ? fwd.clientIp(headers, socketIp) : socketIp;
+    try {
+      this.limiter.chargeAnonymous(org.orgId, org.plan, ip);
+    } catch (limited) {
+      return limited;
+    }
+    return err;
   }
 
   /** The organisation named by `orgid`, as the route's tenant mode asks. */
@@ -565,12 +583,28 @@ export class HttpEdge {
           if (answer !== undefined) return this.relay(res, ex, def, answer);
         }
       }
+      // Checked before the body when this node serves the tenant (a forwarded request returned above).
+      let principal: Principal | undefined;
+      if (checked) principal = checked.principal;
+      else {
+        try {
+          principal = this.authenticate(def, headers, tenant);
+        } catch (err) {
+          // A refused credential is charged as an anonymous caller: never to the organisation's
+          // signed-in users' bucket, which a stranger's bad tokens must not spend.
+          if (this.limiter && org) this.limiter.chargeAnonymous(tenant, org.plan, clientIp());
+          throw err;
+        }
+      }
       if (this.limiter) {
         if (def.rateLimit === 'address') this.limiter.chargeAddress(clientIp());
-        if (org) this.limiter.chargeOrg(tenant, org.plan);
+        // By principal (edge/rate-limit.ts): a signed-in caller spends the plan, an anonymous one
+        // the organisation's anonymous bucket and its own address.
+        if (org) {
+          if (principal) this.limiter.charge(tenant, org.plan, principal);
+          else this.limiter.chargeAnonymous(tenant, org.plan, clientIp());
+        }
       }
-      // Checked before the body when this node serves the tenant (a forwarded request returned above).
-      const principal = checked ? checked.principal : this.authenticate(def, headers, tenant);
       def.guard?.({ tenant, principal, deps: this.deps });
       for (const k in rawParams) rawParams[k] = decodeParam(rawParams[k]);
       const params = compiled.params ? compiled.params(rawParams) : rawParams;

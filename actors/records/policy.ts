@@ -37,12 +37,27 @@ export const UNREADABLE_DATATYPES: ReadonlySet<string> = new Set([
 /** Readable, but their records are stripped of anything credential-like first. */
 export const STRIPPED_DATATYPES: ReadonlySet<string> = new Set(['user', 'customer']);
 
+/**
+ * Datatypes whose records change how people sign in, written through the record store by role
+ * Admin only, as the settings routes that govern sign-in are (`/profile/org/security-settings`):
+ * the `setting` document `base-setting` turns PIN and card sign-in on for the whole organisation
+ * (spec: Resources, `passcodeLoginSettings`). Reads are unchanged.
+ */
+export const ADMIN_WRITTEN_DATATYPES: ReadonlySet<string> = new Set(['setting']);
+const ADMIN = 'Admin';
+
 export type WriteKind = 'create' | 'update' | 'update-partial' | 'delete';
 
-/** Throws 403 when the record store must not perform `kind` on `datatype`. */
-export function assertWritable(datatype: string, kind: WriteKind): void {
+/**
+ * Throws 403 when the record store must not perform `kind` on `datatype` for a writer with
+ * `roles` (the verified principal's).
+ */
+export function assertWritable(datatype: string, kind: WriteKind, roles: readonly string[]): void {
   if (datatype === 'outbox_message') {
     throw appError('ERR_FORBIDDEN', 'outbox messages are written by the service only');
+  }
+  if (ADMIN_WRITTEN_DATATYPES.has(datatype) && !roles.includes(ADMIN)) {
+    throw appError('ERR_FORBIDDEN', `${datatype} records change how people sign in: writing them through the record store needs role ${ADMIN}`);
   }
   if (!SENSITIVE_DATATYPES.has(datatype)) return;
   // Spec: deletes of user and customer are refused; the others are account secrets and

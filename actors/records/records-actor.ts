@@ -26,18 +26,21 @@ export const RECORDS_ACTOR = 'records';
 export const RECORDS_KEY = 'repository';
 export const NOTE_DATATYPE = 'note';
 
+/** The roles of the verified principal a write is made for (see assertWritable). */
+type Writer = { roles: readonly string[] };
+
 export type RecordsMsg =
-  | {
+  | ({
       op: 'create';
       datatype: string;
       data: Data;
       state?: string;
       /** The key and the request's fingerprint (core/idempotency.ts). */
       idempotency?: { key: string; print: string };
-    }
-  | { op: 'update'; datatype: string; sk: string; data: Data; version: number; state?: string }
-  | { op: 'update-partial'; datatype: string; sk: string; set: Record<string, unknown>; version?: number }
-  | { op: 'delete'; datatype: string; sk: string; version?: number }
+    } & Writer)
+  | ({ op: 'update'; datatype: string; sk: string; data: Data; version: number; state?: string } & Writer)
+  | ({ op: 'update-partial'; datatype: string; sk: string; set: Record<string, unknown>; version?: number } & Writer)
+  | ({ op: 'delete'; datatype: string; sk: string; version?: number } & Writer)
   | {
       op: 'add-note';
       subject: { datatype: string; id: string };
@@ -101,7 +104,7 @@ function current(ctx: ActorContext, datatype: string, sk: string): StoredRecord 
 }
 
 function create(state: RecordsState, msg: Extract<RecordsMsg, { op: 'create' }>, ctx: ActorContext): CreateReply {
-  assertWritable(msg.datatype, 'create');
+  assertWritable(msg.datatype, 'create', msg.roles);
   const now = ctx.clock.now();
   const idem = msg.idempotency;
   if (idem) {
@@ -129,7 +132,7 @@ function create(state: RecordsState, msg: Extract<RecordsMsg, { op: 'create' }>,
 }
 
 function update(msg: Extract<RecordsMsg, { op: 'update' }>, ctx: ActorContext): StoredRecord {
-  assertWritable(msg.datatype, 'update');
+  assertWritable(msg.datatype, 'update', msg.roles);
   const cur = current(ctx, msg.datatype, msg.sk);
   if (cur.version !== msg.version) conflict(msg.datatype, msg.sk, msg.version, cur.version);
   // Shallow merge: each top-level key of `data` replaces that field (spec: "modified fields").
@@ -142,7 +145,7 @@ function update(msg: Extract<RecordsMsg, { op: 'update' }>, ctx: ActorContext): 
 }
 
 function updatePartial(msg: Extract<RecordsMsg, { op: 'update-partial' }>, ctx: ActorContext): boolean {
-  assertWritable(msg.datatype, 'update-partial');
+  assertWritable(msg.datatype, 'update-partial', msg.roles);
   assertPartialKeys(msg.set);
   const cur = current(ctx, msg.datatype, msg.sk);
   if (msg.version !== undefined && cur.version !== msg.version) conflict(msg.datatype, msg.sk, msg.version, cur.version);
@@ -152,7 +155,7 @@ function updatePartial(msg: Extract<RecordsMsg, { op: 'update-partial' }>, ctx: 
 }
 
 function remove(msg: Extract<RecordsMsg, { op: 'delete' }>, ctx: ActorContext): { deleted: true; datatype: string; sk: string } {
-  assertWritable(msg.datatype, 'delete');
+  assertWritable(msg.datatype, 'delete', msg.roles);
   let cur: StoredRecord;
   try {
     cur = current(ctx, msg.datatype, msg.sk);

@@ -12,6 +12,7 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { open, type Database, type Key, type RootDatabase } from 'lmdb';
+import { assertDocument, DEFAULT_DOCUMENT_LIMITS, type DocumentLimits } from '../document-limits.js';
 import { AppError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { storePages } from './compact.js';
@@ -66,6 +67,13 @@ export interface LmdbStoreOptions {
    * DynamoDB's item): a larger one fails its own batch with ERR_RECORD_TOO_LARGE (413).
    */
   maxRecordBytes?: number;
+  /**
+   * The document limits every record is held to before it commits, whatever built it (a partial
+   * update's dotted path, a merge, an area's own code): past them its batch fails with
+   * ERR_DOCUMENT_LIMIT (400). A record nested thousands of levels deep could be written but never
+   * decoded again, or overflow the stack while encoding. Default: DEFAULT_DOCUMENT_LIMITS.
+   */
+  documentLimits?: DocumentLimits;
   /** Where undecodable records met by reads are reported (warn). */
   logger?: Logger;
 }
@@ -128,6 +136,7 @@ export class LmdbStore implements Store {
   private readonly indexes = new Map<string, string[]>();
   private readonly limits: PageLimits;
   private readonly maxRecordBytes: number;
+  private readonly documentLimits: DocumentLimits;
   private readonly logger?: Logger;
   /** The same records database without decoding: repairs and tests write and read raw bytes. */
   private readonly rawRecords: Database<Buffer, Key>;
@@ -164,6 +173,7 @@ export class LmdbStore implements Store {
     this.orgs = this.root.openDB({ name: 'orgs' });
     this.limits = opts.limits ?? { defaultPageSize: 20, maxPageSize: 200 };
     this.maxRecordBytes = opts.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES;
+    this.documentLimits = opts.documentLimits ?? DEFAULT_DOCUMENT_LIMITS;
     this.logger = opts.logger;
     for (const { key } of this.meta.getRange({ start: ['index'], end: ['index', HIGH] })) {
       const [, datatype, path] = key as [string, string, string];
@@ -615,6 +625,7 @@ export class LmdbStore implements Store {
         case 'putRecord': {
           const r = o.record;
           this.assertSize(r, `${r.datatype} ${r.sk}`);
+          assertDocument(r, this.documentLimits, `record ${r.datatype} ${r.sk}`);
           // The record it replaces matters only to re-index it (read once, see conflictOf).
           if (this.indexedPaths(r.datatype).length > 0) this.reindex(r.pk, r.datatype, r.sk, this.recordIn(seen, r.pk, r.datatype, r.sk), r);
           this.records.put([r.pk, r.datatype, r.sk], r);

@@ -22,7 +22,7 @@ export function limitRows(config: Config): LimitRow[] {
     { setting: 'MAX_BODY_BYTES', value: `${n(h.maxBodyBytes)} bytes`, meaning: 'JSON body of a route that takes credentials; 413 past it (the declared length is checked before any byte is read)' },
     { setting: 'MAX_ANONYMOUS_BODY_BYTES', value: `${n(h.anonymousMaxBodyBytes)} bytes`, meaning: 'body of a route that takes no credentials (sign-up, sign-in, storefront, webhooks) unless the route sets its own; 413' },
     { setting: 'MAX_INFLIGHT_BODY_BYTES', value: `${n(h.maxInflightBodyBytes)} bytes`, meaning: 'request bodies this node holds at once, across all callers; a new body past it answers 503 with `Retry-After`' },
-    { setting: 'JSON_MAX_DEPTH', value: n(d.maxDepth), meaning: 'nesting levels of a JSON body or socket payload (the outermost counts as 1); 400' },
+    { setting: 'JSON_MAX_DEPTH', value: n(d.maxDepth), meaning: 'nesting levels of a JSON body, a socket payload or a stored record (the outermost counts as 1; each segment of a partial update\'s dotted key counts as a level); 400, and a write whose resulting record passes any of these document limits stores nothing' },
     { setting: 'JSON_MAX_KEYS', value: n(d.maxKeys), meaning: 'keys of one object in a body or payload; 400' },
     { setting: 'JSON_MAX_ITEMS', value: n(d.maxItems), meaning: 'items of one array in a body or payload; 400' },
     { setting: 'JSON_MAX_STRING_LENGTH', value: n(d.maxStringLength), meaning: 'characters of one string or key in a body or payload; 400' },
@@ -45,6 +45,16 @@ export function limitRows(config: Config): LimitRow[] {
     { setting: 'QUERY_MAX_REGEX_LENGTH', value: n(q.maxRegexLength), meaning: 'characters of a client regex; every regex runs on RE2 (linear time), and one that needs backtracking (backreferences, lookaround) is refused with 400' },
     { setting: 'QUERY_MAX_STAGE_DOCUMENTS', value: n(q.maxStageDocuments), meaning: 'documents one aggregation stage may hold; 400' },
     { setting: 'QUERY_MAX_RESULT_BYTES', value: `${n(q.maxResultBytes)} bytes`, meaning: 'encoded answer of one query; 400' },
+    {
+      setting: 'RATE_LIMIT_CUSTOMER_SHARE',
+      value: String(config.rateLimits.customerShare),
+      meaning: "share of its organisation's plan (rate and burst) one customer token may spend, before the plan itself; 429 with `Retry-After`",
+    },
+    {
+      setting: 'RATE_LIMIT_ANONYMOUS_SHARE, rateLimits.anonymousPerAddress',
+      value: `${config.rateLimits.anonymousShare} of the plan; ${n(config.rateLimits.anonymousPerAddress.perSecond)}/s, burst ${n(config.rateLimits.anonymousPerAddress.burst)} per address`,
+      meaning: "requests without a credential that name an organisation: they spend the caller's address and the organisation's anonymous bucket, never the bucket its signed-in users spend; 429 with `Retry-After`",
+    },
     { setting: 'AUTH_ACCESS_TOKEN_TTL_SECONDS', value: `${n(config.auth.accessTokenTtlSeconds)} s`, meaning: 'lifetime of an access token; a token without `exp`, or living longer (plus `AUTH_TOKEN_SKEW_SECONDS`), is refused with 401' },
   ];
 }

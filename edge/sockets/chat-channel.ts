@@ -356,7 +356,7 @@ export function chatChannel(f: ChatFeature): void {
       ready,
       logger: deps.logger,
       documentLimits: deps.config.documents,
-      charge: () => f.chargeEvent(tenant),
+      charge: () => f.chargeEvent(tenant, user.principal),
       onActivity: () => {
         state.lastActivity = now();
         state.warned = false;

@@ -3,6 +3,7 @@
 // One instance per app (tests run several apps in one process), found from the app's deps.
 import type { Socket } from 'socket.io';
 import { createAiProvider, type AiProvider } from '../../core/ai.js';
+import type { Principal } from '../../core/auth/tokens.js';
 import type { AppDeps } from '../deps.js';
 import type { TemplatedApp } from '../http-server.js';
 import type { RateLimiter } from '../rate-limit.js';
@@ -74,11 +75,12 @@ export class ChatFeature {
   }
 
   /**
-   * Charges one client event to its organisation's rate limit, as a request is charged (spec:
-   * Limits, "all endpoints, per org and plan"); throws the same 429 over the plan.
+   * Charges one client event to its organisation's rate limit by its principal, as a request is
+   * charged (spec: Limits, "all endpoints, per org and plan"; edge/rate-limit.ts): a customer's
+   * own share first, then the plan. Throws the same 429 over either.
    */
-  chargeEvent(tenant: string): void {
-    this.limiter?.chargeOrg(tenant, this.deps.store.getOrg(tenant)?.plan);
+  chargeEvent(tenant: string, principal: Principal): void {
+    this.limiter?.charge(tenant, this.deps.store.getOrg(tenant)?.plan, principal);
   }
 
   private observe(tenant: string, o: Extract<Outbound, { op: 'emit' }>): void {

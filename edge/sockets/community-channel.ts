@@ -136,6 +136,6 @@ export function communityChannel(f: ChatFeature): void {
       void ready.then(() => presence.disconnect(tenant, presenceUser(user), socketId)).catch(() => undefined);
     });
 
-    bindEvents(socket, { user, validators, events, ready, logger: deps.logger, documentLimits: deps.config.documents, charge: () => f.chargeEvent(tenant) });
+    bindEvents(socket, { user, validators, events, ready, logger: deps.logger, documentLimits: deps.config.documents, charge: () => f.chargeEvent(tenant, user.principal) });
   });
 }

@@ -55,6 +55,20 @@ t.test('socket events are charged to the organisation: past its plan they answer
   t.equal((await request(app.url, '/chat/sessions', { headers: staffHeaders(app, 'acme') })).status, 200, 'acme requests still answered');
 });
 
+t.test("socket events are charged by principal: one customer spends only its share of the plan, its organisation's staff keep the rest", async (t) => {
+  await app.deps.store.commit(new WriteBatch().putOrg({ orgId: 'shop', displayName: 'Shop', createdate: at, plan: 'tiny' }));
+  // Plan tiny: burst 6; one customer's share (RATE_LIMIT_CUSTOMER_SHARE 0.1) rounds to 1.
+  const cs = await communitySocket(t, app, 'shop', await customer(app, 'shop'));
+  const replies = [];
+  for (let i = 0; i < 4; i++) replies.push(await ack(cs, 'getOnlineUsers', {}));
+  t.notOk(replies[0]?.error, "the customer's first event is granted");
+  for (const r of replies.slice(1)) t.match(r, { error: { statusCode: 429, message: /one customer of organisation shop/ } }, 'the rest are refused at its share');
+  const other = await communitySocket(t, app, 'shop', await customer(app, 'shop'));
+  t.notOk((await ack(other, 'getOnlineUsers', {}))?.error, 'another customer has its own share');
+  const { s } = await chatSocket(t, app, 'shop', agent(app, 'shop', 'sue'));
+  for (let i = 0; i < 4; i++) t.notOk((await ack(s, 'set-status', { status: 'online' }))?.error, `staff event ${i + 1} granted: the plan was not spent by the customer`);
+});
+
 t.test('a chat message whose metadata is over CHAT_MAX_METADATA_BYTES is refused before it is stored', async (t) => {
   const alice = agent(app, 'acme', 'alice');
   const { s: sa } = await chatSocket(t, app, 'acme', alice);

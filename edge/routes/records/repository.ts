@@ -2,6 +2,7 @@
 // record CRUD and queries, staff only. Writes go through the tenant's records actor; a get by id
 // reads the store; finds run in the query pool's workers under the query budget.
 import { Type } from '@sinclair/typebox';
+import { assertPathDepth } from '../../../core/document-limits.js';
 import { appError } from '../../../core/errors.js';
 import { assertIdempotencyKey, fingerprint } from '../../../core/idempotency.js';
 import { findRecords, attributeFilter, getRecord } from '../../../actors/records/reads.js';
@@ -26,10 +27,19 @@ export function queryBudget(q: Config['query']): string {
     `${n(q.queueMax)} in all; beyond that 503 with \`Retry-After\`).`
   );
 }
+/** Every write route says it: the datatypes that govern sign-in are written by Admins only. */
+const ADMIN_WRITES =
+  'Records of `setting` (the `base-setting` document turns PIN and card sign-in on for the whole organisation) ' +
+  'are written by role Admin only, as the settings routes are: 403 for other staff; reading them is unchanged.';
 const DataObject = Type.Object({}, { additionalProperties: true, description: 'Business fields (`data.<field>`)' });
 
 function ask<R>(ctx: RequestContext, msg: RecordsMsg): Promise<R> {
   return ctx.deps.runtime.ask<R>(ctx.tenant, RECORDS_ACTOR, RECORDS_KEY, msg);
+}
+
+/** The verified caller's roles: the records actor decides from them who may write what. */
+function rolesOf(ctx: RequestContext): readonly string[] {
+  return ctx.principal?.roles ?? [];
 }
 
 export function repositoryRoutes(deps: AppDeps): RouteDef[] {
@@ -48,7 +58,8 @@ export function repositoryRoutes(deps: AppDeps): RouteDef[] {
         'Body `{datatype, data, isNew: true, version: 0}`; answers 201 with the record at version 1 (`state` `new` unless ' +
         'given). With `idempotencyKey` (a UUID) every retry within 24 hours answers the first result (header ' +
         '`idempotent-replayed: true`) without creating again; the same key with another body is a 409. The account ' +
-        'datatypes (`user`, `customer`, `apikey`, `user_security`, `two_factor_backup`) are refused (403).',
+        'datatypes (`user`, `customer`, `apikey`, `user_security`, `two_factor_backup`) are refused (403). ' +
+        ADMIN_WRITES,
       status: 201,
       body: Type.Object(
         {
@@ -69,7 +80,7 @@ export function repositoryRoutes(deps: AppDeps): RouteDef[] {
         const idempotency = idempotencyKey
           ? { key: idempotencyKey, print: fingerprint('repository.create', { datatype, data, state }) }
           : undefined;
-        const reply = await ask<CreateReply>(ctx, { op: 'create', datatype, data, state, idempotency });
+        const reply = await ask<CreateReply>(ctx, { op: 'create', datatype, data, state, idempotency, roles: rolesOf(ctx) });
         ctx.status = reply.status;
         if (reply.replayed) ctx.responseHeaders['idempotent-replayed'] = 'true';
         return reply.body;
@@ -84,7 +95,8 @@ export function repositoryRoutes(deps: AppDeps): RouteDef[] {
       summary: 'Update a record',
       description:
         'Body `{data, version}`: each top-level field of `data` replaces the stored one (a shallow merge; other fields ' +
-        'are kept); `version` is the version read, and a stale one is a 409 (refetch and retry). Answers the record.',
+        'are kept); `version` is the version read, and a stale one is a 409 (refetch and retry). Answers the record. ' +
+        ADMIN_WRITES,
       params: RecordParams,
       body: Type.Object(
         {
@@ -104,6 +116,7 @@ export function repositoryRoutes(deps: AppDeps): RouteDef[] {
           data: ctx.body.data,
           version: ctx.body.version,
           state: ctx.body.state,
+          roles: rolesOf(ctx),
         }),
     }),
 
@@ -117,7 +130,10 @@ export function repositoryRoutes(deps: AppDeps): RouteDef[] {
         'A flat key map applied verbatim as a set. Keys are full paths from the record root: `data.productItems` sets ' +
         'inside `data`, while `productItems` lands at the record root. A `version` key is not set: it is checked ' +
         'against the stored version (409 when stale). Answers `true`. Refused (403) on `user`, `customer`, `apikey`, ' +
-        '`user_security` and `two_factor_backup`.',
+        '`user_security` and `two_factor_backup`. Each segment of a dotted key counts as a nesting level: a key and its ' +
+        'value may reach at most `JSON_MAX_DEPTH` levels from the record root (400 past it), and the resulting record ' +
+        'is held to the document limits, as every stored record is, before it is written. ' +
+        ADMIN_WRITES,
       params: RecordParams,
       body: Type.Record(Type.String(), Type.Unknown(), { description: 'Field path → value' }),
       response: Type.Boolean(),
@@ -127,12 +143,14 @@ export function repositoryRoutes(deps: AppDeps): RouteDef[] {
         if (version !== undefined && !(Number.isInteger(version) && (version as number) >= 1)) {
           throw appError('ERR_VALIDATION', 'body/version must be an integer of at least 1');
         }
+        for (const key in set) assertPathDepth(key, set[key], ctx.deps.config.documents);
         return ask<boolean>(ctx, {
           op: 'update-partial',
           datatype: ctx.params.datatype,
           sk: ctx.params.id,
           set,
           version: version as number | undefined,
+          roles: rolesOf(ctx),
         });
       },
     }),
@@ -145,12 +163,13 @@ export function repositoryRoutes(deps: AppDeps): RouteDef[] {
       summary: 'Delete a record',
       description:
         'With `?version=n` the delete happens only at that version (409 otherwise). Refused (403) on `user` and ' +
-        '`customer`, and on the other account datatypes.',
+        '`customer`, and on the other account datatypes. ' +
+        ADMIN_WRITES,
       params: RecordParams,
       query: Type.Object({ version: Type.Optional(Type.Integer({ minimum: 1 })) }),
       response: Type.Object({ deleted: Type.Boolean(), datatype: Type.String(), sk: Type.String() }),
       errors: [403, 404, 409],
-      handler: (ctx) => ask(ctx, { op: 'delete', datatype: ctx.params.datatype, sk: ctx.params.id, version: ctx.query.version }),
+      handler: (ctx) => ask(ctx, { op: 'delete', datatype: ctx.params.datatype, sk: ctx.params.id, version: ctx.query.version, roles: rolesOf(ctx) }),
     }),
 
     route({
