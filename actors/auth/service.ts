@@ -30,7 +30,7 @@ import {
   type MagicMsg,
   type MagicReply,
 } from './codes.js';
-import { ACCOUNT_RULE, ADDRESS_RULE, FailureLimiter } from './limiter.js';
+import { ADDRESS_RULE, FailureLimiter } from './limiter.js';
 import { CODE_KINDS, accountOf, type CodeKind } from './outbox-view.js';
 import {
   APIKEY,
@@ -347,12 +347,10 @@ export class AuthService {
     const s = this.subject(tenant, kind, p.sub);
     if (!s) throw unauthenticated('the account no longer exists or is disabled; sign in again');
     const email = normalizeEmail(String((s.rec.data as UserData).email ?? ''));
-    const acct = `pw:${tenant}:${kind}:${email}`;
-    const addr = `ip:${info.ip}`;
-    this.limiter.check([acct, addr]);
+    const attempt = this.limiter.attempt(`pw:${tenant}:${kind}:${email}`, info.ip);
+    attempt.check();
     if (!(await verifyPassword(current, this.security(tenant, s.rec.sk)?.passwordHash))) {
-      this.limiter.fail(acct, ACCOUNT_RULE);
-      this.limiter.fail(addr, ADDRESS_RULE);
+      attempt.fail();
       throw appError('ERR_BAD_REQUEST', 'the current password is not right');
     }
     const hash = await hashPassword(next);
@@ -425,18 +423,16 @@ export class AuthService {
     info: ClientInfo,
   ): Promise<SessionAnswer | ChallengeAnswer> {
     const email = normalizeEmail(rawEmail);
-    const acct = `pw:${tenant}:${kind}:${email}`;
-    const addr = `ip:${info.ip}`;
-    this.limiter.check([acct, addr]);
+    const attempt = this.limiter.attempt(`pw:${tenant}:${kind}:${email}`, info.ip);
+    attempt.check();
     const rec = kind === 'staff' ? this.userByEmail(tenant, email) : this.customerByEmail(tenant, email);
     const ok = await verifyPassword(password, rec ? this.security(tenant, rec.sk)?.passwordHash : undefined);
     const s = ok && rec ? this.subject(tenant, kind, rec.sk) : undefined;
     if (!s) {
-      this.limiter.fail(acct, ACCOUNT_RULE);
-      this.limiter.fail(addr, ADDRESS_RULE);
+      attempt.fail();
       throw unauthenticated(BAD_CREDENTIALS);
     }
-    this.limiter.reset(acct);
+    attempt.succeed();
     return (await this.challengeIfDue(tenant, s, info)) ?? this.issueSession(tenant, s, info);
   }
 
@@ -663,12 +659,10 @@ export class AuthService {
     if ((mode === 'both' || mode === 'pin_and_card') && !(pin && cardUid)) {
       throw appError('ERR_VALIDATION', 'body/pin and body/cardUid are both required in this organisation');
     }
-    const acct = `pc:${tenant}:${employeeId}`;
-    const addr = `ip:${info.ip}`;
-    this.limiter.check([acct, addr]);
+    const attempt = this.limiter.attempt(`pc:${tenant}:${employeeId}`, info.ip);
+    attempt.check();
     const failed = (err: AppError): AppError => {
-      this.limiter.fail(acct, ACCOUNT_RULE);
-      this.limiter.fail(addr, ADDRESS_RULE);
+      attempt.fail();
       return err;
     };
     const user = this.userByEmployeeId(tenant, employeeId);
@@ -684,7 +678,7 @@ export class AuthService {
     }
     const s = user ? this.subject(tenant, 'staff', user.sk) : undefined;
     if (!s) throw failed(unauthenticated('the employee id is not right'));
-    this.limiter.reset(acct);
+    attempt.succeed();
     return this.issueSession(tenant, s, info);
   }
 
@@ -715,14 +709,12 @@ export class AuthService {
 
   /** Application token exchange (spec: Tokens and refresh 3). A legacy `key` field is ignored. */
   async appToken(tenant: string, appId: string, secret: string, domain: string | undefined, info: ClientInfo): Promise<{ token: string; tokenType: 'Bearer'; expiresIn: number; appId: string }> {
-    const acct = `app:${tenant}:${appId}`;
-    const addr = `ip:${info.ip}`;
-    this.limiter.check([acct, addr]);
+    const attempt = this.limiter.attempt(`app:${tenant}:${appId}`, info.ip);
+    attempt.check();
     const rec = isId(appId) ? this.deps.store.getRecord(tenant, USER, appId) : undefined;
     const hash = rec && isApp(rec) ? this.security(tenant, rec.sk)?.secretHash : undefined;
     if (!rec || !hash || !safeEqual(digestSecret(secret), hash)) {
-      this.limiter.fail(acct, ACCOUNT_RULE);
-      this.limiter.fail(addr, ADDRESS_RULE);
+      attempt.fail();
       throw unauthenticated('the application id or secret is not right');
     }
     const d = rec.data as UserData;
@@ -731,7 +723,7 @@ export class AuthService {
     if (domains.length > 0 && !(domain && domains.includes(domain.trim().toLowerCase()))) {
       throw appError('ERR_FORBIDDEN', 'domain is not one of the domains registered for this application');
     }
-    this.limiter.reset(acct);
+    attempt.succeed();
     const token = this.deps.tokens.signAccess({ sub: rec.sk, org: tenant, roles: [SYSTEM_GROUP], kind: 'app' });
     return { token, tokenType: 'Bearer', expiresIn: this.deps.config.auth.accessTokenTtlSeconds, appId: rec.sk };
   }

@@ -59,7 +59,7 @@ export function signInRoutes(svc: AuthService): RouteDef[] {
       tag: TAG_AUTH,
       summary,
       description:
-        'Wrong email or password answers 401 with one generic message. After 5 failures for one account (or 50 from one address) within 15 minutes, attempts answer 429 with Retry-After (30 s, doubling, at most 15 min). When a challenge is due (org-wide 2FA, personal 2FA, or an unrecognised device with new-device verification on) the answer has no tokens: {requiresTwoFactor, challengeToken, twoFactorMethod, message}.',
+        'Wrong email or password answers 401 with one generic message. Failures slow the address they come from, not the account\'s owner: after 5 failures for one account from one address (or 50 from one address across accounts) within 15 minutes, attempts from that address answer 429 with Retry-After (30 s, doubling, at most 15 min), while the owner signing in from another address is not slowed. Against a guesser spread over many addresses, past 100 failures for one account within 24 hours every address waits (60 s, growing 1.5 times per further failure, at most 15 min); the owner can still sign in with a magic code (GET /profile/user/magic-link). When a challenge is due (org-wide 2FA, personal 2FA, or an unrecognised device with new-device verification on) the answer has no tokens: {requiresTwoFactor, challengeToken, twoFactorMethod, message}.',
       body: SignInBody,
       response: SessionSchema,
       errors: [401, 429],
