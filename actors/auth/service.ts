@@ -30,6 +30,7 @@ import {
   type MagicMsg,
   type MagicReply,
 } from './codes.js';
+import { DEVICE_TOKEN_NS, deviceEntryLive, newDeviceToken, parseDeviceToken, type DeviceEntry } from './device-token.js';
 import { ADDRESS_RULE, FailureLimiter } from './limiter.js';
 import { CODE_KINDS, accountOf, type CodeKind } from './outbox-view.js';
 import {
@@ -88,8 +89,13 @@ export interface AuthDeps {
 /** What the edge knows of the caller: its address and the device it says it is. */
 export interface ClientInfo {
   ip: string;
-  /** Digest of x-device-id (else of x-client-info); undefined when neither is sent. */
+  /**
+   * Digest of x-device-id (else of x-client-info); undefined when neither is sent. A fingerprint
+   * for the trusted-device check of 2FA only: it never selects an organisation.
+   */
   device?: string;
+  /** The x-device-token header as sent (device-token.ts): the secret that selects the device's organisation. */
+  deviceToken?: string;
   /** A short human label for the device (from x-client-info), for the trusted-devices list. */
   deviceLabel?: string;
 }
@@ -102,6 +108,8 @@ export interface SessionAnswer {
   expiresIn: number;
   orgId: string;
   user: PublicUser;
+  /** Staff sign-ins: the device's token for this organisation (device-token.ts), sent back as x-device-token. */
+  deviceToken?: string;
 }
 
 /** The spec's challenge answer: no tokens, exactly these four fields. */
@@ -128,8 +136,11 @@ function unauthenticated(msg: string): AppError {
   return new AppError('ERR_UNAUTHENTICATED', [msg]);
 }
 
-/** The device key: a digest, so raw device ids are never stored. */
-export function deviceOf(headers: Readonly<Record<string, string>>): { device?: string; deviceLabel?: string } {
+/** The device key (a digest, so raw device ids are never stored), its label and its device token. */
+export function deviceOf(headers: Readonly<Record<string, string>>): { device?: string; deviceLabel?: string; deviceToken?: string } {
+  const token = headers['x-device-token']?.trim();
+  // Longer than any token this server issues: ignored rather than digested.
+  const tokenPart = token && token.length <= 128 ? { deviceToken: token } : {};
   const id = headers['x-device-id']?.trim();
   const info = headers['x-client-info']?.trim();
   let deviceLabel: string | undefined;
@@ -143,8 +154,8 @@ export function deviceOf(headers: Readonly<Record<string, string>>): { device?: 
     }
   }
   const source = id ? `id\u0000${id}` : info ? `info\u0000${info}` : undefined;
-  if (!source) return { deviceLabel };
-  return { device: createHash('sha256').update(source).digest('hex').slice(0, 40), deviceLabel };
+  if (!source) return { deviceLabel, ...tokenPart };
+  return { device: createHash('sha256').update(source).digest('hex').slice(0, 40), deviceLabel, ...tokenPart };
 }
 
 export class AuthService {
@@ -282,18 +293,25 @@ export class AuthService {
     return this.deps.clock.now() + this.deps.config.auth.refreshTokenTtlSeconds * 1000;
   }
 
-  /** Starts a token family and answers the pair. Records the org use and the device's org. */
+  /** Starts a token family and answers the pair. Records the org use and, for staff, the device's token. */
   async issueSession(tenant: string, s: Subject, info: ClientInfo): Promise<SessionAnswer> {
     const fam = randomUUID();
     const { token: refreshToken, jti } = this.deps.tokens.signRefresh({ sub: s.rec.sk, org: tenant, kind: s.kind, fam });
     const start: RefreshMsg = { t: 'start', sub: s.rec.sk, kind: s.kind, jti, expiresAt: this.refreshExpiry() };
     await this.deps.runtime.ask(tenant, REFRESH_ACTOR, fam, start);
-    await this.noteSignIn(tenant, s, info);
-    return this.answer(tenant, s, fam, refreshToken);
+    const deviceToken = await this.noteSignIn(tenant, s, info);
+    const answer = this.answer(tenant, s, fam, refreshToken);
+    return deviceToken ? { ...answer, deviceToken } : answer;
   }
 
-  private async noteSignIn(tenant: string, s: Subject, info: ClientInfo): Promise<void> {
-    if (s.kind !== 'staff') return;
+  /**
+   * Records a staff sign-in: the org directory's last use, and the device token (device-token.ts).
+   * The x-device-token sent is renewed and answered back when it was issued for this organisation;
+   * otherwise (none, unknown, expired, or another organisation's) a new one is issued, and a token
+   * of another organisation is left as it is: only its own organisation's sign-ins touch it.
+   */
+  private async noteSignIn(tenant: string, s: Subject, info: ClientInfo): Promise<string | undefined> {
+    if (s.kind !== 'staff') return undefined;
     const now = this.deps.clock.now();
     const batch = new WriteBatch();
     const email = (s.rec.data as UserData).email;
@@ -301,8 +319,19 @@ export class AuthService {
       const prev = this.deps.store.getKv<DirectoryEntry>(GLOBAL_TENANT, NS.directory(email), tenant);
       batch.putKv(GLOBAL_TENANT, NS.directory(email), tenant, { lastUsedAt: now, addedAt: prev?.addedAt ?? now } satisfies DirectoryEntry);
     }
-    if (info.device) batch.putKv(GLOBAL_TENANT, NS.deviceOrg, info.device, { orgId: tenant, at: now });
+    const sent = parseDeviceToken(info.deviceToken);
+    const held = sent?.tenant === tenant ? this.deps.store.getKv<DeviceEntry>(tenant, DEVICE_TOKEN_NS, sent.key) : undefined;
+    let deviceToken: string;
+    if (sent && deviceEntryLive(held, now)) {
+      deviceToken = info.deviceToken!;
+      batch.putKv(tenant, DEVICE_TOKEN_NS, sent.key, { ...held, usedAt: now } satisfies DeviceEntry);
+    } else {
+      const issued = newDeviceToken(tenant);
+      deviceToken = issued.token;
+      batch.putKv(tenant, DEVICE_TOKEN_NS, issued.key, { createdAt: now, usedAt: now } satisfies DeviceEntry);
+    }
     await this.deps.store.commit(batch);
+    return deviceToken;
   }
 
   /** Rotates a refresh token (spec: Tokens and refresh). Reuse of a rotated token revokes the family. */
@@ -632,7 +661,8 @@ export class AuthService {
 
   /**
    * Quick sign-in with employee id plus PIN and/or card (spec: Passcodes and access cards). The
-   * org is the `orgid` header's, else the one this device last signed into. No 2FA or new-device
+   * org is the `orgid` header's, else the one the device's x-device-token was issued for (the
+   * device's last sign-in; device-token.ts). x-device-id selects nothing. No 2FA or new-device
    * challenge (spec: Sign-in sequence 7). `passcodeLoginSettings.mode`: `pin` needs the PIN,
    * `card` the card, `both` (or `pin_and_card`) both; anything else accepts either.
    */
@@ -643,11 +673,18 @@ export class AuthService {
   ): Promise<SessionAnswer> {
     let tenant = headerTenant;
     if (!tenant) {
-      const last = info.device ? this.deps.store.getKv<{ orgId: string }>(GLOBAL_TENANT, NS.deviceOrg, info.device) : undefined;
-      if (!last || !this.deps.store.getOrg(last.orgId)) {
-        throw appError('ERR_BAD_REQUEST', 'send the orgid header: this device (x-device-id) has not signed in to an organisation yet');
+      const sent = parseDeviceToken(info.deviceToken);
+      const live =
+        sent && this.deps.store.getOrg(sent.tenant) && deviceEntryLive(this.deps.store.getKv<DeviceEntry>(sent.tenant, DEVICE_TOKEN_NS, sent.key), this.deps.clock.now());
+      if (!sent || !live) {
+        throw appError(
+          'ERR_BAD_REQUEST',
+          info.deviceToken
+            ? 'send the orgid header: this x-device-token is not valid (unknown, or unused for 90 days); sign in once with orgid for a new one'
+            : 'send the orgid header, or the x-device-token this device was given at its last staff sign-in (x-device-id does not select an organisation)',
+        );
       }
-      tenant = last.orgId;
+      tenant = sent.tenant;
     }
     const settings = this.passcodeSettings(tenant);
     if (!settings.enable) throw appError('ERR_FORBIDDEN', 'passcode sign-in is disabled for this organisation');
@@ -802,7 +839,12 @@ export class AuthService {
       for (const { key, value } of store.listKv<Revocation>(org.orgId, REVOKED_NS)) {
         if (value.at + revocationLifeMs < now) batch.deleteKv(org.orgId, REVOKED_NS, key);
       }
+      for (const { key, value } of store.listKv<DeviceEntry>(org.orgId, DEVICE_TOKEN_NS)) {
+        if (!deviceEntryLive(value, now)) batch.deleteKv(org.orgId, DEVICE_TOKEN_NS, key);
+      }
     }
+    // Before device tokens, a client-chosen x-device-id selected the org: those entries mean nothing now.
+    for (const { key } of store.listKv(GLOBAL_TENANT, NS.deviceOrg)) batch.deleteKv(GLOBAL_TENANT, NS.deviceOrg, key);
     const n = batch.size;
     if (n > 0) await store.commit(batch);
     return n;
