@@ -7,7 +7,7 @@ import { appendFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ActorRuntime } from '../../core/actor/runtime.js';
 import { digestSecret, hashPassword, newNumericCode, newSecret, safeEqual, verifyPassword } from '../../core/auth/password.js';
-import { REVOKED_NS, type Revocation } from '../../core/auth/revocations.js';
+import { REVOKED_NS, REVOKED_SESSIONS_NS, type Revocation } from '../../core/auth/revocations.js';
 import type { Principal, TokenService } from '../../core/auth/tokens.js';
 import type { Clock } from '../../core/clock.js';
 import { AppError, appError } from '../../core/errors.js';
@@ -387,7 +387,7 @@ export class AuthService {
     await this.deps.runtime.ask(tenant, SECURITY_ACTOR, s.rec.sk, msg);
   }
 
-  /** Ends a session: its refresh family is revoked (access tokens run out on their own). */
+  /** Ends a session: its refresh family is revoked, and with it the session's access tokens (refresh.ts). */
   async revokeFamily(tenant: string, fam: string, reason: string): Promise<void> {
     await this.deps.runtime.ask(tenant, REFRESH_ACTOR, fam, { t: 'revoke', reason } satisfies RefreshMsg);
   }
@@ -836,8 +836,10 @@ export class AuthService {
       }
       // Once every access and refresh token issued before a revocation has expired, the record
       // has nothing left to stop.
-      for (const { key, value } of store.listKv<Revocation>(org.orgId, REVOKED_NS)) {
-        if (value.at + revocationLifeMs < now) batch.deleteKv(org.orgId, REVOKED_NS, key);
+      for (const ns of [REVOKED_NS, REVOKED_SESSIONS_NS]) {
+        for (const { key, value } of store.listKv<Revocation>(org.orgId, ns)) {
+          if (value.at + revocationLifeMs < now) batch.deleteKv(org.orgId, ns, key);
+        }
       }
       for (const { key, value } of store.listKv<DeviceEntry>(org.orgId, DEVICE_TOKEN_NS)) {
         if (!deviceEntryLive(value, now)) batch.deleteKv(org.orgId, DEVICE_TOKEN_NS, key);
