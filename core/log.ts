@@ -8,6 +8,7 @@ export const REDACT_PATHS = [
   'req.headers.authorization',
   'req.headers["x-api-key"]',
   'req.headers["x-client-authorization"]',
+  'req.headers["x-device-token"]',
   '*.password',
   '*.pin',
   '*.code',
@@ -15,6 +16,7 @@ export const REDACT_PATHS = [
   '*.token',
   '*.refreshToken',
   '*.challengeToken',
+  '*.deviceToken',
 ];
 
 export function createLogger(level = 'info', destination?: pino.DestinationStream): Logger {

@@ -25,7 +25,7 @@ export const GLOBAL_TENANT = '_global';
 export const NS = {
   /** `_global`: one key per org the email has a staff account in → DirectoryEntry. */
   directory: (email: string) => `org_directory:${email}`,
-  /** `_global`: device key → { orgId, at }. */
+  /** `_global`, retired: x-device-id digest → { orgId, at } (device tokens replace it; the sweeper deletes it). */
   deviceOrg: 'device_org',
   /** tenant: one key per trusted device of a person (by email). */
   trusted: (email: string) => `trusted_device:${email}`,

@@ -5,6 +5,7 @@
 // descendants all stop working (OAuth 2.0 Security BCP, refresh token rotation). The state is in
 // the tenant's kv, so it survives restarts.
 import type { ActorKind } from '../../core/actor/runtime.js';
+import { revokeSession } from '../../core/auth/revocations.js';
 import { NS, type SubjectKind } from './model.js';
 
 export const REFRESH_ACTOR = 'auth-refresh';
@@ -48,14 +49,18 @@ export const refreshActor: ActorKind<{ v?: Family }, RefreshMsg, RefreshReply> =
       return { status: 'ok', family: f };
     }
     const f = state.v;
-    if (!f) return { status: 'unknown' };
+    // Ending the family ends its access tokens too, in the same batch (revocations.ts), so on
+    // every node of a cluster the session's refresh and access tokens stop together.
     if (msg.t === 'revoke') {
-      if (!f.revoked) save({ ...f, revoked: true, revokedReason: msg.reason });
-      return { status: 'revoked' };
+      if (!f?.revoked) revokeSession(ctx.batch, ctx.tenant, ctx.key, now, msg.reason);
+      if (f && !f.revoked) save({ ...f, revoked: true, revokedReason: msg.reason });
+      return f ? { status: 'revoked' } : { status: 'unknown' };
     }
+    if (!f) return { status: 'unknown' };
     if (f.revoked) return { status: 'revoked' };
     if (msg.jti !== f.current) {
       save({ ...f, revoked: true, revokedReason: 'reuse' });
+      revokeSession(ctx.batch, ctx.tenant, ctx.key, now, 'reuse');
       return { status: 'reuse' };
     }
     const next: Family = { ...f, current: msg.newJti, rotations: f.rotations + 1, rotatedAt: now, expiresAt: Math.max(f.expiresAt, msg.expiresAt) };

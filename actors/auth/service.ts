@@ -7,7 +7,7 @@ import { appendFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ActorRuntime } from '../../core/actor/runtime.js';
 import { digestSecret, hashPassword, newNumericCode, newSecret, safeEqual, verifyPassword } from '../../core/auth/password.js';
-import { REVOKED_NS, type Revocation } from '../../core/auth/revocations.js';
+import { REVOKED_NS, REVOKED_SESSIONS_NS, type Revocation } from '../../core/auth/revocations.js';
 import type { Principal, TokenService } from '../../core/auth/tokens.js';
 import type { Clock } from '../../core/clock.js';
 import { AppError, appError } from '../../core/errors.js';
@@ -30,7 +30,8 @@ import {
   type MagicMsg,
   type MagicReply,
 } from './codes.js';
-import { ACCOUNT_RULE, ADDRESS_RULE, FailureLimiter } from './limiter.js';
+import { DEVICE_TOKEN_NS, deviceEntryLive, newDeviceToken, parseDeviceToken, type DeviceEntry } from './device-token.js';
+import { ADDRESS_RULE, FailureLimiter } from './limiter.js';
 import { CODE_KINDS, accountOf, type CodeKind } from './outbox-view.js';
 import {
   APIKEY,
@@ -91,8 +92,13 @@ export interface AuthDeps {
 /** What the edge knows of the caller: its address and the device it says it is. */
 export interface ClientInfo {
   ip: string;
-  /** Digest of x-device-id (else of x-client-info); undefined when neither is sent. */
+  /**
+   * Digest of x-device-id (else of x-client-info); undefined when neither is sent. A fingerprint
+   * for the trusted-device check of 2FA only: it never selects an organisation.
+   */
   device?: string;
+  /** The x-device-token header as sent (device-token.ts): the secret that selects the device's organisation. */
+  deviceToken?: string;
   /** A short human label for the device (from x-client-info), for the trusted-devices list. */
   deviceLabel?: string;
 }
@@ -105,6 +111,8 @@ export interface SessionAnswer {
   expiresIn: number;
   orgId: string;
   user: PublicUser;
+  /** Staff sign-ins: the device's token for this organisation (device-token.ts), sent back as x-device-token. */
+  deviceToken?: string;
 }
 
 /** The spec's challenge answer: no tokens, exactly these four fields. */
@@ -131,8 +139,11 @@ function unauthenticated(msg: string): AppError {
   return new AppError('ERR_UNAUTHENTICATED', [msg]);
 }
 
-/** The device key: a digest, so raw device ids are never stored. */
-export function deviceOf(headers: Readonly<Record<string, string>>): { device?: string; deviceLabel?: string } {
+/** The device key (a digest, so raw device ids are never stored), its label and its device token. */
+export function deviceOf(headers: Readonly<Record<string, string>>): { device?: string; deviceLabel?: string; deviceToken?: string } {
+  const token = headers['x-device-token']?.trim();
+  // Longer than any token this server issues: ignored rather than digested.
+  const tokenPart = token && token.length <= 128 ? { deviceToken: token } : {};
   const id = headers['x-device-id']?.trim();
   const info = headers['x-client-info']?.trim();
   let deviceLabel: string | undefined;
@@ -146,8 +157,8 @@ export function deviceOf(headers: Readonly<Record<string, string>>): { device?: 
     }
   }
   const source = id ? `id\u0000${id}` : info ? `info\u0000${info}` : undefined;
-  if (!source) return { deviceLabel };
-  return { device: createHash('sha256').update(source).digest('hex').slice(0, 40), deviceLabel };
+  if (!source) return { deviceLabel, ...tokenPart };
+  return { device: createHash('sha256').update(source).digest('hex').slice(0, 40), deviceLabel, ...tokenPart };
 }
 
 export class AuthService {
@@ -294,18 +305,25 @@ export class AuthService {
     return this.deps.clock.now() + this.deps.config.auth.refreshTokenTtlSeconds * 1000;
   }
 
-  /** Starts a token family and answers the pair. Records the org use and the device's org. */
+  /** Starts a token family and answers the pair. Records the org use and, for staff, the device's token. */
   async issueSession(tenant: string, s: Subject, info: ClientInfo): Promise<SessionAnswer> {
     const fam = randomUUID();
     const { token: refreshToken, jti } = this.deps.tokens.signRefresh({ sub: s.rec.sk, org: tenant, kind: s.kind, fam });
     const start: RefreshMsg = { t: 'start', sub: s.rec.sk, kind: s.kind, jti, expiresAt: this.refreshExpiry() };
     await this.deps.runtime.ask(tenant, REFRESH_ACTOR, fam, start);
-    await this.noteSignIn(tenant, s, info);
-    return this.answer(tenant, s, fam, refreshToken);
+    const deviceToken = await this.noteSignIn(tenant, s, info);
+    const answer = this.answer(tenant, s, fam, refreshToken);
+    return deviceToken ? { ...answer, deviceToken } : answer;
   }
 
-  private async noteSignIn(tenant: string, s: Subject, info: ClientInfo): Promise<void> {
-    if (s.kind !== 'staff') return;
+  /**
+   * Records a staff sign-in: the org directory's last use, and the device token (device-token.ts).
+   * The x-device-token sent is renewed and answered back when it was issued for this organisation;
+   * otherwise (none, unknown, expired, or another organisation's) a new one is issued, and a token
+   * of another organisation is left as it is: only its own organisation's sign-ins touch it.
+   */
+  private async noteSignIn(tenant: string, s: Subject, info: ClientInfo): Promise<string | undefined> {
+    if (s.kind !== 'staff') return undefined;
     const now = this.deps.clock.now();
     const batch = new WriteBatch();
     const email = (s.rec.data as UserData).email;
@@ -313,8 +331,19 @@ export class AuthService {
       const prev = this.deps.store.getKv<DirectoryEntry>(GLOBAL_TENANT, NS.directory(email), tenant);
       batch.putKv(GLOBAL_TENANT, NS.directory(email), tenant, { lastUsedAt: now, addedAt: prev?.addedAt ?? now } satisfies DirectoryEntry);
     }
-    if (info.device) batch.putKv(GLOBAL_TENANT, NS.deviceOrg, info.device, { orgId: tenant, at: now });
+    const sent = parseDeviceToken(info.deviceToken);
+    const held = sent?.tenant === tenant ? this.deps.store.getKv<DeviceEntry>(tenant, DEVICE_TOKEN_NS, sent.key) : undefined;
+    let deviceToken: string;
+    if (sent && deviceEntryLive(held, now)) {
+      deviceToken = info.deviceToken!;
+      batch.putKv(tenant, DEVICE_TOKEN_NS, sent.key, { ...held, usedAt: now } satisfies DeviceEntry);
+    } else {
+      const issued = newDeviceToken(tenant);
+      deviceToken = issued.token;
+      batch.putKv(tenant, DEVICE_TOKEN_NS, issued.key, { createdAt: now, usedAt: now } satisfies DeviceEntry);
+    }
     await this.deps.store.commit(batch);
+    return deviceToken;
   }
 
   /** Rotates a refresh token (spec: Tokens and refresh). Reuse of a rotated token revokes the family. */
@@ -359,12 +388,10 @@ export class AuthService {
     const s = this.subject(tenant, kind, p.sub);
     if (!s) throw unauthenticated('the account no longer exists or is disabled; sign in again');
     const email = normalizeEmail(String((s.rec.data as UserData).email ?? ''));
-    const acct = `pw:${tenant}:${kind}:${email}`;
-    const addr = `ip:${info.ip}`;
-    this.limiter.check([acct, addr]);
+    const attempt = this.limiter.attempt(`pw:${tenant}:${kind}:${email}`, info.ip);
+    attempt.check();
     if (!(await verifyPassword(current, this.security(tenant, s.rec.sk)?.passwordHash))) {
-      this.limiter.fail(acct, ACCOUNT_RULE);
-      this.limiter.fail(addr, ADDRESS_RULE);
+      attempt.fail();
       throw appError('ERR_BAD_REQUEST', 'the current password is not right');
     }
     const hash = await hashPassword(next);
@@ -372,7 +399,7 @@ export class AuthService {
     await this.deps.runtime.ask(tenant, SECURITY_ACTOR, s.rec.sk, msg);
   }
 
-  /** Ends a session: its refresh family is revoked (access tokens run out on their own). */
+  /** Ends a session: its refresh family is revoked, and with it the session's access tokens (refresh.ts). */
   async revokeFamily(tenant: string, fam: string, reason: string): Promise<void> {
     await this.deps.runtime.ask(tenant, REFRESH_ACTOR, fam, { t: 'revoke', reason } satisfies RefreshMsg);
   }
@@ -441,18 +468,16 @@ export class AuthService {
     info: ClientInfo,
   ): Promise<SessionAnswer | ChallengeAnswer> {
     const email = normalizeEmail(rawEmail);
-    const acct = `pw:${tenant}:${kind}:${email}`;
-    const addr = `ip:${info.ip}`;
-    this.limiter.check([acct, addr]);
+    const attempt = this.limiter.attempt(`pw:${tenant}:${kind}:${email}`, info.ip);
+    attempt.check();
     const rec = kind === 'staff' ? this.userByEmail(tenant, email) : this.customerByEmail(tenant, email);
     const ok = await verifyPassword(password, rec ? this.security(tenant, rec.sk)?.passwordHash : undefined);
     const s = ok && rec ? this.subject(tenant, kind, rec.sk) : undefined;
     if (!s) {
-      this.limiter.fail(acct, ACCOUNT_RULE);
-      this.limiter.fail(addr, ADDRESS_RULE);
+      attempt.fail();
       throw unauthenticated(BAD_CREDENTIALS);
     }
-    this.limiter.reset(acct);
+    attempt.succeed();
     return (await this.challengeIfDue(tenant, s, info)) ?? this.issueSession(tenant, s, info);
   }
 
@@ -656,7 +681,8 @@ export class AuthService {
 
   /**
    * Quick sign-in with employee id plus PIN and/or card (spec: Passcodes and access cards). The
-   * org is the `orgid` header's, else the one this device last signed into. No 2FA or new-device
+   * org is the `orgid` header's, else the one the device's x-device-token was issued for (the
+   * device's last sign-in; device-token.ts). x-device-id selects nothing. No 2FA or new-device
    * challenge (spec: Sign-in sequence 7). `passcodeLoginSettings.mode`: `pin` needs the PIN,
    * `card` the card, `both` (or `pin_and_card`) both; anything else accepts either.
    */
@@ -667,11 +693,18 @@ export class AuthService {
   ): Promise<SessionAnswer> {
     let tenant = headerTenant;
     if (!tenant) {
-      const last = info.device ? this.deps.store.getKv<{ orgId: string }>(GLOBAL_TENANT, NS.deviceOrg, info.device) : undefined;
-      if (!last || !this.deps.store.getOrg(last.orgId)) {
-        throw appError('ERR_BAD_REQUEST', 'send the orgid header: this device (x-device-id) has not signed in to an organisation yet');
+      const sent = parseDeviceToken(info.deviceToken);
+      const live =
+        sent && this.deps.store.getOrg(sent.tenant) && deviceEntryLive(this.deps.store.getKv<DeviceEntry>(sent.tenant, DEVICE_TOKEN_NS, sent.key), this.deps.clock.now());
+      if (!sent || !live) {
+        throw appError(
+          'ERR_BAD_REQUEST',
+          info.deviceToken
+            ? 'send the orgid header: this x-device-token is not valid (unknown, or unused for 90 days); sign in once with orgid for a new one'
+            : 'send the orgid header, or the x-device-token this device was given at its last staff sign-in (x-device-id does not select an organisation)',
+        );
       }
-      tenant = last.orgId;
+      tenant = sent.tenant;
     }
     const settings = this.passcodeSettings(tenant);
     if (!settings.enable) throw appError('ERR_FORBIDDEN', 'passcode sign-in is disabled for this organisation');
@@ -683,12 +716,10 @@ export class AuthService {
     if ((mode === 'both' || mode === 'pin_and_card') && !(pin && cardUid)) {
       throw appError('ERR_VALIDATION', 'body/pin and body/cardUid are both required in this organisation');
     }
-    const acct = `pc:${tenant}:${employeeId}`;
-    const addr = `ip:${info.ip}`;
-    this.limiter.check([acct, addr]);
+    const attempt = this.limiter.attempt(`pc:${tenant}:${employeeId}`, info.ip);
+    attempt.check();
     const failed = (err: AppError): AppError => {
-      this.limiter.fail(acct, ACCOUNT_RULE);
-      this.limiter.fail(addr, ADDRESS_RULE);
+      attempt.fail();
       return err;
     };
     const user = this.userByEmployeeId(tenant, employeeId);
@@ -704,7 +735,7 @@ export class AuthService {
     }
     const s = user ? this.subject(tenant, 'staff', user.sk) : undefined;
     if (!s) throw failed(unauthenticated('the employee id is not right'));
-    this.limiter.reset(acct);
+    attempt.succeed();
     return this.issueSession(tenant, s, info);
   }
 
@@ -735,14 +766,12 @@ export class AuthService {
 
   /** Application token exchange (spec: Tokens and refresh 3). A legacy `key` field is ignored. */
   async appToken(tenant: string, appId: string, secret: string, domain: string | undefined, info: ClientInfo): Promise<{ token: string; tokenType: 'Bearer'; expiresIn: number; appId: string }> {
-    const acct = `app:${tenant}:${appId}`;
-    const addr = `ip:${info.ip}`;
-    this.limiter.check([acct, addr]);
+    const attempt = this.limiter.attempt(`app:${tenant}:${appId}`, info.ip);
+    attempt.check();
     const rec = isId(appId) ? this.deps.store.getRecord(tenant, USER, appId) : undefined;
     const hash = rec && isApp(rec) ? this.security(tenant, rec.sk)?.secretHash : undefined;
     if (!rec || !hash || !safeEqual(digestSecret(secret), hash)) {
-      this.limiter.fail(acct, ACCOUNT_RULE);
-      this.limiter.fail(addr, ADDRESS_RULE);
+      attempt.fail();
       throw unauthenticated('the application id or secret is not right');
     }
     const d = rec.data as UserData;
@@ -751,7 +780,7 @@ export class AuthService {
     if (domains.length > 0 && !(domain && domains.includes(domain.trim().toLowerCase()))) {
       throw appError('ERR_FORBIDDEN', 'domain is not one of the domains registered for this application');
     }
-    this.limiter.reset(acct);
+    attempt.succeed();
     const token = this.deps.tokens.signAccess({ sub: rec.sk, org: tenant, roles: [SYSTEM_GROUP], kind: 'app' });
     return { token, tokenType: 'Bearer', expiresIn: this.deps.config.auth.accessTokenTtlSeconds, appId: rec.sk };
   }
@@ -829,10 +858,17 @@ export class AuthService {
       }
       // Once every access and refresh token issued before a revocation has expired, the record
       // has nothing left to stop.
-      for (const { key, value } of store.listKv<Revocation>(org.orgId, REVOKED_NS)) {
-        if (value.at + revocationLifeMs < now) batch.deleteKv(org.orgId, REVOKED_NS, key);
+      for (const ns of [REVOKED_NS, REVOKED_SESSIONS_NS]) {
+        for (const { key, value } of store.listKv<Revocation>(org.orgId, ns)) {
+          if (value.at + revocationLifeMs < now) batch.deleteKv(org.orgId, ns, key);
+        }
+      }
+      for (const { key, value } of store.listKv<DeviceEntry>(org.orgId, DEVICE_TOKEN_NS)) {
+        if (!deviceEntryLive(value, now)) batch.deleteKv(org.orgId, DEVICE_TOKEN_NS, key);
       }
     }
+    // Before device tokens, a client-chosen x-device-id selected the org: those entries mean nothing now.
+    for (const { key } of store.listKv(GLOBAL_TENANT, NS.deviceOrg)) batch.deleteKv(GLOBAL_TENANT, NS.deviceOrg, key);
     const n = batch.size;
     if (n > 0) await store.commit(batch);
     return n;

@@ -1,5 +1,5 @@
 // Revocation records: "every access token of this subject issued at or before this moment is
-// refused". Written in the same batch as the change that causes it (a user deleted or disabled, an
+// refused", and "every access token of this session is refused". Written in the same batch as the change that causes it (a user deleted or disabled, an
 // application revoked), so in a cluster they reach every node's store with that change through the
 // commit stream. Kept by subject id, not looked up on the user record, because a token may name a
 // subject the store never held (service and test tokens). A record is only needed while a token
@@ -16,9 +16,19 @@ export interface Revocation {
   reason: string;
 }
 
-/** What the token service asks on every verification (one kv read: an LMDB get, no decode of anything large). */
+/**
+ * tenant kv namespace: session id → Revocation. A session is one sign-in's refresh family (the
+ * access token's `sid`); once it ends (sign-out, refresh-token reuse) none of its access tokens is
+ * honoured, whenever issued, and the account's other sessions run on. Written by the refresh
+ * family's actor in the batch that revokes the family.
+ */
+export const REVOKED_SESSIONS_NS = 'auth_revoked_session';
+
+/** What the token service asks on every verification (a kv read each: an LMDB get, no decode of anything large). */
 export interface RevocationCheck {
   revokedAt(org: string, sub: string): number | undefined;
+  /** When session `sid` ended; undefined while it runs. */
+  sessionEndedAt(org: string, sid: string): number | undefined;
 }
 
 export class StoreRevocations implements RevocationCheck {
@@ -27,11 +37,20 @@ export class StoreRevocations implements RevocationCheck {
   revokedAt(org: string, sub: string): number | undefined {
     return this.store.getKv<Revocation>(org, REVOKED_NS, sub)?.at;
   }
+
+  sessionEndedAt(org: string, sid: string): number | undefined {
+    return this.store.getKv<Revocation>(org, REVOKED_SESSIONS_NS, sid)?.at;
+  }
 }
 
 /** Adds the revocation of `sub` to `batch` (later revocations win). */
 export function revoke(batch: WriteBatch, tenant: string, sub: string, at: number, reason: string): WriteBatch {
   return batch.putKv(tenant, REVOKED_NS, sub, { at, reason } satisfies Revocation);
+}
+
+/** Adds the end of session `sid` to `batch`: every access token carrying that sid is refused. */
+export function revokeSession(batch: WriteBatch, tenant: string, sid: string, at: number, reason: string): WriteBatch {
+  return batch.putKv(tenant, REVOKED_SESSIONS_NS, sid, { at, reason } satisfies Revocation);
 }
 
 /**

@@ -1,8 +1,9 @@
 // Access and refresh tokens: HS256 JWTs (jsonwebtoken), verified with the algorithm pinned so
 // `alg: none` and key-confusion tokens are refused. Verified access tokens are cached (LRU, bounded)
 // so the hot path verifies a given token once; the cache never outlives the token's `exp`.
-// Every verification, cached or not, also asks the revocation records (one kv read), so a deleted
-// or disabled account's tokens stop on the next request. A token must say when it was issued and
+// Every verification, cached or not, also asks the revocation records (a kv read for the subject,
+// one for the session), so a deleted or disabled account's tokens, and a signed-out session's, stop
+// on the next request. A token must say when it was issued and
 // when it expires, and may not live longer than this service issues tokens for (plus a small clock
 // skew): otherwise one leaked token, or one signed by a tool with the secret, would work forever
 // and outlive any revocation record.
@@ -36,7 +37,7 @@ export interface Principal {
   app?: string;
   /** The customer record id of a customer principal. */
   customerId?: string;
-  /** Session or device the token was issued to. */
+  /** The session (refresh family) the token was issued to; signing out ends it (revocations.ts). */
   sid?: string;
 }
 
@@ -175,9 +176,16 @@ export class TokenService {
         this.cache.set(key, { token, principal: p });
       }
     }
-    const revokedAt = this.opts.revocations?.revokedAt(p.org, p.sub);
-    if (revokedAt !== undefined && issuedBefore(p.iat!, revokedAt)) {
-      throw refused('access for this account was revoked (deleted, disabled or revoked) after this token was issued; sign in again');
+    const revocations = this.opts.revocations;
+    if (revocations) {
+      const revokedAt = revocations.revokedAt(p.org, p.sub);
+      if (revokedAt !== undefined && issuedBefore(p.iat!, revokedAt)) {
+        throw refused('access for this account was revoked (deleted, disabled or revoked) after this token was issued; sign in again');
+      }
+      // Checked on cache hits too: a signed-out token stays cached until it expires or is pushed out.
+      if (typeof p.sid === 'string' && revocations.sessionEndedAt(p.org, p.sid) !== undefined) {
+        throw refused('this session has ended (signed out, or its refresh token was reused); sign in again');
+      }
     }
     return p;
   }

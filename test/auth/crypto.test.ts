@@ -1,7 +1,7 @@
 // Unit tests of the credential primitives: scrypt password hashes, RFC 6238 TOTP (with the RFC's
 // own test vectors), base32 (RFC 4648 vectors), codes, org slugs and the failure limiter.
 import t from 'tap';
-import { FailureLimiter, ACCOUNT_RULE } from '../../actors/auth/limiter.js';
+import { FailureLimiter, ACCOUNT_ADDRESS_RULE, ACCOUNT_RULE } from '../../actors/auth/limiter.js';
 import { ORG_ID, orgSlug } from '../../actors/auth/model.js';
 import { digestSecret, hashPassword, newNumericCode, safeEqual, verifyPassword } from '../../core/auth/password.js';
 import { base32Decode, base32Encode, hotp, newTotpSecret, otpauthUri, totp, verifyTotp } from '../../core/auth/totp.js';
@@ -139,9 +139,9 @@ t.test('org ids - lowercase slug plus a random suffix', async (t) => {
 t.test('limiter - free failures, then doubling blocks with Retry-After, success resets', async (t) => {
   const clock = new ManualClock();
   const l = new FailureLimiter(clock);
-  for (let i = 0; i < ACCOUNT_RULE.free - 1; i++) l.fail('a', ACCOUNT_RULE);
+  for (let i = 0; i < ACCOUNT_ADDRESS_RULE.free - 1; i++) l.fail('a', ACCOUNT_ADDRESS_RULE);
   t.doesNotThrow(() => l.check(['a']), 'still free');
-  l.fail('a', ACCOUNT_RULE);
+  l.fail('a', ACCOUNT_ADDRESS_RULE);
   const caught = (keys: string[]): AppError | undefined => {
     try {
       l.check(keys);
@@ -155,14 +155,42 @@ t.test('limiter - free failures, then doubling blocks with Retry-After, success 
   t.equal(err?.headers?.['retry-after'], '30');
   clock.advance(30_001);
   t.doesNotThrow(() => l.check(['a']), 'block over');
-  l.fail('a', ACCOUNT_RULE);
+  l.fail('a', ACCOUNT_ADDRESS_RULE);
   t.equal(caught(['a'])?.headers?.['retry-after'], '60', 'next block doubles');
   l.reset('a');
   t.doesNotThrow(() => l.check(['a']), 'reset clears the account');
-  for (let i = 0; i < ACCOUNT_RULE.free; i++) l.fail('b', ACCOUNT_RULE);
-  clock.advance(ACCOUNT_RULE.windowMs + 1);
-  l.fail('b', ACCOUNT_RULE);
+  for (let i = 0; i < ACCOUNT_ADDRESS_RULE.free; i++) l.fail('b', ACCOUNT_ADDRESS_RULE);
+  clock.advance(ACCOUNT_ADDRESS_RULE.windowMs + 1);
+  l.fail('b', ACCOUNT_ADDRESS_RULE);
   t.doesNotThrow(() => l.check(['b']), 'a failure after the window starts a new count');
+});
+
+t.test('limiter - an attempt charges the account at the address, the address, and a slow account ceiling', async (t) => {
+  const clock = new ManualClock();
+  const l = new FailureLimiter(clock);
+  const waits = (a: { check(): void }): string | undefined => {
+    try {
+      a.check();
+    } catch (e) {
+      return (e as AppError).headers?.['retry-after'];
+    }
+    return undefined;
+  };
+  const guesser = l.attempt('pw:acme:staff:sam@a.example', '203.0.113.9');
+  const owner = l.attempt('pw:acme:staff:sam@a.example', '198.51.100.7');
+  for (let i = 0; i < 40; i++) guesser.fail();
+  t.ok(waits(guesser), 'the guessing address waits');
+  t.equal(waits(owner), undefined, "the owner's address does not");
+  // Many addresses, a few failures each: the ceiling stops them all, the owner too.
+  for (let i = 0; i < ACCOUNT_RULE.free - 40; i++) l.attempt('pw:acme:staff:sam@a.example', `192.0.2.${i}`).fail();
+  t.equal(waits(owner), '60', 'past the ceiling every address waits a minute');
+  clock.advance(60_001);
+  owner.fail();
+  t.equal(waits(owner), '90', 'growing 1.5 times a failure');
+  owner.succeed();
+  t.ok(waits(owner), 'a success does not lift the ceiling');
+  clock.advance(ACCOUNT_RULE.maxBlockMs);
+  t.equal(waits(l.attempt('pw:acme:staff:other@a.example', '198.51.100.7')), undefined, 'other accounts are not affected');
 });
 
 t.test('leak guard - flags credentials outside their allowed answer, and hash-like fields', async (t) => {

@@ -1,6 +1,6 @@
 // Passcodes (PINs) and access cards (spec: Endpoints → Passcodes and access cards): setting and
 // removing PINs, the employees list, card registration and status, passcode and card sign-in
-// including revoked and lost cards, the base-setting switch and mode, and the device's last org.
+// including revoked and lost cards, the base-setting switch and mode, and the device token's org.
 import t from 'tap';
 import { ManualClock } from '../../core/clock.js';
 import { newRecord, nextVersion, type StoredRecord } from '../../core/store/record.js';
@@ -129,22 +129,21 @@ t.test('passcode sign-in - wrong PIN or employee, validation, slow-down', async 
   t.equal((await passcode({ employeeId: 'E-2', pin: '8642' })).status, 200, 'the PIN the Admin set');
 });
 
-t.test('passcode sign-in - the organisation of the device when orgid is absent', async (t) => {
+t.test('passcode sign-in - the organisation of the device token when orgid is absent', async (t) => {
   const device = { 'x-device-id': 'pos-terminal-7' };
   const noOrg = await passcode({ employeeId: 'E-1', pin: '2468' }, device);
-  t.equal(noOrg.status, 400, 'a device that never signed in');
+  t.equal(noOrg.status, 400, 'a device id alone selects nothing');
   t.match(noOrg.body.message, /orgid/);
-  t.equal((await passcode({ employeeId: 'E-1', pin: '2468' }, {})).status, 400, 'no orgid, no device');
-  await session(other, 'owner@pc2.example', device);
-  await session(acme, 'owner@pc.example', device);
-  const viaDevice = await passcode({ employeeId: 'E-1', pin: '2468' }, device);
-  t.equal(viaDevice.status, 200, 'the org the device last signed into');
+  t.equal((await passcode({ employeeId: 'E-1', pin: '2468' }, {})).status, 400, 'no orgid, no device token');
+  const inOther = await signIn(app, other.orgId, 'owner@pc2.example', DEFAULT_PASSWORD, { headers: device }, send);
+  const inAcme = await signIn(app, acme.orgId, 'owner@pc.example', DEFAULT_PASSWORD, { headers: device }, send);
+  const viaDevice = await passcode({ employeeId: 'E-1', pin: '2468' }, { 'x-device-token': inAcme.body.deviceToken });
+  t.equal(viaDevice.status, 200, 'the org the device token was issued for');
   t.equal(viaDevice.body.orgId, acme.orgId);
-  await session(other, 'owner@pc2.example', device);
-  const moved = await passcode({ employeeId: 'E-1', pin: '2468' }, device);
-  t.equal(moved.status, 403, 'the device moved to the other org, where passcode sign-in is off');
-  const header = await passcode({ employeeId: 'E-1', pin: '2468' }, { ...device, orgid: acme.orgId });
-  t.equal(header.status, 200, 'orgid wins over the device');
+  const moved = await passcode({ employeeId: 'E-1', pin: '2468' }, { 'x-device-token': inOther.body.deviceToken });
+  t.equal(moved.status, 403, "the other org's token goes to the other org, where passcode sign-in is off");
+  const header = await passcode({ employeeId: 'E-1', pin: '2468' }, { 'x-device-token': inOther.body.deviceToken, orgid: acme.orgId });
+  t.equal(header.status, 200, 'orgid wins over the device token');
 });
 
 t.test('cards - register, list, get; who may register', async (t) => {

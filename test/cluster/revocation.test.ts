@@ -1,7 +1,8 @@
-// Issue 17: revoked access stops on every node. Two nodes on one nats-server; an API key and a
-// user's access token are used through both, then revoked through one: the other refuses them
-// within seconds (in practice on the next request: it is forwarded to the tenant's owner, and the
-// revocation reaches every node's store through the commit stream).
+// Issue 17: revoked access stops on every node (and issue 28: so does a signed-out session). Two
+// nodes on one nats-server; an API key and a user's access token are used through both, then
+// revoked through one: the other refuses them within seconds (in practice on the next request: it
+// is forwarded to the tenant's owner, and the revocation reaches every node's store through the
+// commit stream).
 import t from 'tap';
 import { client } from '../helpers/http.js';
 import { signupEverywhere, sleep, TestCluster } from './helpers.js';
@@ -41,4 +42,20 @@ t.test('cluster - an API key revoked and a user deleted through one node are ref
   const tokenMs = await refusedWithin(async () => (await b.get('/profile/outbox/mine', leaverAuth)).status, 5000);
   t.ok(tokenMs >= 0, `node 2 refuses the deleted user's token (after ${tokenMs} ms)`);
   t.equal((await b.get('/profile/outbox/mine', admin)).status, 200, "the Admin's token still works through node 2");
+});
+
+t.test('cluster - a session signed out through one node is refused through the other; another session works', async (t) => {
+  const { orgId, email } = await signupEverywhere(t, cluster, 1, 'Signout Cluster');
+  const [a, b] = cluster.nodes.map((n) => client(n.url, { orgid: orgId }));
+  const creds = { orgId, email };
+  const signIn = () => a.post('/profile/user/signin', { ...creds, password: 'Correct-Horse-42!' });
+  const first = await signIn();
+  const second = await signIn();
+  t.equal(first.status, 200, 'signed in');
+  const firstAuth = { authorization: `Bearer ${first.body.token}` };
+  t.equal((await b.get('/profile', firstAuth)).status, 200, 'the token works through node 2');
+  t.same((await a.post('/profile/signout', {}, firstAuth)).body, { signedOut: true }, 'signed out through node 1');
+  const ms = await refusedWithin(async () => (await b.get('/profile', firstAuth)).status, 5000);
+  t.ok(ms >= 0, `node 2 refuses the signed-out token (after ${ms} ms)`);
+  t.equal((await b.get('/profile', { authorization: `Bearer ${second.body.token}` })).status, 200, 'the other session works through node 2');
 });

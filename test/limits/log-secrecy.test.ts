@@ -92,6 +92,12 @@ t.test('log secrecy - no credential of any flow appears in the log', async (t) =
   secret('refreshed access token', rs.body.token);
   secret('refreshed refresh token', rs.body.refreshToken);
   expect(await http('/profile/user/refresh', { method: 'POST', headers: { orgid: org }, body: { refreshToken: si.body.refreshToken } }), 401, 'reused refresh token');
+  // The reuse ended that session, its access tokens included: the staff member signs in again.
+  const si2 = expect(await signIn(app, org, 'staff@logs.example', pw.next), 200, 'staff sign-in after the reuse');
+  secret('second staff access token', si2.body.token);
+  secret('second staff refresh token', si2.body.refreshToken);
+  secret('staff device token', si2.body.deviceToken);
+  staff.token = si2.body.token;
   const rc = expect(await http('/profile/customer/refresh', { method: 'POST', headers: { orgid: org, authorization: `Bearer ${cust.refreshToken}` }, body: {} }), 200, 'customer refresh');
   secret('customer refreshed token', rc.body.token);
   secret('customer refreshed refresh token', rc.body.refreshToken);

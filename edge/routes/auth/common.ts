@@ -83,6 +83,12 @@ export const SessionSchema = Type.Object(
     expiresIn: Type.Optional(Type.Integer({ description: 'Seconds until the access token expires' })),
     orgId: Type.Optional(Type.String()),
     user: Type.Optional(PublicUserSchema),
+    deviceToken: Type.Optional(
+      Type.String({
+        description:
+          'Staff sign-ins: a secret naming this device and the organisation it signed into. Keep it on the device and send it as the x-device-token header: a later sign-in to the same organisation answers it back (renewed), and /profile/user/signin/passcode without orgid signs in to its organisation. A sign-in to another organisation answers a different token and never changes this one. Unused for 90 days, it expires.',
+      }),
+    ),
     requiresTwoFactor: Type.Optional(Type.Boolean()),
     challengeToken: Type.Optional(Type.String()),
     twoFactorMethod: Type.Optional(Type.String({ enum: ['email', 'sms', 'authenticator'] })),
@@ -90,7 +96,7 @@ export const SessionSchema = Type.Object(
   },
   {
     description:
-      'Tokens {token, refreshToken, tokenType, expiresIn, orgId, user}, or, when a challenge is due, exactly {requiresTwoFactor: true, challengeToken, twoFactorMethod, message} and no tokens',
+      'Tokens {token, refreshToken, tokenType, expiresIn, orgId, user} (and deviceToken for staff), or, when a challenge is due, exactly {requiresTwoFactor: true, challengeToken, twoFactorMethod, message} and no tokens',
   },
 );
 

@@ -107,7 +107,7 @@ export function profileRoutes(svc: AuthService): RouteDef[] {
       tag: TAG_AUTH,
       summary: 'End this session',
       description:
-        "Revokes the session's refresh tokens (the whole family of the sign-in the access token came from); the access token itself runs until it expires. An API key has no session: signedOut is false.",
+        "Ends the session the access token belongs to: its refresh tokens (every token rotated from the same sign-in) and its access tokens, this one included, are refused from the answer on (401), on every node. The account's other sessions (other devices, other sign-ins) keep running. An API key or application token has no session: signedOut is false.",
       response: Type.Object({ signedOut: Type.Boolean() }),
       handler: async (ctx) => {
         const p = caller(ctx);

@@ -59,7 +59,7 @@ export function signInRoutes(svc: AuthService): RouteDef[] {
       tag: TAG_AUTH,
       summary,
       description:
-        'Wrong email or password answers 401 with one generic message. After 5 failures for one account (or 50 from one address) within 15 minutes, attempts answer 429 with Retry-After (30 s, doubling, at most 15 min). When a challenge is due (org-wide 2FA, personal 2FA, or an unrecognised device with new-device verification on) the answer has no tokens: {requiresTwoFactor, challengeToken, twoFactorMethod, message}.',
+        'A staff sign-in answers a deviceToken for its organisation (see /profile/user/signin/passcode); send it back as x-device-token on later sign-ins to keep it. Wrong email or password answers 401 with one generic message. Failures slow the address they come from, not the account\'s owner: after 5 failures for one account from one address (or 50 from one address across accounts) within 15 minutes, attempts from that address answer 429 with Retry-After (30 s, doubling, at most 15 min), while the owner signing in from another address is not slowed. Against a guesser spread over many addresses, past 100 failures for one account within 24 hours every address waits (60 s, growing 1.5 times per further failure, at most 15 min); the owner can still sign in with a magic code (GET /profile/user/magic-link). When a challenge is due (org-wide 2FA, personal 2FA, or an unrecognised device with new-device verification on) the answer has no tokens: {requiresTwoFactor, challengeToken, twoFactorMethod, message}.',
       body: SignInBody,
       response: SessionSchema,
       errors: [401, 429],
@@ -210,7 +210,11 @@ export function signInRoutes(svc: AuthService): RouteDef[] {
       tag: TAG_PASSCODE,
       summary: 'Quick sign-in with employee id and PIN and/or access card',
       description:
-        'The organisation is the orgid header\'s, else the one this device (x-device-id) last signed into. Refused (403) while base-setting passcodeLoginSettings.enable is not true, and for revoked or lost cards. passcodeLoginSettings.mode: pin, card, both, or anything else for either. No two-factor or new-device challenge.',
+        'The organisation is the orgid header\'s, else the one named by the device token sent as x-device-token: every staff sign-in answers a deviceToken for its organisation, and a device keeps the newest one it was given. ' +
+        'x-device-id never selects an organisation, and a sign-in to another organisation cannot re-point a token: it answers a token of its own. ' +
+        'Example: a till signs in once with `orgid: acme-x1y2z3` and `{"email": "manager@acme.example", "password": "…"}`, and keeps `deviceToken` from the answer (`"acme-x1y2z3.Qm9…"`, 256 random bits after the org id); ' +
+        'afterwards `POST /profile/user/signin/passcode` with header `x-device-token: acme-x1y2z3.Qm9…` and body `{"employeeId": "E-7", "pin": "4821"}` signs E-7 in to acme-x1y2z3. ' +
+        'Without orgid, a missing, unknown or expired device token (unused for 90 days) answers 400. Refused (403) while base-setting passcodeLoginSettings.enable is not true, and for revoked or lost cards. passcodeLoginSettings.mode: pin, card, both, or anything else for either. No two-factor or new-device challenge.',
       body: Body({
         employeeId: EmployeeIdSchema,
         pin: Type.Optional(Type.String({ pattern: '^[0-9]{4,8}$' })),
