@@ -11,7 +11,6 @@ import { appError } from '../../core/errors.js';
 import type { StoredRecord } from '../../core/store/record.js';
 import { RESET_ACTOR, codeHash, type CodeMsg, type CodeReply } from './codes.js';
 import { customersByEmail } from './email-proof.js';
-import { ACCOUNT_RULE, ADDRESS_RULE } from './limiter.js';
 import { SECURITY, normalizeEmail, type SecurityData, type SubjectKind } from './model.js';
 import { CODE_KINDS } from './outbox-view.js';
 import { SECURITY_ACTOR, type ProofResult, type SecurityMsg } from './security.js';
@@ -64,14 +63,14 @@ export class PasswordRecovery {
     info: ClientInfo,
   ): Promise<{ reset: true; emailVerified: true; accounts: number }> {
     const email = normalizeEmail(body.email);
-    const acct = `reset:${tenant}:${email}`;
-    const addr = `ip:${info.ip}`;
-    this.svc.limiter.check([acct, addr]);
+    // Charged like a password guess: per address at this client, per client, and a slow ceiling
+    // per address from everywhere (limiter.ts).
+    const attempt = this.svc.limiter.attempt(`reset:${tenant}:${email}`, info.ip);
+    attempt.check();
     const r = await this.svc.deps.runtime.ask<CodeReply>(tenant, RESET_ACTOR, email, { t: 'redeem', code: body.code.trim() } satisfies CodeMsg);
     const accounts = r.status === 'ok' ? this.accountsOf(tenant, email, body.accountType) : [];
     if (accounts.length === 0) {
-      this.svc.limiter.fail(acct, ACCOUNT_RULE);
-      this.svc.limiter.fail(addr, ADDRESS_RULE);
+      attempt.fail();
       const rest = r.status === 'wrong' && r.attemptsLeft > 0 ? ` (${r.attemptsLeft} attempt${r.attemptsLeft === 1 ? '' : 's'} left)` : '';
       throw appError('ERR_BAD_REQUEST', `the email or code is not right, or the code has expired${rest}: ask for a new one at /profile/password/forgot`);
     }
@@ -84,7 +83,7 @@ export class PasswordRecovery {
       // A staff member's proof claims the customer records of the address (email-verification.ts).
       if (s.kind === 'staff') await this.svc.verification.prove(tenant, s, false);
     }
-    this.svc.limiter.reset(acct);
+    attempt.succeed();
     await this.svc.verification.pastRevocation(revokedAt);
     return { reset: true, emailVerified: true, accounts: accounts.length };
   }
