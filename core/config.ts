@@ -64,6 +64,8 @@ export interface Config {
     timeoutMs: number;
     workerHeapMb: number;
     tenantWorkers: number | null;
+    spareWorkers: number;
+    slowTenantMs: number;
     queueMax: number;
     tenantQueueMax: number;
     maxRange: number;
@@ -178,6 +180,8 @@ const ENV: ReadonlyArray<[string, string[], Parse]> = [
   ['QUERY_TIMEOUT_MS', ['query', 'timeoutMs'], int],
   ['QUERY_WORKER_HEAP_MB', ['query', 'workerHeapMb'], int],
   ['QUERY_TENANT_WORKERS', ['query', 'tenantWorkers'], int],
+  ['QUERY_SPARE_WORKERS', ['query', 'spareWorkers'], int],
+  ['QUERY_SLOW_TENANT_MS', ['query', 'slowTenantMs'], int],
   ['QUERY_QUEUE_MAX', ['query', 'queueMax'], int],
   ['QUERY_TENANT_QUEUE_MAX', ['query', 'tenantQueueMax'], int],
   ['QUERY_MAX_RANGE', ['query', 'maxRange'], int],

@@ -16,7 +16,8 @@ import { OutboxDispatcher } from '../core/outbox-dispatcher.js';
 import { largeFreeList } from '../core/store/compact.js';
 import { LmdbStore } from '../core/store/lmdb-store.js';
 import { journalHolds } from '../core/store/write-journal.js';
-import { createQueryPool } from '../core/query/pool.js';
+import { createQueryPool, type QueryPool } from '../core/query/pool.js';
+import { QUERY_JOBS } from './query-jobs.js';
 import { configurePoolWork } from '../core/pool-work.js';
 import type { ClusterNode } from '../core/cluster/node.js';
 import { ClusterForwarder } from './cluster-forward.js';
@@ -91,9 +92,12 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
       'the store has a large free list, which slows every commit: stop the server and run npm run compact',
     );
   }
-  // Client queries run in worker threads (started at the first query), each under a budget.
-  // Undecodable records the workers meet count with the node's (LmdbStore.noteUnreadable).
-  const queries = createQueryPool(config, logger, (n) => lmdb.noteUnreadable(n));
+  // Client queries run in worker threads, each under a budget. They start now, with every job
+  // module loaded, and /readyz says ready only once they have: the first query after a start does
+  // not wait for a thread to start. Undecodable records the workers meet count with the node's
+  // (LmdbStore.noteUnreadable).
+  const queries = createQueryPool(config, logger, (n) => lmdb.noteUnreadable(n), QUERY_JOBS);
+  queries.start();
   const bus = opts.bus ?? (await createBus({ natsUrl: config.natsUrl ?? undefined, logger }));
   // Cluster mode (NATS_URL): writes go through the commit stream, a tenant's actors and requests
   // live on its owner. Without NATS none of it is loaded.
@@ -147,7 +151,7 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
   const metrics = new HttpMetrics(runtime, store);
   routes.push(
     ...systemRoutes({
-      ready: () => ready,
+      ready: () => ready && queries.warm,
       metrics: async () => ({ contentType: metrics.contentType, body: await metrics.render() }),
       openapi: deps.openapi,
     }),
@@ -169,6 +173,9 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
   outboxDispatcher.start();
   const port = await edge.listen(config.host, config.port);
   forwarder?.serve(port);
+  // Listening already (liveness answers), ready once the query workers are: a node whose workers
+  // cannot start goes on, not ready, and says so.
+  if (!(await warmWithin(queries, 60_000))) logger.error('the query workers have not started: /readyz answers 503 until they do');
   ready = true;
   logger.info({ port, host: config.host, dataDir: config.dataDir, nodeId: config.nodeId, routes: routes.length }, 'listening');
 
@@ -196,4 +203,15 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
         logger.flush?.();
       })()),
   };
+}
+
+/** Waits for the query pool to be warm, at most `ms`; says whether it is. */
+async function warmWithin(queries: QueryPool, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  await Promise.race([queries.whenWarm(), late]);
+  clearTimeout(timer);
+  return queries.warm;
 }

@@ -4,10 +4,21 @@
 // worker (a replacement starts) and answers 400 ERR_QUERY_BUDGET naming the limit; the event loop
 // and every other query go on.
 //
-// Fairness: one tenant holds at most `tenantWorkers` workers at once (default half the pool), so a
-// tenant sending slow queries occupies its share and queues behind itself while other tenants'
-// queries run on the rest. Queues are bounded per tenant and in all; a full queue answers 503 with
-// Retry-After. The time limit counts from when a worker starts the job, not from enqueueing.
+// Fairness: jobs wait per tenant, and a free worker takes the next job of the tenant that has used
+// the least worker time lately (decayed, the time of its running jobs included), not the job that
+// came first: a tenant sending slow queries falls behind every tenant sending quick ones. A tenant
+// whose query ran into the budget is slow for a while (`slowTenantMs`): its jobs go behind every
+// other tenant's. Tenants not known to be quick (slow ones, and ones none of whose queries has
+// answered yet) together hold at most all workers but one and never take the last idle started
+// worker, so a quick tenant's query finds a worker at once however many slow ones wait, and a new
+// tenant's waits for at most one running job (itself at most the time limit). One tenant holds at
+// most `tenantWorkers` workers at once. Queues are bounded per tenant and in all; a
+// full queue answers 503 with Retry-After, shedding the newest job of the tenant that has used the
+// most before refusing one of a tenant that has used less.
+//
+// Workers start with the pool, with their job modules loaded (`warm` says when all have), and a
+// `spares` few more than may run at once: a worker ended by the budget is replaced by one already
+// started, so the next job does not wait for a thread to start (0.5 to 1 s).
 //
 // What a job does is not known here: the caller names a job module by URL (see protocol.ts).
 import { Worker } from 'node:worker_threads';
@@ -31,6 +42,12 @@ export interface QueryPoolOptions {
   heapMb: number;
   /** Workers one tenant may hold at once (QUERY_TENANT_WORKERS); default half the pool, at least 1. */
   tenantWorkers?: number;
+  /** Workers kept started beyond `workers`, idle, to take over at once from one ended (QUERY_SPARE_WORKERS); default 1. */
+  spares?: number;
+  /** How long a tenant whose query ran into the budget goes behind the others, in ms (QUERY_SLOW_TENANT_MS); default 60 s. */
+  slowTenantMs?: number;
+  /** Job modules each worker loads before it says it is ready (their URLs). */
+  preload?: ReadonlyArray<string | URL>;
   /** Jobs waiting, all tenants (QUERY_QUEUE_MAX). */
   queueMax: number;
   /** Jobs waiting of one tenant (QUERY_TENANT_QUEUE_MAX). */
@@ -51,14 +68,36 @@ interface Job {
   reject(err: unknown): void;
 }
 
+/** A tenant's place in the pool: its waiting jobs and what it has used. */
+interface Tenant {
+  name: string;
+  waiting: Job[];
+  running: number;
+  /** Sum of the start times of its running jobs: their time so far counts as used. */
+  runningSince: number;
+  /** Worker time used (ms), decayed to `usedAt`. */
+  usedMs: number;
+  usedAt: number;
+  /** Until when its queries go behind the others' (it ran into the budget). */
+  slowUntil: number;
+  /** A job of it has answered within the budget since it last ran into it. */
+  proven: boolean;
+}
+
 interface Slot {
   worker?: Worker;
   ready: boolean;
   /** Undecodable records its worker had reported. */
   unreadable: number;
   busy?: Job;
+  startedAt: number;
   timer?: NodeJS.Timeout;
 }
+
+/** Worker time used counts half after this long: what a tenant used a minute ago barely counts. */
+const USAGE_HALF_LIFE_MS = 10_000;
+/** Tenant entries kept before idle ones are forgotten. */
+const TENANTS_KEPT = 1_000;
 
 /** The worker entry beside this module: worker.ts under tsx (tests), worker.js when built. */
 function workerEntry(): { entry: string | URL; eval: boolean } {
@@ -74,13 +113,22 @@ function workerEntry(): { entry: string | URL; eval: boolean } {
 
 export class QueryPool implements QueryRunner {
   private readonly slots: Slot[];
-  private readonly queue: Job[] = [];
-  private readonly running = new Map<string, number>();
-  private readonly waiting = new Map<string, number>();
+  private readonly tenants = new Map<string, Tenant>();
+  /** Jobs that may run at once (`workers`); the slots beyond are spares. */
+  private readonly capacity: number;
   private readonly tenantWorkers: number;
+  /** Workers tenants not known to be quick may hold together: all but one, kept for quick queries. */
+  private readonly sharedWorkers: number;
+  private readonly slowTenantMs: number;
+  private readonly init: WorkerInit;
+  private queued = 0;
+  private busy = 0;
   private nextId = 1;
   private started = false;
   private closed = false;
+  private readyOnce = false;
+  private warmed = false;
+  private readonly warmWaiters: Array<() => void> = [];
   /** Jobs ended by their budget since start (for logs and tests). */
   stopped = 0;
   /** Jobs handed to a worker since start. */
@@ -90,28 +138,51 @@ export class QueryPool implements QueryRunner {
 
   constructor(private readonly opts: QueryPoolOptions) {
     const n = Math.max(1, Math.floor(opts.workers));
-    this.slots = Array.from({ length: n }, () => ({ ready: false, unreadable: 0 }));
+    const spares = Math.max(0, Math.floor(opts.spares ?? 1));
+    this.capacity = n;
+    this.slots = Array.from({ length: n + spares }, () => ({ ready: false, unreadable: 0, startedAt: 0 }));
     this.tenantWorkers = Math.max(1, Math.min(n, opts.tenantWorkers ?? Math.floor(n / 2)));
+    this.sharedWorkers = Math.max(1, n - 1);
+    this.slowTenantMs = Math.max(0, opts.slowTenantMs ?? 60_000);
+    this.init = { ...opts.init, preload: (opts.preload ?? []).map(String) };
   }
 
   /** Runs `job` (a job module's URL) on `input` for `tenant` in a worker; resolves its plain result. */
   run<T>(tenant: string, job: string | URL, input: unknown): Promise<T> {
     if (this.closed) return Promise.reject(new AppError('ERR_UNAVAILABLE', ['the query pool is closed']));
-    const tenantWaiting = this.waiting.get(tenant) ?? 0;
-    if (this.queue.length >= this.opts.queueMax || tenantWaiting >= this.opts.tenantQueueMax) {
-      const which = tenantWaiting >= this.opts.tenantQueueMax
-        ? `this organisation already has ${tenantWaiting} queries waiting (QUERY_TENANT_QUEUE_MAX)`
-        : `${this.queue.length} queries are waiting (QUERY_QUEUE_MAX)`;
-      return Promise.reject(
-        new AppError('ERR_UNAVAILABLE', [`the query workers are busy: ${which}; retry shortly`], { headers: { 'retry-after': '1' } }),
-      );
+    const now = Date.now();
+    const t = this.tenant(tenant, now);
+    if (t.waiting.length >= this.opts.tenantQueueMax) {
+      return Promise.reject(busyError(`this organisation already has ${t.waiting.length} queries waiting (QUERY_TENANT_QUEUE_MAX)`));
+    }
+    if (this.queued >= this.opts.queueMax && !this.shedFor(t, now)) {
+      return Promise.reject(busyError(`${this.queued} queries are waiting (QUERY_QUEUE_MAX)`));
     }
     if (!this.started) this.start();
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ id: this.nextId++, tenant, job: String(job), input, resolve: resolve as (v: unknown) => void, reject });
-      this.waiting.set(tenant, tenantWaiting + 1);
+      t.waiting.push({ id: this.nextId++, tenant, job: String(job), input, resolve: resolve as (v: unknown) => void, reject });
+      this.queued++;
       this.dispatch();
     });
+  }
+
+  /** Starts every worker (the first query does, if nothing has). */
+  start(): void {
+    if (this.started || this.closed) return;
+    this.started = true;
+    for (const slot of this.slots) this.spawn(slot);
+  }
+
+  /** Every worker has started once, its job modules loaded: a query need not wait for one. */
+  get warm(): boolean {
+    return this.warmed;
+  }
+
+  /** Resolves once the pool is warm (starting it if nothing has), closed, or none of its workers could start. */
+  whenWarm(): Promise<void> {
+    this.start();
+    if (this.warmed) return Promise.resolve();
+    return new Promise((resolve) => this.warmWaiters.push(resolve));
   }
 
   /** Workers currently alive (tests check that close leaves none). */
@@ -124,9 +195,62 @@ export class QueryPool implements QueryRunner {
     return this.slots.filter((s) => s.worker && s.ready).length;
   }
 
-  private start(): void {
-    this.started = true;
-    for (const slot of this.slots) this.spawn(slot);
+  /** Worker time a tenant has used lately, in ms (decayed; its running jobs' time so far included). */
+  usedMs(tenant: string, now = Date.now()): number {
+    const t = this.tenants.get(tenant);
+    return t ? charge(t, now) : 0;
+  }
+
+  /** Whether a tenant is behind the others for having run into the budget. */
+  isSlow(tenant: string, now = Date.now()): boolean {
+    const t = this.tenants.get(tenant);
+    return t !== undefined && t.slowUntil > now;
+  }
+
+  private tenant(name: string, now: number): Tenant {
+    let t = this.tenants.get(name);
+    if (!t) {
+      if (this.tenants.size >= TENANTS_KEPT) this.forgetIdle(now);
+      t = { name, waiting: [], running: 0, runningSince: 0, usedMs: 0, usedAt: now, slowUntil: 0, proven: false };
+      this.tenants.set(name, t);
+    }
+    return t;
+  }
+
+  /** Drops tenants with nothing waiting or running whose use has decayed away and who are not slow. */
+  private forgetIdle(now: number): void {
+    for (const [name, t] of this.tenants) {
+      if (t.waiting.length === 0 && t.running === 0 && t.slowUntil <= now && charge(t, now) < 1) this.tenants.delete(name);
+    }
+  }
+
+  /**
+   * The queue is full: makes room for `t` by answering 503 to the newest waiting job of the tenant
+   * that ranks last, if that is not `t` itself. Says whether it did.
+   */
+  private shedFor(t: Tenant, now: number): boolean {
+    let last: Tenant | undefined;
+    for (const o of this.tenants.values()) {
+      if (o.waiting.length > 0 && (!last || this.before(last, o, now))) last = o;
+    }
+    if (!last || last === t || !this.before(t, last, now)) return false;
+    const job = last.waiting.pop()!;
+    this.queued--;
+    job.reject(busyError(`${this.queued + 1} queries are waiting (QUERY_QUEUE_MAX) and this organisation has used more of the workers lately than others`));
+    return true;
+  }
+
+  /** Whether tenant `a`'s next job goes before `b`'s. */
+  private before(a: Tenant, b: Tenant, now: number): boolean {
+    const slowA = a.slowUntil > now;
+    const slowB = b.slowUntil > now;
+    if (slowA !== slowB) return slowB;
+    const ca = charge(a, now);
+    const cb = charge(b, now);
+    if (ca !== cb) return ca < cb;
+    // Neither has used anything lately: the one asking for less first, then the earlier.
+    if (a.waiting.length !== b.waiting.length) return a.waiting.length < b.waiting.length;
+    return (a.waiting[0]?.id ?? Infinity) < (b.waiting[0]?.id ?? Infinity);
   }
 
   private spawn(slot: Slot): void {
@@ -134,7 +258,7 @@ export class QueryPool implements QueryRunner {
     const heap = Math.max(16, Math.floor(this.opts.heapMb));
     const worker = new Worker(entry, {
       eval: isEval,
-      workerData: this.opts.init,
+      workerData: this.init,
       resourceLimits: { maxOldGenerationSizeMb: heap, maxYoungGenerationSizeMb: Math.min(64, Math.max(4, Math.floor(heap / 8))) },
     });
     worker.unref();
@@ -150,6 +274,10 @@ export class QueryPool implements QueryRunner {
           // Slots whose first worker failed while this one started get another try.
           for (const s of this.slots) if (!s.worker && !this.closed) this.spawn(s);
         }
+        if (!this.warmed && this.slots.every((s) => s.ready)) {
+          this.warmed = true;
+          for (const resolve of this.warmWaiters.splice(0)) resolve();
+        }
         this.dispatch();
         return;
       }
@@ -159,7 +287,7 @@ export class QueryPool implements QueryRunner {
       }
       const job = slot.busy;
       if (!job || job.id !== m.id) return;
-      this.finish(slot);
+      this.finish(slot, 'answered');
       if (m.ok) job.resolve(m.value);
       else {
         if (m.detail) this.opts.logger?.error({ err: m.detail, tenant: job.tenant }, 'query job failed');
@@ -172,7 +300,7 @@ export class QueryPool implements QueryRunner {
       const job = slot.busy;
       const oom = err.code === 'ERR_WORKER_OUT_OF_MEMORY';
       if (job) {
-        this.finish(slot);
+        this.finish(slot, oom ? 'over-budget' : 'failed');
         if (oom) {
           this.stopped++;
           job.reject(
@@ -189,6 +317,7 @@ export class QueryPool implements QueryRunner {
         this.opts.logger?.error({ err }, 'a query worker could not start');
       }
       this.replace(slot, worker);
+      this.dispatch();
     });
     worker.on('exit', () => {
       if (slot.worker !== worker) return;
@@ -199,19 +328,28 @@ export class QueryPool implements QueryRunner {
         job.reject(new AppError('ERR_INTERNAL'));
       }
       this.replace(slot, worker);
+      this.dispatch();
     });
   }
 
-  /** The slot's job is over: its timer, its tenant's share. */
-  private finish(slot: Slot): void {
+  /** The slot's job is over: its timer, its tenant's share and the worker time it used. */
+  private finish(slot: Slot, outcome: 'answered' | 'over-budget' | 'failed' = 'failed'): void {
     const job = slot.busy;
     if (slot.timer) clearTimeout(slot.timer);
     slot.timer = undefined;
     slot.busy = undefined;
-    if (job) {
-      const n = (this.running.get(job.tenant) ?? 1) - 1;
-      if (n > 0) this.running.set(job.tenant, n);
-      else this.running.delete(job.tenant);
+    if (!job) return;
+    const now = Date.now();
+    this.busy--;
+    const t = this.tenant(job.tenant, now);
+    decay(t, now);
+    t.usedMs += now - slot.startedAt;
+    t.running--;
+    t.runningSince -= slot.startedAt;
+    if (outcome === 'answered') t.proven = true;
+    else if (outcome === 'over-budget') {
+      t.slowUntil = now + this.slowTenantMs;
+      t.proven = false;
     }
   }
 
@@ -226,32 +364,51 @@ export class QueryPool implements QueryRunner {
     if (!this.readyOnce) {
       if (this.slots.every((s) => !s.worker)) {
         this.started = false;
-        for (const job of this.queue.splice(0)) {
-          job.reject(new AppError('ERR_UNAVAILABLE', ['the query workers could not start; retry shortly'], { headers: { 'retry-after': '1' } }));
+        for (const resolve of this.warmWaiters.splice(0)) resolve();
+        for (const t of this.tenants.values()) {
+          for (const job of t.waiting.splice(0)) {
+            job.reject(new AppError('ERR_UNAVAILABLE', ['the query workers could not start; retry shortly'], { headers: { 'retry-after': '1' } }));
+          }
         }
-        this.waiting.clear();
+        this.queued = 0;
       }
       return;
     }
-    this.spawn(slot);
+    // Started after the caller has handed the freed capacity on (a worker's start costs the
+    // event loop a few ms before it runs on its own thread).
+    setImmediate(() => {
+      if (!this.closed && !slot.worker) this.spawn(slot);
+    });
   }
 
-  private readyOnce = false;
-
   private dispatch(): void {
-    for (const slot of this.slots) {
-      if (this.queue.length === 0) return;
-      if (!slot.worker || !slot.ready || slot.busy) continue;
-      const i = this.queue.findIndex((j) => (this.running.get(j.tenant) ?? 0) < this.tenantWorkers);
-      if (i === -1) return;
-      const [job] = this.queue.splice(i, 1);
-      const w = (this.waiting.get(job.tenant) ?? 1) - 1;
-      if (w > 0) this.waiting.set(job.tenant, w);
-      else this.waiting.delete(job.tenant);
-      this.running.set(job.tenant, (this.running.get(job.tenant) ?? 0) + 1);
+    while (this.queued > 0 && this.busy < this.capacity) {
+      const slot = this.slots.find((s) => s.worker && s.ready && !s.busy);
+      if (!slot) return;
+      const now = Date.now();
+      // Tenants not known to be quick (slow ones, and ones none of whose queries has answered
+      // yet) share all workers but one, and never take the last idle started worker: a quick
+      // tenant's query finds one, even while workers ended by the budget are starting again.
+      let unprovenRunning = 0;
+      for (const t of this.tenants.values()) if (!quick(t, now)) unprovenRunning += t.running;
+      const idle = this.slots.filter((s) => s.worker && s.ready && !s.busy).length;
+      const laneOpen = this.capacity === 1 || (unprovenRunning < this.sharedWorkers && idle >= 2);
+      let next: Tenant | undefined;
+      for (const t of this.tenants.values()) {
+        if (t.waiting.length === 0 || t.running >= this.tenantWorkers) continue;
+        if (!laneOpen && !quick(t, now)) continue;
+        if (!next || this.before(t, next, now)) next = t;
+      }
+      if (!next) return;
+      const job = next.waiting.shift()!;
+      this.queued--;
+      this.busy++;
+      next.running++;
+      next.runningSince += now;
       slot.busy = job;
+      slot.startedAt = now;
       this.dispatched++;
-      const worker = slot.worker;
+      const worker = slot.worker!;
       slot.timer = setTimeout(() => this.expire(slot, worker, job), this.opts.timeoutMs);
       try {
         worker.postMessage({ id: job.id, job: job.job, input: job.input } satisfies JobMessage);
@@ -264,7 +421,7 @@ export class QueryPool implements QueryRunner {
 
   private expire(slot: Slot, worker: Worker, job: Job): void {
     if (slot.worker !== worker || slot.busy !== job) return;
-    this.finish(slot);
+    this.finish(slot, 'over-budget');
     this.stopped++;
     job.reject(
       new AppError('ERR_QUERY_BUDGET', [
@@ -280,8 +437,11 @@ export class QueryPool implements QueryRunner {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    for (const job of this.queue.splice(0)) job.reject(new AppError('ERR_UNAVAILABLE', ['the server is shutting down']));
-    this.waiting.clear();
+    for (const t of this.tenants.values()) {
+      for (const job of t.waiting.splice(0)) job.reject(new AppError('ERR_UNAVAILABLE', ['the server is shutting down']));
+    }
+    this.queued = 0;
+    for (const resolve of this.warmWaiters.splice(0)) resolve();
     await Promise.all(
       this.slots.map(async (slot) => {
         const worker = slot.worker;
@@ -313,8 +473,39 @@ export class QueryPool implements QueryRunner {
   }
 }
 
-/** The node's pool as configured (`query` in config/default.json), over the store at `config.dataDir`. */
-export function createQueryPool(config: Config, logger?: Logger, onUnreadable?: (n: number) => void): QueryPool {
+function busyError(why: string): AppError {
+  return new AppError('ERR_UNAVAILABLE', [`the query workers are busy: ${why}; retry shortly`], { headers: { 'retry-after': '1' } });
+}
+
+/** Decays a tenant's used time to `now`. */
+function decay(t: Tenant, now: number): void {
+  if (now > t.usedAt) {
+    t.usedMs *= Math.pow(0.5, (now - t.usedAt) / USAGE_HALF_LIFE_MS);
+    t.usedAt = now;
+  }
+}
+
+/** Known to answer within the budget: a query of it has, and none has run into it since. */
+function quick(t: Tenant, now: number): boolean {
+  return t.proven && t.slowUntil <= now;
+}
+
+/** A tenant's worker time lately: what it used, decayed, and what its running jobs have so far. */
+function charge(t: Tenant, now: number): number {
+  const used = now > t.usedAt ? t.usedMs * Math.pow(0.5, (now - t.usedAt) / USAGE_HALF_LIFE_MS) : t.usedMs;
+  return used + (t.running * now - t.runningSince);
+}
+
+/**
+ * The node's pool as configured (`query` in config/default.json), over the store at `config.dataDir`;
+ * its workers load the `preload` job modules before they say they are ready.
+ */
+export function createQueryPool(
+  config: Config,
+  logger?: Logger,
+  onUnreadable?: (n: number) => void,
+  preload: ReadonlyArray<string | URL> = [],
+): QueryPool {
   const q = config.query;
   const limits: QueryLimits = {
     maxRange: q.maxRange,
@@ -330,6 +521,9 @@ export function createQueryPool(config: Config, logger?: Logger, onUnreadable?: 
     timeoutMs: q.timeoutMs,
     heapMb: q.workerHeapMb,
     tenantWorkers: q.tenantWorkers ?? undefined,
+    spares: q.spareWorkers,
+    slowTenantMs: q.slowTenantMs,
+    preload,
     queueMax: q.queueMax,
     tenantQueueMax: q.tenantQueueMax,
     init: {

@@ -12,6 +12,8 @@ export interface WorkerInit {
   maxResultBytes: number;
   /** Level of the worker's own log (the store reports undecodable records there). */
   logLevel?: string;
+  /** Job modules (URLs) the worker loads before it says it is ready, so no query waits for them. */
+  preload?: string[];
 }
 
 export interface JobContext {

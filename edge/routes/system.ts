@@ -51,7 +51,9 @@ export function systemRoutes(hooks: SystemHooks): RouteDef[] {
       auth: 'none',
       tenant: 'none',
       tag: 'Operations',
-      summary: 'Readiness: the store is open and the node accepts traffic',
+      summary: 'Readiness: the store is open, the query workers are started and the node accepts traffic',
+      description:
+        'Answers 200 `{"status":"ready"}` once the node listens and every query worker has started with its job modules loaded, so the first query sent after it does not wait for a worker to start; 503 with `Retry-After` before then and while shutting down.',
       response: Type.Object({ status: Type.String() }),
       errors: [503],
       handler: (ctx) => {
