@@ -16,6 +16,7 @@ import { passcodeRoutes } from '../routes/auth/passcode.js';
 import { profileRoutes } from '../routes/auth/profile.js';
 import { securityRoutes } from '../routes/auth/security.js';
 import { signInRoutes } from '../routes/auth/signin.js';
+import { usageRoutes } from '../routes/auth/usage.js';
 
 const SWEEP_EVERY_MS = 60 * 60 * 1000;
 
@@ -33,7 +34,7 @@ export const authModule: Module = {
   ],
   routes(deps) {
     const svc = authService(deps);
-    const routes = [...signInRoutes(svc), ...profileRoutes(svc), ...securityRoutes(svc), ...passcodeRoutes(svc), ...appRoutes(svc)];
+    const routes = [...signInRoutes(svc), ...profileRoutes(svc), ...securityRoutes(svc), ...passcodeRoutes(svc), ...appRoutes(svc), ...usageRoutes(deps)];
     // Every public authentication route (sign-in, lookup, magic code, app key, refresh, signup,
     // challenges) is also limited per client address: guessing happens before there is an org.
     return routes.map((r) => (r.auth === 'none' ? { ...r, rateLimit: 'address' as const } : r));

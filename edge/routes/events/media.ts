@@ -20,6 +20,7 @@ import type { StoredRecord } from '../../../core/store/record.js';
 import { EVENT_MEDIA } from '../../../actors/events/records.js';
 import type { AppDeps } from '../../deps.js';
 import { parseMultipart } from '../../multipart.js';
+import { storageQuota } from '../../storage-quota.js';
 import { route, type RequestContext, type RouteDef } from '../../route.js';
 import { EventRef, RecordSchema } from './schemas.js';
 import type { EventsService } from './service.js';
@@ -59,11 +60,22 @@ function stateOf(deps: AppDeps): MediaState {
   let s = states.get(deps);
   if (!s) {
     const u = deps.config.uploads;
+    const quota = storageQuota(deps.config);
     s = {
-      files: new MediaFiles<UploadMeta>({ root: u.dir ?? `${deps.config.dataDir}/media`, maxBytes: u.maxBytes, chunkBytes: u.chunkBytes, chunkTimeoutMs: u.chunkTimeoutMs }),
+      files: new MediaFiles<UploadMeta>({
+        root: u.dir ?? `${deps.config.dataDir}/media`,
+        maxBytes: u.maxBytes,
+        chunkBytes: u.chunkBytes,
+        chunkTimeoutMs: u.chunkTimeoutMs,
+        store: deps.store,
+        limitsOf: (tenant) => quota?.limitsOf(tenant, deps.store.getOrg(tenant)),
+        minFreeDiskBytes: deps.config.quotas.minFreeDiskBytes,
+      }),
       completed: new Map(),
     };
     states.set(deps, s);
+    // Files stored before media was counted: counted once per tenant, off any request's path.
+    void s.files.countAll().catch((err: unknown) => deps.logger.warn({ err }, 'could not count stored media files'));
   }
   return s;
 }
@@ -367,7 +379,7 @@ export function mediaRoutes(svc: EventsService, jsonCreate: ReturnType<typeof Ty
           mimeType: mimeOf(b.mimeType),
           by: ctx.principal?.sub ?? null,
         };
-        return st.files.begin(ctx.tenant, b.sizeBytes, meta, deps.clock.now());
+        return st.files.start(ctx.tenant, b.sizeBytes, meta, deps.clock.now());
       },
     }),
 
