@@ -430,7 +430,7 @@ export class LmdbStore implements Store {
       ...opts,
       logger: this.logger,
       materialize: async (ops) => {
-        await this.write(journalBatch(ops), undefined);
+        await this.write(journalBatch(ops), undefined, true);
         // The next read must see the transaction just committed, not an older snapshot.
         this.root.resetReadTxn();
       },
@@ -611,7 +611,8 @@ export class LmdbStore implements Store {
     return (await this.write(batch, mark)) !== ALREADY_APPLIED;
   }
 
-  private async write(batch: WriteBatch, mark: AppliedMark | undefined): Promise<void | typeof ALREADY_APPLIED> {
+  /** `replay`: the batch's log appends may be in LMDB already (a journal's, see apply). */
+  private async write(batch: WriteBatch, mark: AppliedMark | undefined, replay = false): Promise<void | typeof ALREADY_APPLIED> {
     if (this.closed) throw new AppError('ERR_UNAVAILABLE', ['the store is closed']);
     if (batch.size === 0 && mark === undefined) return;
     // A child transaction, so a batch that throws half-way (a key LMDB refuses, say) is rolled
@@ -621,7 +622,7 @@ export class LmdbStore implements Store {
     const single = mark === undefined && batch.ops.length === 1 && (batch.ops[0].op === 'append' || batch.ops[0].op === 'putKv');
     const writes = () => {
       try {
-        return this.apply(batch, mark);
+        return this.apply(batch, mark, replay);
       } catch (err) {
         // Structures msgpack saved in the rolled-back child are gone from `meta`: make the encoders
         // load them again rather than write values that point at structures never stored.
@@ -650,7 +651,7 @@ export class LmdbStore implements Store {
   }
 
   /** The writes of one batch, inside its transaction: the failed condition, or null when written. */
-  private apply(batch: WriteBatch, mark: AppliedMark | undefined): [string, number, number] | typeof ALREADY_APPLIED | null {
+  private apply(batch: WriteBatch, mark: AppliedMark | undefined, replay = false): [string, number, number] | typeof ALREADY_APPLIED | null {
     if (mark !== undefined) {
       const [seq, n] = this.appliedMark(mark.key);
       if (seq > mark.seq || (seq === mark.seq && n >= mark.n)) return ALREADY_APPLIED;
@@ -697,9 +698,10 @@ export class LmdbStore implements Store {
         }
         case 'append': {
           this.assertSize(o.entry, `log ${o.log} entry ${o.seq}`);
-          // Replaying a journal may write an entry LMDB holds already: its old size comes off.
+          // A log's writer owns its sequence, so an append adds an entry (the door's hot path skips
+          // a lookup); only a journal's replay may write one LMDB holds already, whose size comes off.
           const key = [o.tenant, o.log, o.seq];
-          const was = this.storedBytes(this.logs, key);
+          const was = replay ? this.storedBytes(this.logs, key) : 0;
           this.logs.put(key, o.entry);
           delta.of(o.tenant).records += this.encodedBytes - was;
           break;

@@ -296,7 +296,9 @@ export function mediaRoutes(svc: EventsService, jsonCreate: ReturnType<typeof Ty
         `A JSON body adds a media record pointing at its \`url\`. A \`${MULTIPART}\` body uploads one file (part \`file\`, at most ` +
         `${maxBytes} bytes; larger is a 413) which is stored by the service: the record gets \`data.url\` ` +
         '`/events/:id/media/files/:fileId`, `data.file {id, name, sha256}`, `mimeType` and `sizeBytes`. The file name is kept ' +
-        'as sanitised metadata only. Larger files: use the chunked upload (`POST /events/:id/media/uploads`).',
+        'as sanitised metadata only. Larger files: use the chunked upload (`POST /events/:id/media/uploads`). A file that would take ' +
+        'the organisation past its media quota answers 413 `ERR_STORAGE_QUOTA` (naming the quota and the usage; see ' +
+        '`GET /profile/org/usage`), and 507 when the server is low on disk; either way nothing is kept.',
       params: Type.Object({ id: EventRef }),
       body: CreateBody,
       consumes: [JSON_TYPE, MULTIPART],
@@ -305,7 +307,7 @@ export function mediaRoutes(svc: EventsService, jsonCreate: ReturnType<typeof Ty
       maxBodyBytes: Math.max(jsonCap, maxBytes + MULTIPART_OVERHEAD),
       response: RecordSchema,
       status: 201,
-      errors: [404, 413, 415],
+      errors: [404, 413, 415, 507],
       handler: async (ctx) => {
         const type = (ctx.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
         if (type === MULTIPART) return createFromForm(ctx, svc.event(ctx.tenant, ctx.params.id).sk);
@@ -363,12 +365,14 @@ export function mediaRoutes(svc: EventsService, jsonCreate: ReturnType<typeof Ty
         `then PUT chunks of exactly \`chunkBytes\` (${chunkBytes}) bytes, the last one holding the rest, as ` +
         '`application/octet-stream` to `/events/:id/media/uploads/:uploadId/chunks/:index`, in any order (a repeated chunk ' +
         'overwrites itself), and POST `.../complete`. An upload with no chunk for ' +
-        `${chunkTimeoutMs / 1000} s expires and its data is removed (spec: Limits → upload chunks).`,
+        `${chunkTimeoutMs / 1000} s expires and its data is removed (spec: Limits → upload chunks). An open upload counts against the ` +
+        'organisation’s media quota from its start: one that would pass it answers 413 `ERR_STORAGE_QUOTA`, and 507 when the ' +
+        'server is low on disk.',
       params: Type.Object({ id: EventRef }),
       body: UploadBegin,
       response: UploadStatus,
       status: 201,
-      errors: [404, 409, 413],
+      errors: [404, 409, 413, 507],
       handler: (ctx) => {
         const ev = svc.event(ctx.tenant, ctx.params.id);
         const b = ctx.body;
@@ -427,11 +431,12 @@ export function mediaRoutes(svc: EventsService, jsonCreate: ReturnType<typeof Ty
       summary: 'Finish a chunked upload',
       description:
         'Stores the file and answers its media record (as the multipart upload does). 409 while chunks are missing. Calling ' +
-        'it again for the same upload answers the same record.',
+        'it again for the same upload answers the same record. 413 when the organisation’s media quota was used up meanwhile ' +
+        '(the upload is dropped), 507 when the server is low on disk.',
       params: UploadParams,
       response: RecordSchema,
       status: 201,
-      errors: [404, 409],
+      errors: [404, 409, 413, 507],
       handler: (ctx) =>
         svc.serialize(ctx.tenant, `media-upload:${ctx.params.uploadId}`, async () => {
           const done = st.completed.get(ctx.params.uploadId);
