@@ -213,3 +213,26 @@ t.test('GET /profile/org/usage - Admins see usage against their plan; other staf
   t.match(m.text, new RegExp(`org_storage_record_bytes\\{org="${a.org}"\\} ${used.recordBytes}`));
   t.match(m.text, new RegExp(`org_storage_media_bytes\\{org="${a.org}"\\} 0`));
 });
+
+t.test('LmdbStore - log appends and key-value entries count as record bytes but the quota never refuses them; a refused batch rolls back whole', async (t) => {
+  const { LmdbStore } = await import('../../core/store/lmdb-store.js');
+  const { WriteBatch } = await import('../../core/store/store.js');
+  const store = new LmdbStore({
+    path: tempDir(t),
+    quota: { limitsOf: () => ({ plan: 'tiny', recordBytes: 1_000, mediaBytes: 1_000 }), exemptDatatypes: new Set(['bookkeeping']) },
+  });
+  t.teardown(() => store.close());
+  for (let seq = 1; seq <= 20; seq++) await store.commit(new WriteBatch().append('org1', 'scan:ev', seq, { ticket: 'T'.repeat(100), seq }));
+  await store.commit(new WriteBatch().putKv('org1', 'sessions', 'k', { token: 's'.repeat(200) }));
+  t.ok(store.usage('org1').recordBytes > 2_000, 'scans and kv count past the quota');
+  t.equal(store.usage('org1').recordBytes, store.measureRecordBytes('org1'));
+  const rec = (datatype: string, sk: string) => ({ pk: 'org1', sk, datatype, version: 1, state: 'new', createdate: '', modifydate: '', data: { x: 'y'.repeat(50) } });
+  await t.rejects(store.commit(new WriteBatch().deleteKv('org1', 'sessions', 'k').putRecord(rec('note', 'a'.repeat(24)), 0)), { code: 'ERR_STORAGE_QUOTA' });
+  t.ok(store.getKv('org1', 'sessions', 'k'), 'the refused batch wrote nothing, its delete included');
+  await store.commit(new WriteBatch().putRecord(rec('bookkeeping', 'b'.repeat(24)), 0));
+  t.equal(store.usage('org1').recordBytes, store.measureRecordBytes('org1'), 'an exempt datatype is written and counted');
+  await store.commit(new WriteBatch().deleteKv('org1', 'sessions', 'k'));
+  t.equal(store.usage('org1').recordBytes, store.measureRecordBytes('org1'), 'a kv delete takes its bytes off');
+  await t.rejects(store.commit(new WriteBatch().addMediaBytes('org1', 1_001)), { code: 'ERR_STORAGE_QUOTA' });
+  t.equal(store.usage('org1').mediaBytes, 0);
+});
