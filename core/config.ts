@@ -120,6 +120,12 @@ export interface Config {
   outbox: { pollMs: number; batchSize: number; concurrency: number; maxAttempts: number; retryBaseMs: number; retryMaxMs: number };
   cluster: ClusterSettings;
   auth: { accessTokenTtlSeconds: number; refreshTokenTtlSeconds: number; tokenCacheSize: number; tokenSkewSeconds?: number };
+  /** Storage quotas per plan and the node's free-disk floor (core/store/usage.ts, disk-floor.ts). */
+  quotas: {
+    enabled: boolean;
+    plans: Record<string, { recordBytes: number | null; mediaBytes: number | null }>;
+    minFreeDiskBytes: number;
+  };
   /** Long jobs on libuv's thread pool besides the store's (core/pool-work.ts). */
   poolWork: { concurrency: number; queueMax: number };
   payments: {
@@ -206,6 +212,8 @@ const ENV: ReadonlyArray<[string, string[], Parse]> = [
   ['ACTOR_IDLE_MS', ['actors', 'idleMs'], int],
   ['AUTH_ACCESS_TOKEN_TTL_SECONDS', ['auth', 'accessTokenTtlSeconds'], int],
   ['AUTH_TOKEN_SKEW_SECONDS', ['auth', 'tokenSkewSeconds'], int],
+  ['STORAGE_QUOTAS', ['quotas', 'enabled'], bool],
+  ['STORAGE_MIN_FREE_DISK_BYTES', ['quotas', 'minFreeDiskBytes'], int],
   ['POOL_WORK_CONCURRENCY', ['poolWork', 'concurrency'], int],
   ['POOL_WORK_QUEUE_MAX', ['poolWork', 'queueMax'], int],
   ['OUTBOX_PROVIDER', ['providers', 'outbox'], text],

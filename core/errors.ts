@@ -73,6 +73,11 @@ export const ErrorCodes = {
   ERR_PAYLOAD_TOO_LARGE: def('ERR_PAYLOAD_TOO_LARGE', 413, 'request body is larger than %s bytes'),
   ERR_RECORD_TOO_LARGE: def('ERR_RECORD_TOO_LARGE', 413, '%s would be over the stored size limit of %s bytes (MAX_RECORD_BYTES): keep large content as media, or split it'),
   ERR_UPLOAD_TOO_LARGE: def('ERR_UPLOAD_TOO_LARGE', 413, 'the file is larger than the upload size cap of %s bytes'),
+  ERR_STORAGE_QUOTA: def(
+    'ERR_STORAGE_QUOTA',
+    413,
+    'storage quota: this write of %s bytes would take the organisation\'s %s to %s bytes, over its plan "%s" quota of %s bytes (%s bytes used now): delete data, or an operator raises quotas.plans.%s or moves the organisation to another plan',
+  ),
   ERR_UNSUPPORTED_MEDIA_TYPE: def('ERR_UNSUPPORTED_MEDIA_TYPE', 415, 'Content-Type must be %s'),
   // 429
   ERR_RATE_LIMITED: def('ERR_RATE_LIMITED', 429, 'rate limit reached; retry after %s seconds'),
@@ -82,6 +87,11 @@ export const ErrorCodes = {
   ERR_UNAVAILABLE: def('ERR_UNAVAILABLE', 503, '%s'),
   ERR_BUSY: def('ERR_BUSY', 503, 'the server is holding %s bytes of request bodies in flight (MAX_INFLIGHT_BODY_BYTES); retry after %s seconds'),
   ERR_TIMEOUT: def('ERR_TIMEOUT', 504, '%s timed out'),
+  ERR_INSUFFICIENT_STORAGE: def(
+    'ERR_INSUFFICIENT_STORAGE',
+    507,
+    'the server is low on disk space (%s bytes free, below the floor of %s bytes, STORAGE_MIN_FREE_DISK_BYTES): writes are refused until an operator frees space; deletes still work',
+  ),
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;

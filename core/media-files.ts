@@ -8,12 +8,22 @@
 // temp file (chunks may come in any order, a repeated chunk overwrites itself), finished when
 // every chunk is in. A session without a chunk for `chunkTimeoutMs` expires: its temp file is
 // removed. Sessions live in this process's memory; a restart drops them (and their temp files).
+//
+// Storage quota (issue 29): a stored file's bytes are added to the tenant's media usage in the
+// store before the file is moved into place (a file past the quota is refused, 413, and nothing is
+// kept) and taken off when it is removed. A crash between the two leaves the usage counting a file
+// that is not there, never the reverse. An upload counts against the quota from its start (the
+// bytes it declared), so open uploads cannot add up past it; below the disk floor any upload is a
+// 507. Files stored before media was counted are counted once per tenant, from its directory,
+// before its first file is stored or removed (and in the background after a start).
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { mkdir, open, readdir, readFile, rename, rm, stat, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, rm, stat, statfs, type FileHandle } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import { AppError, appError } from './errors.js';
 import { inPoolTurn } from './pool-work.js';
+import { WriteBatch, type Store } from './store/store.js';
+import type { StorageLimits } from './store/usage.js';
 
 const TENANT = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 const FILE_ID = /^[0-9a-f]{32}$/;
@@ -28,6 +38,12 @@ export interface MediaFilesOptions {
   maxBytes: number;
   chunkBytes: number;
   chunkTimeoutMs: number;
+  /** Where each tenant's media bytes are counted; without it nothing is counted or refused. */
+  store?: Store;
+  /** A tenant's quotas (undefined: none). */
+  limitsOf?: (tenant: string) => StorageLimits | undefined;
+  /** Free bytes the disk under `root` keeps: an upload that would go below answers 507 (0: none). */
+  minFreeDiskBytes?: number;
 }
 
 export interface StoredFile {
@@ -86,6 +102,8 @@ export class MediaFiles<M = unknown> {
   private readonly tmp: string;
   private readonly sessions = new Map<string, Session<M>>();
   private closed = false;
+  /** Tenants whose files stored before media was counted are being counted now. */
+  private readonly counting = new Map<string, Promise<void>>();
 
   constructor(private readonly opts: MediaFilesOptions) {
     this.root = resolve(opts.root);
@@ -157,10 +175,92 @@ export class MediaFiles<M = unknown> {
     return id;
   }
 
+  /**
+   * Counts the tenant's files stored before media was counted, once (the store keeps that it did).
+   * Every change of the tenant's files waits for it, so none lands between the walk and its count.
+   */
+  counted(tenant: string): Promise<void> {
+    const store = this.opts.store;
+    if (!store || store.usage(tenant).mediaCounted) return Promise.resolve();
+    let p = this.counting.get(tenant);
+    if (!p) {
+      p = (async () => {
+        let bytes = 0;
+        const dir = join(this.root, tenant);
+        for (const shard of await readdir(dir).catch(() => [] as string[])) {
+          for (const id of await readdir(join(dir, shard)).catch(() => [] as string[])) {
+            if (!FILE_ID.test(id)) continue;
+            const st = await stat(join(dir, shard, id)).catch(() => undefined);
+            if (st?.isFile()) bytes += st.size;
+          }
+        }
+        await store.commit(new WriteBatch().countedMediaBytes(tenant, bytes));
+      })().finally(() => this.counting.delete(tenant));
+      this.counting.set(tenant, p);
+    }
+    return p;
+  }
+
+  /**
+   * Counts, one tenant at a time, the files of every tenant with a media directory whose files
+   * were stored before media was counted (after a start, off any request's path).
+   */
+  async countAll(): Promise<void> {
+    if (!this.opts.store) return;
+    for (const e of await readdir(this.root, { withFileTypes: true }).catch(() => [])) {
+      if (this.closed) return;
+      if (e.isDirectory() && TENANT.test(e.name)) await this.counted(e.name);
+    }
+  }
+
+  /** 507 when `bytes` more would take the disk below its floor. */
+  private async assertRoom(bytes: number): Promise<void> {
+    const min = this.opts.minFreeDiskBytes ?? 0;
+    if (min <= 0) return;
+    const s = await statfs(this.root);
+    const free = Number(s.bavail) * Number(s.bsize);
+    if (free - bytes < min) throw new AppError('ERR_INSUFFICIENT_STORAGE', [free, min]);
+  }
+
+  /**
+   * 413 when `bytes` more (beside the tenant's open uploads, which count from their start) would
+   * take the tenant past its media quota. The store checks again when the bytes are added.
+   */
+  private assertQuota(tenant: string, bytes: number): void {
+    const limits = this.opts.limitsOf?.(tenant);
+    if (!this.opts.store || limits?.mediaBytes == null) return;
+    let used = this.opts.store.usage(tenant).mediaBytes;
+    for (const s of this.sessions.values()) if (s.tenant === tenant) used += s.sizeBytes;
+    if (used + bytes > limits.mediaBytes) {
+      throw new AppError('ERR_STORAGE_QUOTA', [bytes, 'media bytes', used + bytes, limits.plan, limits.mediaBytes, used, limits.plan]);
+    }
+  }
+
+  /** Adds (or takes off) a tenant's media bytes: growth past its quota fails here, 413. */
+  private async addBytes(tenant: string, bytes: number): Promise<void> {
+    if (this.opts.store && bytes !== 0) await this.opts.store.commit(new WriteBatch().addMediaBytes(tenant, bytes));
+  }
+
+  /** Moves a synced temp file of `size` bytes into place, counted in the tenant's media usage. */
+  private async commitCounted(tenant: string, tmpFile: string, size: number): Promise<string> {
+    await this.counted(tenant);
+    // Counted first: a quota refusal keeps nothing, and a crash in between counts a missing file.
+    await this.addBytes(tenant, size);
+    try {
+      return await this.commit(tenant, tmpFile);
+    } catch (err) {
+      await this.addBytes(tenant, -size).catch(() => undefined);
+      throw err;
+    }
+  }
+
   /** Stores a whole file; answers its id. */
   async put(tenant: string, data: Buffer): Promise<StoredFile> {
     if (!TENANT.test(tenant)) throw appError('ERR_BAD_REQUEST', 'invalid tenant');
     if (data.length > this.opts.maxBytes) throw new AppError('ERR_UPLOAD_TOO_LARGE', [this.opts.maxBytes]);
+    await this.counted(tenant);
+    this.assertQuota(tenant, data.length);
+    await this.assertRoom(data.length);
     const tmp = this.tmpFile();
     // Writing and syncing a large file holds a thread-pool thread the store's commits need: in turn.
     await inPoolTurn('storing a media file', async () => {
@@ -175,7 +275,7 @@ export class MediaFiles<M = unknown> {
       }
       await fh.close();
     });
-    const id = await this.commit(tenant, tmp).catch(async (err) => {
+    const id = await this.commitCounted(tenant, tmp, data.length).catch(async (err) => {
       await rm(tmp, { force: true });
       throw err;
     });
@@ -192,8 +292,14 @@ export class MediaFiles<M = unknown> {
     }
   }
 
+  /** Removes a stored file and takes its bytes off the tenant's media usage. */
   async remove(tenant: string, id: string): Promise<void> {
-    await rm(this.pathOf(tenant, id), { force: true });
+    const path = this.pathOf(tenant, id);
+    await this.counted(tenant);
+    const st = await stat(path).catch(() => undefined);
+    if (!st) return;
+    await rm(path, { force: true });
+    await this.addBytes(tenant, -st.size);
   }
 
   /** Every stored file, with when it was stored: for a sweep of files no record names. */
@@ -215,7 +321,19 @@ export class MediaFiles<M = unknown> {
 
   // --- chunked uploads ----------------------------------------------------------------------
 
-  /** Opens a chunked upload of `sizeBytes`; `meta` travels with it to `finish`. */
+  /**
+   * Opens a chunked upload of `sizeBytes`; `meta` travels with it to `finish`. Its bytes count
+   * against the tenant's media quota from now on (413 past it), and 507 below the disk floor.
+   */
+  async start(tenant: string, sizeBytes: number, meta: M, now = Date.now()): Promise<UploadStatus> {
+    if (TENANT.test(tenant) && Number.isInteger(sizeBytes) && sizeBytes >= 1 && sizeBytes <= this.opts.maxBytes) {
+      await this.counted(tenant);
+      await this.assertRoom(sizeBytes);
+    }
+    return this.begin(tenant, sizeBytes, meta, now);
+  }
+
+  /** start() without waiting: for a tenant counted already, with no disk floor to read. */
   begin(tenant: string, sizeBytes: number, meta: M, now = Date.now()): UploadStatus {
     if (this.closed) throw appError('ERR_UNAVAILABLE', 'the server is shutting down');
     if (!TENANT.test(tenant)) throw appError('ERR_BAD_REQUEST', 'invalid tenant');
@@ -226,6 +344,7 @@ export class MediaFiles<M = unknown> {
     if (open >= MAX_OPEN_UPLOADS_PER_TENANT) {
       throw appError('ERR_CONFLICT', `this organisation has ${open} unfinished uploads; finish or abort one first`);
     }
+    this.assertQuota(tenant, sizeBytes);
     const id = randomBytes(16).toString('hex');
     const totalChunks = Math.ceil(sizeBytes / this.opts.chunkBytes);
     const s: Session<M> = {
@@ -341,7 +460,8 @@ export class MediaFiles<M = unknown> {
           await fh.close();
         }
         const sha256 = await hashFile(s.file);
-        const id = await this.commit(tenant, s.file);
+        await this.assertRoom(0);
+        const id = await this.commitCounted(tenant, s.file, s.sizeBytes);
         return { file: { id, sizeBytes: s.sizeBytes, sha256 }, meta: s.meta };
       } catch (err) {
         await rm(s.file, { force: true });

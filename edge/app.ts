@@ -15,6 +15,7 @@ import { SmtpOutbox } from '../core/outbox-smtp.js';
 import { OutboxDispatcher } from '../core/outbox-dispatcher.js';
 import { largeFreeList } from '../core/store/compact.js';
 import { LmdbStore } from '../core/store/lmdb-store.js';
+import { storageQuota } from './storage-quota.js';
 import { journalHolds } from '../core/store/write-journal.js';
 import { createQueryPool, type QueryPool } from '../core/query/pool.js';
 import { QUERY_JOBS } from './query-jobs.js';
@@ -69,6 +70,8 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
     maxRecordBytes: config.documents.maxRecordBytes,
     documentLimits: config.documents,
     logger,
+    quota: storageQuota(config),
+    minFreeDiskBytes: config.quotas.minFreeDiskBytes,
   });
   // Chat messages are acknowledged from the store's write journal (CHAT_DURABILITY), replayed here
   // after a crash before anything reads (with CHAT_DURABILITY=store too: an earlier run may have
@@ -84,6 +87,10 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
       'this data directory holds chat writes journaled by a single-node run that a cluster node does not replay: start it once without NATS_URL (it replays them), then in the cluster',
     );
   }
+  // Data stored before usage was counted is counted once, here, before any request can write.
+  const started = Date.now();
+  const counted = lmdb.backfillUsage();
+  if (counted) logger.info({ ...counted, ms: Date.now() - started }, 'counted the storage each organisation used before usage was counted');
   // Bulk writes leave LMDB a free list that every commit saves again (core/store/compact.ts).
   const pages = lmdb.pages();
   if (largeFreeList(pages.free, pages.total)) {

@@ -65,6 +65,12 @@ export class ReplicatedStore implements Store {
   listOrgs(): Org[] {
     return this.local.listOrgs();
   }
+  usage(tenant: string) {
+    return this.local.usage(tenant);
+  }
+  usages() {
+    return this.local.usages();
+  }
   sizeBytes(): number {
     return this.local.sizeBytes();
   }

@@ -9,6 +9,8 @@
 //   orgs     orgId                                 → Org
 //   meta     ['index', datatype, path]             → { builtAt }
 //            ['applied', key]                      → [seq, n]  (cluster mode: see AppliedMark)
+//            ['usage', tenant]                     → UsageCounter (see usage.ts)
+//            ['usage-counted']                     → { at }  (the one-time count of earlier data ran)
 import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { open, type Database, type Key, type RootDatabase } from 'lmdb';
@@ -16,10 +18,12 @@ import { assertDocument, DEFAULT_DOCUMENT_LIMITS, type DocumentLimits } from '..
 import { AppError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { storePages } from './compact.js';
+import { DiskFloor } from './disk-floor.js';
 import { getPath, runQuery, compileFilter, type FindOptions, type Filter, type PageLimits } from './query.js';
 import type { StoredRecord } from './record.js';
 import { documentBytesOver } from './value-size.js';
 import { WriteBatch, type LogEntry, type Org, type Store } from './store.js';
+import { UsageDelta, type QuotaPolicy, type StorageUsage, type UsageCounter } from './usage.js';
 import { WriteJournal, type JournalOp, type WriteJournalOptions } from './write-journal.js';
 
 /** Sorts after every id, key and sequence we write (ids are hex, keys are short strings). */
@@ -76,6 +80,13 @@ export interface LmdbStoreOptions {
   documentLimits?: DocumentLimits;
   /** Where undecodable records met by reads are reported (warn). */
   logger?: Logger;
+  /** Storage quotas per tenant (usage.ts); without it usage is counted and nothing is refused. */
+  quota?: QuotaPolicy;
+  /**
+   * Free bytes the disk under `path` keeps (0: no floor): below it a commit that adds data fails
+   * with ERR_INSUFFICIENT_STORAGE (507) before LMDB is asked; deletes still commit.
+   */
+  minFreeDiskBytes?: number;
 }
 
 export const DEFAULT_MAX_RECORD_BYTES = 400 * 1024;
@@ -140,6 +151,12 @@ export class LmdbStore implements Store {
   private readonly logger?: Logger;
   /** The same records database without decoding: repairs and tests write and read raw bytes. */
   private readonly rawRecords: Database<Buffer, Key>;
+  private readonly quota?: QuotaPolicy;
+  private readonly floor?: DiskFloor;
+  /** The encoded size of the value the last put wrote (see tapEncodedSize). */
+  private encodedBytes = 0;
+  /** The usage changes of the batch being applied (apply runs synchronously, one at a time). */
+  private readonly delta = new UsageDelta();
   /** Undecodable records met by reads since start (for /metrics). */
   private unreadableSeen = 0;
   private closed = false;
@@ -175,6 +192,9 @@ export class LmdbStore implements Store {
     this.maxRecordBytes = opts.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES;
     this.documentLimits = opts.documentLimits ?? DEFAULT_DOCUMENT_LIMITS;
     this.logger = opts.logger;
+    this.quota = opts.quota;
+    if (opts.minFreeDiskBytes) this.floor = new DiskFloor(opts.path, opts.minFreeDiskBytes);
+    for (const db of [this.records, this.logs, this.kv]) this.tapEncodedSize(db);
     for (const { key } of this.meta.getRange({ start: ['index'], end: ['index', HIGH] })) {
       const [, datatype, path] = key as [string, string, string];
       this.addIndexPath(datatype, path);
@@ -205,6 +225,28 @@ export class LmdbStore implements Store {
           return true;
         }, 0x10000),
     };
+  }
+
+  /**
+   * Keeps the size of every value `db` encodes in `encodedBytes`, read right after a put: the
+   * exact stored size at no cost, where encoding again or reading the value back would cost a
+   * second pass on every write. lmdb-js encodes a put's value synchronously inside the put.
+   */
+  private tapEncodedSize(db: Database<unknown, Key>): void {
+    const encoder = (db as unknown as { encoder?: { encode(value: unknown, mode?: number): Buffer & { start?: number; end?: number } } }).encoder;
+    if (!encoder) throw new Error('lmdb-js has no encoder on a database: the usage counter cannot measure writes');
+    const encode = encoder.encode;
+    encoder.encode = (value: unknown, mode?: number) => {
+      const buf = encode.call(encoder, value, mode);
+      // lmdb-js's own reading of the size: a reused buffer has start and end.
+      this.encodedBytes = buf.start !== undefined && buf.start > -1 ? buf.end! - buf.start : buf.length;
+      return buf;
+    };
+  }
+
+  /** The stored size of a value in the current transaction (0: none), without decoding it. */
+  private storedBytes(db: Database<unknown, Key>, key: Key): number {
+    return db.getBinaryFast(key)?.length ?? 0;
   }
 
   private addIndexPath(datatype: string, path: string): void {
@@ -398,7 +440,7 @@ export class LmdbStore implements Store {
       ...opts,
       logger: this.logger,
       materialize: async (ops) => {
-        await this.write(journalBatch(ops), undefined);
+        await this.write(journalBatch(ops), undefined, true);
         // The next read must see the transaction just committed, not an older snapshot.
         this.root.resetReadTxn();
       },
@@ -533,6 +575,14 @@ export class LmdbStore implements Store {
   }
 
   commit(batch: WriteBatch): Promise<void> {
+    // Only when low: the usual commit reads one flag.
+    if (this.floor?.low() && addsData(batch)) {
+      try {
+        this.floor.assertRoom();
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    }
     const journal = this.journal;
     if (journal && !this.closed && (batch.journaled || journal.busy())) {
       // Only a batch of log and kv writes can be journaled or overlap journaled keys.
@@ -571,7 +621,8 @@ export class LmdbStore implements Store {
     return (await this.write(batch, mark)) !== ALREADY_APPLIED;
   }
 
-  private async write(batch: WriteBatch, mark: AppliedMark | undefined): Promise<void | typeof ALREADY_APPLIED> {
+  /** `replay`: the batch's log appends may be in LMDB already (a journal's, see apply). */
+  private async write(batch: WriteBatch, mark: AppliedMark | undefined, replay = false): Promise<void | typeof ALREADY_APPLIED> {
     if (this.closed) throw new AppError('ERR_UNAVAILABLE', ['the store is closed']);
     if (batch.size === 0 && mark === undefined) return;
     // A child transaction, so a batch that throws half-way (a key LMDB refuses, say) is rolled
@@ -581,7 +632,7 @@ export class LmdbStore implements Store {
     const single = mark === undefined && batch.ops.length === 1 && (batch.ops[0].op === 'append' || batch.ops[0].op === 'putKv');
     const writes = () => {
       try {
-        return this.apply(batch, mark);
+        return this.apply(batch, mark, replay);
       } catch (err) {
         // Structures msgpack saved in the rolled-back child are gone from `meta`: make the encoders
         // load them again rather than write values that point at structures never stored.
@@ -610,7 +661,7 @@ export class LmdbStore implements Store {
   }
 
   /** The writes of one batch, inside its transaction: the failed condition, or null when written. */
-  private apply(batch: WriteBatch, mark: AppliedMark | undefined): [string, number, number] | typeof ALREADY_APPLIED | null {
+  private apply(batch: WriteBatch, mark: AppliedMark | undefined, replay = false): [string, number, number] | typeof ALREADY_APPLIED | null {
     if (mark !== undefined) {
       const [seq, n] = this.appliedMark(mark.key);
       if (seq > mark.seq || (seq === mark.seq && n >= mark.n)) return ALREADY_APPLIED;
@@ -620,6 +671,8 @@ export class LmdbStore implements Store {
     const seen: RecordsRead = new Map();
     const failed = this.conflictOf(batch, seen);
     if (failed) return failed;
+    const delta = this.delta;
+    delta.clear();
     for (const o of batch.ops) {
       switch (o.op) {
         case 'putRecord': {
@@ -628,7 +681,13 @@ export class LmdbStore implements Store {
           assertDocument(r, this.documentLimits, `record ${r.datatype} ${r.sk}`);
           // The record it replaces matters only to re-index it (read once, see conflictOf).
           if (this.indexedPaths(r.datatype).length > 0) this.reindex(r.pk, r.datatype, r.sk, this.recordIn(seen, r.pk, r.datatype, r.sk), r);
-          this.records.put([r.pk, r.datatype, r.sk], r);
+          const key = [r.pk, r.datatype, r.sk];
+          const was = this.storedBytes(this.records, key);
+          this.records.put(key, r);
+          const grew = this.encodedBytes - was;
+          const d = delta.of(r.pk);
+          d.records += grew;
+          if (this.quota && !this.quota.exemptDatatypes.has(r.datatype)) d.enforced += grew;
           if (seen.size > 0) seen.set(recordKey(r.pk, r.datatype, r.sk), r);
           break;
         }
@@ -641,21 +700,46 @@ export class LmdbStore implements Store {
             this.unindex(o.tenant, o.datatype, o.sk);
           }
           if (old) this.reindex(o.tenant, o.datatype, o.sk, old, undefined);
-          this.records.remove([o.tenant, o.datatype, o.sk]);
+          const key = [o.tenant, o.datatype, o.sk];
+          const was = this.storedBytes(this.records, key);
+          if (was > 0) delta.of(o.tenant).records -= was;
+          this.records.remove(key);
           if (seen.size > 0) seen.set(recordKey(o.tenant, o.datatype, o.sk), null);
           break;
         }
-        case 'append':
+        case 'append': {
           this.assertSize(o.entry, `log ${o.log} entry ${o.seq}`);
-          this.logs.put([o.tenant, o.log, o.seq], o.entry);
+          // A log's writer owns its sequence, so an append adds an entry (the door's hot path skips
+          // a lookup); only a journal's replay may write one LMDB holds already, whose size comes off.
+          const key = [o.tenant, o.log, o.seq];
+          const was = replay ? this.storedBytes(this.logs, key) : 0;
+          this.logs.put(key, o.entry);
+          delta.of(o.tenant).records += this.encodedBytes - was;
           break;
-        case 'putKv':
+        }
+        case 'putKv': {
           this.assertSize(o.value, `${o.ns} ${o.key}`);
-          this.kv.put([o.tenant, o.ns, o.key], o.value);
+          const key = [o.tenant, o.ns, o.key];
+          const was = this.storedBytes(this.kv, key);
+          this.kv.put(key, o.value);
+          delta.of(o.tenant).records += this.encodedBytes - was;
           break;
-        case 'deleteKv':
-          this.kv.remove([o.tenant, o.ns, o.key]);
+        }
+        case 'deleteKv': {
+          const key = [o.tenant, o.ns, o.key];
+          const was = this.storedBytes(this.kv, key);
+          if (was > 0) delta.of(o.tenant).records -= was;
+          this.kv.remove(key);
           break;
+        }
+        case 'media': {
+          const d = delta.of(o.tenant);
+          if (o.counted) {
+            d.mediaCounted = o.bytes;
+            d.media = 0;
+          } else d.media += o.bytes;
+          break;
+        }
         case 'putOrg':
           this.orgs.put(o.org.orgId, o.org);
           break;
@@ -669,7 +753,94 @@ export class LmdbStore implements Store {
         }
       }
     }
+    for (const d of delta.entries()) this.countUsage(d);
     return null;
+  }
+
+  /**
+   * Adds one tenant's changes to its stored counter, in the batch's transaction; growth past a
+   * quota throws ERR_STORAGE_QUOTA, which rolls the batch back (see write).
+   */
+  private countUsage(d: UsageDelta): void {
+    if (d.records === 0 && d.media === 0 && d.mediaCounted === undefined) return;
+    const tenant = d.tenant!;
+    const key = ['usage', tenant];
+    const c = (this.meta.get(key) as UsageCounter | undefined) ?? [0, 0, 0];
+    const records = c[0] + d.records;
+    const media = (d.mediaCounted ?? c[1]) + d.media;
+    if (this.quota && (d.enforced > 0 || d.media > 0)) {
+      // Read in the transaction, not through the cache: a batch may create the organisation.
+      const limits = this.quota.limitsOf(tenant, this.orgs.get(tenant));
+      if (limits) {
+        if (d.enforced > 0 && limits.recordBytes !== null && records > limits.recordBytes) {
+          throw new AppError('ERR_STORAGE_QUOTA', [d.records, 'record bytes', records, limits.plan, limits.recordBytes, c[0], limits.plan]);
+        }
+        if (d.media > 0 && limits.mediaBytes !== null && media > limits.mediaBytes) {
+          throw new AppError('ERR_STORAGE_QUOTA', [d.media, 'media bytes', media, limits.plan, limits.mediaBytes, c[1], limits.plan]);
+        }
+      }
+    }
+    this.meta.put(key, [records, media, d.mediaCounted !== undefined ? 1 : c[2]] satisfies UsageCounter);
+  }
+
+  usage(tenant: string): StorageUsage & { mediaCounted: boolean } {
+    const c = this.meta.get(['usage', tenant]) as UsageCounter | undefined;
+    return { recordBytes: c?.[0] ?? 0, mediaBytes: c?.[1] ?? 0, mediaCounted: c?.[2] === 1 };
+  }
+
+  usages(): Array<{ tenant: string } & StorageUsage> {
+    const out: Array<{ tenant: string } & StorageUsage> = [];
+    for (const { key, value } of this.meta.getRange({ start: ['usage'], end: ['usage', HIGH] })) {
+      const c = value as UsageCounter;
+      out.push({ tenant: (key as [string, string])[1], recordBytes: c[0], mediaBytes: c[1] });
+    }
+    return out;
+  }
+
+  /**
+   * A tenant's record bytes counted from scratch, by walking what it stores (no decoding): what the
+   * counter must equal. For checks and tests; the counter is what requests read.
+   */
+  measureRecordBytes(tenant: string): number {
+    let bytes = 0;
+    for (const name of ['records', 'logs', 'kv']) {
+      const db = this.root.openDB<Buffer, Key>({ name, encoding: 'binary' });
+      for (const { value } of db.getRange({ start: [tenant], end: [tenant, HIGH] })) bytes += value.length;
+    }
+    return bytes;
+  }
+
+  /**
+   * Counts the record bytes of data stored before usage was counted, once per data directory: one
+   * pass over the stored values' sizes (no decoding) in one transaction, so no write lands between
+   * the count and the counters. Run at start-up before the server takes requests, after the write
+   * journal was replayed. Answers what it counted, or undefined when the count ran before.
+   */
+  backfillUsage(): { tenants: number; entries: number } | undefined {
+    if (this.meta.get(['usage-counted']) !== undefined) return undefined;
+    const raw = ['records', 'logs', 'kv'].map((name) => this.root.openDB<Buffer, Key>({ name, encoding: 'binary' }));
+    return this.root.transactionSync(() => {
+      const totals = new Map<string, number>();
+      let entries = 0;
+      for (const db of raw) {
+        for (const { key, value } of db.getRange({})) {
+          const tenant = (key as string[])[0];
+          totals.set(tenant, (totals.get(tenant) ?? 0) + value.length);
+          entries++;
+        }
+      }
+      // Counters written by earlier commits of this run hold the same bytes; only media is kept.
+      for (const { key } of this.meta.getRange({ start: ['usage'], end: ['usage', HIGH] })) {
+        const tenant = (key as [string, string])[1];
+        if (!totals.has(tenant)) totals.set(tenant, 0);
+      }
+      for (const [tenant, bytes] of totals) {
+        const c = this.meta.get(['usage', tenant]) as UsageCounter | undefined;
+        this.meta.put(['usage', tenant], [bytes, c?.[1] ?? 0, c?.[2] ?? 0] satisfies UsageCounter);
+      }
+      this.meta.put(['usage-counted'], { at: new Date().toISOString() });
+      return { tenants: totals.size, entries };
+    });
   }
 
   /** Refuses a value whose encoding would pass maxRecordBytes (see documentBytesOver). */
@@ -736,10 +907,16 @@ export class LmdbStore implements Store {
   async close(): Promise<void> {
     if (this.closed) return;
     await this.journal?.close();
+    this.floor?.close();
     this.closed = true;
     await this.root.flushed;
     await this.root.close();
   }
+}
+
+/** Whether a batch writes anything beyond deletes (which a full disk must still take). */
+function addsData(batch: WriteBatch): boolean {
+  return batch.ops.some((o) => o.op !== 'deleteRecord' && o.op !== 'deleteKv' && !(o.op === 'media' && o.bytes <= 0));
 }
 
 /** A batch's log and kv writes as journal ops (undefined if it writes anything else). */

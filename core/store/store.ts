@@ -1,6 +1,7 @@
 // What actors and routes know of storage: this interface, never LMDB itself.
 import type { FindOptions, Filter } from './query.js';
 import type { ListResult, StoredRecord } from './record.js';
+import type { StorageUsage } from './usage.js';
 
 export interface Org {
   orgId: string;
@@ -17,7 +18,9 @@ export type WriteOp =
   | { op: 'putKv'; tenant: string; ns: string; key: string; value: unknown }
   | { op: 'deleteKv'; tenant: string; ns: string; key: string }
   | { op: 'putOrg'; org: Org }
-  | { op: 'patchOrg'; orgId: string; fields: Record<string, unknown> };
+  | { op: 'patchOrg'; orgId: string; fields: Record<string, unknown> }
+  /** Media bytes of a tenant: `bytes` added (negative: taken off), or the whole count when `counted`. */
+  | { op: 'media'; tenant: string; bytes: number; counted?: true };
 
 /**
  * A set of writes committed atomically: all of them or none. `ifVersion` on a record write is the
@@ -73,6 +76,19 @@ export class WriteBatch {
     return this;
   }
   /**
+   * Adds stored media bytes to the tenant's usage (negative when files go). Growth past the
+   * tenant's media quota fails the batch with ERR_STORAGE_QUOTA (413) and writes nothing.
+   */
+  addMediaBytes(tenant: string, bytes: number): this {
+    this.ops.push({ op: 'media', tenant, bytes });
+    return this;
+  }
+  /** Sets the tenant's media bytes as counted on disk (the one-time count of files stored before). */
+  countedMediaBytes(tenant: string, bytes: number): this {
+    this.ops.push({ op: 'media', tenant, bytes, counted: true });
+    return this;
+  }
+  /**
    * Sets top-level fields of an existing organisation, merged into the stored object inside the
    * commit: writers of different fields (security settings, storefront settings) never put back
    * each other's old values, as rewriting a whole object read earlier would. A missing
@@ -118,6 +134,13 @@ export interface Store {
 
   /** Commits the batch atomically; resolves after the commit is durable against a process crash. */
   commit(batch: WriteBatch): Promise<void>;
+  /**
+   * What the tenant stores (see core/store/usage.ts), with `mediaCounted` false while files stored
+   * before media were counted have not been counted yet.
+   */
+  usage(tenant: string): StorageUsage & { mediaCounted: boolean };
+  /** Every tenant's usage (for /metrics). */
+  usages(): Array<{ tenant: string } & StorageUsage>;
   /** Bytes used by the data file (for /metrics). */
   sizeBytes(): number;
   /**

@@ -16,6 +16,7 @@ import { passcodeRoutes } from '../routes/auth/passcode.js';
 import { profileRoutes } from '../routes/auth/profile.js';
 import { securityRoutes } from '../routes/auth/security.js';
 import { signInRoutes } from '../routes/auth/signin.js';
+import { usageRoutes } from '../routes/auth/usage.js';
 import { verificationRoutes } from '../routes/auth/verification.js';
 
 const SWEEP_EVERY_MS = 60 * 60 * 1000;
@@ -34,7 +35,7 @@ export const authModule: Module = {
   ],
   routes(deps) {
     const svc = authService(deps);
-    const routes = [...signInRoutes(svc), ...verificationRoutes(svc), ...profileRoutes(svc), ...securityRoutes(svc), ...passcodeRoutes(svc), ...appRoutes(svc)];
+    const routes = [...signInRoutes(svc), ...verificationRoutes(svc), ...profileRoutes(svc), ...securityRoutes(svc), ...passcodeRoutes(svc), ...appRoutes(svc), ...usageRoutes(deps)];
     // Every public authentication route (sign-in, lookup, magic code, app key, refresh, signup,
     // challenges) is also limited per client address: guessing happens before there is an org.
     return routes.map((r) => (r.auth === 'none' ? { ...r, rateLimit: 'address' as const } : r));

@@ -27,6 +27,21 @@ export function limitRows(config: Config): LimitRow[] {
     { setting: 'JSON_MAX_ITEMS', value: n(d.maxItems), meaning: 'items of one array in a body or payload; 400' },
     { setting: 'JSON_MAX_STRING_LENGTH', value: n(d.maxStringLength), meaning: 'characters of one string or key in a body or payload; 400' },
     { setting: 'MAX_RECORD_BYTES', value: `${n(d.maxRecordBytes)} bytes`, meaning: 'one stored record, log entry or key-value entry, encoded; a create or update past it answers 413 and stores nothing' },
+    {
+      setting: 'STORAGE_QUOTAS (quotas.plans)',
+      value: config.quotas.enabled
+        ? Object.entries(config.quotas.plans)
+            .map(([plan, p]) => `${plan}: ${p.recordBytes === null ? 'no limit' : n(p.recordBytes)} / ${p.mediaBytes === null ? 'no limit' : n(p.mediaBytes)} bytes`)
+            .join('; ')
+        : 'off (counted only)',
+      meaning:
+        "an organisation's record bytes (stored records, log entries, key-value entries) / media bytes (stored files) by its plan; a record write or upload past its quota answers 413 `ERR_STORAGE_QUOTA` and stores nothing. Deletes, sign-ins, door scans and messages are never refused by it. `GET /profile/org/usage` shows both",
+    },
+    {
+      setting: 'STORAGE_MIN_FREE_DISK_BYTES',
+      value: config.quotas.minFreeDiskBytes > 0 ? `${n(config.quotas.minFreeDiskBytes)} bytes` : 'off',
+      meaning: "free disk this node keeps under its data and upload directories; below it every write but a delete answers 507 `ERR_INSUFFICIENT_STORAGE`",
+    },
     { setting: '(fixed)', value: `${n(MAX_PENDING_OPS)} writes`, meaning: "chat writes the store's write journal holds before they move into LMDB (more only while LMDB refuses them: a full disk); past it a chat message answers 503" },
     { setting: '(fixed)', value: '`__proto__`, `constructor`, `prototype`', meaning: 'keys (or dotted-path segments) refused with 400 anywhere in a body or payload' },
     {

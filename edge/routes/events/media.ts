@@ -20,6 +20,7 @@ import type { StoredRecord } from '../../../core/store/record.js';
 import { EVENT_MEDIA } from '../../../actors/events/records.js';
 import type { AppDeps } from '../../deps.js';
 import { parseMultipart } from '../../multipart.js';
+import { storageQuota } from '../../storage-quota.js';
 import { route, type RequestContext, type RouteDef } from '../../route.js';
 import { EventRef, RecordSchema } from './schemas.js';
 import type { EventsService } from './service.js';
@@ -59,11 +60,22 @@ function stateOf(deps: AppDeps): MediaState {
   let s = states.get(deps);
   if (!s) {
     const u = deps.config.uploads;
+    const quota = storageQuota(deps.config);
     s = {
-      files: new MediaFiles<UploadMeta>({ root: u.dir ?? `${deps.config.dataDir}/media`, maxBytes: u.maxBytes, chunkBytes: u.chunkBytes, chunkTimeoutMs: u.chunkTimeoutMs }),
+      files: new MediaFiles<UploadMeta>({
+        root: u.dir ?? `${deps.config.dataDir}/media`,
+        maxBytes: u.maxBytes,
+        chunkBytes: u.chunkBytes,
+        chunkTimeoutMs: u.chunkTimeoutMs,
+        store: deps.store,
+        limitsOf: (tenant) => quota?.limitsOf(tenant, deps.store.getOrg(tenant)),
+        minFreeDiskBytes: deps.config.quotas.minFreeDiskBytes,
+      }),
       completed: new Map(),
     };
     states.set(deps, s);
+    // Files stored before media was counted: counted once per tenant, off any request's path.
+    void s.files.countAll().catch((err: unknown) => deps.logger.warn({ err }, 'could not count stored media files'));
   }
   return s;
 }
@@ -284,7 +296,9 @@ export function mediaRoutes(svc: EventsService, jsonCreate: ReturnType<typeof Ty
         `A JSON body adds a media record pointing at its \`url\`. A \`${MULTIPART}\` body uploads one file (part \`file\`, at most ` +
         `${maxBytes} bytes; larger is a 413) which is stored by the service: the record gets \`data.url\` ` +
         '`/events/:id/media/files/:fileId`, `data.file {id, name, sha256}`, `mimeType` and `sizeBytes`. The file name is kept ' +
-        'as sanitised metadata only. Larger files: use the chunked upload (`POST /events/:id/media/uploads`).',
+        'as sanitised metadata only. Larger files: use the chunked upload (`POST /events/:id/media/uploads`). A file that would take ' +
+        'the organisation past its media quota answers 413 `ERR_STORAGE_QUOTA` (naming the quota and the usage; see ' +
+        '`GET /profile/org/usage`), and 507 when the server is low on disk; either way nothing is kept.',
       params: Type.Object({ id: EventRef }),
       body: CreateBody,
       consumes: [JSON_TYPE, MULTIPART],
@@ -293,7 +307,7 @@ export function mediaRoutes(svc: EventsService, jsonCreate: ReturnType<typeof Ty
       maxBodyBytes: Math.max(jsonCap, maxBytes + MULTIPART_OVERHEAD),
       response: RecordSchema,
       status: 201,
-      errors: [404, 413, 415],
+      errors: [404, 413, 415, 507],
       handler: async (ctx) => {
         const type = (ctx.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
         if (type === MULTIPART) return createFromForm(ctx, svc.event(ctx.tenant, ctx.params.id).sk);
@@ -351,12 +365,14 @@ export function mediaRoutes(svc: EventsService, jsonCreate: ReturnType<typeof Ty
         `then PUT chunks of exactly \`chunkBytes\` (${chunkBytes}) bytes, the last one holding the rest, as ` +
         '`application/octet-stream` to `/events/:id/media/uploads/:uploadId/chunks/:index`, in any order (a repeated chunk ' +
         'overwrites itself), and POST `.../complete`. An upload with no chunk for ' +
-        `${chunkTimeoutMs / 1000} s expires and its data is removed (spec: Limits → upload chunks).`,
+        `${chunkTimeoutMs / 1000} s expires and its data is removed (spec: Limits → upload chunks). An open upload counts against the ` +
+        'organisation’s media quota from its start: one that would pass it answers 413 `ERR_STORAGE_QUOTA`, and 507 when the ' +
+        'server is low on disk.',
       params: Type.Object({ id: EventRef }),
       body: UploadBegin,
       response: UploadStatus,
       status: 201,
-      errors: [404, 409, 413],
+      errors: [404, 409, 413, 507],
       handler: (ctx) => {
         const ev = svc.event(ctx.tenant, ctx.params.id);
         const b = ctx.body;
@@ -367,7 +383,7 @@ export function mediaRoutes(svc: EventsService, jsonCreate: ReturnType<typeof Ty
           mimeType: mimeOf(b.mimeType),
           by: ctx.principal?.sub ?? null,
         };
-        return st.files.begin(ctx.tenant, b.sizeBytes, meta, deps.clock.now());
+        return st.files.start(ctx.tenant, b.sizeBytes, meta, deps.clock.now());
       },
     }),
 
@@ -415,11 +431,12 @@ export function mediaRoutes(svc: EventsService, jsonCreate: ReturnType<typeof Ty
       summary: 'Finish a chunked upload',
       description:
         'Stores the file and answers its media record (as the multipart upload does). 409 while chunks are missing. Calling ' +
-        'it again for the same upload answers the same record.',
+        'it again for the same upload answers the same record. 413 when the organisation’s media quota was used up meanwhile ' +
+        '(the upload is dropped), 507 when the server is low on disk.',
       params: UploadParams,
       response: RecordSchema,
       status: 201,
-      errors: [404, 409],
+      errors: [404, 409, 413, 507],
       handler: (ctx) =>
         svc.serialize(ctx.tenant, `media-upload:${ctx.params.uploadId}`, async () => {
           const done = st.completed.get(ctx.params.uploadId);
