@@ -109,6 +109,9 @@ t.test('proven identity - sign-up, verify, see my ticket', async (t) => {
   const wrong = await http('/profile/customer/verify-email', { method: 'POST', headers: bearer(ivy), body: { code: '000000' === lastCode(app, org, 'ivy@holder.example', 'verify-email') ? '111111' : '000000' } });
   t.equal(wrong.status, 400);
   t.match(wrong.body.message, /not right \(4 attempts left\)/);
+  const sends: number[] = [];
+  for (let i = 0; i < 5; i++) sends.push((await http('/profile/customer/verify-email/send', { method: 'POST', headers: bearer(ivy) })).status);
+  t.same(sends, [200, 200, 200, 200, 429], 'five codes per 10 minutes (the sign-up sent the first), then 429');
   const mine = await http('/profile/outbox/mine', { headers: bearer(ivy) });
   t.same(mine.body.data, [], 'the code is never shown to the unproven account itself');
   const ok = await http('/profile/customer/verify-email', { method: 'POST', headers: bearer(ivy), body: { code: lastCode(app, org, 'ivy@holder.example', 'verify-email') } });

@@ -33,12 +33,20 @@ t.test('query pool - the first query after a start answers within 50 ms once /re
   await untilReady(app.url);
   const pool = app.deps.queries as QueryPool;
   t.equal(pool.dispatched, 0, 'no query has run yet');
-  const started = performance.now();
-  const r = await a.post('/dynamic-query/find', { datatype: 'product', filter: { 'data.name': 'widget' } });
-  const ms = performance.now() - started;
-  t.equal(r.status, 200);
-  t.equal(r.body.data.length, 1);
-  t.ok(ms < 50, `answered in ${ms.toFixed(1)} ms`);
+  const timed = async () => {
+    const started = performance.now();
+    const r = await a.post('/dynamic-query/find', { datatype: 'product', filter: { 'data.name': 'widget' } });
+    t.equal(r.status, 200);
+    t.equal(r.body.data.length, 1);
+    return performance.now() - started;
+  };
+  const first = await timed();
+  // The same query again, warm by any measure: what the first costs beyond it is what a worker's
+  // start would add (0.5-1 s before). Compared within the run, so a loaded machine (the suite runs
+  // files in parallel) slows both alike.
+  const again = [await timed(), await timed(), await timed()].sort((x, y) => x - y)[1];
+  t.ok(first < again + 50, `the first answered in ${first.toFixed(1)} ms, the same query again in ${again.toFixed(1)} ms`);
+  t.equal(pool.dispatched, 4, 'each ran in a worker that was started before ready');
 });
 
 t.test('query pool - ten organisations keeping four over-budget aggregations queued do not hold another\'s find past QUERY_TIMEOUT_MS + 100 ms', async (t) => {
