@@ -52,7 +52,16 @@ const user = {
   isPrimaryContact: true,
   emailVerified: false,
 };
-const session = { token: IDS.accessToken, refreshToken: IDS.refreshToken, tokenType: 'Bearer', expiresIn: 900, orgId: IDS.orgId, user };
+const session = {
+  token: IDS.accessToken,
+  refreshToken: IDS.refreshToken,
+  tokenType: 'Bearer',
+  expiresIn: 900,
+  orgId: IDS.orgId,
+  user,
+  // Send it back as x-device-token: the device's next passcode sign-in needs no orgid.
+  deviceToken: `${IDS.orgId}.Q2FzdGxlLWRldmljZS10b2tlbi1leGFtcGxlLTAwMDAwMDA`,
+};
 const record = (sk: string, datatype: string, state: string, data: Record<string, unknown>, version = 1, at = T0) => ({
   pk: IDS.orgId,
   sk,

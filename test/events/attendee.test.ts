@@ -1,25 +1,11 @@
 import t from 'tap';
-import { newRecord } from '../../core/store/record.js';
-import { WriteBatch } from '../../core/store/store.js';
-import { tokenFor } from '../helpers/app.js';
+import { provenCustomerToken, tokenFor } from '../helpers/app.js';
 import { client } from '../helpers/http.js';
 import { eventsWorld, makeEvent, makeTicket } from './setup.js';
 
 const w = await eventsWorld(t);
 const { staff, app, org } = w;
-/**
- * A customer account that proved its address (actors/auth/email-proof.ts): only then do tickets
- * by holder email count as its own. Written to the store as the auth area writes them.
- */
-async function provenCustomer(tenant: string, email: string, customerId: string): Promise<string> {
-  const e = email.toLowerCase();
-  await app.deps.store.commit(
-    new WriteBatch()
-      .putRecord(newRecord(tenant, 'customer', { email: e, status: 'active' }, { sk: customerId }), 0)
-      .putRecord(newRecord(tenant, 'user_security', { subjectType: 'customer', emailProven: e }, { sk: customerId }), 0),
-  );
-  return tokenFor(app, { org: tenant, kind: 'customer', sub: customerId, customerId, email });
-}
+const provenCustomer = (tenant: string, email: string, customerId: string) => provenCustomerToken(app, tenant, email, customerId);
 const customerClient = async (email: string, customerId: string) =>
   client(app.url, { orgid: org, authorization: `Bearer ${await provenCustomer(org, email, customerId)}` });
 

@@ -5,7 +5,7 @@
 import t from 'tap';
 import { TokenService } from '../../core/auth/tokens.js';
 import { LmdbStore } from '../../core/store/lmdb-store.js';
-import { startTestApp, tempDir, tokenFor, TEST_JWT_SECRET } from '../helpers/app.js';
+import { provenCustomerToken, startTestApp, tempDir, tokenFor, TEST_JWT_SECRET } from '../helpers/app.js';
 import { runFixture } from '../helpers/child.js';
 import { client } from '../helpers/http.js';
 import { eventsWorld, makeEvent, makeTicket } from './setup.js';
@@ -16,7 +16,7 @@ t.test('every read path shows a scanned ticket checked in while its record is be
   const w = await eventsWorld(t, { config: PAUSED });
   const { staff, app, org } = w;
   const ev = await makeEvent(staff);
-  const me = client(app.url, { orgid: org, authorization: `Bearer ${tokenFor(app, { org, kind: 'customer', sub: 'cust-d', customerId: 'cust-d', email: 'door@example.com' })}` });
+  const me = client(app.url, { orgid: org, authorization: `Bearer ${await provenCustomerToken(app, org, 'door@example.com', 'cust-d')}` });
   const stored = (id: string) => app.deps.store.getRecord(org, 'ticket', id)!.data.status;
   const ids = (r: { body: any }): string[] => (r.body.data ?? []).map((x: any) => x.sk);
 

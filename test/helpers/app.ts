@@ -55,6 +55,21 @@ export function tokenFor(app: RunningApp, p: Partial<Principal> & { org: string 
   });
 }
 
+/**
+ * A customer token of an account that proved its address (actors/auth/email-proof.ts), its records
+ * written as the auth area writes them: only such an account is matched to things by email.
+ */
+export async function provenCustomerToken(app: RunningApp, tenant: string, email: string, customerId: string): Promise<string> {
+  const { newRecord } = await import('../../core/store/record.js');
+  const e = email.toLowerCase();
+  await app.deps.store.commit(
+    new WriteBatch()
+      .putRecord(newRecord(tenant, 'customer', { email: e, status: 'active' }, { sk: customerId }), 0)
+      .putRecord(newRecord(tenant, 'user_security', { subjectType: 'customer', emailProven: e }, { sk: customerId }), 0),
+  );
+  return tokenFor(app, { org: tenant, kind: 'customer', sub: customerId, customerId, email });
+}
+
 export function staffHeaders(app: RunningApp, org: string, roles: string[] = ['User']): Record<string, string> {
   return { orgid: org, authorization: `Bearer ${tokenFor(app, { org, roles })}` };
 }
