@@ -81,7 +81,7 @@ export class PasswordRecovery {
       const done = await this.svc.deps.runtime.ask<ProofResult>(tenant, SECURITY_ACTOR, s.rec.sk, msg);
       revokedAt = Math.max(revokedAt, done.revokedAt ?? 0);
       // A staff member's proof claims the customer records of the address (email-verification.ts).
-      if (s.kind === 'staff') await this.svc.verification.prove(tenant, s, false);
+      if (s.kind === 'staff') revokedAt = Math.max(revokedAt, (await this.svc.verification.prove(tenant, s, false)) ?? 0);
     }
     attempt.succeed();
     await this.svc.verification.pastRevocation(revokedAt);

@@ -196,7 +196,10 @@ export function signInRoutes(svc: AuthService): RouteDef[] {
       tag: TAG_AUTH,
       summary: 'Exchange a magic sign-in code for tokens',
       description:
-        "A wrong, used or expired code answers 401. A magic code is one factor: when two-factor is due (org-wide for this kind of account, or enrolled by the person) the answer is a challenge {requiresTwoFactor, challengeToken, twoFactorMethod, message} instead of tokens, as for a password sign-in (the spec skips 2FA here; this server does not, or the magic code would bypass the organisation's 2FA). The new-device check is not made: the code already proved the inbox.",
+        "A wrong, used or expired code answers 401. A magic code is one factor: when two-factor is due (org-wide for this kind of account, or enrolled by the person) the answer is a challenge {requiresTwoFactor, challengeToken, twoFactorMethod, message} instead of tokens, as for a password sign-in (the spec skips 2FA here; this server does not, or the magic code would bypass the organisation's 2FA). The new-device check is not made: the code already proved the inbox. " +
+          'The code also proves the address for the account (emailVerified: true). On a self-registered account (a customer, or an organisation\'s founder) whose address was never proven, ' +
+          'the password, PIN and second factor set before that proof are dropped and its other sessions end (someone may have typed the address without owning it): set a password with /profile/password/forgot. ' +
+          'Prove the address early (POST /profile/customer/verify-email) to keep the password you chose.',
       body: Body({ email: Type.String({ minLength: 1, maxLength: 254 }), code: Type.String({ minLength: 1, maxLength: 16 }) }),
       response: SessionSchema,
       errors: [401, 429],
