@@ -3,14 +3,13 @@
 // per-account ceiling still stops a guesser spread over many addresses, and the owner then signs
 // in with a magic code. Requests come from different loopback addresses (127.0.0.x) so the server
 // sees different callers.
-import { request as httpRequest } from 'node:http';
 import t from 'tap';
 import { ManualClock } from '../../core/clock.js';
 import { newRecord } from '../../core/store/record.js';
 import { WriteBatch } from '../../core/store/store.js';
 import { startTestApp } from '../helpers/app.js';
 import { DEFAULT_PASSWORD, bearer, lastCode, signupOrg, signupStaff } from '../helpers/auth.js';
-import type { Reply } from '../helpers/http.js';
+import { request, type Reply } from '../helpers/http.js';
 
 const clock = new ManualClock(Date.UTC(2026, 4, 1, 9, 0, 0));
 const app = await startTestApp(t, { clock });
@@ -18,31 +17,9 @@ const acme = await signupOrg(app, { email: 'owner@lock.example', orgName: 'Locko
 await signupStaff(app, acme.orgId, acme.token, { email: 'sam@lock.example', employeeId: 'E-7' });
 await signupStaff(app, acme.orgId, acme.token, { email: 'dana@lock.example' });
 
-/** A JSON request sent from the loopback address `from` (the server sees it as the caller's address). */
+/** A JSON request sent from the loopback address `ip` (the server sees it as the caller's address). */
 function from(ip: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Reply> {
-  const url = new URL(path, app.url);
-  const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-  const h: Record<string, string> = { orgid: acme.orgId, ...headers };
-  if (payload) Object.assign(h, { 'content-type': 'application/json', 'content-length': String(payload.length) });
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { method, headers: h, agent: false, localAddress: ip }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let parsed: any;
-        try {
-          parsed = text ? JSON.parse(text) : undefined;
-        } catch {
-          parsed = undefined;
-        }
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, body: parsed });
-      });
-    });
-    req.on('error', reject);
-    if (payload) req.write(payload);
-    req.end();
-  });
+  return request(app.url, path, { method, body, headers: { orgid: acme.orgId, ...headers }, localAddress: ip });
 }
 
 const signIn = (ip: string, email: string, password: string) => from(ip, 'POST', '/profile/user/signin', { email, password });

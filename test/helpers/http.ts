@@ -19,6 +19,8 @@ export interface RequestOptions {
   /** An object is sent as JSON; a string or Buffer is sent as is. */
   body?: unknown;
   timeoutMs?: number;
+  /** The loopback address to send from (127.0.0.0/8): the server sees it as the caller's address. */
+  localAddress?: string;
 }
 
 export function request<T = any>(baseUrl: string, path: string, opts: RequestOptions = {}): Promise<Reply<T>> {
@@ -37,7 +39,7 @@ export function request<T = any>(baseUrl: string, path: string, opts: RequestOpt
   return new Promise((resolve, reject) => {
     const req = httpRequest(
       url,
-      { method: opts.method ?? (payload ? 'POST' : 'GET'), headers, agent: false, timeout: opts.timeoutMs ?? 30_000 },
+      { method: opts.method ?? (payload ? 'POST' : 'GET'), headers, agent: false, timeout: opts.timeoutMs ?? 30_000, ...(opts.localAddress ? { localAddress: opts.localAddress } : {}) },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
