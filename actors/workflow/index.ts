@@ -24,3 +24,5 @@ export {
   type WorkflowDef,
 } from './definitions.js';
 export * from './messages.js';
+export { createWorkflowApi, type WorkflowApi, type WorkflowParts } from './api.js';
+export type { SlaEntry, TaskFilters } from './queries.js';

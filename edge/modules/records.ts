@@ -1,7 +1,7 @@
 // The records feature area: the generic record store over HTTP (`/repository/*`,
 // `/dynamic-query/*`), notes on reservations and customer self-service reads (`/client-data/*`).
-// Writes go through the tenant's records actor; reads go straight to the store.
-import { recordsActor } from '../../actors/records/records-actor.js';
+// Routes make one call each into the area's API (actors/records/api.ts).
+import { createRecordsApi, recordsActor } from '../../actors/records/index.js';
 import type { Module } from '../deps.js';
 import { clientDataRoutes } from '../routes/records/client-data.js';
 import { dynamicQueryRoutes } from '../routes/records/dynamic-query.js';
@@ -29,5 +29,13 @@ export const recordsModule: Module = {
     ['task', 'data.businessLocationId'],
     ['note', 'data.subjectId'],
   ],
-  routes: (deps) => [...repositoryRoutes(deps), ...dynamicQueryRoutes(deps), ...notesRoutes(deps), ...clientDataRoutes(deps)],
+  routes: (deps) => {
+    const records = createRecordsApi(deps);
+    return [
+      ...repositoryRoutes(records, deps.config),
+      ...dynamicQueryRoutes(records, deps.config),
+      ...notesRoutes(records, deps.config),
+      ...clientDataRoutes(records, deps.config),
+    ];
+  },
 };

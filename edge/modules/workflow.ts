@@ -2,7 +2,7 @@
 // durable escalation and snooze timers. The scheduler (core/scheduler.ts) is shared by every module
 // of a node; this module starts it, after binding the node's outbox for the actors.
 import { workflowActor } from '../../actors/workflow/actor.js';
-import { askWorkflow } from '../../actors/workflow/client.js';
+import { askWorkflow, createWorkflowApi } from '../../actors/workflow/index.js';
 import { TASK_DATATYPE } from '../../actors/workflow/definitions.js';
 import { ESCALATION_JOB, SNOOZE_JOB } from '../../actors/workflow/messages.js';
 import { bindOutbox } from '../../actors/workflow/services.js';
@@ -22,7 +22,7 @@ export const workflowModule: Module = {
     [TASK_DATATYPE, 'data.status'],
     [TASK_DATATYPE, 'data.workflowId'],
   ],
-  routes: workflowRoutes,
+  routes: (deps) => workflowRoutes(createWorkflowApi(deps), deps.config),
   start(deps) {
     bindOutbox(deps.store, deps.outbox);
     const scheduler = Scheduler.attach({ store: deps.store, clock: deps.clock, logger: deps.logger });

@@ -2,17 +2,17 @@
 // profile, orders and reservations. The customer token is held server-side by the caller (a
 // gateway); an application token alone never acts for a customer (the edge refuses it).
 import { Type } from '@sinclair/typebox';
-import { ORDER, ownRecords, ownReservation, profile, RESERVATION } from '../../../actors/records/client-data.js';
+import { ORDER, RESERVATION, type RecordsApi } from '../../../actors/records/index.js';
+import type { Config } from '../../../core/config.js';
 import { appError } from '../../../core/errors.js';
 import { isId } from '../../../core/ids.js';
-import type { AppDeps } from '../../deps.js';
 import { route, type RouteDef } from '../../route.js';
 import { RecordSchema } from './schemas.js';
 
 const TAG = 'Customer self-service';
 
-export function clientDataRoutes(deps: AppDeps): RouteDef[] {
-  const { maxPageSize, defaultPageSize } = deps.config.store;
+export function clientDataRoutes(records: RecordsApi, config: Config): RouteDef[] {
+  const { maxPageSize, defaultPageSize } = config.store;
   // Lists answer a plain array (spec: "empty array when the customer has none"); paging is by query.
   const ListQuery = Type.Object({
     p: Type.Optional(Type.Integer({ minimum: 1, description: 'Page, 1-based (default 1)' })),
@@ -31,7 +31,7 @@ export function clientDataRoutes(deps: AppDeps): RouteDef[] {
       query: ListQuery,
       response: Type.Array(RecordSchema),
       handler: (ctx) =>
-        ownRecords(ctx.deps, ctx.tenant, ctx.principal!, datatype, ctx.query.p ?? 1, ctx.query.ps ?? defaultPageSize).then((r) => r.data),
+        records.ownRecords(ctx.tenant, ctx.principal!, datatype, ctx.query.p ?? 1, ctx.query.ps ?? defaultPageSize).then((r) => r.data),
     });
 
   return [
@@ -44,7 +44,7 @@ export function clientDataRoutes(deps: AppDeps): RouteDef[] {
       description: 'Answers the caller\'s `customer` record (credential fields are never included); 404 when the caller has none.',
       response: RecordSchema,
       errors: [404],
-      handler: (ctx) => profile(ctx.deps.store, ctx.tenant, ctx.principal!),
+      handler: (ctx) => records.profile(ctx.tenant, ctx.principal!),
     }),
     ownList(ORDER, "The caller's own orders", 'Newest first; `[]` when there are none.'),
     ownList(RESERVATION, "The caller's own reservations", 'Newest first; `[]` when there are none.'),
@@ -62,7 +62,7 @@ export function clientDataRoutes(deps: AppDeps): RouteDef[] {
         // Ids are written in lower case; the same id in upper case is the same id.
         const id = ctx.params.id.toLowerCase();
         if (!isId(id)) throw appError('ERR_BAD_ID', 'params/id');
-        return ownReservation(ctx.deps.store, ctx.tenant, ctx.principal!, id);
+        return records.ownReservation(ctx.tenant, ctx.principal!, id);
       },
     }),
   ];

@@ -4,17 +4,13 @@ import { Type, type TProperties } from '@sinclair/typebox';
 import { appError } from '../../../core/errors.js';
 import type { Filter } from '../../../core/store/query.js';
 import {
-  dynamicAggregate,
-  dynamicCount,
-  dynamicDistinct,
-  dynamicFind,
-  dynamicFindOne,
   MAX_PIPELINE_STAGES,
   MAX_RESULT_DOCUMENTS,
   type DriverSort,
   type DynamicFind,
-} from '../../../actors/records/dynamic-query.js';
-import type { AppDeps } from '../../deps.js';
+  type RecordsApi,
+} from '../../../actors/records/index.js';
+import type { Config } from '../../../core/config.js';
 import { route, type RouteDef } from '../../route.js';
 import { queryBudget } from './repository.js';
 import { AnyDocument, Datatype, ListOf, SortType } from './schemas.js';
@@ -45,9 +41,9 @@ function withFilter<P extends TProperties>(props: P) {
   );
 }
 
-export function dynamicQueryRoutes(deps: AppDeps): RouteDef[] {
-  const maxPageSize = deps.config.store.maxPageSize;
-  const QUERY_BUDGET = queryBudget(deps.config.query);
+export function dynamicQueryRoutes(records: RecordsApi, config: Config): RouteDef[] {
+  const maxPageSize = config.store.maxPageSize;
+  const QUERY_BUDGET = queryBudget(config.query);
   const Options = Type.Object(
     {
       page: Type.Optional(Type.Integer({ minimum: 1 })),
@@ -103,7 +99,7 @@ export function dynamicQueryRoutes(deps: AppDeps): RouteDef[] {
         `${maxPageSize}; without \`limit\`/\`skip\`, \`options: {page, pageSize}\` pages as /repository/find does. ${QUERY_BUDGET}`,
       body: withFilter({ ...findProps, limit: Type.Optional(Type.Integer({ minimum: 1, maximum: maxPageSize })) }),
       response: ListOf(AnyDocument),
-      handler: (ctx) => dynamicFind(ctx.deps.queries, ctx.tenant, findArgs(ctx.body)),
+      handler: (ctx) => records.dynamicFind(ctx.tenant, findArgs(ctx.body)),
     }),
 
     route({
@@ -115,7 +111,7 @@ export function dynamicQueryRoutes(deps: AppDeps): RouteDef[] {
       description: `Body \`{datatype, filter, sort?, skip?, projection?}\`; answers \`{data: <record>}\`, or \`{data: null}\` when none matches. ${QUERY_BUDGET}`,
       body: withFilter(findProps),
       response: Type.Object({ data: Type.Union([AnyDocument, Type.Null()]) }),
-      handler: async (ctx) => ({ data: await dynamicFindOne(ctx.deps.queries, ctx.tenant, findArgs(ctx.body)) }),
+      handler: async (ctx) => ({ data: await records.dynamicFindOne(ctx.tenant, findArgs(ctx.body)) }),
     }),
 
     route({
@@ -127,7 +123,7 @@ export function dynamicQueryRoutes(deps: AppDeps): RouteDef[] {
       description: `Body \`{datatype, filter}\`; answers \`{count}\`. ${QUERY_BUDGET}`,
       body: withFilter({}),
       response: Type.Object({ count: Type.Integer() }),
-      handler: async (ctx) => ({ count: await dynamicCount(ctx.deps.queries, ctx.tenant, ctx.body.datatype, filterOf(ctx.body)) }),
+      handler: async (ctx) => ({ count: await records.count(ctx.tenant, ctx.body.datatype, filterOf(ctx.body)) }),
     }),
 
     route({
@@ -140,7 +136,7 @@ export function dynamicQueryRoutes(deps: AppDeps): RouteDef[] {
       body: withFilter({ field: Type.String({ pattern: '^[A-Za-z0-9_-]+(\\.[A-Za-z0-9_-]+)*$', maxLength: 200 }) }),
       response: Type.Object({ values: Type.Array(Type.Unknown()) }),
       handler: async (ctx) => ({
-        values: await dynamicDistinct(ctx.deps.queries, ctx.tenant, ctx.body.datatype, ctx.body.field, filterOf(ctx.body)),
+        values: await records.distinct(ctx.tenant, ctx.body.datatype, ctx.body.field, filterOf(ctx.body)),
       }),
     }),
 
@@ -164,7 +160,7 @@ export function dynamicQueryRoutes(deps: AppDeps): RouteDef[] {
         { additionalProperties: false },
       ),
       response: Type.Object({ data: Type.Array(AnyDocument) }),
-      handler: async (ctx) => ({ data: await dynamicAggregate(ctx.deps.queries, ctx.tenant, ctx.body.datatype, ctx.body.pipeline) }),
+      handler: async (ctx) => ({ data: await records.aggregate(ctx.tenant, ctx.body.datatype, ctx.body.pipeline) }),
     }),
   ];
 }

@@ -1,10 +1,8 @@
 // `/notes/reservation/:id` (spec: Endpoints → Customer self-service and notes): staff add notes to
 // a reservation (never replacing one) and list them oldest first.
 import { Type } from '@sinclair/typebox';
-import { assertComment, listNotes } from '../../../actors/records/notes.js';
-import { RECORDS_ACTOR, RECORDS_KEY, type RecordsMsg } from '../../../actors/records/records-actor.js';
-import type { StoredRecord } from '../../../core/store/record.js';
-import type { AppDeps } from '../../deps.js';
+import type { RecordsApi } from '../../../actors/records/index.js';
+import type { Config } from '../../../core/config.js';
 import { route, type RouteDef } from '../../route.js';
 import { ListOf, RecordId } from './schemas.js';
 
@@ -36,8 +34,8 @@ const Note = Type.Object(
   { additionalProperties: true },
 );
 
-export function notesRoutes(deps: AppDeps): RouteDef[] {
-  const maxPageSize = deps.config.store.maxPageSize;
+export function notesRoutes(records: RecordsApi, config: Config): RouteDef[] {
+  const maxPageSize = config.store.maxPageSize;
   const Params = Type.Object({ id: RecordId });
   return [
     route({
@@ -52,17 +50,7 @@ export function notesRoutes(deps: AppDeps): RouteDef[] {
       body: Type.Object({ comment: Type.String({ description: 'Note text' }) }, { additionalProperties: false }),
       response: Note,
       errors: [404],
-      handler: (ctx) => {
-        assertComment(ctx.body.comment);
-        const p = ctx.principal!;
-        const msg: RecordsMsg = {
-          op: 'add-note',
-          subject: { datatype: RESERVATION, id: ctx.params.id },
-          comment: ctx.body.comment,
-          author: p.email ? { id: p.sub, email: p.email } : { id: p.sub },
-        };
-        return ctx.deps.runtime.ask<StoredRecord>(ctx.tenant, RECORDS_ACTOR, RECORDS_KEY, msg);
-      },
+      handler: (ctx) => records.addNote(ctx.tenant, { datatype: RESERVATION, id: ctx.params.id }, ctx.body.comment, ctx.principal!),
     }),
 
     route({
@@ -80,7 +68,7 @@ export function notesRoutes(deps: AppDeps): RouteDef[] {
       response: ListOf(Note),
       errors: [404],
       handler: (ctx) =>
-        listNotes(ctx.deps, ctx.tenant, { datatype: RESERVATION, id: ctx.params.id }, ctx.query.p ?? 1, ctx.query.ps ?? deps.config.store.defaultPageSize),
+        records.notes(ctx.tenant, { datatype: RESERVATION, id: ctx.params.id }, ctx.query.p ?? 1, ctx.query.ps ?? config.store.defaultPageSize),
     }),
   ];
 }

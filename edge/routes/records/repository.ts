@@ -5,10 +5,8 @@ import { Type } from '@sinclair/typebox';
 import { assertPathDepth } from '../../../core/document-limits.js';
 import { appError } from '../../../core/errors.js';
 import { assertIdempotencyKey, fingerprint } from '../../../core/idempotency.js';
-import { findRecords, attributeFilter, getRecord } from '../../../actors/records/reads.js';
-import { RECORDS_ACTOR, RECORDS_KEY, type CreateReply, type RecordsMsg } from '../../../actors/records/records-actor.js';
+import { attributeFilter, type RecordsApi } from '../../../actors/records/index.js';
 import type { Config } from '../../../core/config.js';
-import type { AppDeps } from '../../deps.js';
 import { route, type RequestContext, type RouteDef } from '../../route.js';
 import { DatatypeParams, Datatype, pageQuery, RecordList, RecordParams, RecordSchema, SortType } from './schemas.js';
 
@@ -33,19 +31,15 @@ const ADMIN_WRITES =
   'are written by role Admin only, as the settings routes are: 403 for other staff; reading them is unchanged.';
 const DataObject = Type.Object({}, { additionalProperties: true, description: 'Business fields (`data.<field>`)' });
 
-function ask<R>(ctx: RequestContext, msg: RecordsMsg): Promise<R> {
-  return ctx.deps.runtime.ask<R>(ctx.tenant, RECORDS_ACTOR, RECORDS_KEY, msg);
-}
-
 /** The verified caller's roles: the records actor decides from them who may write what. */
 function rolesOf(ctx: RequestContext): readonly string[] {
   return ctx.principal?.roles ?? [];
 }
 
-export function repositoryRoutes(deps: AppDeps): RouteDef[] {
-  const maxPageSize = deps.config.store.maxPageSize;
+export function repositoryRoutes(records: RecordsApi, config: Config): RouteDef[] {
+  const maxPageSize = config.store.maxPageSize;
   const PageQuery = pageQuery(maxPageSize);
-  const QUERY_BUDGET = queryBudget(deps.config.query);
+  const QUERY_BUDGET = queryBudget(config.query);
 
   return [
     route({
@@ -80,7 +74,7 @@ export function repositoryRoutes(deps: AppDeps): RouteDef[] {
         const idempotency = idempotencyKey
           ? { key: idempotencyKey, print: fingerprint('repository.create', { datatype, data, state }) }
           : undefined;
-        const reply = await ask<CreateReply>(ctx, { op: 'create', datatype, data, state, idempotency, roles: rolesOf(ctx) });
+        const reply = await records.create(ctx.tenant, rolesOf(ctx), { datatype, data, state, idempotency });
         ctx.status = reply.status;
         if (reply.replayed) ctx.responseHeaders['idempotent-replayed'] = 'true';
         return reply.body;
@@ -109,14 +103,12 @@ export function repositoryRoutes(deps: AppDeps): RouteDef[] {
       response: RecordSchema,
       errors: [403, 404, 409],
       handler: (ctx) =>
-        ask(ctx, {
-          op: 'update',
+        records.update(ctx.tenant, rolesOf(ctx), {
           datatype: ctx.params.datatype,
           sk: ctx.params.id,
           data: ctx.body.data,
           version: ctx.body.version,
           state: ctx.body.state,
-          roles: rolesOf(ctx),
         }),
     }),
 
@@ -143,14 +135,12 @@ export function repositoryRoutes(deps: AppDeps): RouteDef[] {
         if (version !== undefined && !(Number.isInteger(version) && (version as number) >= 1)) {
           throw appError('ERR_VALIDATION', 'body/version must be an integer of at least 1');
         }
-        for (const key in set) assertPathDepth(key, set[key], ctx.deps.config.documents);
-        return ask<boolean>(ctx, {
-          op: 'update-partial',
+        for (const key in set) assertPathDepth(key, set[key], config.documents);
+        return records.updatePartial(ctx.tenant, rolesOf(ctx), {
           datatype: ctx.params.datatype,
           sk: ctx.params.id,
           set,
           version: version as number | undefined,
-          roles: rolesOf(ctx),
         });
       },
     }),
@@ -169,7 +159,7 @@ export function repositoryRoutes(deps: AppDeps): RouteDef[] {
       query: Type.Object({ version: Type.Optional(Type.Integer({ minimum: 1 })) }),
       response: Type.Object({ deleted: Type.Boolean(), datatype: Type.String(), sk: Type.String() }),
       errors: [403, 404, 409],
-      handler: (ctx) => ask(ctx, { op: 'delete', datatype: ctx.params.datatype, sk: ctx.params.id, version: ctx.query.version, roles: rolesOf(ctx) }),
+      handler: (ctx) => records.remove(ctx.tenant, rolesOf(ctx), { datatype: ctx.params.datatype, sk: ctx.params.id, version: ctx.query.version }),
     }),
 
     route({
@@ -181,7 +171,7 @@ export function repositoryRoutes(deps: AppDeps): RouteDef[] {
       params: RecordParams,
       response: RecordSchema,
       errors: [404],
-      handler: (ctx) => getRecord(ctx.deps.store, ctx.tenant, ctx.params.datatype, ctx.params.id),
+      handler: (ctx) => records.get(ctx.tenant, ctx.params.datatype, ctx.params.id),
     }),
 
     route({
@@ -215,7 +205,7 @@ export function repositoryRoutes(deps: AppDeps): RouteDef[] {
       ),
       response: RecordList,
       handler: (ctx) =>
-        findRecords(ctx.deps.queries, ctx.tenant, ctx.params.datatype, { filter: ctx.body.query, ...ctx.body.options }),
+        records.find(ctx.tenant, ctx.params.datatype, { filter: ctx.body.query, ...ctx.body.options }),
     }),
 
     route({
@@ -231,7 +221,7 @@ export function repositoryRoutes(deps: AppDeps): RouteDef[] {
       query: PageQuery,
       response: RecordList,
       handler: (ctx) =>
-        findRecords(ctx.deps.queries, ctx.tenant, ctx.params.datatype, {
+        records.find(ctx.tenant, ctx.params.datatype, {
           page: ctx.query.p,
           pageSize: ctx.query.ps,
           sort: ctx.query.s,
@@ -256,7 +246,7 @@ export function repositoryRoutes(deps: AppDeps): RouteDef[] {
       query: PageQuery,
       response: RecordList,
       handler: (ctx) =>
-        findRecords(ctx.deps.queries, ctx.tenant, ctx.params.datatype, {
+        records.find(ctx.tenant, ctx.params.datatype, {
           filter: attributeFilter(ctx.params.attribute, ctx.params.value),
           page: ctx.query.p,
           pageSize: ctx.query.ps,

@@ -1,13 +1,10 @@
 // Workflow routes (spec: Endpoints → Workflow (staff)). Every change is one message to the tenant's
 // workflow actor; lists and SLA views read the store.
 import { Type } from '@sinclair/typebox';
-import { appError } from '../../../core/errors.js';
-import { askWorkflow, type WorkflowMessage } from '../../../actors/workflow/index.js';
-import { findDefinition, loadDefinitions } from '../../../actors/workflow/definitions.js';
-import { listTasks, slaEntries, waitTimes, type SlaEntry } from '../../../actors/workflow/queries.js';
+import type { SlaEntry, WorkflowApi, WorkflowMessage } from '../../../actors/workflow/index.js';
+import type { Config } from '../../../core/config.js';
 import { pageItems } from '../../../core/store/query.js';
-import type { AppDeps } from '../../deps.js';
-import { route, type RequestContext, type RouteDef } from '../../route.js';
+import { route, type RouteDef } from '../../route.js';
 import { byOf, IdParam, ISODateTime, ListOf, Paging, RecordList, RecordSchema, StringEnum } from './schemas.js';
 
 const TAG = 'Workflow';
@@ -36,7 +33,9 @@ const SlaEntrySchema = Type.Object({
   task: RecordSchema,
 });
 
-function change(type: 'advance' | 'complete' | 'cancel' | 'escalate-now', summary: string, description: string): RouteDef {
+type Change = 'advance' | 'complete' | 'cancel' | 'escalate-now';
+
+function change(workflow: WorkflowApi, type: Change, summary: string, description: string): RouteDef {
   return route({
     method: 'POST',
     path: `/workflow/task/:id/${type}`,
@@ -47,15 +46,12 @@ function change(type: 'advance' | 'complete' | 'cancel' | 'escalate-now', summar
     params: TaskId,
     response: RecordSchema,
     errors: [404, 409],
-    handler: (ctx) => askWorkflow(ctx.deps.runtime, ctx.tenant, { type, taskId: ctx.params.id, by: byOf(ctx.principal) } as WorkflowMessage),
+    handler: (ctx) => workflow.change(ctx.tenant, { type, taskId: ctx.params.id, by: byOf(ctx.principal) } as WorkflowMessage),
   });
 }
 
-function slaPage(ctx: RequestContext, entries: SlaEntry[], q: { page?: number; pageSize?: number }) {
-  return pageItems(entries, q.page, q.pageSize, ctx.deps.config.store);
-}
-
-export function workflowRoutes(_deps: AppDeps): RouteDef[] {
+export function workflowRoutes(workflow: WorkflowApi, config: Config): RouteDef[] {
+  const slaPage = (entries: SlaEntry[], q: { page?: number; pageSize?: number }) => pageItems(entries, q.page, q.pageSize, config.store);
   return [
     route({
       method: 'GET',
@@ -69,7 +65,7 @@ export function workflowRoutes(_deps: AppDeps): RouteDef[] {
         '`{id, name, stages: [{id, name, slaMinutes?}]}`).',
       response: ListOf(DefinitionSchema),
       handler: (ctx) => {
-        const defs = loadDefinitions(ctx.deps.store, ctx.tenant);
+        const defs = workflow.definitions(ctx.tenant);
         return { data: defs, total: defs.length, hasNext: false, page: 1, pageSize: Math.max(defs.length, 1) };
       },
     }),
@@ -92,20 +88,15 @@ export function workflowRoutes(_deps: AppDeps): RouteDef[] {
       response: RecordList,
       handler: (ctx) => {
         const q = ctx.query;
-        return listTasks(
-          ctx.deps,
-          ctx.tenant,
-          q,
-          { page: q.page, pageSize: q.pageSize, sortType: q.sortType ?? 'asc' },
-          ctx.deps.clock.now(),
-        );
+        return workflow.tasks(ctx.tenant, q, { page: q.page, pageSize: q.pageSize, sortType: q.sortType ?? 'asc' });
       },
     }),
 
-    change('advance', 'Move a task to the next stage of its workflow', 'At the last stage: 409 (complete it instead). Finished tasks: 409.'),
-    change('complete', 'Complete a task', 'Finished tasks: 409.'),
-    change('cancel', 'Cancel a task', 'Finished tasks: 409.'),
+    change(workflow, 'advance', 'Move a task to the next stage of its workflow', 'At the last stage: 409 (complete it instead). Finished tasks: 409.'),
+    change(workflow, 'complete', 'Complete a task', 'Finished tasks: 409.'),
+    change(workflow, 'cancel', 'Cancel a task', 'Finished tasks: 409.'),
     change(
+      workflow,
       'escalate-now',
       'Escalate a task now',
       "Records a manual escalation on the task (escalationLevel + 1) and drops the stage's pending SLA escalation. Finished tasks: 409.",
@@ -125,7 +116,7 @@ export function workflowRoutes(_deps: AppDeps): RouteDef[] {
       response: RecordSchema,
       errors: [404, 409],
       handler: (ctx) =>
-        askWorkflow(ctx.deps.runtime, ctx.tenant, { type: 'move-to', taskId: ctx.params.id, stageId: ctx.params.stageId, by: byOf(ctx.principal) }),
+        workflow.change(ctx.tenant, { type: 'move-to', taskId: ctx.params.id, stageId: ctx.params.stageId, by: byOf(ctx.principal) }),
     }),
 
     route({
@@ -139,7 +130,7 @@ export function workflowRoutes(_deps: AppDeps): RouteDef[] {
       body: Type.Object({ comment: Type.String({ minLength: 1, maxLength: 5000 }) }),
       response: RecordSchema,
       errors: [404, 409],
-      handler: (ctx) => askWorkflow(ctx.deps.runtime, ctx.tenant, { type: 'note', taskId: ctx.params.id, comment: ctx.body.comment, by: byOf(ctx.principal) }),
+      handler: (ctx) => workflow.change(ctx.tenant, { type: 'note', taskId: ctx.params.id, comment: ctx.body.comment, by: byOf(ctx.principal) }),
     }),
 
     route({
@@ -159,15 +150,7 @@ export function workflowRoutes(_deps: AppDeps): RouteDef[] {
       response: RecordSchema,
       errors: [404, 409],
       handler: (ctx) => {
-        const { minutes, until } = ctx.body;
-        if ((minutes === undefined) === (until === undefined)) {
-          throw appError('ERR_VALIDATION', 'send exactly one of body/minutes or body/until');
-        }
-        const now = ctx.deps.clock.now();
-        const at = minutes !== undefined ? now + minutes * 60_000 : Date.parse(until!);
-        if (!(at > now)) throw appError('ERR_VALIDATION', 'body/until must be in the future');
-        if (at - now > 43_200 * 60_000) throw appError('ERR_VALIDATION', 'body/until must be within 30 days');
-        return askWorkflow(ctx.deps.runtime, ctx.tenant, { type: 'snooze', taskId: ctx.params.id, until: at, by: byOf(ctx.principal) });
+        return workflow.snooze(ctx.tenant, ctx.params.id, ctx.body, byOf(ctx.principal));
       },
     }),
 
@@ -182,7 +165,7 @@ export function workflowRoutes(_deps: AppDeps): RouteDef[] {
       response: RecordSchema,
       errors: [404, 409],
       handler: (ctx) =>
-        askWorkflow(ctx.deps.runtime, ctx.tenant, { type: 'reassign', taskId: ctx.params.id, assignee: ctx.body.assignee, by: byOf(ctx.principal) }),
+        workflow.change(ctx.tenant, { type: 'reassign', taskId: ctx.params.id, assignee: ctx.body.assignee, by: byOf(ctx.principal) }),
     }),
 
     route({
@@ -216,16 +199,10 @@ export function workflowRoutes(_deps: AppDeps): RouteDef[] {
       }),
       errors: [404],
       handler: (ctx) => {
-        const def = findDefinition(ctx.deps.store, ctx.tenant, ctx.params.workflowId);
-        if (!def) throw appError('ERR_NOT_FOUND', `workflow ${ctx.params.workflowId}`);
         const from = ctx.query.from ? Date.parse(ctx.query.from) : undefined;
         const to = ctx.query.to ? Date.parse(ctx.query.to) : undefined;
-        return {
-          workflowId: def.id,
-          from: ctx.query.from ?? null,
-          to: ctx.query.to ?? null,
-          stages: waitTimes(ctx.deps.store, ctx.tenant, def, { from, to, location: ctx.query.location }),
-        };
+        const { def, stages } = workflow.waitTimes(ctx.tenant, ctx.params.workflowId, { from, to, location: ctx.query.location });
+        return { workflowId: def.id, from: ctx.query.from ?? null, to: ctx.query.to ?? null, stages };
       },
     }),
 
@@ -243,9 +220,7 @@ export function workflowRoutes(_deps: AppDeps): RouteDef[] {
       }),
       response: ListOf(SlaEntrySchema),
       handler: (ctx) => {
-        const now = ctx.deps.clock.now();
-        const entries = slaEntries(ctx.deps.store, ctx.tenant, now, ctx.query).filter((e) => Date.parse(e.dueAt) <= now);
-        return slaPage(ctx, entries, ctx.query);
+        return slaPage(workflow.breached(ctx.tenant, ctx.query), ctx.query);
       },
     }),
 
@@ -263,13 +238,7 @@ export function workflowRoutes(_deps: AppDeps): RouteDef[] {
       }),
       response: ListOf(SlaEntrySchema),
       handler: (ctx) => {
-        const now = ctx.deps.clock.now();
-        const horizon = now + (ctx.query.withinMinutes ?? 60) * 60_000;
-        const entries = slaEntries(ctx.deps.store, ctx.tenant, now, ctx.query).filter((e) => {
-          const due = Date.parse(e.dueAt);
-          return due > now && due <= horizon;
-        });
-        return slaPage(ctx, entries, ctx.query);
+        return slaPage(workflow.upcoming(ctx.tenant, ctx.query, ctx.query.withinMinutes ?? 60), ctx.query);
       },
     }),
   ];

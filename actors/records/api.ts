@@ -1,0 +1,73 @@
+// The records area's API: everything the edge asks of the generic record store, one call per
+// request. Writes are asks to the tenant's records actor (one writer per tenant); reads go to the
+// store (a get by id, the caller's own records) or the query pool (every client filter or sort),
+// as reads.ts and dynamic-query.ts say. A route validates, makes one of these calls and serializes.
+import type { ActorRuntime } from '../../core/actor/runtime.js';
+import type { Principal } from '../../core/auth/tokens.js';
+import type { QueryRunner } from '../../core/query/pool.js';
+import type { Filter } from '../../core/store/query.js';
+import type { ListResult, StoredRecord } from '../../core/store/record.js';
+import type { Store } from '../../core/store/store.js';
+import { ownRecords, ownReservation, profile } from './client-data.js';
+import { dynamicAggregate, dynamicCount, dynamicDistinct, dynamicFind, dynamicFindOne, type DynamicFind } from './dynamic-query.js';
+import { assertComment, listNotes } from './notes.js';
+import { findRecords, getRecord, type FindRequest } from './reads.js';
+import { RECORDS_ACTOR, RECORDS_KEY, type CreateReply, type RecordsMsg } from './records-actor.js';
+
+/** What the area needs of its node. */
+export interface RecordsParts {
+  readonly runtime: ActorRuntime;
+  readonly store: Store;
+  readonly queries: QueryRunner;
+}
+
+type Data = Record<string, unknown>;
+
+export interface RecordsApi {
+  create(tenant: string, roles: readonly string[], r: { datatype: string; data: Data; state?: string; idempotency?: { key: string; print: string } }): Promise<CreateReply>;
+  update(tenant: string, roles: readonly string[], r: { datatype: string; sk: string; data: Data; version: number; state?: string }): Promise<StoredRecord>;
+  updatePartial(tenant: string, roles: readonly string[], r: { datatype: string; sk: string; set: Record<string, unknown>; version?: number }): Promise<boolean>;
+  remove(tenant: string, roles: readonly string[], r: { datatype: string; sk: string; version?: number }): Promise<{ deleted: boolean; datatype: string; sk: string }>;
+  get(tenant: string, datatype: string, sk: string): StoredRecord | Promise<StoredRecord>;
+  find(tenant: string, datatype: string, req: FindRequest): Promise<ListResult>;
+  dynamicFind(tenant: string, q: DynamicFind): Promise<ListResult<Data>>;
+  dynamicFindOne(tenant: string, q: DynamicFind): Promise<Data | null>;
+  count(tenant: string, datatype: string, filter: Filter | undefined): Promise<number>;
+  distinct(tenant: string, datatype: string, field: string, filter: Filter | undefined): Promise<unknown[]>;
+  aggregate(tenant: string, datatype: string, pipeline: Record<string, unknown>[]): Promise<Data[]>;
+  /** Adds a note (its author is the verified caller) to a record; 400 on an empty comment. */
+  addNote(tenant: string, subject: { datatype: string; id: string }, comment: unknown, author: Principal): Promise<StoredRecord>;
+  notes(tenant: string, subject: { datatype: string; id: string }, page: number, pageSize: number): Promise<ListResult>;
+  /** The caller's own customer record. */
+  profile(tenant: string, caller: Principal): StoredRecord;
+  /** The caller's own records of `datatype` (orders, reservations), newest first. */
+  ownRecords(tenant: string, caller: Principal, datatype: string, page: number, pageSize: number): Promise<ListResult>;
+  ownReservation(tenant: string, caller: Principal, id: string): StoredRecord;
+}
+
+export function createRecordsApi(parts: RecordsParts): RecordsApi {
+  const { runtime, store, queries } = parts;
+  const ask = <R>(tenant: string, msg: RecordsMsg) => runtime.ask<R>(tenant, RECORDS_ACTOR, RECORDS_KEY, msg);
+  return {
+    create: (tenant, roles, r) => ask(tenant, { op: 'create', ...r, roles }),
+    update: (tenant, roles, r) => ask(tenant, { op: 'update', ...r, roles }),
+    updatePartial: (tenant, roles, r) => ask(tenant, { op: 'update-partial', ...r, roles }),
+    remove: (tenant, roles, r) => ask(tenant, { op: 'delete', ...r, roles }),
+    get: (tenant, datatype, sk) => getRecord(store, tenant, datatype, sk),
+    find: (tenant, datatype, req) => findRecords(queries, tenant, datatype, req),
+    dynamicFind: (tenant, q) => dynamicFind(queries, tenant, q),
+    dynamicFindOne: (tenant, q) => dynamicFindOne(queries, tenant, q),
+    count: (tenant, datatype, filter) => dynamicCount(queries, tenant, datatype, filter),
+    distinct: (tenant, datatype, field, filter) => dynamicDistinct(queries, tenant, datatype, field, filter),
+    aggregate: (tenant, datatype, pipeline) => dynamicAggregate(queries, tenant, datatype, pipeline),
+    addNote: (tenant, subject, comment, author) => {
+      assertComment(comment);
+      const by = author.email ? { id: author.sub, email: author.email } : { id: author.sub };
+      return ask(tenant, { op: 'add-note', subject, comment, author: by });
+    },
+    notes: (tenant, subject, page, pageSize) => listNotes(parts, tenant, subject, page, pageSize),
+    profile: (tenant, caller) => profile(store, tenant, caller),
+    ownRecords: (tenant, caller, datatype, page, pageSize) => ownRecords(parts, tenant, caller, datatype, page, pageSize),
+    ownReservation: (tenant, caller, id) => ownReservation(store, tenant, caller, id),
+  };
+}
