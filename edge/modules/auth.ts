@@ -1,13 +1,23 @@
 // The auth feature area (spec: Authentication; Endpoints → Authentication and profile, Passcodes
 // and access cards): its actors, the indexes its lookups use, its routes, the x-api-key
 // credential resolver, and an hourly sweep of expired codes, challenges and refresh families.
-import { accountsActor, orgsActor } from '../../actors/auth/accounts.js';
-import { cardActor } from '../../actors/auth/cards.js';
-import { challengeActor, magicActor, resetActor, verifyActor } from '../../actors/auth/codes.js';
-import { APIKEY, CARD, CUSTOMER, SETTING, USER } from '../../actors/auth/model.js';
-import { orgSettingsActor } from '../../actors/auth/org-settings.js';
-import { refreshActor } from '../../actors/auth/refresh.js';
-import { securityActor } from '../../actors/auth/security.js';
+import {
+  APIKEY,
+  CARD,
+  CUSTOMER,
+  SETTING,
+  USER,
+  accountsActor,
+  cardActor,
+  challengeActor,
+  magicActor,
+  orgSettingsActor,
+  orgsActor,
+  refreshActor,
+  resetActor,
+  securityActor,
+  verifyActor,
+} from '../../actors/auth/index.js';
 import type { Module } from '../deps.js';
 import { startPeriodic, stopPeriodic } from '../periodic.js';
 import { appRoutes } from '../routes/auth/apps.js';
@@ -42,7 +52,7 @@ export const authModule: Module = {
   },
   async start(deps) {
     const svc = authService(deps);
-    deps.credentials.push((headers, tenant) => svc.resolveApiKey(headers, tenant));
+    deps.credentials.push((headers, tenant) => svc.apiKeys.resolve(headers, tenant));
     await svc.sweep().catch((err: unknown) => deps.logger.warn({ err }, 'auth sweep failed'));
     startPeriodic(deps, 'auth sweep', () => svc.sweep(), SWEEP_EVERY_MS);
   },

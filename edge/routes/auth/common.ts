@@ -1,7 +1,7 @@
-// Shared pieces of the auth route tables: the per-node AuthService, client info from headers, the
+// Shared pieces of the auth route tables: the per-node AuthApi, client info from headers, the
 // schemas several routes answer with, and the reference section names.
 import { Type, type TProperties, type TSchema } from '@sinclair/typebox';
-import { deviceOf, AuthService, type ClientInfo } from '../../../actors/auth/service.js';
+import { deviceOf, AuthApi, type ClientInfo } from '../../../actors/auth/index.js';
 import type { Principal } from '../../../core/auth/tokens.js';
 import { appError } from '../../../core/errors.js';
 import type { AppDeps } from '../../deps.js';
@@ -12,13 +12,13 @@ export const TAG_PASSCODE = 'Passcodes and cards';
 export const TAG_APPS = 'Applications and API keys';
 export const TAG_2FA = 'Security (2FA)';
 
-const services = new WeakMap<AppDeps, AuthService>();
+const services = new WeakMap<AppDeps, AuthApi>();
 
-/** One AuthService per running node (its failure limiter is per node). */
-export function authService(deps: AppDeps): AuthService {
+/** One AuthApi per running node (its failure limiter is per node). */
+export function authService(deps: AppDeps): AuthApi {
   let s = services.get(deps);
   if (!s) {
-    s = new AuthService(deps);
+    s = new AuthApi(deps);
     services.set(deps, s);
   }
   return s;
