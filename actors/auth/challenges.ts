@@ -128,6 +128,9 @@ export class SignInChallenges {
     if (!s) throw appError('ERR_UNAUTHENTICATED', 'the account no longer exists or is disabled');
     const device = ch.device ?? info.device;
     if (trustDevice && device && ch.email) {
+      // One unconditional put of an idempotent fact (this device is trusted for this address):
+      // committed here, as no rule reads it to decide a write; a forget racing it keeps the new
+      // device, which was trusted after the forget began.
       const label = info.deviceLabel;
       await this.deps.store.commit(
         new WriteBatch().putKv(tenant, NS.trusted(ch.email), device, { addedAt: this.deps.clock.now(), ...(label ? { label } : {}) }),

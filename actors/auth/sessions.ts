@@ -66,6 +66,10 @@ export class Sessions {
 
   /**
    * Records a staff sign-in: the org directory's last use, and the device token (device-token.ts).
+   * Committed here, not through an actor: both are last-use timestamps no rule reads back to
+   * decide a write (concurrent sign-ins write the same entry with the same meaning, and the
+   * directory's addedAt can only differ by the milliseconds between them): an owning actor would
+   * add a mailbox hop to every staff sign-in and serialize nothing that matters.
    * The x-device-token sent is renewed and answered back when it was issued for this organisation;
    * otherwise (none, unknown, expired, or another organisation's) a new one is issued, and a token
    * of another organisation is left as it is: only its own organisation's sign-ins touch it.

@@ -1,5 +1,12 @@
 // Housekeeping: forgets what has expired (challenges, codes, refresh families, revocations,
 // device tokens) in every organisation.
+//
+// It deletes keys that actors own (codes.ts, refresh.ts) without asking them, on purpose: it
+// deletes only entries every reader already treats as absent (a challenge or family past its
+// expiry, a code whose sends have all left the limit's window, a revocation no live token
+// predates, a device token unused past its life), so no answer of an owning actor changes, and an
+// actor still holding one in memory writes it back with the same meaning. Asking each owner would
+// activate an actor per expired key every hour for nothing.
 import { REVOKED_NS, REVOKED_SESSIONS_NS, type Revocation } from '../../core/auth/revocations.js';
 import { WriteBatch } from '../../core/store/store.js';
 import { CODE_TTL_MS, type Challenge } from './codes.js';

@@ -151,7 +151,10 @@ export class TwoFactorAdmin {
     });
   }
 
-  /** Forgets one trusted device (by its listed id) or all of them. */
+  /**
+   * Forgets one trusted device (by its listed id) or all of them. Deletes commit here, not through
+   * an actor: deleting an entry twice is harmless and no rule decides from them in memory.
+   */
   async forgetDevices(tenant: string, p: Principal, id: string | undefined): Promise<{ removed: number }> {
     const email = this.emailOf(this.person(tenant, p));
     if (!email) return { removed: 0 };

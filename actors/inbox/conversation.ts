@@ -10,7 +10,7 @@ import type { ActorContext, ActorKind, ActivationContext } from '../../core/acto
 import { appError } from '../../core/errors.js';
 import type { OutboxResolver } from '../crm/outbox-resolver.js';
 import { newRecord, nextVersion, type Data, type StoredRecord } from '../../core/store/record.js';
-import { stableId } from '../crm/stable-id.js';
+import { stableId } from '../../core/stable-id.js';
 import type { Channel } from './contact.js';
 
 export const INBOX_CONVERSATION = 'inbox_conversation';
