@@ -16,6 +16,7 @@ import { SmtpOutbox } from '../core/outbox-smtp.js';
 import { OutboxDispatcher } from '../core/outbox-dispatcher.js';
 import { largeFreeList } from '../core/store/compact.js';
 import { LmdbStore } from '../core/store/lmdb-store.js';
+import { Scheduler } from '../core/scheduler.js';
 import { storageQuota } from './storage-quota.js';
 import { journalHolds } from '../core/store/write-journal.js';
 import { createQueryPool, type QueryPool } from '../core/query/pool.js';
@@ -131,7 +132,10 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
   // The node's ports (core/actor/services.ts), built once here: every actor reaches them as
   // ctx.services, every module as deps.services. An area that declares a port makes this fail to
   // compile until the port is provided.
-  const services: NodeServices = { outbox };
+  const services: NodeServices = {
+    outbox,
+    scheduler: new Scheduler({ store, clock, logger }),
+  };
   const runtime = new ActorRuntime({ store, services, bus, clock, logger, idleMs: config.actors.idleMs, remote: cluster?.remoteAsk });
   cluster?.attachRuntime(runtime);
   let openapi: Record<string, unknown> | undefined;
@@ -174,6 +178,8 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
   const edge = new HttpEdge({ deps, routes, metrics, logger, forwarder });
   for (const m of mods) m.attach?.(edge, deps);
   for (const m of mods) await m.start?.(deps);
+  // After every module registered its job kinds: stored jobs of every kind are armed at once.
+  services.scheduler.start();
   // In cluster mode only the tenants this node owns: their writes, and so their messages, are ours.
   const outboxDispatcher = new OutboxDispatcher({
     ...config.outbox,
@@ -205,6 +211,8 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
       (closing ??= (async () => {
         ready = false;
         await edge.close(config.http.shutdownGraceMs);
+        // Before the modules stop: no job fires into a module that is stopping.
+        await services.scheduler.stop();
         for (const m of [...mods].reverse()) await m.stop?.(deps);
         await outboxDispatcher.stop();
         await runtime.close();

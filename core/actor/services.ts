@@ -25,10 +25,13 @@
 // need it: the module creates it in `start` and keeps it in a closure of its per-node instance
 // (see edge/deps.ts, Module), never in a map keyed on AppDeps.
 import type { OutboxProvider } from '../outbox.js';
+import type { Scheduler } from '../scheduler.js';
 
 export interface NodeServices {
   /** Email, SMS and print messages (default `local`: recorded in the store). */
   readonly outbox: OutboxProvider;
+  /** The node's durable timers (core/scheduler.ts): one per node, started and stopped by the node. */
+  readonly scheduler: Scheduler;
 }
 
 /**
