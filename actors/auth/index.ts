@@ -1,6 +1,7 @@
 // The auth area's public surface (spec: Authentication; Passcodes and access cards): its API, its
 // actors, the model its records follow, and the messages the edge may still send its actors.
 export { AuthApi } from './api.js';
+export { sweepExpired } from './sweep.js';
 export type { AuthDeps } from './deps.js';
 export { deviceOf, type ClientInfo } from './client-info.js';
 export type { Subject } from './account-lookup.js';

@@ -3,6 +3,7 @@
 // credential resolver, and an hourly sweep of expired codes, challenges and refresh families.
 import {
   APIKEY,
+  AuthApi,
   CARD,
   CUSTOMER,
   SETTING,
@@ -13,6 +14,7 @@ import {
   magicActor,
   orgSettingsActor,
   orgsActor,
+  sweepExpired,
   refreshActor,
   resetActor,
   securityActor,
@@ -21,7 +23,6 @@ import {
 import type { Module } from '../deps.js';
 import { startPeriodic, stopPeriodic } from '../periodic.js';
 import { appRoutes } from '../routes/auth/apps.js';
-import { authService } from '../routes/auth/common.js';
 import { passcodeRoutes } from '../routes/auth/passcode.js';
 import { profileRoutes } from '../routes/auth/profile.js';
 import { securityRoutes } from '../routes/auth/security.js';
@@ -44,17 +45,20 @@ export const authModule: Module = {
     [SETTING, 'data.name'],
   ],
   routes(deps) {
-    const svc = authService(deps);
-    const routes = [...signInRoutes(svc), ...verificationRoutes(svc), ...profileRoutes(svc), ...securityRoutes(svc), ...passcodeRoutes(svc), ...appRoutes(svc), ...usageRoutes(deps)];
+    // The node's AuthApi lives in this closure (its failure limiter is per node): the routes
+    // and the x-api-key resolver share it, and nothing keyed on AppDeps keeps it. app.ts builds a
+    // node's routes once, before any request.
+    const api = new AuthApi(deps);
+    deps.credentials.push((headers, tenant) => api.apiKeys.resolve(headers, tenant));
+    const routes = [...signInRoutes(api), ...verificationRoutes(api), ...profileRoutes(api), ...securityRoutes(api), ...passcodeRoutes(api), ...appRoutes(api), ...usageRoutes(deps)];
     // Every public authentication route (sign-in, lookup, magic code, app key, refresh, signup,
     // challenges) is also limited per client address: guessing happens before there is an org.
     return routes.map((r) => (r.auth === 'none' ? { ...r, rateLimit: 'address' as const } : r));
   },
   async start(deps) {
-    const svc = authService(deps);
-    deps.credentials.push((headers, tenant) => svc.apiKeys.resolve(headers, tenant));
-    await svc.sweep().catch((err: unknown) => deps.logger.warn({ err }, 'auth sweep failed'));
-    startPeriodic(deps, 'auth sweep', () => svc.sweep(), SWEEP_EVERY_MS);
+    // The sweep keeps no per-node state: it needs only the node's store, clock, tokens and settings.
+    await sweepExpired(deps).catch((err: unknown) => deps.logger.warn({ err }, 'auth sweep failed'));
+    startPeriodic(deps, 'auth sweep', () => sweepExpired(deps), SWEEP_EVERY_MS);
   },
   stop(deps) {
     stopPeriodic(deps, 'auth sweep');
