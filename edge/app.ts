@@ -24,7 +24,7 @@ import { QUERY_JOBS } from './query-jobs.js';
 import { configurePoolWork } from '../core/pool-work.js';
 import type { ClusterNode } from '../core/cluster/node.js';
 import { ClusterForwarder } from './cluster-forward.js';
-import type { AppDeps, CredentialResolver, Module } from './deps.js';
+import type { AppDeps, CredentialResolver, Module, ModuleNode } from './deps.js';
 import { HttpEdge } from './http-server.js';
 import { HttpMetrics } from './metrics.js';
 import { modules as defaultModules } from './modules.js';
@@ -173,11 +173,24 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
       openapi: deps.openapi,
     }),
   );
-  for (const m of mods) if (m.routes) routes.push(...m.routes(deps));
+  // Each module's part of this node (Module.perNode): what it keeps per node lives in its closure.
+  const parts: Array<ModuleNode | undefined> = [];
+  for (const m of mods) {
+    const part = m.perNode?.(deps);
+    parts.push(part);
+    if (m.routes) routes.push(...m.routes(deps));
+    if (part?.routes) routes.push(...part.routes);
+  }
 
   const edge = new HttpEdge({ deps, routes, metrics, logger, forwarder });
-  for (const m of mods) m.attach?.(edge, deps);
-  for (const m of mods) await m.start?.(deps);
+  for (const [i, m] of mods.entries()) {
+    m.attach?.(edge, deps);
+    parts[i]?.attach?.(edge);
+  }
+  for (const [i, m] of mods.entries()) {
+    await m.start?.(deps);
+    await parts[i]?.start?.();
+  }
   // After every module registered its job kinds: stored jobs of every kind are armed at once.
   services.scheduler.start();
   // In cluster mode only the tenants this node owns: their writes, and so their messages, are ours.
@@ -213,7 +226,10 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
         await edge.close(config.http.shutdownGraceMs);
         // Before the modules stop: no job fires into a module that is stopping.
         await services.scheduler.stop();
-        for (const m of [...mods].reverse()) await m.stop?.(deps);
+        for (let i = mods.length - 1; i >= 0; i--) {
+          await parts[i]?.stop?.();
+          await mods[i].stop?.(deps);
+        }
         await outboxDispatcher.stop();
         await runtime.close();
         await cluster?.close();

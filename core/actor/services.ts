@@ -21,9 +21,9 @@
 // provides every port, and a bare runtime (unit tests, tools) gets `someServices({...})`, whose
 // missing ports throw, naming themselves, when used.
 //
-// State a module keeps per node (a cache, a gate, an unsubscriber) is not a port unless actors
-// need it: the module creates it in `start` and keeps it in a closure of its per-node instance
-// (see edge/deps.ts, Module), never in a map keyed on AppDeps.
+// State a module keeps for itself per node (a cache, a gate, an upload table, an unsubscriber) is
+// not a port: it lives in the closure of the module's `perNode(deps)` (edge/deps.ts, Module),
+// which the app calls once per node; never in a map keyed on AppDeps or Store.
 import type { OutboxProvider } from '../outbox.js';
 import type { Scheduler } from '../scheduler.js';
 
