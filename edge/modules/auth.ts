@@ -44,16 +44,17 @@ export const authModule: Module = {
     [CARD, 'data.employeeId'],
     [SETTING, 'data.name'],
   ],
-  routes(deps) {
-    // The node's AuthApi lives in this closure (its failure limiter is per node): the routes
-    // and the x-api-key resolver share it, and nothing keyed on AppDeps keeps it. app.ts builds a
-    // node's routes once, before any request.
+  perNode(deps) {
+    // The node's AuthApi (its failure limiter is per node), shared by the routes and the x-api-key
+    // resolver registered here, before the node takes any request.
     const api = new AuthApi(deps);
     deps.credentials.push((headers, tenant) => api.apiKeys.resolve(headers, tenant));
     const routes = [...signInRoutes(api), ...verificationRoutes(api), ...profileRoutes(api), ...securityRoutes(api), ...passcodeRoutes(api), ...appRoutes(api), ...usageRoutes(deps)];
-    // Every public authentication route (sign-in, lookup, magic code, app key, refresh, signup,
-    // challenges) is also limited per client address: guessing happens before there is an org.
-    return routes.map((r) => (r.auth === 'none' ? { ...r, rateLimit: 'address' as const } : r));
+    return {
+      // Every public authentication route (sign-in, lookup, magic code, app key, refresh, signup,
+      // challenges) is also limited per client address: guessing happens before there is an org.
+      routes: routes.map((r) => (r.auth === 'none' ? { ...r, rateLimit: 'address' as const } : r)),
+    };
   },
   async start(deps) {
     // The sweep keeps no per-node state: it needs only the node's store, clock, tokens and settings.
