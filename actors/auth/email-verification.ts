@@ -18,11 +18,14 @@ import { AppError, appError } from '../../core/errors.js';
 import type { StoredRecord } from '../../core/store/record.js';
 import { VERIFY_ACTOR, codeHash, type CodeMsg, type CodeReply } from './codes.js';
 import { accountRecord, customersByEmail, recordProven } from './email-proof.js';
-import { ADDRESS_RULE } from './limiter.js';
+import { ADDRESS_RULE, type FailureLimiter } from './limiter.js';
 import { normalizeEmail, type SubjectKind } from './model.js';
 import { CODE_KINDS, accountOf } from './outbox-view.js';
 import { SECURITY_ACTOR, type ProofResult, type SecurityMsg } from './security.js';
-import type { AuthService, ClientInfo, Subject } from './service.js';
+import type { AccountLookup, Subject } from './account-lookup.js';
+import type { ClientInfo } from './client-info.js';
+import { sendCode } from './code-sender.js';
+import type { AuthDeps } from './deps.js';
 
 export interface VerificationSent {
   sent: boolean;
@@ -35,19 +38,23 @@ function emailOf(rec: StoredRecord): string {
 }
 
 export class EmailVerification {
-  constructor(private readonly svc: AuthService) {}
+  constructor(
+    private readonly deps: AuthDeps,
+    private readonly accounts: AccountLookup,
+    private readonly limiter: FailureLimiter,
+  ) {}
 
   private subjectOf(tenant: string, p: Principal): Subject {
-    const rec = accountRecord(this.svc.deps.store, tenant, p);
+    const rec = accountRecord(this.deps.store, tenant, p);
     const kind: SubjectKind = p.kind === 'customer' ? 'customer' : 'staff';
-    const s = rec ? this.svc.subject(tenant, kind, rec.sk) : undefined;
+    const s = rec ? this.accounts.subject(tenant, kind, rec.sk) : undefined;
     if (!s) throw appError('ERR_UNAUTHENTICATED', 'the account no longer exists or is disabled; sign in again');
     if (!emailOf(s.rec)) throw appError('ERR_BAD_REQUEST', 'this account has no email address to verify');
     return s;
   }
 
   proven(tenant: string, s: Subject): boolean {
-    return recordProven(this.svc.deps.store, tenant, s.rec);
+    return recordProven(this.deps.store, tenant, s.rec);
   }
 
   /** The code actor's key: the account and the address, so a code dies with an address change. */
@@ -66,11 +73,11 @@ export class EmailVerification {
     const code = newNumericCode(6);
     const salt = randomBytes(16).toString('base64url');
     const msg: CodeMsg = { t: 'issue', sub: s.rec.sk, kind: s.kind, codeHash: codeHash(code, salt), salt };
-    const r = await this.svc.deps.runtime.ask<CodeReply>(tenant, VERIFY_ACTOR, this.codeKey(s), msg);
+    const r = await this.deps.runtime.ask<CodeReply>(tenant, VERIFY_ACTOR, this.codeKey(s), msg);
     if (r.status === 'limit') {
       throw new AppError('ERR_RATE_LIMITED', [r.retryAfterSeconds], { headers: { 'retry-after': String(r.retryAfterSeconds) } });
     }
-    await this.svc.sendCode(tenant, 'email', email, code, CODE_KINDS.verifyEmail, accountOf(s.kind, s.rec.sk));
+    await sendCode(this.deps, tenant, 'email', email, code, CODE_KINDS.verifyEmail, accountOf(s.kind, s.rec.sk));
     return { sent: true, emailVerified: false, message: `A verification code was sent to ${email}; post it to /profile/customer/verify-email within 10 minutes.` };
   }
 
@@ -79,10 +86,10 @@ export class EmailVerification {
     const s = this.subjectOf(tenant, p);
     if (this.proven(tenant, s)) return { emailVerified: true };
     const addr = `ip:${info.ip}`;
-    this.svc.limiter.check([addr]);
-    const r = await this.svc.deps.runtime.ask<CodeReply>(tenant, VERIFY_ACTOR, this.codeKey(s), { t: 'redeem', code: code.trim() } satisfies CodeMsg);
+    this.limiter.check([addr]);
+    const r = await this.deps.runtime.ask<CodeReply>(tenant, VERIFY_ACTOR, this.codeKey(s), { t: 'redeem', code: code.trim() } satisfies CodeMsg);
     if (r.status === 'wrong') {
-      this.svc.limiter.fail(addr, ADDRESS_RULE);
+      this.limiter.fail(addr, ADDRESS_RULE);
       const rest = r.attemptsLeft > 0 ? `${r.attemptsLeft} attempt${r.attemptsLeft === 1 ? '' : 's'} left` : 'no attempts left; send a new code';
       throw appError('ERR_BAD_REQUEST', `the code is not right (${rest})`);
     }
@@ -101,7 +108,7 @@ export class EmailVerification {
    */
   async prove(tenant: string, s: Subject, takeOver: boolean): Promise<number | undefined> {
     const email = emailOf(s.rec);
-    const ask = (sk: string, msg: SecurityMsg) => this.svc.deps.runtime.ask<ProofResult>(tenant, SECURITY_ACTOR, sk, msg);
+    const ask = (sk: string, msg: SecurityMsg) => this.deps.runtime.ask<ProofResult>(tenant, SECURITY_ACTOR, sk, msg);
     const subjectType = s.kind === 'customer' ? 'customer' : 'user';
     // A staff account an Admin made was set up by the organisation, not by a stranger who typed
     // the address: its password stays (the founder's own sign-up is typed like a customer's).
@@ -109,13 +116,13 @@ export class EmailVerification {
     const r = await ask(s.rec.sk, { t: 'proveEmail', email, subjectType, takeOver: takeOver && !adminMade });
     let revokedAt = r.revokedAt;
     if (s.kind === 'staff') {
-      for (const c of customersByEmail(this.svc.deps.store, tenant, email)) {
-        if (recordProven(this.svc.deps.store, tenant, c)) continue;
+      for (const c of customersByEmail(this.deps.store, tenant, email)) {
+        if (recordProven(this.deps.store, tenant, c)) continue;
         const cr = await ask(c.sk, { t: 'proveEmail', email, subjectType: 'customer', takeOver: true });
         if (cr.revokedAt !== undefined) revokedAt = Math.max(revokedAt ?? 0, cr.revokedAt);
       }
     }
-    if (r.tookOver) this.svc.deps.logger.info({ orgId: tenant, account: accountOf(s.kind, s.rec.sk) }, 'address proven by its owner: earlier credentials and sessions ended');
+    if (r.tookOver) this.deps.logger.info({ orgId: tenant, account: accountOf(s.kind, s.rec.sk) }, 'address proven by its owner: earlier credentials and sessions ended');
     return revokedAt;
   }
 
@@ -125,7 +132,7 @@ export class EmailVerification {
    */
   async pastRevocation(revokedAt: number | undefined): Promise<void> {
     if (revokedAt === undefined) return;
-    const wait = (Math.floor(revokedAt / 1000) + 1) * 1000 - this.svc.deps.clock.now();
+    const wait = (Math.floor(revokedAt / 1000) + 1) * 1000 - this.deps.clock.now();
     if (wait > 0 && wait <= 1000) await sleep(wait);
   }
 }

@@ -14,12 +14,22 @@ import { customersByEmail } from './email-proof.js';
 import { SECURITY, normalizeEmail, type SecurityData, type SubjectKind } from './model.js';
 import { CODE_KINDS } from './outbox-view.js';
 import { SECURITY_ACTOR, type ProofResult, type SecurityMsg } from './security.js';
-import type { AuthService, ClientInfo, Subject } from './service.js';
+import type { AccountLookup, Subject } from './account-lookup.js';
+import type { ClientInfo } from './client-info.js';
+import { sendCode } from './code-sender.js';
+import type { AuthDeps } from './deps.js';
+import type { EmailVerification } from './email-verification.js';
+import type { FailureLimiter } from './limiter.js';
 
 export const FORGOT_MESSAGE = 'If an account in this organisation uses this email, a reset code was sent to it; it expires in 10 minutes.';
 
 export class PasswordRecovery {
-  constructor(private readonly svc: AuthService) {}
+  constructor(
+    private readonly deps: AuthDeps,
+    private readonly accounts: AccountLookup,
+    private readonly limiter: FailureLimiter,
+    private readonly verification: EmailVerification,
+  ) {}
 
   /**
    * The accounts of `email` a reset applies to: the staff user, and the customer account (the
@@ -29,18 +39,18 @@ export class PasswordRecovery {
   accountsOf(tenant: string, email: string, only?: SubjectKind): Subject[] {
     const out: Subject[] = [];
     if (only !== 'customer') {
-      const staff = this.svc.userByEmail(tenant, email);
-      const s = staff ? this.svc.subject(tenant, 'staff', staff.sk) : undefined;
+      const staff = this.accounts.userByEmail(tenant, email);
+      const s = staff ? this.accounts.subject(tenant, 'staff', staff.sk) : undefined;
       if (s) out.push(s);
     }
     if (only !== 'staff') {
-      const all = customersByEmail(this.svc.deps.store, tenant, email);
+      const all = customersByEmail(this.deps.store, tenant, email);
       const holder = (c: StoredRecord) => {
-        const sec = this.svc.deps.store.getRecord(tenant, SECURITY, c.sk)?.data as SecurityData | undefined;
+        const sec = this.deps.store.getRecord(tenant, SECURITY, c.sk)?.data as SecurityData | undefined;
         return !!(sec?.passwordHash || sec?.emailProven);
       };
       const rec = all.find(holder) ?? all[0];
-      const s = rec ? this.svc.subject(tenant, 'customer', rec.sk) : undefined;
+      const s = rec ? this.accounts.subject(tenant, 'customer', rec.sk) : undefined;
       if (s) out.push(s);
     }
     return out;
@@ -51,9 +61,9 @@ export class PasswordRecovery {
     if (this.accountsOf(tenant, email, only).length === 0) return { message: FORGOT_MESSAGE };
     const code = newNumericCode(6);
     const salt = randomBytes(16).toString('base64url');
-    const r = await this.svc.deps.runtime.ask<CodeReply>(tenant, RESET_ACTOR, email, { t: 'issue', codeHash: codeHash(code, salt), salt } satisfies CodeMsg);
+    const r = await this.deps.runtime.ask<CodeReply>(tenant, RESET_ACTOR, email, { t: 'issue', codeHash: codeHash(code, salt), salt } satisfies CodeMsg);
     // Past the sends limit nothing goes out, and the answer says so no more than for a stranger.
-    if (r.status === 'issued') await this.svc.sendCode(tenant, 'email', email, code, CODE_KINDS.passwordReset, `address:${email}`);
+    if (r.status === 'issued') await sendCode(this.deps, tenant, 'email', email, code, CODE_KINDS.passwordReset, `address:${email}`);
     return { message: FORGOT_MESSAGE };
   }
 
@@ -65,9 +75,9 @@ export class PasswordRecovery {
     const email = normalizeEmail(body.email);
     // Charged like a password guess: per address at this client, per client, and a slow ceiling
     // per address from everywhere (limiter.ts).
-    const attempt = this.svc.limiter.attempt(`reset:${tenant}:${email}`, info.ip);
+    const attempt = this.limiter.attempt(`reset:${tenant}:${email}`, info.ip);
     attempt.check();
-    const r = await this.svc.deps.runtime.ask<CodeReply>(tenant, RESET_ACTOR, email, { t: 'redeem', code: body.code.trim() } satisfies CodeMsg);
+    const r = await this.deps.runtime.ask<CodeReply>(tenant, RESET_ACTOR, email, { t: 'redeem', code: body.code.trim() } satisfies CodeMsg);
     const accounts = r.status === 'ok' ? this.accountsOf(tenant, email, body.accountType) : [];
     if (accounts.length === 0) {
       attempt.fail();
@@ -78,13 +88,13 @@ export class PasswordRecovery {
     let revokedAt = 0;
     for (const s of accounts) {
       const msg: SecurityMsg = { t: 'resetPassword', hash, email, subjectType: s.kind === 'customer' ? 'customer' : 'user' };
-      const done = await this.svc.deps.runtime.ask<ProofResult>(tenant, SECURITY_ACTOR, s.rec.sk, msg);
+      const done = await this.deps.runtime.ask<ProofResult>(tenant, SECURITY_ACTOR, s.rec.sk, msg);
       revokedAt = Math.max(revokedAt, done.revokedAt ?? 0);
       // A staff member's proof claims the customer records of the address (email-verification.ts).
-      if (s.kind === 'staff') revokedAt = Math.max(revokedAt, (await this.svc.verification.prove(tenant, s, false)) ?? 0);
+      if (s.kind === 'staff') revokedAt = Math.max(revokedAt, (await this.verification.prove(tenant, s, false)) ?? 0);
     }
     attempt.succeed();
-    await this.svc.verification.pastRevocation(revokedAt);
+    await this.verification.pastRevocation(revokedAt);
     return { reset: true, emailVerified: true, accounts: accounts.length };
   }
 }

@@ -12,7 +12,8 @@ import { WriteBatch } from '../../core/store/store.js';
 import { BACKUP, CUSTOMER, NS, normalizeEmail, type BackupData, type CustomerData, type TwoFactorMethod } from './model.js';
 import { customersByEmail, provenCustomerByEmail, provenEmailOf, recordProven } from './email-proof.js';
 import { SECURITY_ACTOR, backupCodeHash, type SecurityMsg } from './security.js';
-import type { AuthService } from './service.js';
+import type { AccountLookup } from './account-lookup.js';
+import type { AuthDeps } from './deps.js';
 
 export const BACKUP_CODE_COUNT = 10;
 
@@ -44,7 +45,10 @@ function newBackupCode(): string {
 }
 
 export class TwoFactorAdmin {
-  constructor(private readonly svc: AuthService) {}
+  constructor(
+    private readonly deps: AuthDeps,
+    private readonly accounts: AccountLookup,
+  ) {}
 
   /**
    * The customer record whose 2FA this caller manages (spec: Errors, case 6). It must have proven
@@ -53,7 +57,7 @@ export class TwoFactorAdmin {
    * record at all still gets the spec's 404 first.
    */
   person(tenant: string, p: Principal): StoredRecord {
-    const { store } = this.svc.deps;
+    const { store } = this.deps;
     if (p.kind === 'customer') {
       const rec = store.getRecord(tenant, CUSTOMER, p.customerId ?? p.sub);
       if (!rec) throw appError('ERR_NOT_FOUND', `customer for ${p.email ?? p.sub}`);
@@ -73,20 +77,20 @@ export class TwoFactorAdmin {
   }
 
   private ask<R>(tenant: string, sk: string, msg: SecurityMsg): Promise<R> {
-    return this.svc.deps.runtime.ask<R>(tenant, SECURITY_ACTOR, sk, msg);
+    return this.deps.runtime.ask<R>(tenant, SECURITY_ACTOR, sk, msg);
   }
 
   status(tenant: string, p: Principal): TwoFactorStatus {
     const rec = this.person(tenant, p);
-    const sec = this.svc.security(tenant, rec.sk);
-    const backup = this.svc.deps.store.getRecord(tenant, BACKUP, rec.sk)?.data as unknown as BackupData | undefined;
+    const sec = this.accounts.security(tenant, rec.sk);
+    const backup = this.deps.store.getRecord(tenant, BACKUP, rec.sk)?.data as unknown as BackupData | undefined;
     const email = this.emailOf(rec);
     const out: TwoFactorStatus = {
       email,
       twoFactorEnabled: sec?.twoFactorEnabled === true,
       authenticatorEnrolled: !!sec?.totpSecret,
       backupCodesRemaining: backup ? backup.codes.filter((c) => !c.usedAt).length : 0,
-      trustedDevices: email ? this.svc.deps.store.listKv(tenant, NS.trusted(email)).length : 0,
+      trustedDevices: email ? this.deps.store.listKv(tenant, NS.trusted(email)).length : 0,
     };
     if (sec?.twoFactorEnabled && sec.twoFactorMethod) out.twoFactorMethod = sec.twoFactorMethod;
     return out;
@@ -97,7 +101,7 @@ export class TwoFactorAdmin {
     const rec = this.person(tenant, p);
     const secret = newTotpSecret();
     await this.ask(tenant, rec.sk, { t: 'totpBegin', secret, subjectType: 'customer' });
-    const issuer = String(this.svc.org(tenant).displayName || tenant);
+    const issuer = String(this.accounts.org(tenant).displayName || tenant);
     return { secret, otpauthUrl: otpauthUri(secret, this.emailOf(rec) || rec.sk, issuer), issuer };
   }
 
@@ -129,35 +133,38 @@ export class TwoFactorAdmin {
   /** New backup codes (the old ones stop working); shown this once, stored hashed. */
   async backupGenerate(tenant: string, p: Principal): Promise<{ codes: string[]; generatedAt: string }> {
     const rec = this.person(tenant, p);
-    if (!this.svc.security(tenant, rec.sk)?.twoFactorEnabled) {
+    if (!this.accounts.security(tenant, rec.sk)?.twoFactorEnabled) {
       throw appError('ERR_BAD_REQUEST', 'turn two-factor authentication on before generating backup codes');
     }
     const codes = Array.from({ length: BACKUP_CODE_COUNT }, newBackupCode);
     await this.ask(tenant, rec.sk, { t: 'setBackup', hashes: codes.map((c) => backupCodeHash(rec.sk, c)) });
-    return { codes, generatedAt: new Date(this.svc.deps.clock.now()).toISOString() };
+    return { codes, generatedAt: new Date(this.deps.clock.now()).toISOString() };
   }
 
   trustedDevices(tenant: string, p: Principal): TrustedDevice[] {
     const email = this.emailOf(this.person(tenant, p));
     if (!email) return [];
-    return this.svc.deps.store.listKv<{ addedAt: number; label?: string }>(tenant, NS.trusted(email)).map(({ key, value }) => {
+    return this.deps.store.listKv<{ addedAt: number; label?: string }>(tenant, NS.trusted(email)).map(({ key, value }) => {
       const d: TrustedDevice = { id: key.slice(0, 16), addedAt: new Date(value.addedAt).toISOString() };
       if (value.label) d.label = value.label;
       return d;
     });
   }
 
-  /** Forgets one trusted device (by its listed id) or all of them. */
+  /**
+   * Forgets one trusted device (by its listed id) or all of them. Deletes commit here, not through
+   * an actor: deleting an entry twice is harmless and no rule decides from them in memory.
+   */
   async forgetDevices(tenant: string, p: Principal, id: string | undefined): Promise<{ removed: number }> {
     const email = this.emailOf(this.person(tenant, p));
     if (!email) return { removed: 0 };
     const batch = new WriteBatch();
-    for (const { key } of this.svc.deps.store.listKv(tenant, NS.trusted(email))) {
+    for (const { key } of this.deps.store.listKv(tenant, NS.trusted(email))) {
       if (!id || key.startsWith(id)) batch.deleteKv(tenant, NS.trusted(email), key);
     }
     const removed = batch.size;
     if (id && removed === 0) throw appError('ERR_NOT_FOUND', `trusted device ${id}`);
-    if (removed) await this.svc.deps.store.commit(batch);
+    if (removed) await this.deps.store.commit(batch);
     return { removed };
   }
 }

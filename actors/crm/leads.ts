@@ -1,6 +1,14 @@
 // Leads (datatype `lead`): the rules for creating, changing and searching them. Writes are
 // optimistic: an update carries the version it read and the store refuses a stale one with 409
 // (spec: Versioning 1), so two editors never overwrite each other silently.
+//
+// Why these functions commit themselves rather than through an actor: each write is one record
+// op whose condition the store checks inside the commit's own transaction (a create with
+// ifVersion 0 on a fresh id, an update or delete with the version read), so two writers racing
+// for a lead are already serialized by LMDB and the loser gets the 409 the spec asks for. Nothing
+// else is decided from memory (no counters, no idempotency keys, no messages in an outbox), so
+// an actor's mailbox would add a hop and serialize nothing more. A lead rule that reads one lead
+// to write another, or sends something, belongs in an actor.
 import { AppError, appError } from '../../core/errors.js';
 import { newRecord, nextVersion, type Data, type StoredRecord } from '../../core/store/record.js';
 import type { Filter } from '../../core/store/query.js';

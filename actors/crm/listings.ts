@@ -6,8 +6,7 @@
 import type { ListResult, StoredRecord } from '../../core/store/record.js';
 import { pageItems, type Filter, type PageLimits } from '../../core/store/query.js';
 import type { Store } from '../../core/store/store.js';
-import { normalizePhone } from '../inbox/contact.js';
-import { INBOX_CONVERSATION } from '../inbox/conversation.js';
+import { INBOX_CONVERSATION, normalizePhone } from '../inbox/index.js';
 import { byNewest, CUSTOMER_ACTIVITY, summarize, type ActivitySummary } from './customer-activity.js';
 import { SOCIAL_ACTIVITY } from './social.js';
 

@@ -4,7 +4,7 @@
 // adding a copy. One actor per tenant applies ingests in order.
 import type { ActorKind } from '../../core/actor/runtime.js';
 import { newRecord, nextVersion, type StoredRecord } from '../../core/store/record.js';
-import { stableId } from './stable-id.js';
+import { stableId } from '../../core/stable-id.js';
 
 export const SOCIAL_ACTIVITY = 'social_activity';
 export const SOCIAL_ACTOR = 'social-sync';

@@ -2,7 +2,7 @@
 // person must produce the same key however the address was typed: emails are lower-cased, phone
 // numbers lose their punctuation, and the pair is hashed into the conversation id.
 import { appError } from '../../core/errors.js';
-import { stableId } from '../crm/stable-id.js';
+import { stableId } from '../../core/stable-id.js';
 
 export const CHANNELS = ['email', 'sms', 'chat', 'social'] as const;
 export type Channel = (typeof CHANNELS)[number];

@@ -5,7 +5,7 @@
 // is never replaced by an earlier one that arrives late.
 import type { ActorKind, ActivationContext } from '../../core/actor/runtime.js';
 import { newRecord, nextVersion, type Data, type StoredRecord } from '../../core/store/record.js';
-import { stableId } from '../crm/stable-id.js';
+import { stableId } from '../../core/stable-id.js';
 
 export const PHONE_CALL = 'phone_call';
 export const CALL_RECORDING = 'call_recording';

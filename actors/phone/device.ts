@@ -6,7 +6,7 @@
 import type { ActorKind, ActivationContext } from '../../core/actor/runtime.js';
 import { appError } from '../../core/errors.js';
 import { newRecord, nextVersion, type StoredRecord } from '../../core/store/record.js';
-import { stableId } from '../crm/stable-id.js';
+import { stableId } from '../../core/stable-id.js';
 
 export const PHONE_DEVICE = 'phone_device';
 export const PHONE_DEVICE_ACTOR = 'phone-device';

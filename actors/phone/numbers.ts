@@ -3,7 +3,7 @@
 // staff user of the organisation. Registration answers a user's assigned numbers.
 import type { StoredRecord } from '../../core/store/record.js';
 import type { Store } from '../../core/store/store.js';
-import { stableId } from '../crm/stable-id.js';
+import { stableId } from '../../core/stable-id.js';
 
 export const PHONE_NUMBER = 'phone_number';
 

@@ -1,17 +1,28 @@
 // The auth feature area (spec: Authentication; Endpoints → Authentication and profile, Passcodes
 // and access cards): its actors, the indexes its lookups use, its routes, the x-api-key
 // credential resolver, and an hourly sweep of expired codes, challenges and refresh families.
-import { accountsActor, orgsActor } from '../../actors/auth/accounts.js';
-import { cardActor } from '../../actors/auth/cards.js';
-import { challengeActor, magicActor, resetActor, verifyActor } from '../../actors/auth/codes.js';
-import { APIKEY, CARD, CUSTOMER, SETTING, USER } from '../../actors/auth/model.js';
-import { orgSettingsActor } from '../../actors/auth/org-settings.js';
-import { refreshActor } from '../../actors/auth/refresh.js';
-import { securityActor } from '../../actors/auth/security.js';
+import {
+  APIKEY,
+  AuthApi,
+  CARD,
+  CUSTOMER,
+  SETTING,
+  USER,
+  accountsActor,
+  cardActor,
+  challengeActor,
+  magicActor,
+  orgSettingsActor,
+  orgsActor,
+  sweepExpired,
+  refreshActor,
+  resetActor,
+  securityActor,
+  verifyActor,
+} from '../../actors/auth/index.js';
 import type { Module } from '../deps.js';
 import { startPeriodic, stopPeriodic } from '../periodic.js';
 import { appRoutes } from '../routes/auth/apps.js';
-import { authService } from '../routes/auth/common.js';
 import { passcodeRoutes } from '../routes/auth/passcode.js';
 import { profileRoutes } from '../routes/auth/profile.js';
 import { securityRoutes } from '../routes/auth/security.js';
@@ -33,18 +44,22 @@ export const authModule: Module = {
     [CARD, 'data.employeeId'],
     [SETTING, 'data.name'],
   ],
-  routes(deps) {
-    const svc = authService(deps);
-    const routes = [...signInRoutes(svc), ...verificationRoutes(svc), ...profileRoutes(svc), ...securityRoutes(svc), ...passcodeRoutes(svc), ...appRoutes(svc), ...usageRoutes(deps)];
-    // Every public authentication route (sign-in, lookup, magic code, app key, refresh, signup,
-    // challenges) is also limited per client address: guessing happens before there is an org.
-    return routes.map((r) => (r.auth === 'none' ? { ...r, rateLimit: 'address' as const } : r));
+  perNode(deps) {
+    // The node's AuthApi (its failure limiter is per node), shared by the routes and the x-api-key
+    // resolver registered here, before the node takes any request.
+    const api = new AuthApi(deps);
+    deps.credentials.push((headers, tenant) => api.apiKeys.resolve(headers, tenant));
+    const routes = [...signInRoutes(api), ...verificationRoutes(api), ...profileRoutes(api), ...securityRoutes(api), ...passcodeRoutes(api), ...appRoutes(api), ...usageRoutes(deps)];
+    return {
+      // Every public authentication route (sign-in, lookup, magic code, app key, refresh, signup,
+      // challenges) is also limited per client address: guessing happens before there is an org.
+      routes: routes.map((r) => (r.auth === 'none' ? { ...r, rateLimit: 'address' as const } : r)),
+    };
   },
   async start(deps) {
-    const svc = authService(deps);
-    deps.credentials.push((headers, tenant) => svc.resolveApiKey(headers, tenant));
-    await svc.sweep().catch((err: unknown) => deps.logger.warn({ err }, 'auth sweep failed'));
-    startPeriodic(deps, 'auth sweep', () => svc.sweep(), SWEEP_EVERY_MS);
+    // The sweep keeps no per-node state: it needs only the node's store, clock, tokens and settings.
+    await sweepExpired(deps).catch((err: unknown) => deps.logger.warn({ err }, 'auth sweep failed'));
+    startPeriodic(deps, 'auth sweep', () => sweepExpired(deps), SWEEP_EVERY_MS);
   },
   stop(deps) {
     stopPeriodic(deps, 'auth sweep');

@@ -3,7 +3,7 @@
 // routes needs an orgid or a token.
 import { Type } from '@sinclair/typebox';
 import { appError } from '../../core/errors.js';
-import type { AppDeps, Module } from '../deps.js';
+import type { Module } from '../deps.js';
 import { statusName } from '../../core/errors.js';
 import { buildAsyncApi, channelsMd } from '../reference/asyncapi.js';
 import { buildCatalogue, type Catalogue, type Endpoint } from '../reference/catalogue.js';
@@ -234,16 +234,12 @@ export function referenceRoutes(get: () => Catalogue): RouteDef[] {
   ];
 }
 
-const catalogue = new WeakMap<AppDeps, Catalogue>();
-
 export const referenceModule: Module = {
   name: 'reference',
-  routes: (deps) =>
-    referenceRoutes(() => {
-      let c = catalogue.get(deps);
-      if (!c) catalogue.set(deps, (c = buildCatalogue(deps.routes, deps.openapi())));
-      return c;
-    }),
   // Built on first read, not at start: with an example for every operation the document takes
   // ~30 ms to build, which every node (and every test server) would otherwise pay unread.
+  perNode(deps) {
+    let catalogue: Catalogue | undefined;
+    return { routes: referenceRoutes(() => (catalogue ??= buildCatalogue(deps.routes, deps.openapi()))) };
+  },
 };

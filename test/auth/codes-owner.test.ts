@@ -7,7 +7,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { readOutbox } from '../../core/outbox.js';
-import { LOCAL_CODES_FILE } from '../../actors/auth/service.js';
+import { LOCAL_CODES_FILE } from '../../actors/auth/index.js';
 import { startTestApp } from '../helpers/app.js';
 import { captureLog } from '../helpers/log-capture.js';
 import { DEFAULT_PASSWORD, bearer, proveEmail, signIn, signupCustomer, signupOrg, signupStaff } from '../helpers/auth.js';

@@ -3,7 +3,7 @@
 // sign-in to another organisation can re-point it.
 import t from 'tap';
 import { DEVICE_TOKEN_NS } from '../../actors/auth/device-token.js';
-import { authService } from '../../edge/routes/auth/common.js';
+import { sweepExpired } from '../../actors/auth/index.js';
 import { ManualClock } from '../../core/clock.js';
 import { newRecord } from '../../core/store/record.js';
 import { WriteBatch } from '../../core/store/store.js';
@@ -95,7 +95,7 @@ t.test('device token - staff only; unused for 90 days it expires and the sweep f
   const expired = await passcode({ 'x-device-token': token });
   t.equal(expired.status, 400, 'unused for 91 days');
   t.match(expired.body.message, /not valid/);
-  await authService(app.deps).sweep();
+  await sweepExpired(app.deps);
   t.same(app.deps.store.listKv(orgA.orgId, DEVICE_TOKEN_NS), [], 'the sweep dropped every expired token');
   const fresh = await signIn(app, orgA.orgId, 'owner@a.example', DEFAULT_PASSWORD, { headers: { 'x-device-token': token } });
   t.match(fresh.body.deviceToken, TOKEN(orgA.orgId));

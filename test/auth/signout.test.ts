@@ -6,7 +6,7 @@ import t from 'tap';
 import { REVOKED_SESSIONS_NS } from '../../core/auth/revocations.js';
 import { ManualClock } from '../../core/clock.js';
 import { NS } from '../../actors/auth/model.js';
-import { authService } from '../../edge/routes/auth/common.js';
+import { sweepExpired } from '../../actors/auth/index.js';
 import { startTestApp } from '../helpers/app.js';
 import { DEFAULT_PASSWORD, bearer, signIn, signupCustomer, signupOrg } from '../helpers/auth.js';
 import { client } from '../helpers/http.js';
@@ -67,6 +67,6 @@ t.test('signout - session revocations are swept once no token of theirs can be a
   t.ok(app.deps.store.listKv(org, REVOKED_SESSIONS_NS).length >= 3);
   clock.advance((app.deps.tokens.maxLifetimeSeconds + 3600) * 1000);
   clock.advance(app.deps.config.auth.refreshTokenTtlSeconds * 1000);
-  await authService(app.deps).sweep();
+  await sweepExpired(app.deps);
   t.same(app.deps.store.listKv(org, REVOKED_SESSIONS_NS), []);
 });

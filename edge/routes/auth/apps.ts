@@ -1,9 +1,7 @@
 // Application identities and API keys (spec: Authentication → Tokens and refresh 3, Headers,
 // Combinations). Secrets and keys are answered once, at creation, and stored as SHA-256 digests.
 import { Type } from '@sinclair/typebox';
-import { ACCOUNTS, type AccountsMsg } from '../../../actors/auth/accounts.js';
-import { APIKEY, USER, isApp, publicApiKey, publicApp } from '../../../actors/auth/model.js';
-import type { AuthService } from '../../../actors/auth/service.js';
+import { ACCOUNTS, type AccountsMsg, APIKEY, USER, isApp, publicApiKey, publicApp, type AuthApi } from '../../../actors/auth/index.js';
 import { pageItems } from '../../../core/store/query.js';
 import type { StoredRecord } from '../../../core/store/record.js';
 import { route, type RouteDef } from '../../route.js';
@@ -38,7 +36,7 @@ const ApiKeySchema = Type.Object({
 
 const Domain = Type.String({ minLength: 1, maxLength: 253, pattern: '^[A-Za-z0-9.-]+(:[0-9]{1,5})?$' });
 
-export function appRoutes(svc: AuthService): RouteDef[] {
+export function appRoutes(svc: AuthApi): RouteDef[] {
   return [
     route({
       method: 'POST',
@@ -53,7 +51,7 @@ export function appRoutes(svc: AuthService): RouteDef[] {
       body: Body({ name: Type.String({ minLength: 1, maxLength: 120 }), domains: Type.Optional(Type.Array(Domain, { maxItems: 20 })) }),
       response: Type.Object({ appId: Type.String(), secret: Type.String(), name: Type.String(), domains: Type.Array(Type.String()), createdate: Type.String() }),
       handler: async (ctx) => {
-        const { app, secret } = await svc.registerApp(ctx.tenant, caller(ctx).sub, ctx.body.name.trim(), ctx.body.domains ?? []);
+        const { app, secret } = await svc.apps.register(ctx.tenant, caller(ctx).sub, ctx.body.name.trim(), ctx.body.domains ?? []);
         return { ...publicApp(app), secret };
       },
     }),
@@ -71,7 +69,7 @@ export function appRoutes(svc: AuthService): RouteDef[] {
       ),
       response: Type.Object({ token: Type.String(), tokenType: Type.String(), expiresIn: Type.Integer(), appId: Type.String() }),
       errors: [401, 429],
-      handler: (ctx) => svc.appToken(ctx.tenant, ctx.body.appId, ctx.body.secret, ctx.body.domain, clientInfo(ctx)),
+      handler: (ctx) => svc.apps.exchange(ctx.tenant, ctx.body.appId, ctx.body.secret, ctx.body.domain, clientInfo(ctx)),
     }),
     route({
       method: 'GET',
@@ -121,7 +119,7 @@ export function appRoutes(svc: AuthService): RouteDef[] {
       response: Type.Object({ ...ApiKeySchema.properties, key: Type.String() }),
       errors: [403],
       handler: async (ctx) => {
-        const { rec, key } = await svc.createApiKey(ctx.tenant, caller(ctx), ctx.body);
+        const { rec, key } = await svc.apiKeys.create(ctx.tenant, caller(ctx), ctx.body);
         return { ...publicApiKey(rec), key };
       },
     }),

@@ -1,28 +1,15 @@
-// Shared pieces of the auth route tables: the per-node AuthService, client info from headers, the
-// schemas several routes answer with, and the reference section names.
+// Shared pieces of the auth route tables: client info from headers, the schemas several routes
+// answer with, and the reference section names.
 import { Type, type TProperties, type TSchema } from '@sinclair/typebox';
-import { deviceOf, AuthService, type ClientInfo } from '../../../actors/auth/service.js';
+import { deviceOf, type ClientInfo } from '../../../actors/auth/index.js';
 import type { Principal } from '../../../core/auth/tokens.js';
 import { appError } from '../../../core/errors.js';
-import type { AppDeps } from '../../deps.js';
 import type { RequestContext } from '../../route.js';
 
 export const TAG_AUTH = 'Authentication';
 export const TAG_PASSCODE = 'Passcodes and cards';
 export const TAG_APPS = 'Applications and API keys';
 export const TAG_2FA = 'Security (2FA)';
-
-const services = new WeakMap<AppDeps, AuthService>();
-
-/** One AuthService per running node (its failure limiter is per node). */
-export function authService(deps: AppDeps): AuthService {
-  let s = services.get(deps);
-  if (!s) {
-    s = new AuthService(deps);
-    services.set(deps, s);
-  }
-  return s;
-}
 
 /** The bearer token of the Authorization header, on routes whose credential is not an access token. */
 export function bearerToken(ctx: RequestContext): string | undefined {

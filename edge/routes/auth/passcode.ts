@@ -1,10 +1,7 @@
 // Passcodes (PINs) and access cards (spec: Endpoints → Passcodes and access cards). The sign-in
 // route itself is in signin.ts. A PIN is 4 to 8 digits, stored as a scrypt hash.
 import { Type } from '@sinclair/typebox';
-import { ACCOUNTS, type AccountsMsg } from '../../../actors/auth/accounts.js';
-import { CARD, SECURITY, USER, isApp, publicCard, type CardData, type PublicCard, type UserData } from '../../../actors/auth/model.js';
-import { SECURITY_ACTOR, type SecurityMsg } from '../../../actors/auth/security.js';
-import type { AuthService } from '../../../actors/auth/service.js';
+import { ACCOUNTS, type AccountsMsg, CARD, SECURITY, USER, isApp, publicCard, type CardData, type PublicCard, type UserData, SECURITY_ACTOR, type SecurityMsg, type AuthApi } from '../../../actors/auth/index.js';
 import { hashPassword } from '../../../core/auth/password.js';
 import type { Principal } from '../../../core/auth/tokens.js';
 import { appError } from '../../../core/errors.js';
@@ -40,12 +37,12 @@ const EmployeeSchema = Type.Object({
  * that user holds and it is not the primary contact: whoever sets a PIN knows it and can sign in
  * with it, skipping 2FA.
  */
-function targetUser(svc: AuthService, tenant: string, p: Principal, userId: string | undefined): StoredRecord {
+function targetUser(svc: AuthApi, tenant: string, p: Principal, userId: string | undefined): StoredRecord {
   const id = userId ?? p.sub;
   if (id !== p.sub && !p.roles.includes('Admin')) throw appError('ERR_FORBIDDEN', "only an Admin may change another user's passcode");
-  const user = svc.userById(tenant, id);
+  const user = svc.accounts.userById(tenant, id);
   if (!user) throw appError('ERR_NOT_FOUND', `user ${id}`);
-  svc.assertMayActFor(tenant, p, user, "change the passcode");
+  svc.accounts.assertMayActFor(tenant, p, user, "change the passcode");
   return user;
 }
 
@@ -53,14 +50,14 @@ function targetUser(svc: AuthService, tenant: string, p: Principal, userId: stri
  * A card UID is what a reader presents to sign in, so it is shown in full only to the card's
  * holder and to Admins who may act for the holder; anyone else sees its last 4 characters.
  */
-function cardView(svc: AuthService, tenant: string, p: Principal, rec: StoredRecord): PublicCard {
+function cardView(svc: AuthApi, tenant: string, p: Principal, rec: StoredRecord): PublicCard {
   const card = publicCard(rec);
-  const holder = svc.userById(tenant, card.userId);
-  if (card.userId === p.sub || (holder && !svc.whyNotActFor(tenant, p, holder))) return card;
+  const holder = svc.accounts.userById(tenant, card.userId);
+  if (card.userId === p.sub || (holder && !svc.accounts.whyNotActFor(tenant, p, holder))) return card;
   return { ...card, cardUid: card.cardUid.length > 8 ? `…${card.cardUid.slice(-4)}` : '…' };
 }
 
-export function passcodeRoutes(svc: AuthService): RouteDef[] {
+export function passcodeRoutes(svc: AuthApi): RouteDef[] {
   const cardList = async (tenant: string, p: Principal, filter: Filter, q: { page?: number; pageSize?: number }) => {
     const r = await listRecords(svc.deps, tenant, CARD, filter, { page: q.page, pageSize: q.pageSize, sort: 'createdate', sortType: 'asc' });
     return { ...r, data: r.data.map((c) => cardView(svc, tenant, p, c)) };
@@ -117,7 +114,7 @@ export function passcodeRoutes(svc: AuthService): RouteDef[] {
       body: Body({ employeeId: EmployeeIdSchema, cardUid: CardUidSchema, label: Type.Optional(Type.String({ maxLength: 80 })) }),
       response: CardSchema,
       errors: [403, 404, 409],
-      handler: async (ctx) => publicCard(await svc.registerCard(ctx.tenant, caller(ctx), ctx.body)),
+      handler: async (ctx) => publicCard(await svc.passcodes.registerCard(ctx.tenant, caller(ctx), ctx.body)),
     }),
     route({
       method: 'POST',
@@ -129,7 +126,7 @@ export function passcodeRoutes(svc: AuthService): RouteDef[] {
       body: Body({ cardUid: CardUidSchema, status: Type.String({ enum: ['active', 'revoked', 'lost'] }) }),
       response: CardSchema,
       errors: [403, 404],
-      handler: async (ctx) => publicCard(await svc.setCardStatus(ctx.tenant, caller(ctx), ctx.body.cardUid, ctx.body.status as CardData['status'])),
+      handler: async (ctx) => publicCard(await svc.passcodes.setCardStatus(ctx.tenant, caller(ctx), ctx.body.cardUid, ctx.body.status as CardData['status'])),
     }),
     route({
       method: 'GET',
@@ -164,7 +161,7 @@ export function passcodeRoutes(svc: AuthService): RouteDef[] {
       errors: [404],
       handler: (ctx) => {
         const id = ctx.params.identifier;
-        const rec = svc.cardByUid(ctx.tenant, id) ?? (isId(id) ? ctx.deps.store.getRecord(ctx.tenant, CARD, id) : undefined);
+        const rec = svc.accounts.cardByUid(ctx.tenant, id) ?? (isId(id) ? ctx.deps.store.getRecord(ctx.tenant, CARD, id) : undefined);
         if (!rec) throw appError('ERR_NOT_FOUND', `card ${id}`);
         return cardView(svc, ctx.tenant, caller(ctx), rec);
       },

@@ -1,12 +1,7 @@
 // The signed-in user's profile, self-service delete, the organisation's security settings and the
 // outbox listing (spec: Endpoints → Authentication and profile).
 import { Type } from '@sinclair/typebox';
-import { ACCOUNTS, type AccountsMsg } from '../../../actors/auth/accounts.js';
-import { ORG_SETTINGS_ACTOR, securitySettingsOf, type OrgSettingsMsg } from '../../../actors/auth/org-settings.js';
-import { OUTBOX_JOB, type OutboxRead } from '../../../actors/auth/outbox-job.js';
-import { accountOf } from '../../../actors/auth/outbox-view.js';
-import type { AuthService } from '../../../actors/auth/service.js';
-import type { SecuritySettings } from '../../../actors/auth/model.js';
+import { ACCOUNTS, type AccountsMsg, ORG_SETTINGS_ACTOR, securitySettingsOf, type OrgSettingsMsg, OUTBOX_JOB, type OutboxRead, accountOf, type AuthApi, type SecuritySettings } from '../../../actors/auth/index.js';
 import { appError } from '../../../core/errors.js';
 import { route, type RouteDef } from '../../route.js';
 import { Body, Id, NewPasswordSchema, PageQuery, PublicUserSchema, TAG_2FA, TAG_AUTH, caller, clientInfo, listOf } from './common.js';
@@ -46,7 +41,7 @@ const OutboxQuery = Type.Object({
   ...PageQuery,
 });
 
-export function profileRoutes(svc: AuthService): RouteDef[] {
+export function profileRoutes(svc: AuthApi): RouteDef[] {
   return [
     route({
       method: 'GET',
@@ -58,9 +53,9 @@ export function profileRoutes(svc: AuthService): RouteDef[] {
       response: PublicUserSchema,
       handler: (ctx) => {
         const p = caller(ctx);
-        const s = svc.subject(ctx.tenant, 'staff', p.sub);
+        const s = svc.accounts.subject(ctx.tenant, 'staff', p.sub);
         if (!s) throw appError('ERR_UNAUTHENTICATED', 'the account no longer exists or is disabled; sign in again');
-        return svc.publicOf(ctx.tenant, s);
+        return svc.accounts.publicOf(ctx.tenant, s);
       },
     }),
     route({
@@ -75,12 +70,12 @@ export function profileRoutes(svc: AuthService): RouteDef[] {
       errors: [403],
       handler: async (ctx) => {
         const p = caller(ctx);
-        const org = svc.org(ctx.tenant);
+        const org = svc.accounts.org(ctx.tenant);
         if (org.primaryContactUserId === p.sub) {
           throw appError('ERR_FORBIDDEN', "the organisation's primary contact cannot delete their own account; make someone else the primary contact first");
         }
         await ctx.deps.runtime.ask(ctx.tenant, ACCOUNTS, 'staff', { t: 'deleteUser', userId: p.sub } satisfies AccountsMsg);
-        if (p.sid) await svc.revokeFamily(ctx.tenant, p.sid, 'account deleted');
+        if (p.sid) await svc.sessions.revokeFamily(ctx.tenant, p.sid, 'account deleted');
         return { deleted: true, id: p.sub };
       },
     }),
@@ -96,7 +91,7 @@ export function profileRoutes(svc: AuthService): RouteDef[] {
       response: Type.Object({ changed: Type.Boolean() }),
       errors: [429],
       handler: async (ctx) => {
-        await svc.changePassword(ctx.tenant, caller(ctx), ctx.body.currentPassword, ctx.body.newPassword, clientInfo(ctx));
+        await svc.passwords.change(ctx.tenant, caller(ctx), ctx.body.currentPassword, ctx.body.newPassword, clientInfo(ctx));
         return { changed: true };
       },
     }),
@@ -112,7 +107,7 @@ export function profileRoutes(svc: AuthService): RouteDef[] {
       handler: async (ctx) => {
         const p = caller(ctx);
         if (!p.sid) return { signedOut: false };
-        await svc.revokeFamily(ctx.tenant, p.sid, 'signed out');
+        await svc.sessions.revokeFamily(ctx.tenant, p.sid, 'signed out');
         return { signedOut: true };
       },
     }),
@@ -124,7 +119,7 @@ export function profileRoutes(svc: AuthService): RouteDef[] {
       tag: TAG_2FA,
       summary: "The organisation's two-factor and new-device settings",
       response: SettingsSchema,
-      handler: (ctx) => securitySettingsOf(svc.org(ctx.tenant)),
+      handler: (ctx) => securitySettingsOf(svc.accounts.org(ctx.tenant)),
     }),
     route({
       method: 'PUT',
@@ -164,8 +159,8 @@ export function profileRoutes(svc: AuthService): RouteDef[] {
       response: PublicUserSchema,
       errors: [403, 404],
       handler: async (ctx) => {
-        const rec = await svc.setUserStatus(ctx.tenant, caller(ctx), ctx.body.userId, ctx.body.status as 'active' | 'disabled');
-        return svc.publicOf(ctx.tenant, { kind: 'staff', rec });
+        const rec = await svc.staff.setStatus(ctx.tenant, caller(ctx), ctx.body.userId, ctx.body.status as 'active' | 'disabled');
+        return svc.accounts.publicOf(ctx.tenant, { kind: 'staff', rec });
       },
     }),
     route({
@@ -200,7 +195,7 @@ export function profileRoutes(svc: AuthService): RouteDef[] {
         const p = caller(ctx);
         const account = accountOf(p.kind === 'customer' ? 'customer' : 'staff', p.sub);
         const full = ctx.deps.outbox.name === 'local';
-        const read: OutboxRead = { op: 'mine', tenant: ctx.tenant, addresses: svc.ownAddresses(ctx.tenant, p), account, full, channel: q.channel, kind: q.kind, page: q.page, pageSize: q.pageSize };
+        const read: OutboxRead = { op: 'mine', tenant: ctx.tenant, addresses: svc.accounts.ownAddresses(ctx.tenant, p), account, full, channel: q.channel, kind: q.kind, page: q.page, pageSize: q.pageSize };
         return ctx.deps.queries.run(ctx.tenant, OUTBOX_JOB, read);
       },
     }),

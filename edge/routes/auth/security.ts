@@ -2,8 +2,7 @@
 // Sign-in sequence; Errors, cases 5 and 6). A staff caller with no customer record gets 404
 // "customer for <email> not found" on every one of these routes.
 import { Type } from '@sinclair/typebox';
-import type { AuthService } from '../../../actors/auth/service.js';
-import { TwoFactorAdmin } from '../../../actors/auth/two-factor.js';
+import type { AuthApi } from '../../../actors/auth/index.js';
 import type { Principal } from '../../../core/auth/tokens.js';
 import { appError } from '../../../core/errors.js';
 import { route, type RequestContext, type RouteDef } from '../../route.js';
@@ -35,8 +34,8 @@ function challengeTokenOf(ctx: RequestContext): string {
   return token;
 }
 
-export function securityRoutes(svc: AuthService): RouteDef[] {
-  const admin = new TwoFactorAdmin(svc);
+export function securityRoutes(svc: AuthApi): RouteDef[] {
+  const admin = svc.twoFactor;
   /**
    * Spec: Errors, case 6: a staff user with no customer record gets 404 on every
    * /profile/security/* route (the challenge routes too, when a staff bearer is sent), whatever
@@ -60,7 +59,7 @@ export function securityRoutes(svc: AuthService): RouteDef[] {
       response: SessionSchema,
       errors: [401, 404, 429],
       handler: (ctx) => {
-        return svc.challengeVerify(challengeTokenOf(ctx), ctx.body.code, ctx.body.trustDevice === true, ctx.tenant, clientInfo(ctx));
+        return svc.challenges.verify(challengeTokenOf(ctx), ctx.body.code, ctx.body.trustDevice === true, ctx.tenant, clientInfo(ctx));
       },
     }),
     route({
@@ -76,7 +75,7 @@ export function securityRoutes(svc: AuthService): RouteDef[] {
       response: Type.Object({ sent: Type.Boolean(), twoFactorMethod: Type.String(), message: Type.String() }),
       errors: [401, 404, 429],
       handler: (ctx) => {
-        return svc.challengeSend(challengeTokenOf(ctx), ctx.tenant);
+        return svc.challenges.send(challengeTokenOf(ctx), ctx.tenant);
       },
     }),
     route({

@@ -1,8 +1,7 @@
 // Sign-up, sign-in (every documented alias), magic codes, passcode sign-in, the org directory and
 // token refresh (spec: Endpoints → Authentication and profile; Authentication).
 import { Type } from '@sinclair/typebox';
-import { GLOBAL_TENANT, NS, normalizeEmail, type DirectoryEntry, type SubjectKind } from '../../../actors/auth/model.js';
-import type { AuthService } from '../../../actors/auth/service.js';
+import { GLOBAL_TENANT, NS, normalizeEmail, type DirectoryEntry, type SubjectKind, type AuthApi } from '../../../actors/auth/index.js';
 import { AppError, appError } from '../../../core/errors.js';
 import { route, type RequestContext, type RouteDef } from '../../route.js';
 import {
@@ -49,7 +48,7 @@ const RefreshBody = Type.Object(
   { additionalProperties: true },
 );
 
-export function signInRoutes(svc: AuthService): RouteDef[] {
+export function signInRoutes(svc: AuthApi): RouteDef[] {
   const signIn = (path: string, kind: SubjectKind, summary: string) =>
     route({
       method: 'POST',
@@ -63,7 +62,7 @@ export function signInRoutes(svc: AuthService): RouteDef[] {
       body: SignInBody,
       response: SessionSchema,
       errors: [401, 429],
-      handler: (ctx) => svc.passwordSignIn(signInTenant(ctx, ctx.body.orgId), kind, ctx.body.email, ctx.body.password, clientInfo(ctx)),
+      handler: (ctx) => svc.passwords.signIn(signInTenant(ctx, ctx.body.orgId), kind, ctx.body.email, ctx.body.password, clientInfo(ctx)),
     });
 
   const refresh = (path: string, kind: SubjectKind, summary: string) =>
@@ -82,7 +81,7 @@ export function signInRoutes(svc: AuthService): RouteDef[] {
       handler: (ctx) => {
         const token = ctx.body.refreshToken ?? bearerToken(ctx);
         if (!token) throw appError('ERR_UNAUTHENTICATED', 'send the refresh token as the bearer token or in body.refreshToken');
-        return svc.refresh(token, kind, ctx.tenant);
+        return svc.sessions.refresh(token, kind, ctx.tenant);
       },
     });
 
@@ -143,15 +142,15 @@ export function signInRoutes(svc: AuthService): RouteDef[] {
         if (!ctx.tenant) {
           if (!b.orgName?.trim()) throw appError('ERR_VALIDATION', 'body/orgName is required to create an organisation');
           if (b.roles || b.employeeId) throw appError('ERR_VALIDATION', 'body/roles and body/employeeId are set by an Admin, not at organisation sign-up');
-          return svc.signupOrg({ email: b.email, password: b.password, name: b.name, orgName: b.orgName, openStorefront: b.openStorefront }, clientInfo(ctx));
+          return svc.signUp.org({ email: b.email, password: b.password, name: b.name, orgName: b.orgName, openStorefront: b.openStorefront }, clientInfo(ctx));
         }
         const p = ctx.principal;
         if (!p || p.kind !== 'staff' || !p.roles.includes('Admin')) {
           throw appError('ERR_FORBIDDEN', 'creating a user in an existing organisation needs an Admin token of that organisation');
         }
         if (b.openStorefront !== undefined) throw appError('ERR_VALIDATION', 'body/openStorefront is chosen at organisation sign-up (without orgid) only');
-        const user = await svc.createStaff(ctx.tenant, b, p.sub, p.roles);
-        return { orgId: ctx.tenant, user: svc.publicOf(ctx.tenant, { kind: 'staff', rec: user }) };
+        const user = await svc.staff.create(ctx.tenant, b, p.sub, p.roles);
+        return { orgId: ctx.tenant, user: svc.accounts.publicOf(ctx.tenant, { kind: 'staff', rec: user }) };
       },
     }),
     route({
@@ -171,7 +170,7 @@ export function signInRoutes(svc: AuthService): RouteDef[] {
       }),
       response: SessionSchema,
       errors: [409],
-      handler: (ctx) => svc.signupCustomer(ctx.tenant, ctx.body, clientInfo(ctx)),
+      handler: (ctx) => svc.signUp.customer(ctx.tenant, ctx.body, clientInfo(ctx)),
     }),
     route({
       method: 'GET',
@@ -185,7 +184,7 @@ export function signInRoutes(svc: AuthService): RouteDef[] {
       response: Type.Object({ sent: Type.Boolean(), message: Type.String() }),
       errors: [429],
       handler: async (ctx) => {
-        await svc.magicIssue(ctx.tenant, ctx.query.email);
+        await svc.magic.issue(ctx.tenant, ctx.query.email);
         return { sent: true, message: 'if an account exists for this email, a sign-in code has been sent to it' };
       },
     }),
@@ -203,7 +202,7 @@ export function signInRoutes(svc: AuthService): RouteDef[] {
       body: Body({ email: Type.String({ minLength: 1, maxLength: 254 }), code: Type.String({ minLength: 1, maxLength: 16 }) }),
       response: SessionSchema,
       errors: [401, 429],
-      handler: (ctx) => svc.magicRedeem(ctx.tenant, ctx.body.email, ctx.body.code, clientInfo(ctx)),
+      handler: (ctx) => svc.magic.redeem(ctx.tenant, ctx.body.email, ctx.body.code, clientInfo(ctx)),
     }),
     route({
       method: 'POST',
@@ -225,7 +224,7 @@ export function signInRoutes(svc: AuthService): RouteDef[] {
       }),
       response: SessionSchema,
       errors: [401, 403, 429],
-      handler: (ctx) => svc.passcodeSignIn(ctx.tenant, ctx.body, clientInfo(ctx)),
+      handler: (ctx) => svc.passcodes.signIn(ctx.tenant, ctx.body, clientInfo(ctx)),
     }),
     refresh('/profile/user/refresh', 'staff', 'Rotate a staff refresh token'),
     refresh('/profile/customer/refresh', 'customer', 'Rotate a customer refresh token'),

@@ -1,7 +1,7 @@
 // Proving an email and recovering a password (issue 28): the routes translate; the rules live in
 // actors/auth/email-verification.ts and actors/auth/recovery.ts.
 import { Type } from '@sinclair/typebox';
-import type { AuthService } from '../../../actors/auth/service.js';
+import type { AuthApi } from '../../../actors/auth/index.js';
 import { route, type RouteDef } from '../../route.js';
 import { Body, EmailSchema, NewPasswordSchema, TAG_AUTH, caller, clientInfo } from './common.js';
 
@@ -15,7 +15,7 @@ const WHAT_PROOF_DOES =
   'Until an account proves its email, nothing is matched to it by that address: no tickets by holder email, no bookings or orders staff made for the address, ' +
   'no staff security record, no messages at /profile/outbox/mine, and every /profile/security/* route answers 403. What the account creates itself (its bookings, chats, tabs) is its own from the start.';
 
-export function verificationRoutes(svc: AuthService): RouteDef[] {
+export function verificationRoutes(svc: AuthApi): RouteDef[] {
   return [
     route({
       method: 'POST',

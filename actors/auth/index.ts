@@ -1,0 +1,23 @@
+// The auth area's public surface (spec: Authentication; Passcodes and access cards): its API, its
+// actors, the model its records follow, and the messages the edge may still send its actors.
+export { AuthApi } from './api.js';
+export { sweepExpired } from './sweep.js';
+export type { AuthDeps } from './deps.js';
+export { deviceOf, type ClientInfo } from './client-info.js';
+export type { Subject } from './account-lookup.js';
+export type { SessionAnswer } from './sessions.js';
+export { challengeMessage, type ChallengeAnswer } from './challenges.js';
+export type { PasscodeSettings } from './passcodes.js';
+export { LOCAL_CODES_FILE } from './code-sender.js';
+export { FORGOT_MESSAGE } from './recovery.js';
+export type { VerificationSent } from './email-verification.js';
+export { BACKUP_CODE_COUNT, type TrustedDevice, type TwoFactorStatus } from './two-factor.js';
+export * from './model.js';
+export { ACCOUNTS, ORGS, accountsActor, orgsActor, type AccountsMsg } from './accounts.js';
+export { cardActor } from './cards.js';
+export { challengeActor, magicActor, resetActor, verifyActor } from './codes.js';
+export { ORG_SETTINGS_ACTOR, orgSettingsActor, securitySettingsOf, type OrgSettingsMsg } from './org-settings.js';
+export { refreshActor } from './refresh.js';
+export { SECURITY_ACTOR, securityActor, type SecurityMsg } from './security.js';
+export { OUTBOX_JOB, type OutboxRead } from './outbox-job.js';
+export { accountOf } from './outbox-view.js';
