@@ -1,18 +1,18 @@
-// One node's chat feature: socket.io on the edge, the services the channels and the REST routes
-// share, and the periodic sweep (idle customer sessions, inactive chats, finished AI streams).
+// One node's chat feature on the edge: socket.io, the chat area's API built with this node's
+// fan-out and AI provider (the channels and the REST routes share it), and the periodic sweep
+// (idle customer sessions, inactive chats, finished AI streams).
 // One instance per app (tests run several apps in one process), found from the app's deps.
 import type { Socket } from 'socket.io';
-import { createAiProvider, type AiProvider } from '../../core/ai.js';
+import { createChatApi, type ChatApi } from '../../actors/chat/index.js';
+import { createAiProvider } from '../../core/ai.js';
 import type { Principal } from '../../core/auth/tokens.js';
 import type { AppDeps } from '../deps.js';
 import type { TemplatedApp } from '../http-server.js';
 import type { RateLimiter } from '../rate-limit.js';
-import { AiStreams } from './ai-streams.js';
 import { chatChannel, sweepChatSockets, type ChatSocketState } from './chat-channel.js';
-import { ChatService } from './chat-service.js';
+import { chatFanout } from './chat-fanout.js';
 import { communityChannel } from './community-channel.js';
-import { CommunityService } from './community-service.js';
-import { PresenceService } from './presence-service.js';
+import { communityFanout } from './community-fanout.js';
 import { Realtime, type Outbound } from './realtime.js';
 import { chatTopic } from './topics.js';
 import type { Unsubscribe } from '../../core/bus/bus.js';
@@ -26,11 +26,7 @@ interface ChatActivity {
 
 export class ChatFeature {
   readonly rt: Realtime;
-  readonly streams: AiStreams;
-  readonly ai: AiProvider;
-  readonly presence: PresenceService;
-  readonly chat: ChatService;
-  readonly community: CommunityService;
+  readonly api: ChatApi;
   /** Customer sockets on /chat of this node (idle sessions). */
   readonly customerSockets = new Map<Socket, ChatSocketState>();
   /** Chats with sockets on this node, by chat topic: when their last message went by. */
@@ -50,11 +46,9 @@ export class ChatFeature {
       corsOrigins: deps.config.http.corsOrigins,
       observe: (tenant, o) => this.observe(tenant, o),
     });
-    this.streams = new AiStreams(cfg.aiStreamTtlMs, () => deps.clock.now());
-    this.ai = createAiProvider(deps.config.providers.ai, deps.store, deps.logger);
-    this.presence = new PresenceService(deps, this.rt);
-    this.chat = new ChatService(deps, this.rt, this.streams, this.ai, this.presence);
-    this.community = new CommunityService(deps, this.rt);
+    const fanout = { ...chatFanout(this.rt), ...communityFanout(this.rt) };
+    const ai = createAiProvider(deps.config.providers.ai, deps.store, deps.logger);
+    this.api = createChatApi(deps.runtime, deps.store, { fanout, ai, clock: deps.clock, logger: deps.logger }, cfg);
   }
 
   attach(app: TemplatedApp, limiter?: RateLimiter): void {
@@ -110,15 +104,13 @@ export class ChatFeature {
       });
     }
     sweepChatSockets(this, now);
-    this.streams.sweep();
+    this.api.streams.sweep();
   }
 
   async stop(): Promise<void> {
     if (this.sweeper) clearInterval(this.sweeper);
     this.unsubscribeSms?.();
-    this.presence.close();
-    this.community.close();
-    this.chat.shutdown();
+    this.api.close();
     for (const s of this.customerSockets.values()) s.clearTimers();
     await this.rt.close();
   }

@@ -50,7 +50,7 @@ function withLastSeq(deps: AppDeps, tenant: string, r: StoredRecord): StoredReco
 
 export function chatRoutes(f: ChatFeature, deps: AppDeps): RouteDef[] {
   const max = deps.config.store.maxPageSize;
-  const svc = f.chat;
+  const svc = f.api.chat;
   const queueView = (e: { chatId: string; position: number; queuedAt: number; department: string | null; subject: string | null; customer: unknown }) => ({
     ...e,
     queuedAt: new Date(e.queuedAt).toISOString(),
@@ -211,7 +211,7 @@ export function chatRoutes(f: ChatFeature, deps: AppDeps): RouteDef[] {
         agentsAvailable: Type.Integer({ description: 'Agents whose status is `online`' }),
       }),
       handler: async (ctx) => {
-        const [q, p] = await Promise.all([svc.queue(ctx.tenant, { type: 'list' }), f.presence.ask(ctx.tenant, { type: 'stats' })]);
+        const [q, p] = await Promise.all([svc.queue(ctx.tenant, { type: 'list' }), f.api.presence.ask(ctx.tenant, { type: 'stats' })]);
         const now = deps.clock.now();
         const waits = q.entries.map((e) => Math.max(0, Math.floor((now - e.queuedAt) / 1000)));
         const byDepartment: Record<string, number> = {};

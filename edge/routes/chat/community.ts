@@ -64,7 +64,7 @@ export function communityRoutes(f: ChatFeature, deps: AppDeps): RouteDef[] {
         ...pageQuery(maxPage),
       }),
       response: ListOf(ThreadSummary),
-      handler: (ctx) => pageOf(f.community.threads(ctx.tenant, ctx.principal!.sub, ctx.query.unread === true), ctx.query, deps),
+      handler: (ctx) => pageOf(f.api.community.threads(ctx.tenant, ctx.principal!.sub, ctx.query.unread === true), ctx.query, deps),
     }),
 
     route({
@@ -83,7 +83,7 @@ export function communityRoutes(f: ChatFeature, deps: AppDeps): RouteDef[] {
       }),
       response: Page,
       errors: [403, 404],
-      handler: (ctx) => f.community.page(ctx.tenant, ctx.principal!.sub, threadIdOf(ctx.params.threadId), ctx.query),
+      handler: (ctx) => f.api.community.page(ctx.tenant, ctx.principal!.sub, threadIdOf(ctx.params.threadId), ctx.query),
     }),
 
     route({
@@ -100,8 +100,8 @@ export function communityRoutes(f: ChatFeature, deps: AppDeps): RouteDef[] {
       errors: [403, 404],
       handler: (ctx) => {
         const threadId = threadIdOf(ctx.params.threadId);
-        f.community.assertReader(ctx.tenant, ctx.principal!.sub, threadId);
-        return f.community.markRead(ctx.tenant, ctx.principal!.sub, threadId, ctx.body.seq);
+        f.api.community.assertReader(ctx.tenant, ctx.principal!.sub, threadId);
+        return f.api.community.markRead(ctx.tenant, ctx.principal!.sub, threadId, ctx.body.seq);
       },
     }),
 
@@ -129,8 +129,8 @@ export function communityRoutes(f: ChatFeature, deps: AppDeps): RouteDef[] {
         const from: CommunityUser = { id: p.sub };
         if (p.email) from.email = p.email.toLowerCase();
         return to !== undefined
-          ? f.community.sendDirect(ctx.tenant, from, to, text, clientId)
-          : f.community.sendGroup(ctx.tenant, from, groupId!, text, clientId);
+          ? f.api.community.sendDirect(ctx.tenant, from, to, text, clientId)
+          : f.api.community.sendGroup(ctx.tenant, from, groupId!, text, clientId);
       },
     }),
   ];

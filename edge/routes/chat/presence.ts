@@ -9,7 +9,7 @@ import type { AppDeps } from '../../deps.js';
 import { route, type RouteDef } from '../../route.js';
 import type { ChatFeature } from '../../sockets/chat-feature.js';
 import { ListOf, RecordSchema } from '../records/schemas.js';
-import { SUPERVISOR_ROLES } from '../../sockets/chat-service.js';
+import { SUPERVISOR_ROLES } from '../../../actors/chat/index.js';
 import { OneOf } from '../../sockets/schemas.js';
 import { EmailParam, pageOf, pageQuery, PresenceView, TAG_PRESENCE } from './common.js';
 import { listRecords } from '../../../actors/records/reads.js';
@@ -21,7 +21,7 @@ function offline(email: string, kind: 'agent' | 'customer'): Omit<View, 'userId'
 export function presenceRoutes(f: ChatFeature, deps: AppDeps): RouteDef[] {
   const max = deps.config.store.maxPageSize;
   const list = async (tenant: string, kind: 'agent' | 'customer') =>
-    (await f.presence.ask(tenant, { type: 'list', kind, onlineOnly: true })).users ?? [];
+    (await f.api.presence.ask(tenant, { type: 'list', kind, onlineOnly: true })).users ?? [];
 
   return [
     route({
@@ -46,7 +46,7 @@ export function presenceRoutes(f: ChatFeature, deps: AppDeps): RouteDef[] {
       response: PresenceView,
       handler: async (ctx) => {
         const email = ctx.params.email.toLowerCase();
-        const r = await f.presence.ask(ctx.tenant, { type: 'get', kind: 'agent', email });
+        const r = await f.api.presence.ask(ctx.tenant, { type: 'get', kind: 'agent', email });
         return r.user ?? offline(email, 'agent');
       },
     }),
@@ -73,10 +73,10 @@ export function presenceRoutes(f: ChatFeature, deps: AppDeps): RouteDef[] {
         let user: PresenceUser;
         if (self) user = { userId: p.sub, email, name: null, kind: 'agent' };
         else {
-          const known = (await f.presence.ask(ctx.tenant, { type: 'get', kind: 'agent', email })).user;
+          const known = (await f.api.presence.ask(ctx.tenant, { type: 'get', kind: 'agent', email })).user;
           user = { userId: known?.userId ?? email, email, name: known?.name ?? null, kind: 'agent' };
         }
-        const r = await f.presence.setStatus(ctx.tenant, user, ctx.body.status, true);
+        const r = await f.api.presence.setStatus(ctx.tenant, user, ctx.body.status, true);
         return r.user!;
       },
     }),
@@ -124,7 +124,7 @@ export function presenceRoutes(f: ChatFeature, deps: AppDeps): RouteDef[] {
         at: Type.String({ format: 'date-time' }),
       }),
       handler: async (ctx) => {
-        const r = await f.presence.ask(ctx.tenant, { type: 'stats' });
+        const r = await f.api.presence.ask(ctx.tenant, { type: 'stats' });
         return { ...r.stats!, at: new Date(deps.clock.now()).toISOString() };
       },
     }),

@@ -1,19 +1,19 @@
-// Presence on the edge: tells the tenant's presence actor about sockets and statuses, announces
-// what changed (`presence-change` to staff on /chat for agents, `onlineStatus` to watchers on
-// /community-chat for everyone), and asks the actor to sweep when a grace period or a REST status
+// Presence: tells the tenant's presence actor about connections and statuses, announces what
+// changed (an agent's presence to staff, anyone's coming and going to those watching who is
+// online), and asks the actor to sweep when a grace period or a REST status
 // runs out (one timer per tenant, set to the earliest moment anything can change).
+import type { ActorRuntime } from '../../core/actor/runtime.js';
 import {
+  PRESENCE_ACTOR,
   PRESENCE_KEY,
   type PresenceChange,
   type PresenceMsg,
   type PresenceReply,
   type PresenceStatus,
   type PresenceUser,
-} from '../../actors/presence/presence.js';
-import type { AppDeps } from '../deps.js';
-import type { SocketUser } from './handshake.js';
-import type { Realtime } from './realtime.js';
-import { chatTopic, communityTopic } from './topics.js';
+  type PresenceView,
+} from '../presence/presence.js';
+import type { ChatServices, ChatSettings } from './ports.js';
 
 /**
  * Sweeps of one tenant run at most this often. A sweep reads every user of the tenant, so
@@ -22,7 +22,8 @@ import { chatTopic, communityTopic } from './topics.js';
  */
 export const SWEEP_MIN_GAP_MS = 100;
 
-export function presenceUser(u: SocketUser): PresenceUser {
+/** Who is connected, as the presence actor keeps them: staff act as agents, everyone else as customers. */
+export function presenceUser(u: { userId: string; email: string | null; name: string | null; role: 'agent' | 'customer' }): PresenceUser {
   return { userId: u.userId, email: u.email, name: u.name, kind: u.role === 'agent' ? 'agent' : 'customer' };
 }
 
@@ -33,16 +34,22 @@ export class PresenceService {
   private closed = false;
 
   constructor(
-    private readonly deps: AppDeps,
-    private readonly rt: Realtime,
+    private readonly runtime: ActorRuntime,
+    private readonly services: ChatServices,
+    private readonly settings: ChatSettings,
   ) {}
 
   private get graceMs(): number {
-    return this.deps.config.chat.presenceGraceMs;
+    return this.settings.presenceGraceMs;
   }
 
   ask(tenant: string, msg: PresenceMsg): Promise<PresenceReply> {
-    return this.deps.runtime.ask<PresenceReply>(tenant, 'presence', PRESENCE_KEY, msg);
+    return this.runtime.ask<PresenceReply>(tenant, PRESENCE_ACTOR, PRESENCE_KEY, msg);
+  }
+
+  /** Everyone online now. */
+  async online(tenant: string): Promise<PresenceView[]> {
+    return (await this.ask(tenant, { type: 'list', onlineOnly: true })).users ?? [];
   }
 
   async connect(tenant: string, user: PresenceUser, socketId: string): Promise<void> {
@@ -57,7 +64,7 @@ export class PresenceService {
   }
 
   async setStatus(tenant: string, user: PresenceUser, status: PresenceStatus, viaRest: boolean): Promise<PresenceReply> {
-    const r = await this.ask(tenant, { type: 'set-status', user, status, viaRest, ttlMs: this.deps.config.chat.presenceTtlMs });
+    const r = await this.ask(tenant, { type: 'set-status', user, status, viaRest, ttlMs: this.settings.presenceTtlMs });
     this.announce(tenant, r.changes);
     this.schedule(tenant, r.dueAt);
     return r;
@@ -66,15 +73,8 @@ export class PresenceService {
   announce(tenant: string, changes: PresenceChange[]): void {
     for (const c of changes) {
       const { onlineChanged, ...view } = c;
-      if (c.kind === 'agent') this.rt.emit(tenant, [chatTopic.staff(tenant)], 'presence-change', { ...view, at: new Date(this.deps.clock.now()).toISOString() });
-      if (onlineChanged) {
-        this.rt.emit(tenant, [communityTopic.presence(tenant)], 'onlineStatus', {
-          userId: c.userId,
-          online: c.online,
-          status: c.status,
-          lastSeen: c.lastSeen,
-        });
-      }
+      if (c.kind === 'agent') this.services.fanout.agentPresence(tenant, { ...view, at: new Date(this.services.clock.now()).toISOString() });
+      if (onlineChanged) this.services.fanout.onlineStatus(tenant, { userId: c.userId, online: c.online, status: c.status, lastSeen: c.lastSeen });
     }
   }
 
@@ -86,15 +86,15 @@ export class PresenceService {
     if (cur) clearTimeout(cur.timer);
     const timer = setTimeout(() => {
       this.timers.delete(tenant);
-      this.swept.set(tenant, this.deps.clock.now());
+      this.swept.set(tenant, this.services.clock.now());
       this.ask(tenant, { type: 'sweep', graceMs: this.graceMs }).then(
         (r) => {
           this.announce(tenant, r.changes);
           this.schedule(tenant, r.dueAt);
         },
-        (err) => this.deps.logger.warn({ err, tenant }, 'presence sweep failed'),
+        (err) => this.services.logger.warn({ err, tenant }, 'presence sweep failed'),
       );
-    }, Math.max(0, at - this.deps.clock.now()) + 5);
+    }, Math.max(0, at - this.services.clock.now()) + 5);
     timer.unref();
     this.timers.set(tenant, { at, timer });
   }

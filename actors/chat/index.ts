@@ -1,0 +1,51 @@
+// The chat area's public surface: support chat (routing, the queue, AI hand-over, transfer),
+// presence, the attendee community and AI answers as streams. The edge calls these; the actors
+// behind them (chat-room, chat-session, chat-queue, presence, community) are reached only here.
+import type { ActorRuntime } from '../../core/actor/runtime.js';
+import type { Store } from '../../core/store/store.js';
+import { AiStreams } from './ai-streams.js';
+import { ChatConnections } from './chat-connections.js';
+import { ChatService } from './chat-service.js';
+import { CommunityService } from './community-service.js';
+import type { ChatServices, ChatSettings } from './ports.js';
+import { PresenceService } from './presence-service.js';
+
+export interface ChatApi {
+  readonly chat: ChatService;
+  /** A /chat connection's rules: its session and chat, replay, who may touch which chat. */
+  readonly connections: ChatConnections;
+  readonly presence: PresenceService;
+  readonly community: CommunityService;
+  /** The AI answers of this node, readable as they arrive (GET /ai/stream/:streamId). */
+  readonly streams: AiStreams;
+  /** Stops timers and AI answers in flight (node shutdown). */
+  close(): void;
+}
+
+export function createChatApi(runtime: ActorRuntime, store: Store, services: ChatServices, settings: ChatSettings): ChatApi {
+  const streams = new AiStreams(settings.aiStreamTtlMs, () => services.clock.now());
+  const presence = new PresenceService(runtime, services, settings);
+  const chat = new ChatService(runtime, store, services, streams, presence);
+  const community = new CommunityService(runtime, store, services, settings);
+  return {
+    chat,
+    connections: new ChatConnections(runtime, store, services.clock, chat),
+    presence,
+    community,
+    streams,
+    close() {
+      presence.close();
+      community.close();
+      chat.shutdown();
+    },
+  };
+}
+
+export { SUPERVISOR_ROLES, type MessagePage, type WidgetConfig } from './chat-service.js';
+export type { ChatService } from './chat-service.js';
+export type { AgentSession, ChatConnection, ChatConnections, ChatUser, CustomerWelcome, Replay } from './chat-connections.js';
+export type { CommunityService, ReplayStop, ThreadSummary } from './community-service.js';
+export { presenceUser, type PresenceService } from './presence-service.js';
+export type { AiStream, AiStreams, StreamAudience, StreamEnd } from './ai-streams.js';
+export type { CommunityMessage, CommunityUser } from '../community/community.js';
+export type { ChatFanout, ChatServices, ChatSettings, CommunityFanout, Origin, PresenceFanout, SupportFanout } from './ports.js';
