@@ -2,6 +2,9 @@
 // presence, the attendee community and AI answers as streams. The edge calls these; the actors
 // behind them (chat-room, chat-session, chat-queue, presence, community) are reached only here.
 import type { ActorRuntime } from '../../core/actor/runtime.js';
+import type { NodeServices } from '../../core/actor/services.js';
+import type { Clock } from '../../core/clock.js';
+import type { Logger } from '../../core/log.js';
 import type { Store } from '../../core/store/store.js';
 import { AiStreams } from './ai-streams.js';
 import { ChatConnections } from './chat-connections.js';
@@ -22,7 +25,18 @@ export interface ChatApi {
   close(): void;
 }
 
-export function createChatApi(runtime: ActorRuntime, store: Store, services: ChatServices, settings: ChatSettings): ChatApi {
+/**
+ * The chat area over a node's runtime, store and ports (`services.chatFanout`, `services.ai`;
+ * declared in ports.ts). A test passes its own ports.
+ */
+export function createChatApi(
+  runtime: ActorRuntime,
+  store: Store,
+  ports: Pick<NodeServices, 'chatFanout' | 'ai'>,
+  node: { settings: ChatSettings; clock: Clock; logger: Logger },
+): ChatApi {
+  const { settings } = node;
+  const services: ChatServices = { fanout: ports.chatFanout, ai: ports.ai, clock: node.clock, logger: node.logger };
   const streams = new AiStreams(settings.aiStreamTtlMs, () => services.clock.now());
   const presence = new PresenceService(runtime, services, settings);
   const chat = new ChatService(runtime, store, services, streams, presence);

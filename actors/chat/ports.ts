@@ -64,7 +64,16 @@ export interface CommunityFanout {
 
 export interface ChatFanout extends SupportFanout, PresenceFanout, CommunityFanout {}
 
-/** The node's services this area uses (ports). */
+declare module '../../core/actor/services.js' {
+  interface NodeServices {
+    /** Support chat, presence and the community announce what happened (to sockets, on the edge). */
+    readonly chatFanout: ChatFanout;
+    /** Answers for the chat's AI assistant. */
+    readonly ai: AiProvider;
+  }
+}
+
+/** The node's parts this area uses: its two ports, the clock and the logger. */
 export interface ChatServices {
   readonly fanout: ChatFanout;
   readonly ai: AiProvider;

@@ -14,12 +14,14 @@ import { CHAT_CONFIG_DATATYPE, CHAT_DATATYPE } from '../../actors/chat-room/type
 import { communityActor } from '../../actors/community/community.js';
 import { CUSTOMER_ACTIVITY } from '../../actors/crm/customer-activity.js';
 import { presenceActor } from '../../actors/presence/presence.js';
-import type { Module } from '../deps.js';
+import type { AppDeps, Module } from '../deps.js';
 import { aiStreamRoutes } from '../routes/chat/ai-stream.js';
 import { chatRoutes } from '../routes/chat/chat.js';
 import { communityRoutes } from '../routes/chat/community.js';
 import { presenceRoutes } from '../routes/chat/presence.js';
-import { chatFeature } from '../sockets/chat-feature.js';
+
+/** This node's chat feature (built with the node's ports in edge/app.ts), bound to the node. */
+const feature = (deps: AppDeps) => deps.services.sockets.use(deps);
 
 export const chatModule: Module = {
   name: 'chat',
@@ -32,16 +34,16 @@ export const chatModule: Module = {
     [CUSTOMER_ACTIVITY, 'data.email'],
   ],
   routes(deps) {
-    const f = chatFeature(deps);
+    const f = feature(deps);
     return [...chatRoutes(f, deps), ...presenceRoutes(f, deps), ...communityRoutes(f, deps), ...aiStreamRoutes(f, deps)];
   },
   attach(edge, deps) {
-    chatFeature(deps).attach(edge.app, edge.limiter);
+    feature(deps).attach(edge.app, edge.limiter);
   },
   start(deps) {
-    chatFeature(deps).start();
+    feature(deps).start();
   },
   async stop(deps) {
-    await chatFeature(deps).stop();
+    await feature(deps).stop();
   },
 };

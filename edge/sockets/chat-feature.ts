@@ -1,11 +1,17 @@
-// One node's chat feature on the edge: socket.io, the chat area's API built with this node's
-// fan-out and AI provider (the channels and the REST routes share it), and the periodic sweep
-// (idle customer sessions, inactive chats, finished AI streams).
-// One instance per app (tests run several apps in one process), found from the app's deps.
+// One node's chat feature on the edge: socket.io, the chat area's ports this node provides (the
+// fan-out to its sockets, the AI provider), the chat area's API over them (the channels and the
+// REST routes share it), and the periodic sweep (idle customer sessions, inactive chats, finished
+// AI streams). edge/app.ts builds one per node and hands it over with the node's ports
+// (`services.sockets`), where the chat module finds it: tests run several nodes in one process.
 import type { Socket } from 'socket.io';
-import { createChatApi, type ChatApi } from '../../actors/chat/index.js';
-import { createAiProvider } from '../../core/ai.js';
+import { createChatApi, type ChatApi, type ChatFanout } from '../../actors/chat/index.js';
+import { createAiProvider, type AiProvider } from '../../core/ai.js';
 import type { Principal } from '../../core/auth/tokens.js';
+import type { Bus } from '../../core/bus/bus.js';
+import type { Clock } from '../../core/clock.js';
+import type { Config } from '../../core/config.js';
+import type { Logger } from '../../core/log.js';
+import type { Store } from '../../core/store/store.js';
 import type { AppDeps } from '../deps.js';
 import type { TemplatedApp } from '../http-server.js';
 import type { RateLimiter } from '../rate-limit.js';
@@ -24,9 +30,28 @@ interface ChatActivity {
   notified: boolean;
 }
 
+declare module '../../core/actor/services.js' {
+  interface NodeServices {
+    /** This node's socket.io channels and the chat feature behind them. */
+    readonly sockets: ChatFeature;
+  }
+}
+
+/** What a node's chat feature is built from, before the node's runtime exists. */
+export interface ChatFeatureParts {
+  config: Config;
+  bus: Bus;
+  clock: Clock;
+  logger: Logger;
+  store: Store;
+}
+
 export class ChatFeature {
   readonly rt: Realtime;
-  readonly api: ChatApi;
+  /** The chat area's ports this node provides (services.chatFanout, services.ai). */
+  readonly fanout: ChatFanout;
+  readonly ai: AiProvider;
+  private bound: { deps: AppDeps; api: ChatApi } | undefined;
   /** Customer sockets on /chat of this node (idle sessions). */
   readonly customerSockets = new Map<Socket, ChatSocketState>();
   /** Chats with sockets on this node, by chat topic: when their last message went by. */
@@ -35,20 +60,39 @@ export class ChatFeature {
   private limiter: RateLimiter | undefined;
   private unsubscribeSms: Unsubscribe | undefined;
 
-  constructor(readonly deps: AppDeps) {
-    const cfg = deps.config.chat;
+  constructor(parts: ChatFeatureParts) {
+    const { config, bus, logger } = parts;
+    const cfg = config.chat;
     this.rt = new Realtime({
-      bus: deps.bus,
-      clusterNodeId: deps.config.natsUrl ? deps.config.nodeId! : undefined,
-      logger: deps.logger,
+      bus,
+      clusterNodeId: config.natsUrl ? config.nodeId! : undefined,
+      logger,
       maxBackpressure: cfg.maxBackpressureBytes,
       maxPayload: Math.max(64 * 1024, cfg.maxMessageLength * 8),
-      corsOrigins: deps.config.http.corsOrigins,
+      corsOrigins: config.http.corsOrigins,
       observe: (tenant, o) => this.observe(tenant, o),
     });
-    const fanout = { ...chatFanout(this.rt), ...communityFanout(this.rt) };
-    const ai = createAiProvider(deps.config.providers.ai, deps.store, deps.logger);
-    this.api = createChatApi(deps.runtime, deps.store, { fanout, ai, clock: deps.clock, logger: deps.logger }, cfg);
+    this.fanout = { ...chatFanout(this.rt), ...communityFanout(this.rt) };
+    this.ai = createAiProvider(config.providers.ai, parts.store, logger);
+  }
+
+  /** Binds the node (the chat module's first hook): the chat area's API over its runtime and ports. */
+  use(deps: AppDeps): this {
+    this.bound ??= { deps, api: createChatApi(deps.runtime, deps.store, deps.services, { settings: deps.config.chat, clock: deps.clock, logger: deps.logger }) };
+    return this;
+  }
+
+  private get node(): { deps: AppDeps; api: ChatApi } {
+    if (!this.bound) throw new Error('the chat feature is used before the chat module bound it (ChatFeature.use)');
+    return this.bound;
+  }
+
+  get deps(): AppDeps {
+    return this.node.deps;
+  }
+
+  get api(): ChatApi {
+    return this.node.api;
   }
 
   attach(app: TemplatedApp, limiter?: RateLimiter): void {
@@ -114,13 +158,4 @@ export class ChatFeature {
     for (const s of this.customerSockets.values()) s.clearTimers();
     await this.rt.close();
   }
-}
-
-const features = new WeakMap<AppDeps, ChatFeature>();
-
-/** The chat feature of the app that owns `deps` (created on first use). */
-export function chatFeature(deps: AppDeps): ChatFeature {
-  let f = features.get(deps);
-  if (!f) features.set(deps, (f = new ChatFeature(deps)));
-  return f;
 }
