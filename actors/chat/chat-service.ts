@@ -28,8 +28,6 @@ import type { AiStream, AiStreams } from './ai-streams.js';
 import type { ChatServices, Origin } from './ports.js';
 import type { PresenceService } from './presence-service.js';
 
-/** Staff roles that may act on any chat and any agent's status, not only their own. */
-export const SUPERVISOR_ROLES = ['Admin', 'Supervisor', 'ChatSupervisor'];
 
 export const AI_PARTICIPANT: Participant = { id: 'ai', role: 'ai', name: 'Assistant' };
 const SYSTEM: Participant = { id: 'system', role: 'system' };
@@ -37,6 +35,8 @@ const SYSTEM: Participant = { id: 'system', role: 'system' };
 const AI_CONTEXT = 20;
 /** Waiting chats listed in queue-updated. */
 const QUEUE_PREVIEW = 50;
+/** Chats of one customer whose messages customerMessages reads at most. */
+const MAX_CHATS_PER_CUSTOMER = 200;
 
 export interface WidgetConfig {
   chatId: string;
@@ -293,6 +293,77 @@ export class ChatService {
     const event = { chatId, seq, status, messageId: messageId ?? null, by, at: this.now() };
     if (r.changed) this.fanout.receipts(tenant, chatId, event);
     return { ...event, receipts: r.chat!.receipts };
+  }
+
+  /** A chat with its messages as GET /chat/history pages them. */
+  history(tenant: string, chatId: string, p: { afterSeq?: number; beforeSeq?: number; limit?: number }) {
+    const page = this.messages(tenant, chatId, p);
+    return { chatId: page.chatId, chat: this.chat(tenant, chatId)!, data: page.messages, hasMore: page.hasMore, lastSeq: page.lastSeq };
+  }
+
+  /** The chat records with the seq of their latest message (`data.lastSeq`). */
+  withLastSeq<R extends { sk: string; data: Record<string, unknown> }>(tenant: string, records: R[]): R[] {
+    return records.map((r) => ({ ...r, data: { ...r.data, lastSeq: this.store.lastLogSeq(tenant, chatLog(r.sk)) } }));
+  }
+
+  /**
+   * One customer's messages across their chats (at most MAX_CHATS_PER_CUSTOMER of them), newest
+   * first: the page at `offset`, and the total.
+   */
+  customerMessages(tenant: string, email: string, paging: { offset: number; pageSize: number }): { data: ListedMessage[]; total: number } {
+    const chats = this.store.find(tenant, CHAT_DATATYPE, { 'data.customerEmail': email }, { sort: 'createdate', sortType: 'desc', pageSize: MAX_CHATS_PER_CUSTOMER })
+      .data as StoredRecord<ChatData>[];
+    // A chat's seqs run from 1 without gaps, newest last: the page is among the newest
+    // `offset + pageSize` messages of each chat, so only those are read (a customer's long
+    // chats are not read whole for the first page), and the total is the sum of last seqs.
+    const need = paging.offset + paging.pageSize;
+    let total = 0;
+    const newest: ListedMessage[] = [];
+    for (const c of chats) {
+      const log = chatLog(c.sk);
+      const last = this.store.lastLogSeq(tenant, log);
+      if (last === 0) continue;
+      total += last;
+      const receipts = c.data.receipts ?? emptyReceipts();
+      const n = Math.min(need, last);
+      for (const { entry } of this.store.readLog<ChatMessage>(tenant, log, last - n + 1, n)) newest.push({ ...entry, status: messageStatus(entry, receipts) });
+    }
+    newest.sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : b.seq - a.seq));
+    return { data: newest.slice(paging.offset, paging.offset + paging.pageSize), total };
+  }
+
+  /** The chats waiting for an agent (of one department), longest-waiting first, with their wait. */
+  async waitingList(tenant: string, department?: string) {
+    const q = await this.queue(tenant, { type: 'list' });
+    const now = this.services.clock.now();
+    const entries = department ? q.entries.filter((e) => e.department === department) : q.entries;
+    return entries.map((e) => ({ ...e, queuedAt: new Date(e.queuedAt).toISOString(), waitSeconds: Math.max(0, Math.floor((now - e.queuedAt) / 1000)) }));
+  }
+
+  /** Queue length and waiting times, and how many agents are available. */
+  async queueStats(tenant: string) {
+    const [q, p] = await Promise.all([this.queue(tenant, { type: 'list' }), this.presence.ask(tenant, { type: 'stats' })]);
+    const now = this.services.clock.now();
+    const waits = q.entries.map((e) => Math.max(0, Math.floor((now - e.queuedAt) / 1000)));
+    const byDepartment: Record<string, number> = {};
+    for (const e of q.entries) byDepartment[e.department ?? 'none'] = (byDepartment[e.department ?? 'none'] ?? 0) + 1;
+    const a = p.stats!.agents;
+    return {
+      waiting: q.waiting,
+      longestWaitSeconds: waits.length ? Math.max(...waits) : 0,
+      averageWaitSeconds: waits.length ? Math.round(waits.reduce((x, y) => x + y, 0) / waits.length) : 0,
+      byDepartment,
+      agentsOnline: a.online + a.away + a.busy,
+      agentsAvailable: a.online,
+    };
+  }
+
+  /** A chat's place in the queue (null unless it waits). */
+  async position(tenant: string, chatId: string): Promise<{ chatId: string; status: string; position: number | null; waiting: number }> {
+    const chat = this.chat(tenant, chatId);
+    if (!chat) throw appError('ERR_NOT_FOUND', 'chat');
+    const q = await this.queue(tenant, { type: 'position', chatId });
+    return { chatId: chat.chatId, status: chat.status, position: q.entry?.position ?? null, waiting: q.waiting };
   }
 
   /** A participant's typing, idle or page, to everyone in the chat (nothing stored). */

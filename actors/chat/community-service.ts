@@ -136,6 +136,18 @@ export class CommunityService {
     return { ok: true };
   }
 
+  /** A message without the socket: exactly one of `to` (direct) or `groupId`. */
+  send(tenant: string, from: CommunityUser, p: { to?: string; groupId?: string; text: string; clientId?: string }): Promise<CommunityMessage> {
+    if ((p.to === undefined) === (p.groupId === undefined)) throw appError('ERR_VALIDATION', 'body needs exactly one of to or groupId');
+    return p.to !== undefined ? this.sendDirect(tenant, from, p.to, p.text, p.clientId) : this.sendGroup(tenant, from, p.groupId!, p.text, p.clientId);
+  }
+
+  /** The reader's marker moves to `seq` (over REST: only a reader of the conversation). */
+  readUpTo(tenant: string, userId: string, threadId: string, seq: number): Promise<{ threadId: string; seq: number }> {
+    this.assertReader(tenant, userId, threadId);
+    return this.markRead(tenant, userId, threadId, seq);
+  }
+
   async markRead(tenant: string, userId: string, threadId: string, seq: number): Promise<{ threadId: string; seq: number }> {
     await this.ask(tenant, threadId, { type: 'mark-read', userId, seq });
     return { threadId, seq };

@@ -6,12 +6,29 @@ import type { NodeServices } from '../../core/actor/services.js';
 import type { Clock } from '../../core/clock.js';
 import type { Logger } from '../../core/log.js';
 import type { Store } from '../../core/store/store.js';
+import { chatQueueActor } from '../chat-queue/chat-queue.js';
+import { chatRoomActor } from '../chat-room/chat-room.js';
+import { chatSessionActor } from '../chat-room/session.js';
+import { CHAT_CONFIG_DATATYPE, CHAT_DATATYPE } from '../chat-room/types.js';
+import { communityActor } from '../community/community.js';
+import { presenceActor } from '../presence/presence.js';
 import { AiStreams } from './ai-streams.js';
 import { ChatConnections } from './chat-connections.js';
 import { ChatService } from './chat-service.js';
 import { CommunityService } from './community-service.js';
 import type { ChatServices, ChatSettings } from './ports.js';
 import { PresenceService } from './presence-service.js';
+
+/** The actor kinds behind this area: chat-room and chat-session (per chat, per session), chat-queue and presence (per tenant), community (per conversation). */
+export const chatActors = [chatRoomActor, chatSessionActor, chatQueueActor, presenceActor, communityActor];
+
+/** The indexes its reads rely on. */
+export const chatIndexes: ReadonlyArray<readonly [string, string]> = [
+  [CHAT_DATATYPE, 'data.status'],
+  [CHAT_DATATYPE, 'data.agentId'],
+  [CHAT_DATATYPE, 'data.customerEmail'],
+  [CHAT_CONFIG_DATATYPE, 'data.chatId'],
+];
 
 export interface ChatApi {
   readonly chat: ChatService;
@@ -55,7 +72,9 @@ export function createChatApi(
   };
 }
 
-export { SUPERVISOR_ROLES, type MessagePage, type WidgetConfig } from './chat-service.js';
+export type { MessagePage, WidgetConfig } from './chat-service.js';
+export { SUPERVISOR_ROLES } from './roles.js';
+export { CHAT_CONFIG_DATATYPE, CHAT_DATATYPE, type ChatData, type ChatMessage, type Participant } from '../chat-room/types.js';
 export type { ChatService } from './chat-service.js';
 export type { AgentSession, ChatConnection, ChatConnections, ChatUser, CustomerWelcome, Replay } from './chat-connections.js';
 export type { CommunityService, ReplayStop, ThreadSummary } from './community-service.js';

@@ -12,7 +12,10 @@ import {
   type PresenceStatus,
   type PresenceUser,
   type PresenceView,
+  type UserKind,
 } from '../presence/presence.js';
+import { appError } from '../../core/errors.js';
+import { SUPERVISOR_ROLES } from './roles.js';
 import type { ChatServices, ChatSettings } from './ports.js';
 
 /**
@@ -47,9 +50,39 @@ export class PresenceService {
     return this.runtime.ask<PresenceReply>(tenant, PRESENCE_ACTOR, PRESENCE_KEY, msg);
   }
 
-  /** Everyone online now. */
-  async online(tenant: string): Promise<PresenceView[]> {
-    return (await this.ask(tenant, { type: 'list', onlineOnly: true })).users ?? [];
+  /** Everyone online now (of one kind). */
+  async online(tenant: string, kind?: UserKind): Promise<PresenceView[]> {
+    return (await this.ask(tenant, { type: 'list', ...(kind ? { kind } : {}), onlineOnly: true })).users ?? [];
+  }
+
+  /** One agent's presence; an agent who never connected is offline, never seen. */
+  async agent(tenant: string, email: string): Promise<Omit<PresenceView, 'userId'> & { userId: string | null }> {
+    const r = await this.ask(tenant, { type: 'get', kind: 'agent', email });
+    return r.user ?? { userId: null, email, name: null, kind: 'agent', status: 'offline', online: false, connections: 0, lastSeen: null };
+  }
+
+  /**
+   * An agent's status set over REST: their own, or anyone's by a supervisor (SUPERVISOR_ROLES).
+   * It keeps them online for `presenceTtlMs` without a socket.
+   */
+  async setAgentStatus(tenant: string, caller: { userId: string; email: string | null; roles: readonly string[] }, email: string, status: PresenceStatus): Promise<PresenceView> {
+    const self = caller.email?.toLowerCase() === email;
+    if (!self && !caller.roles.some((r) => SUPERVISOR_ROLES.includes(r))) {
+      throw appError('ERR_FORBIDDEN', "setting another agent's status needs a supervisor role");
+    }
+    let user: PresenceUser;
+    if (self) user = { userId: caller.userId, email, name: null, kind: 'agent' };
+    else {
+      const known = (await this.ask(tenant, { type: 'get', kind: 'agent', email })).user;
+      user = { userId: known?.userId ?? email, email, name: known?.name ?? null, kind: 'agent' };
+    }
+    return (await this.setStatus(tenant, user, status, true)).user!;
+  }
+
+  /** Presence totals: agents by status, customers online, open sockets. */
+  async stats(tenant: string) {
+    const r = await this.ask(tenant, { type: 'stats' });
+    return { ...r.stats!, at: new Date(this.services.clock.now()).toISOString() };
   }
 
   async connect(tenant: string, user: PresenceUser, socketId: string): Promise<void> {
