@@ -11,6 +11,7 @@ import { CHAT_SESSION_ACTOR, type SessionMsg, type SessionReply } from '../chat-
 import { CHAT_DATATYPE, chatLog, type ChatData, type ChatMessage, type Participant } from '../chat-room/types.js';
 import type { ChatService, MessagePage, WidgetConfig } from './chat-service.js';
 import type { Origin } from './ports.js';
+import { isSupervisor } from './roles.js';
 
 /** Who is connected, as the chat rules need them. */
 export interface ChatUser {
@@ -258,6 +259,11 @@ export class ChatConnections {
     this.assertReadable(c, chatId);
     const chat = await this.chats.close(c.tenant, this.me(c), chatId, p.reason ?? null);
     return { chatId, status: chat.status, closedAt: chat.closedAt };
+  }
+
+  /** An agent hands a chat to another agent or back to the queue; a supervisor may move anyone's. */
+  async transfer(c: ChatConnection, roles: readonly string[], p: { chatId: string; toAgent?: string; department?: string; note?: string }): Promise<{ chat: ChatData }> {
+    return { chat: await this.chats.transfer(c.tenant, this.me(c), p, isSupervisor(roles)) };
   }
 
   /** An agent watches a chat without taking it. */

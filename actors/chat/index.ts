@@ -73,7 +73,7 @@ export function createChatApi(
 }
 
 export type { MessagePage, WidgetConfig } from './chat-service.js';
-export { SUPERVISOR_ROLES } from './roles.js';
+export { isSupervisor, SUPERVISOR_ROLES } from './roles.js';
 export { CHAT_CONFIG_DATATYPE, CHAT_DATATYPE, type ChatData, type ChatMessage, type Participant } from '../chat-room/types.js';
 export type { ChatService } from './chat-service.js';
 export type { AgentSession, ChatConnection, ChatConnections, ChatUser, CustomerWelcome, Replay } from './chat-connections.js';

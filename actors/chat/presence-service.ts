@@ -15,7 +15,7 @@ import {
   type UserKind,
 } from '../presence/presence.js';
 import { appError } from '../../core/errors.js';
-import { SUPERVISOR_ROLES } from './roles.js';
+import { isSupervisor } from './roles.js';
 import type { ChatServices, ChatSettings } from './ports.js';
 
 /**
@@ -67,7 +67,7 @@ export class PresenceService {
    */
   async setAgentStatus(tenant: string, caller: { userId: string; email: string | null; roles: readonly string[] }, email: string, status: PresenceStatus): Promise<PresenceView> {
     const self = caller.email?.toLowerCase() === email;
-    if (!self && !caller.roles.some((r) => SUPERVISOR_ROLES.includes(r))) {
+    if (!self && !isSupervisor(caller.roles)) {
       throw appError('ERR_FORBIDDEN', "setting another agent's status needs a supervisor role");
     }
     let user: PresenceUser;

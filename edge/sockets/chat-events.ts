@@ -2,7 +2,7 @@
 // answers, and what the AsyncAPI document says. Handlers make one call into the chat area.
 import { Type } from '@sinclair/typebox';
 import type { Socket } from 'socket.io';
-import { presenceUser, SUPERVISOR_ROLES, type ChatApi, type ChatConnection } from '../../actors/chat/index.js';
+import { presenceUser, type ChatApi, type ChatConnection } from '../../actors/chat/index.js';
 import { appError } from '../../core/errors.js';
 import type { EventDef } from './events.js';
 import type { SocketUser } from './handshake.js';
@@ -149,10 +149,7 @@ export function chatEvents(settings: { maxMessageLength: number; maxMetadataByte
         note: Type.Optional(Type.String({ maxLength: 1000 })),
       }),
       ack: ChatAck,
-      handler: async (p: { chatId: string; toAgent?: string; department?: string; note?: string }, c) => {
-        const supervisor = c.user.principal.roles.some((r) => SUPERVISOR_ROLES.includes(r));
-        return { chat: await c.api.chat.transfer(c.chat.tenant, me(c), p, supervisor) };
-      },
+      handler: (p: { chatId: string; toAgent?: string; department?: string; note?: string }, c) => c.api.connections.transfer(c.chat, c.user.principal.roles, p),
     },
     {
       name: 'close-chat',
