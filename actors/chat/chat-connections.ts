@@ -266,10 +266,10 @@ export class ChatConnections {
     return { chat: await this.chats.transfer(c.tenant, this.me(c), p, isSupervisor(roles)) };
   }
 
-  /** An agent watches a chat without taking it. */
-  watch(c: ChatConnection, chatId: string): { chatId: string; chat: ChatData; lastSeq: number } {
+  /** The chat an agent is about to watch without taking it. */
+  watch(c: ChatConnection, chatId: string): ChatData {
     const chat = this.chats.chat(c.tenant, chatId);
     if (!chat) throw appError('ERR_NOT_FOUND', 'chat');
-    return { chatId, chat, lastSeq: this.lastSeq(c.tenant, chatId) };
+    return chat;
   }
 }

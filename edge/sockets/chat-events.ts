@@ -194,9 +194,10 @@ export function chatEvents(settings: { maxMessageLength: number; maxMetadataByte
       payload: ChatRef,
       ack: Type.Object({ chatId: Type.String(), chat: Chat, lastSeq: Type.Integer() }),
       handler: (p: { chatId: string }, c) => {
-        const watched = c.api.connections.watch(c.chat, p.chatId);
+        const chat = c.api.connections.watch(c.chat, p.chatId);
+        // Subscribed first, then read: a message sent meanwhile may come twice, never not at all.
         c.rt.join(c.socket, chatTopic.chat(c.chat.tenant, p.chatId));
-        return watched;
+        return { chatId: p.chatId, chat, lastSeq: c.api.connections.lastSeq(c.chat.tenant, p.chatId) };
       },
     },
     {
