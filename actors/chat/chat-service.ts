@@ -296,7 +296,7 @@ export class ChatService {
   }
 
   /** A chat with its messages as GET /chat/history pages them. */
-  history(tenant: string, chatId: string, p: { afterSeq?: number; beforeSeq?: number; limit?: number }) {
+  historyPage(tenant: string, chatId: string, p: { afterSeq?: number; beforeSeq?: number; limit?: number }) {
     const page = this.messages(tenant, chatId, p);
     return { chatId: page.chatId, chat: this.chat(tenant, chatId)!, data: page.messages, hasMore: page.hasMore, lastSeq: page.lastSeq };
   }

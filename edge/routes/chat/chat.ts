@@ -95,7 +95,7 @@ export function chatRoutes(f: ChatFeature, deps: AppDeps): RouteDef[] {
         lastSeq: Type.Integer(),
       }),
       errors: [404],
-      handler: (ctx) => svc.history(ctx.tenant, ctx.params.chatId, ctx.query),
+      handler: (ctx) => svc.historyPage(ctx.tenant, ctx.params.chatId, ctx.query),
     }),
 
     route({
