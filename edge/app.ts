@@ -4,6 +4,7 @@
 import { join } from 'node:path';
 import { ActorRuntime } from '../core/actor/runtime.js';
 import type { NodeServices } from '../core/actor/services.js';
+import { ChatFeature } from './sockets/chat-feature.js';
 import { StoreRevocations } from '../core/auth/revocations.js';
 import { TokenService } from '../core/auth/tokens.js';
 import type { Bus } from '../core/bus/bus.js';
@@ -132,9 +133,14 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
   // The node's ports (core/actor/services.ts), built once here: every actor reaches them as
   // ctx.services, every module as deps.services. An area that declares a port makes this fail to
   // compile until the port is provided.
+  // The socket channels, whose fan-out and AI provider are the chat area's ports.
+  const sockets = new ChatFeature({ config, bus, clock, logger, store });
   const services: NodeServices = {
     outbox,
     scheduler: new Scheduler({ store, clock, logger }),
+    sockets,
+    chatFanout: sockets.fanout,
+    ai: sockets.ai,
   };
   const runtime = new ActorRuntime({ store, services, bus, clock, logger, idleMs: config.actors.idleMs, remote: cluster?.remoteAsk });
   cluster?.attachRuntime(runtime);

@@ -62,8 +62,10 @@ function insert(s: QueueState, e: QueueEntry): number {
   return i;
 }
 
+export const CHAT_QUEUE_ACTOR = 'chat-queue';
+
 export const chatQueueActor: ActorKind<QueueState, QueueMsg, QueueReply> = {
-  kind: 'chat-queue',
+  kind: CHAT_QUEUE_ACTOR,
 
   activate(ctx: ActivationContext): QueueState {
     const entries = ctx.store

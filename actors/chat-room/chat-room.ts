@@ -166,8 +166,10 @@ function send(s: ChatRoomState, msg: Extract<ChatRoomMsg, { type: 'send' }>, ctx
   return reply(s, changed ? null : previous, changed, { message: m });
 }
 
+export const CHAT_ROOM_ACTOR = 'chat-room';
+
 export const chatRoomActor: ActorKind<ChatRoomState, ChatRoomMsg, ChatRoomReply> = {
-  kind: 'chat-room',
+  kind: CHAT_ROOM_ACTOR,
 
   activate(ctx: ActivationContext): ChatRoomState {
     const rec = ctx.store.getRecord(ctx.tenant, CHAT_DATATYPE, ctx.key) as StoredRecord<ChatData> | undefined;

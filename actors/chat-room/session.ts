@@ -43,8 +43,10 @@ export interface SessionReply {
   session: ChatSessionData | null;
 }
 
+export const CHAT_SESSION_ACTOR = 'chat-session';
+
 export const chatSessionActor: ActorKind<SessionState, SessionMsg, SessionReply> = {
-  kind: 'chat-session',
+  kind: CHAT_SESSION_ACTOR,
 
   activate(ctx: ActivationContext): SessionState {
     return { rec: ctx.store.getRecord(ctx.tenant, CHAT_SESSION_DATATYPE, ctx.key) as StoredRecord<ChatSessionData> | undefined };

@@ -145,8 +145,10 @@ function writeReadMark(s: CommunityState, userId: string, seq: number, ctx: Acto
   return true;
 }
 
+export const COMMUNITY_ACTOR = 'community';
+
 export const communityActor: ActorKind<CommunityState, CommunityMsg, CommunityReply> = {
-  kind: 'community',
+  kind: COMMUNITY_ACTOR,
 
   activate(ctx: ActivationContext): CommunityState {
     const seq = ctx.store.lastLogSeq(ctx.tenant, communityLog(ctx.key));

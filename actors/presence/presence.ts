@@ -103,8 +103,10 @@ function view(e: Entry, online: boolean): PresenceView {
   };
 }
 
+export const PRESENCE_ACTOR = 'presence';
+
 export const presenceActor: ActorKind<PresenceState, PresenceMsg, PresenceReply> = {
-  kind: 'presence',
+  kind: PRESENCE_ACTOR,
   // Sockets live only in this actor's memory: never passivate it while the process runs.
   idleMs: 2_000_000_000,
 

@@ -1,18 +1,24 @@
-// One node's chat feature: socket.io on the edge, the services the channels and the REST routes
-// share, and the periodic sweep (idle customer sessions, inactive chats, finished AI streams).
-// One instance per app (tests run several apps in one process), found from the app's deps.
+// One node's chat feature on the edge: socket.io, the chat area's ports this node provides (the
+// fan-out to its sockets, the AI provider), the chat area's API over them (the channels and the
+// REST routes share it), and the periodic sweep (idle customer sessions, inactive chats, finished
+// AI streams). edge/app.ts builds one per node and hands it over with the node's ports
+// (`services.sockets`), where the chat module finds it: tests run several nodes in one process.
 import type { Socket } from 'socket.io';
+import { createChatApi, type ChatApi, type ChatFanout } from '../../actors/chat/index.js';
 import { createAiProvider, type AiProvider } from '../../core/ai.js';
 import type { Principal } from '../../core/auth/tokens.js';
+import type { Bus } from '../../core/bus/bus.js';
+import type { Clock } from '../../core/clock.js';
+import type { Config } from '../../core/config.js';
+import type { Logger } from '../../core/log.js';
+import type { Store } from '../../core/store/store.js';
 import type { AppDeps } from '../deps.js';
 import type { TemplatedApp } from '../http-server.js';
 import type { RateLimiter } from '../rate-limit.js';
-import { AiStreams } from './ai-streams.js';
 import { chatChannel, sweepChatSockets, type ChatSocketState } from './chat-channel.js';
-import { ChatService } from './chat-service.js';
+import { chatFanout } from './chat-fanout.js';
 import { communityChannel } from './community-channel.js';
-import { CommunityService } from './community-service.js';
-import { PresenceService } from './presence-service.js';
+import { communityFanout } from './community-fanout.js';
 import { Realtime, type Outbound } from './realtime.js';
 import { chatTopic } from './topics.js';
 import type { Unsubscribe } from '../../core/bus/bus.js';
@@ -24,13 +30,28 @@ interface ChatActivity {
   notified: boolean;
 }
 
+declare module '../../core/actor/services.js' {
+  interface NodeServices {
+    /** This node's socket.io channels and the chat feature behind them. */
+    readonly sockets: ChatFeature;
+  }
+}
+
+/** What a node's chat feature is built from, before the node's runtime exists. */
+export interface ChatFeatureParts {
+  config: Config;
+  bus: Bus;
+  clock: Clock;
+  logger: Logger;
+  store: Store;
+}
+
 export class ChatFeature {
   readonly rt: Realtime;
-  readonly streams: AiStreams;
+  /** The chat area's ports this node provides (services.chatFanout, services.ai). */
+  readonly fanout: ChatFanout;
   readonly ai: AiProvider;
-  readonly presence: PresenceService;
-  readonly chat: ChatService;
-  readonly community: CommunityService;
+  private bound: { deps: AppDeps; api: ChatApi } | undefined;
   /** Customer sockets on /chat of this node (idle sessions). */
   readonly customerSockets = new Map<Socket, ChatSocketState>();
   /** Chats with sockets on this node, by chat topic: when their last message went by. */
@@ -39,22 +60,39 @@ export class ChatFeature {
   private limiter: RateLimiter | undefined;
   private unsubscribeSms: Unsubscribe | undefined;
 
-  constructor(readonly deps: AppDeps) {
-    const cfg = deps.config.chat;
+  constructor(parts: ChatFeatureParts) {
+    const { config, bus, logger } = parts;
+    const cfg = config.chat;
     this.rt = new Realtime({
-      bus: deps.bus,
-      clusterNodeId: deps.config.natsUrl ? deps.config.nodeId! : undefined,
-      logger: deps.logger,
+      bus,
+      clusterNodeId: config.natsUrl ? config.nodeId! : undefined,
+      logger,
       maxBackpressure: cfg.maxBackpressureBytes,
       maxPayload: Math.max(64 * 1024, cfg.maxMessageLength * 8),
-      corsOrigins: deps.config.http.corsOrigins,
+      corsOrigins: config.http.corsOrigins,
       observe: (tenant, o) => this.observe(tenant, o),
     });
-    this.streams = new AiStreams(cfg.aiStreamTtlMs, () => deps.clock.now());
-    this.ai = createAiProvider(deps.config.providers.ai, deps.store, deps.logger);
-    this.presence = new PresenceService(deps, this.rt);
-    this.chat = new ChatService(deps, this.rt, this.streams, this.ai, this.presence);
-    this.community = new CommunityService(deps, this.rt);
+    this.fanout = { ...chatFanout(this.rt), ...communityFanout(this.rt) };
+    this.ai = createAiProvider(config.providers.ai, parts.store, logger);
+  }
+
+  /** Binds the node (the chat module's first hook): the chat area's API over its runtime and ports. */
+  use(deps: AppDeps): this {
+    this.bound ??= { deps, api: createChatApi(deps.runtime, deps.store, deps.services, { settings: deps.config.chat, clock: deps.clock, logger: deps.logger }) };
+    return this;
+  }
+
+  private get node(): { deps: AppDeps; api: ChatApi } {
+    if (!this.bound) throw new Error('the chat feature is used before the chat module bound it (ChatFeature.use)');
+    return this.bound;
+  }
+
+  get deps(): AppDeps {
+    return this.node.deps;
+  }
+
+  get api(): ChatApi {
+    return this.node.api;
   }
 
   attach(app: TemplatedApp, limiter?: RateLimiter): void {
@@ -110,25 +148,14 @@ export class ChatFeature {
       });
     }
     sweepChatSockets(this, now);
-    this.streams.sweep();
+    this.api.streams.sweep();
   }
 
   async stop(): Promise<void> {
     if (this.sweeper) clearInterval(this.sweeper);
     this.unsubscribeSms?.();
-    this.presence.close();
-    this.community.close();
-    this.chat.shutdown();
+    this.api.close();
     for (const s of this.customerSockets.values()) s.clearTimers();
     await this.rt.close();
   }
-}
-
-const features = new WeakMap<AppDeps, ChatFeature>();
-
-/** The chat feature of the app that owns `deps` (created on first use). */
-export function chatFeature(deps: AppDeps): ChatFeature {
-  let f = features.get(deps);
-  if (!f) features.set(deps, (f = new ChatFeature(deps)));
-  return f;
 }

@@ -6,99 +6,25 @@
 // connect gets the direct messages sent before the user ever had a socket. The replay is bounded
 // (chat.communityReplayLimit); past it `replay-truncated` says where each conversation stopped.
 import type { Socket } from 'socket.io';
-import { dmKey, groupKey, userGroupsNs, type CommunityUser } from '../../actors/community/community.js';
-import { appError } from '../../core/errors.js';
+import { presenceUser, type CommunityUser } from '../../actors/chat/index.js';
 import type { ChatFeature } from './chat-feature.js';
-import { bindEvents, type EventSpec } from './events.js';
+import { communityEvents, type CommunityConn } from './community-events.js';
+import { bindEvents, compileEvents } from './events.js';
 import { handshake, logDisconnect, type SocketData } from './handshake.js';
-import { presenceUser } from './presence-service.js';
 import { NS_COMMUNITY } from './realtime.js';
-import { CommunityHandshake, communityEvents, compileAll, compilePayload } from './schemas.js';
+import { CommunityHandshake, compilePayload } from './schemas.js';
 import { communityTopic } from './topics.js';
 
 /** How many unfinished conversations `replay-truncated` names (the thread list has them all). */
 const REPLAY_STOPS_LISTED = 100;
 
-/** What the event handlers read of a /community-chat socket. */
-function who(socket: Socket): { tenant: string; uid: string; me: CommunityUser } {
-  const { user } = socket.data as SocketData;
-  const me: CommunityUser = { id: user.userId };
-  if (user.name) me.name = user.name;
-  if (user.email) me.email = user.email;
-  return { tenant: user.tenant, uid: user.userId, me };
-}
-
 export function communityChannel(f: ChatFeature): void {
-  const { deps, rt, community: svc, presence } = f;
+  const { deps, rt, api } = f;
+  const { community: svc, presence } = api;
   const cfg = deps.config.chat;
-  const validators = compileAll(communityEvents(cfg.maxMessageLength));
+  const events = compileEvents(communityEvents(cfg));
   const nsp = rt.io!.of(NS_COMMUNITY);
   nsp.use(handshake(deps, compilePayload(CommunityHandshake)));
-  const isMember = (tenant: string, uid: string, groupId: string) => deps.store.getKv(tenant, userGroupsNs(uid), groupId) !== undefined;
-
-  // One table for every socket of the namespace (events.ts): handlers find the user on the socket.
-  const events: Record<string, EventSpec> = {
-    sendMessage: {
-      handler: (p: { to: string; text: string; clientId?: string }, socket) => {
-        const { tenant, me } = who(socket);
-        return svc.sendDirect(tenant, me, p.to, p.text, p.clientId, socket);
-      },
-    },
-    sendGroupMessage: {
-      handler: (p: { groupId: string; text: string; clientId?: string }, socket) => {
-        const { tenant, me } = who(socket);
-        return svc.sendGroup(tenant, me, p.groupId, p.text, p.clientId, socket);
-      },
-    },
-    typing: {
-      handler: (p: { to: string; isTyping?: boolean }, socket) => {
-        const { tenant, uid, me } = who(socket);
-        if (p.to === uid) throw appError('ERR_BAD_REQUEST', 'typing to yourself');
-        svc.setTyping(tenant, me, { to: p.to }, p.isTyping ?? true);
-        return { ok: true };
-      },
-    },
-    groupTyping: {
-      handler: (p: { groupId: string; isTyping?: boolean }, socket) => {
-        const { tenant, uid, me } = who(socket);
-        if (!isMember(tenant, uid, p.groupId)) throw appError('ERR_FORBIDDEN', 'join the group first');
-        svc.setTyping(tenant, me, { groupId: p.groupId }, p.isTyping ?? true);
-        return { ok: true };
-      },
-    },
-    markRead: {
-      handler: (p: { with?: string; groupId?: string; threadId?: string; seq: number }, socket) => {
-        const { tenant, uid } = who(socket);
-        const threadId = p.with ? dmKey(uid, p.with) : p.groupId ? groupKey(p.groupId) : p.threadId;
-        if (!threadId) throw appError('ERR_VALIDATION', 'payload needs one of with, groupId or threadId');
-        return svc.markRead(tenant, uid, threadId, p.seq);
-      },
-    },
-    getOnlineUsers: {
-      handler: async (_p: unknown, socket) => {
-        const { tenant } = who(socket);
-        const r = await presence.ask(tenant, { type: 'list', onlineOnly: true });
-        // From now on this socket hears onlineStatus whenever someone comes online or leaves.
-        rt.join(socket, communityTopic.presence(tenant));
-        return { users: (r.users ?? []).map((u) => ({ userId: u.userId, online: u.online, status: u.status, lastSeen: u.lastSeen })) };
-      },
-      // Without an ack the list arrives as an onlineStatus event.
-      noAck: (result, socket) => socket.emit('onlineStatus', result),
-    },
-    joinGroup: {
-      handler: (p: { groupId: string }, socket) => {
-        const { tenant, uid } = who(socket);
-        return svc.join(tenant, uid, p.groupId);
-      },
-    },
-    leaveGroup: {
-      handler: (p: { groupId: string }, socket) => {
-        const { tenant, uid } = who(socket);
-        if (!isMember(tenant, uid, p.groupId)) throw appError('ERR_NOT_FOUND', `group membership ${p.groupId}`);
-        return svc.leave(tenant, uid, p.groupId);
-      },
-    },
-  };
 
   nsp.on('connection', (socket: Socket) => {
     const { user, auth } = socket.data as SocketData & { auth: CommunityHandshake };
@@ -106,11 +32,14 @@ export function communityChannel(f: ChatFeature): void {
     const uid = user.userId;
     const userTopic = communityTopic.user(tenant, uid);
     const socketId = `${deps.config.nodeId}:${socket.id}`;
+    const me: CommunityUser = { id: uid };
+    if (user.name) me.name = user.name;
+    if (user.email) me.email = user.email;
+    const conn: CommunityConn = { socket, tenant, uid, me, api, rt };
 
     const connect = async () => {
       rt.addUserSocket(userTopic, socket);
-      const groups = deps.store.listKv(tenant, userGroupsNs(uid)).map((e) => e.key);
-      for (const g of groups) rt.join(socket, communityTopic.group(tenant, g));
+      for (const g of svc.groups(tenant, uid)) rt.join(socket, communityTopic.group(tenant, g));
       // Subscribed first, then read: a message sent meanwhile may come twice (clients dedupe by
       // seq), never not at all.
       const { messages, stopped } = svc.unseen(tenant, uid, auth.lastSeqs ?? {}, cfg.communityReplayLimit);
@@ -136,6 +65,6 @@ export function communityChannel(f: ChatFeature): void {
       void ready.then(() => presence.disconnect(tenant, presenceUser(user), socketId)).catch(() => undefined);
     });
 
-    bindEvents(socket, { user, validators, events, ready, logger: deps.logger, documentLimits: deps.config.documents, charge: () => f.chargeEvent(tenant, user.principal) });
+    bindEvents(socket, { user, events, conn, ready, logger: deps.logger, documentLimits: deps.config.documents, charge: () => f.chargeEvent(tenant, user.principal) });
   });
 }

@@ -1,6 +1,7 @@
-// Schemas of the socket channels: the handshake auth objects and every client-to-server event
-// payload, compiled once with the edge's ajv settings (the same validator the routes use), so a
-// bad payload is refused with the list of bad fields before any handler runs.
+// Schemas of the socket channels: the handshake auth objects, the pieces the event tables
+// (chat-events.ts, community-events.ts) build their payloads and acks from, and the payload
+// compiler: the edge's ajv settings (the same validator the routes use), so a bad payload is
+// refused with the list of bad fields before any handler runs.
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { AppError } from '../../core/errors.js';
 import { compileRoute } from '../compile.js';
@@ -11,16 +12,16 @@ const OrgId = Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$', descrip
 /** The same, spelled as the HTTP header: clients that reuse their headers' spelling are taken too. */
 const OrgIdHeaderSpelling = Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$', description: '`orgId` spelled as the HTTP header; send one of the two' });
 const Token = Type.String({ minLength: 1, maxLength: 8192 });
-const Seq = Type.Integer({ minimum: 0 });
-const Short = (max = 200) => Type.String({ minLength: 1, maxLength: max });
+export const Seq = Type.Integer({ minimum: 0 });
+export const Short = (max = 200) => Type.String({ minLength: 1, maxLength: max });
 /** Group ids are chosen by clients (event slugs, topics): safe characters only. */
 export const GroupId = Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$' });
 /** A community conversation: `d:<userA>:<userB>` (direct) or `g:<groupId>`. */
 export const ThreadId = Type.String({ pattern: '^(d:[^\\s:]{1,128}:[^\\s:]{1,128}|g:[A-Za-z0-9][A-Za-z0-9_.:-]{0,63})$' });
 /** A user id as tokens carry it (record sk). */
 export const UserId = Type.String({ minLength: 1, maxLength: 128, pattern: '^[^\\s:]+$' });
-const ClientId = Type.String({ minLength: 1, maxLength: 64, description: 'client-chosen message id: a resend with the same one is acked again, not stored twice' });
-const Department = Type.String({ minLength: 1, maxLength: 100 });
+export const ClientId = Type.String({ minLength: 1, maxLength: 64, description: 'client-chosen message id: a resend with the same one is acked again, not stored twice' });
+export const Department = Type.String({ minLength: 1, maxLength: 100 });
 
 /** One of a few strings; refused with "must be one of: ..." (a union of literals would list anyOf noise). */
 export function OneOf<const T extends readonly string[]>(values: T, opts: { description?: string } = {}) {
@@ -78,80 +79,6 @@ export const CommunityHandshake = Type.Object({
 });
 export type CommunityHandshake = Static<typeof CommunityHandshake>;
 
-export function chatEvents(maxText: number, maxMetadataBytes: number) {
-  const Send = Type.Object({
-    chatId: Type.Optional(Id),
-    text: messageText(maxText),
-    clientId: Type.Optional(ClientId),
-    metadata: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: `Free-form, stored and sent with the message: at most ${maxMetadataBytes} bytes of JSON (CHAT_MAX_METADATA_BYTES; larger is a 400)` })),
-  });
-  const ChatRef = Type.Object({ chatId: Id });
-  return {
-    sendMessage: Send,
-    'chat-message': Send,
-    chatRequest: Type.Object({
-      chatId: Type.Optional(Id),
-      department: Type.Optional(Department),
-      subject: Type.Optional(Short(300)),
-      message: Type.Optional(messageText(maxText)),
-      name: Type.Optional(Short(200)),
-    }),
-    updateMessageStatus: Type.Object({
-      chatId: Id,
-      seq: Type.Integer({ minimum: 1 }),
-      status: OneOf(['delivered', 'read']),
-      messageId: Type.Optional(Id),
-    }),
-    shareStatus: Type.Object({
-      chatId: Type.Optional(Id),
-      status: OneOf(['typing', 'idle', 'active', 'away', 'viewing']),
-      page: Type.Optional(Type.String({ maxLength: 2000 })),
-    }),
-    getMessages: Type.Object({
-      chatId: Type.Optional(Id),
-      afterSeq: Type.Optional(Seq),
-      beforeSeq: Type.Optional(Type.Integer({ minimum: 1 })),
-      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })),
-    }),
-    'set-status': Type.Object({
-      status: OneOf(['online', 'away', 'busy', 'offline']),
-    }),
-    'pick-next': Type.Object({ department: Type.Optional(Department) }),
-    'transfer-chat': Type.Object({
-      chatId: Id,
-      /** The agent (user id or email) who takes the chat; without it the chat goes back to the queue. */
-      toAgent: Type.Optional(Short(320)),
-      department: Type.Optional(Department),
-      note: Type.Optional(Type.String({ maxLength: 1000 })),
-    }),
-    'close-chat': Type.Object({ chatId: Type.Optional(Id), reason: Type.Optional(Type.String({ maxLength: 500 })) }),
-    'takeover-chat': ChatRef,
-    'resume-ai': ChatRef,
-    'assist-ai': Type.Object({ chatId: Id, prompt: Type.Optional(Type.String({ maxLength: maxText })) }),
-    'join-chat': ChatRef,
-    'leave-chat': ChatRef,
-  } satisfies Record<string, TSchema>;
-}
-
-export function communityEvents(maxText: number) {
-  return {
-    sendMessage: Type.Object({ to: UserId, text: messageText(maxText), clientId: Type.Optional(ClientId) }),
-    sendGroupMessage: Type.Object({ groupId: GroupId, text: messageText(maxText), clientId: Type.Optional(ClientId) }),
-    typing: Type.Object({ to: UserId, isTyping: Type.Optional(Type.Boolean()) }),
-    groupTyping: Type.Object({ groupId: GroupId, isTyping: Type.Optional(Type.Boolean()) }),
-    markRead: Type.Object({
-      /** The other user of a direct-message thread, or `groupId`, or the `threadId` itself. */
-      with: Type.Optional(UserId),
-      groupId: Type.Optional(GroupId),
-      threadId: Type.Optional(ThreadId),
-      seq: Type.Integer({ minimum: 1 }),
-    }),
-    getOnlineUsers: Type.Object({}),
-    joinGroup: Type.Object({ groupId: GroupId }),
-    leaveGroup: Type.Object({ groupId: GroupId }),
-  } satisfies Record<string, TSchema>;
-}
-
 export type Validator = (value: unknown) => unknown;
 
 /**
@@ -171,12 +98,6 @@ export function compilePayload(schema: TSchema): Validator {
   };
 }
 
-export function compileAll<T extends Record<string, TSchema>>(schemas: T): Record<keyof T, Validator> {
-  const out = {} as Record<keyof T, Validator>;
-  for (const k of Object.keys(schemas) as Array<keyof T>) out[k] = compilePayload(schemas[k]);
-  return out;
-}
-
 /** A message of /community-chat, as the socket delivers it and the REST routes answer it. */
 export const CommunityMessage = Type.Object(
   {
@@ -192,3 +113,49 @@ export const CommunityMessage = Type.Object(
   },
   { additionalProperties: true },
 );
+
+/** The error envelope (spec: Errors), as an ack's `error` and in the `error` event. */
+const Envelope = Type.Object({
+  statusCode: Type.Integer(),
+  message: Type.Union([Type.String(), Type.Array(Type.String())]),
+  error: Type.String(),
+});
+export const Refusal = Type.Object({ error: Envelope }, { description: 'Every refused event acks `{error: {statusCode, message, error}}`' });
+export const Ok = Type.Object({ ok: Type.Literal(true) });
+/** An ack the table does not describe field by field. */
+export const AnyAck = Type.Record(Type.String(), Type.Unknown());
+export const Participant = Type.Object({
+  id: Type.String(),
+  role: Type.String({ enum: ['customer', 'agent', 'ai', 'system'] }),
+  name: Type.Optional(Type.String()),
+  email: Type.Optional(Type.String()),
+});
+const messageFields = {
+  id: Type.String(),
+  seq: Type.Integer({ minimum: 1, description: 'Position in the chat, from 1' }),
+  chatId: Type.String(),
+  from: Participant,
+  text: Type.String(),
+  type: Type.String({ enum: ['text', 'system'] }),
+  at: Type.String({ format: 'date-time' }),
+  clientId: Type.Optional(Type.String()),
+  metadata: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+};
+/** A /chat message as it is broadcast and replayed. */
+export const ChatMessage = Type.Object(messageFields);
+/** A /chat message in a page (getMessages, `messages`): with its delivery state from the other side's receipts. */
+export const ListedChatMessage = Type.Object({ ...messageFields, status: Type.Optional(Type.String({ enum: ['sent', 'delivered', 'read'] })) });
+export const MessagePage = Type.Object({ chatId: Type.String(), messages: Type.Array(ListedChatMessage), hasMore: Type.Boolean(), lastSeq: Type.Integer() });
+export const Chat = Type.Object({ chatId: Type.String(), status: Type.String(), customer: Participant, agent: Type.Optional(Type.Union([Participant, Type.Null()])) }, { additionalProperties: true });
+export const Stream = (final: string) =>
+  Type.Object({
+    chatId: Type.String(),
+    streamId: Type.String({ description: 'Also readable as Server-Sent Events at `GET /ai/stream/{streamId}`' }),
+    index: Type.Optional(Type.Integer()),
+    chunk: Type.Optional(Type.String()),
+    done: Type.Boolean(),
+    error: Type.Optional(Type.String()),
+    [final]: Type.Optional(Type.String()),
+  });
+export const OnlineUser = Type.Object({ userId: Type.String(), online: Type.Boolean(), status: Type.String(), lastSeen: Type.Union([Type.String(), Type.Null()]) });
+export const SocketError = Type.Object({ event: Type.String({ description: 'The event refused, or `connect`' }), statusCode: Type.Integer(), message: Type.Union([Type.String(), Type.Array(Type.String())]), error: Type.String() });

@@ -16,7 +16,7 @@ import type { Principal } from '../../../core/auth/tokens.js';
 import { AppError, appError } from '../../../core/errors.js';
 import type { AppDeps } from '../../deps.js';
 import { route, type RouteDef } from '../../route.js';
-import type { AiStream } from '../../sockets/ai-streams.js';
+import type { AiStream } from '../../../actors/chat/index.js';
 import type { ChatFeature } from '../../sockets/chat-feature.js';
 import { TAG_AI } from './common.js';
 
@@ -50,7 +50,7 @@ export function aiStreamRoutes(f: ChatFeature, deps: AppDeps): RouteDef[] {
         }
         if (!principal) throw new AppError('ERR_UNAUTHENTICATED', ['send a bearer token or ?token=']);
         if (ctx.tenant && principal.org !== ctx.tenant) throw new AppError('ERR_WRONG_ORG', [ctx.tenant]);
-        const s = f.streams.get(ctx.params.streamId);
+        const s = f.api.streams.get(ctx.params.streamId);
         if (!s || !canRead(s, principal)) throw appError('ERR_NOT_FOUND', 'stream');
 
         const out = ctx.stream!;

@@ -1,10 +1,8 @@
 // Support chat over REST (spec: Endpoints → Chat and presence): chat sessions, history, a
 // customer's messages, the widget configuration, and the queue.
 import { Type } from '@sinclair/typebox';
-import { CHAT_DATATYPE, chatLog, emptyReceipts, messageStatus, type ChatData, type ChatMessage as Msg } from '../../../actors/chat-room/types.js';
-import { appError } from '../../../core/errors.js';
+import { CHAT_DATATYPE } from '../../../actors/chat/index.js';
 import { resolvePaging } from '../../../core/store/query.js';
-import type { StoredRecord } from '../../../core/store/record.js';
 import type { AppDeps } from '../../deps.js';
 import { route, type RouteDef } from '../../route.js';
 import type { ChatFeature } from '../../sockets/chat-feature.js';
@@ -12,9 +10,6 @@ import { OneOf } from '../../sockets/schemas.js';
 import { ListOf, RecordSchema } from '../records/schemas.js';
 import { ChatId, ChatMessage, EmailParam, pageOf, pageQuery, Participant, TAG_CHAT } from './common.js';
 import { listRecords } from '../../../actors/records/reads.js';
-
-/** Chats of one customer whose messages /chat/messages/:email reads at most. */
-const MAX_CHATS_PER_CUSTOMER = 200;
 
 const QueueEntry = Type.Object({
   chatId: Type.String(),
@@ -44,18 +39,9 @@ const WidgetConfig = Type.Object({
   source: Type.String({ description: '`widget` (its own chat_config record), `default` (the tenant\'s) or `built-in`' }),
 });
 
-function withLastSeq(deps: AppDeps, tenant: string, r: StoredRecord): StoredRecord {
-  return { ...r, data: { ...r.data, lastSeq: deps.store.lastLogSeq(tenant, chatLog(r.sk)) } };
-}
-
 export function chatRoutes(f: ChatFeature, deps: AppDeps): RouteDef[] {
   const max = deps.config.store.maxPageSize;
-  const svc = f.chat;
-  const queueView = (e: { chatId: string; position: number; queuedAt: number; department: string | null; subject: string | null; customer: unknown }) => ({
-    ...e,
-    queuedAt: new Date(e.queuedAt).toISOString(),
-    waitSeconds: Math.max(0, Math.floor((deps.clock.now() - e.queuedAt) / 1000)),
-  });
+  const svc = f.api.chat;
 
   return [
     route({
@@ -83,7 +69,7 @@ export function chatRoutes(f: ChatFeature, deps: AppDeps): RouteDef[] {
           sort: 'createdate',
           sortType: 'desc',
         });
-        return { ...list, data: list.data.map((r) => withLastSeq(deps, ctx.tenant, r)) };
+        return { ...list, data: svc.withLastSeq(ctx.tenant, list.data) };
       },
     }),
 
@@ -109,10 +95,7 @@ export function chatRoutes(f: ChatFeature, deps: AppDeps): RouteDef[] {
         lastSeq: Type.Integer(),
       }),
       errors: [404],
-      handler: (ctx) => {
-        const page = svc.messages(ctx.tenant, ctx.params.chatId, ctx.query);
-        return { chatId: page.chatId, chat: svc.chat(ctx.tenant, ctx.params.chatId)!, data: page.messages, hasMore: page.hasMore, lastSeq: page.lastSeq };
-      },
+      handler: (ctx) => svc.historyPage(ctx.tenant, ctx.params.chatId, ctx.query),
     }),
 
     route({
@@ -125,28 +108,8 @@ export function chatRoutes(f: ChatFeature, deps: AppDeps): RouteDef[] {
       query: Type.Object(pageQuery(max)),
       response: ListOf(ChatMessage),
       handler: (ctx) => {
-        const email = ctx.params.email.toLowerCase();
-        const chats = deps.store
-          .find(ctx.tenant, CHAT_DATATYPE, { 'data.customerEmail': email }, { sort: 'createdate', sortType: 'desc', pageSize: MAX_CHATS_PER_CUSTOMER })
-          .data as StoredRecord<ChatData>[];
-        // A chat's seqs run from 1 without gaps, newest last: the page is among the newest
-        // `offset + pageSize` messages of each chat, so only those are read (a customer's long
-        // chats are not read whole for the first page), and the total is the sum of last seqs.
         const { page, pageSize, offset } = resolvePaging(ctx.query, deps.config.store);
-        const need = offset + pageSize;
-        let total = 0;
-        const newest = [];
-        for (const c of chats) {
-          const log = chatLog(c.sk);
-          const last = deps.store.lastLogSeq(ctx.tenant, log);
-          if (last === 0) continue;
-          total += last;
-          const receipts = c.data.receipts ?? emptyReceipts();
-          const n = Math.min(need, last);
-          for (const { entry } of deps.store.readLog<Msg>(ctx.tenant, log, last - n + 1, n)) newest.push({ ...entry, status: messageStatus(entry, receipts) });
-        }
-        newest.sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : b.seq - a.seq));
-        const data = newest.slice(offset, offset + pageSize);
+        const { data, total } = svc.customerMessages(ctx.tenant, ctx.params.email.toLowerCase(), { offset, pageSize });
         return { data, total, hasNext: offset + data.length < total, page, pageSize };
       },
     }),
@@ -172,11 +135,7 @@ export function chatRoutes(f: ChatFeature, deps: AppDeps): RouteDef[] {
       summary: 'The chats waiting for an agent, longest-waiting first',
       query: Type.Object({ department: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })), ...pageQuery(max) }),
       response: ListOf(QueueEntry),
-      handler: async (ctx) => {
-        const q = await svc.queue(ctx.tenant, { type: 'list' });
-        const entries = ctx.query.department ? q.entries.filter((e) => e.department === ctx.query.department) : q.entries;
-        return pageOf(entries.map(queueView), ctx.query, deps);
-      },
+      handler: async (ctx) => pageOf(await svc.waitingList(ctx.tenant, ctx.query.department), ctx.query, deps),
     }),
 
     route({
@@ -210,22 +169,7 @@ export function chatRoutes(f: ChatFeature, deps: AppDeps): RouteDef[] {
         agentsOnline: Type.Integer({ description: 'Agents online, away or busy' }),
         agentsAvailable: Type.Integer({ description: 'Agents whose status is `online`' }),
       }),
-      handler: async (ctx) => {
-        const [q, p] = await Promise.all([svc.queue(ctx.tenant, { type: 'list' }), f.presence.ask(ctx.tenant, { type: 'stats' })]);
-        const now = deps.clock.now();
-        const waits = q.entries.map((e) => Math.max(0, Math.floor((now - e.queuedAt) / 1000)));
-        const byDepartment: Record<string, number> = {};
-        for (const e of q.entries) byDepartment[e.department ?? 'none'] = (byDepartment[e.department ?? 'none'] ?? 0) + 1;
-        const a = p.stats!.agents;
-        return {
-          waiting: q.waiting,
-          longestWaitSeconds: waits.length ? Math.max(...waits) : 0,
-          averageWaitSeconds: waits.length ? Math.round(waits.reduce((x, y) => x + y, 0) / waits.length) : 0,
-          byDepartment,
-          agentsOnline: a.online + a.away + a.busy,
-          agentsAvailable: a.online,
-        };
-      },
+      handler: (ctx) => svc.queueStats(ctx.tenant),
     }),
 
     route({
@@ -237,12 +181,7 @@ export function chatRoutes(f: ChatFeature, deps: AppDeps): RouteDef[] {
       params: Type.Object({ chatId: ChatId }),
       response: Position,
       errors: [404],
-      handler: async (ctx) => {
-        const chat = svc.chat(ctx.tenant, ctx.params.chatId);
-        if (!chat) throw appError('ERR_NOT_FOUND', 'chat');
-        const q = await svc.queue(ctx.tenant, { type: 'position', chatId: ctx.params.chatId });
-        return { chatId: chat.chatId, status: chat.status, position: q.entry?.position ?? null, waiting: q.waiting };
-      },
+      handler: (ctx) => svc.position(ctx.tenant, ctx.params.chatId),
     }),
   ];
 }

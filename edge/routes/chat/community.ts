@@ -2,7 +2,7 @@
 // the /community-chat socket, for a client whose socket is down; the caller's conversations with
 // unread counts; a page of one conversation; the read marker.
 import { Type } from '@sinclair/typebox';
-import type { CommunityUser } from '../../../actors/community/community.js';
+import type { CommunityUser } from '../../../actors/chat/index.js';
 import { appError } from '../../../core/errors.js';
 import type { AppDeps } from '../../deps.js';
 import { route, type RouteDef } from '../../route.js';
@@ -64,7 +64,7 @@ export function communityRoutes(f: ChatFeature, deps: AppDeps): RouteDef[] {
         ...pageQuery(maxPage),
       }),
       response: ListOf(ThreadSummary),
-      handler: (ctx) => pageOf(f.community.threads(ctx.tenant, ctx.principal!.sub, ctx.query.unread === true), ctx.query, deps),
+      handler: (ctx) => pageOf(f.api.community.threads(ctx.tenant, ctx.principal!.sub, ctx.query.unread === true), ctx.query, deps),
     }),
 
     route({
@@ -83,7 +83,7 @@ export function communityRoutes(f: ChatFeature, deps: AppDeps): RouteDef[] {
       }),
       response: Page,
       errors: [403, 404],
-      handler: (ctx) => f.community.page(ctx.tenant, ctx.principal!.sub, threadIdOf(ctx.params.threadId), ctx.query),
+      handler: (ctx) => f.api.community.page(ctx.tenant, ctx.principal!.sub, threadIdOf(ctx.params.threadId), ctx.query),
     }),
 
     route({
@@ -98,11 +98,7 @@ export function communityRoutes(f: ChatFeature, deps: AppDeps): RouteDef[] {
       body: Type.Object({ seq: Type.Integer({ minimum: 1 }) }),
       response: Type.Object({ threadId: Type.String(), seq: Type.Integer() }),
       errors: [403, 404],
-      handler: (ctx) => {
-        const threadId = threadIdOf(ctx.params.threadId);
-        f.community.assertReader(ctx.tenant, ctx.principal!.sub, threadId);
-        return f.community.markRead(ctx.tenant, ctx.principal!.sub, threadId, ctx.body.seq);
-      },
+      handler: (ctx) => f.api.community.readUpTo(ctx.tenant, ctx.principal!.sub, threadIdOf(ctx.params.threadId), ctx.body.seq),
     }),
 
     route({
@@ -123,14 +119,10 @@ export function communityRoutes(f: ChatFeature, deps: AppDeps): RouteDef[] {
       response: CommunityMessage,
       errors: [403, 404],
       handler: (ctx) => {
-        const { to, groupId, text, clientId } = ctx.body;
-        if ((to === undefined) === (groupId === undefined)) throw appError('ERR_VALIDATION', 'body needs exactly one of to or groupId');
         const p = ctx.principal!;
         const from: CommunityUser = { id: p.sub };
         if (p.email) from.email = p.email.toLowerCase();
-        return to !== undefined
-          ? f.community.sendDirect(ctx.tenant, from, to, text, clientId)
-          : f.community.sendGroup(ctx.tenant, from, groupId!, text, clientId);
+        return f.api.community.send(ctx.tenant, from, ctx.body);
       },
     }),
   ];

@@ -3,25 +3,17 @@
 import { Type } from '@sinclair/typebox';
 // The CRM area records customer activity (data {email, type, name, importance, properties, at}).
 import { CUSTOMER_ACTIVITY } from '../../../actors/crm/customer-activity.js';
-import { type PresenceUser, type PresenceView as View } from '../../../actors/presence/presence.js';
-import { appError } from '../../../core/errors.js';
 import type { AppDeps } from '../../deps.js';
 import { route, type RouteDef } from '../../route.js';
 import type { ChatFeature } from '../../sockets/chat-feature.js';
 import { ListOf, RecordSchema } from '../records/schemas.js';
-import { SUPERVISOR_ROLES } from '../../sockets/chat-service.js';
 import { OneOf } from '../../sockets/schemas.js';
 import { EmailParam, pageOf, pageQuery, PresenceView, TAG_PRESENCE } from './common.js';
 import { listRecords } from '../../../actors/records/reads.js';
 
-function offline(email: string, kind: 'agent' | 'customer'): Omit<View, 'userId'> & { userId: null } {
-  return { userId: null, email, name: null, kind, status: 'offline', online: false, connections: 0, lastSeen: null };
-}
-
 export function presenceRoutes(f: ChatFeature, deps: AppDeps): RouteDef[] {
   const max = deps.config.store.maxPageSize;
-  const list = async (tenant: string, kind: 'agent' | 'customer') =>
-    (await f.presence.ask(tenant, { type: 'list', kind, onlineOnly: true })).users ?? [];
+  const presence = f.api.presence;
 
   return [
     route({
@@ -32,7 +24,7 @@ export function presenceRoutes(f: ChatFeature, deps: AppDeps): RouteDef[] {
       summary: 'Agents online now (status online, away or busy)',
       query: Type.Object(pageQuery(max)),
       response: ListOf(PresenceView),
-      handler: async (ctx) => pageOf(await list(ctx.tenant, 'agent'), ctx.query, deps),
+      handler: async (ctx) => pageOf(await presence.online(ctx.tenant, 'agent'), ctx.query, deps),
     }),
 
     route({
@@ -44,11 +36,7 @@ export function presenceRoutes(f: ChatFeature, deps: AppDeps): RouteDef[] {
       description: 'An agent who never connected is reported offline with `lastSeen` null.',
       params: EmailParam,
       response: PresenceView,
-      handler: async (ctx) => {
-        const email = ctx.params.email.toLowerCase();
-        const r = await f.presence.ask(ctx.tenant, { type: 'get', kind: 'agent', email });
-        return r.user ?? offline(email, 'agent');
-      },
+      handler: (ctx) => presence.agent(ctx.tenant, ctx.params.email.toLowerCase()),
     }),
 
     route({
@@ -63,21 +51,9 @@ export function presenceRoutes(f: ChatFeature, deps: AppDeps): RouteDef[] {
       body: Type.Object({ status: OneOf(['online', 'away', 'busy', 'offline']) }),
       response: PresenceView,
       errors: [403],
-      handler: async (ctx) => {
+      handler: (ctx) => {
         const p = ctx.principal!;
-        const email = ctx.params.email.toLowerCase();
-        const self = p.email?.toLowerCase() === email;
-        if (!self && !p.roles.some((r) => SUPERVISOR_ROLES.includes(r))) {
-          throw appError('ERR_FORBIDDEN', "setting another agent's status needs a supervisor role");
-        }
-        let user: PresenceUser;
-        if (self) user = { userId: p.sub, email, name: null, kind: 'agent' };
-        else {
-          const known = (await f.presence.ask(ctx.tenant, { type: 'get', kind: 'agent', email })).user;
-          user = { userId: known?.userId ?? email, email, name: known?.name ?? null, kind: 'agent' };
-        }
-        const r = await f.presence.setStatus(ctx.tenant, user, ctx.body.status, true);
-        return r.user!;
+        return presence.setAgentStatus(ctx.tenant, { userId: p.sub, email: p.email ?? null, roles: p.roles }, ctx.params.email.toLowerCase(), ctx.body.status);
       },
     }),
 
@@ -89,7 +65,7 @@ export function presenceRoutes(f: ChatFeature, deps: AppDeps): RouteDef[] {
       summary: 'Customers online now (on the chat widget or the attendee community)',
       query: Type.Object(pageQuery(max)),
       response: ListOf(PresenceView),
-      handler: async (ctx) => pageOf(await list(ctx.tenant, 'customer'), ctx.query, deps),
+      handler: async (ctx) => pageOf(await presence.online(ctx.tenant, 'customer'), ctx.query, deps),
     }),
 
     route({
@@ -123,10 +99,7 @@ export function presenceRoutes(f: ChatFeature, deps: AppDeps): RouteDef[] {
         connections: Type.Integer(),
         at: Type.String({ format: 'date-time' }),
       }),
-      handler: async (ctx) => {
-        const r = await f.presence.ask(ctx.tenant, { type: 'stats' });
-        return { ...r.stats!, at: new Date(deps.clock.now()).toISOString() };
-      },
+      handler: (ctx) => presence.stats(ctx.tenant),
     }),
   ];
 }

@@ -1,8 +1,10 @@
-// The attendee community on the edge: direct messages, groups, typing indicators, read markers,
+// The attendee community: direct messages, groups, typing indicators, read markers,
 // a user's conversations with their unread counts, and what a connecting socket has not seen.
 // Used by the /community-chat channel and by the /client/community routes (the same send when
 // the socket is down, the list of conversations, a page of one).
+import type { ActorRuntime } from '../../core/actor/runtime.js';
 import {
+  COMMUNITY_ACTOR,
   communityLog,
   dmKey,
   dmParties,
@@ -15,12 +17,10 @@ import {
   type CommunityReply,
   type CommunityUser,
   type UserThreadEntry,
-} from '../../actors/community/community.js';
+} from '../community/community.js';
 import { appError } from '../../core/errors.js';
-import type { Socket } from 'socket.io';
-import type { AppDeps } from '../deps.js';
-import type { Realtime } from './realtime.js';
-import { communityTopic } from './topics.js';
+import type { Store } from '../../core/store/store.js';
+import type { ChatServices, ChatSettings, Origin } from './ports.js';
 
 /** Who a direct message may go to: a customer or a staff user of the tenant. */
 const RECIPIENT_DATATYPES = ['customer', 'user'];
@@ -57,41 +57,43 @@ export interface MessagePage {
 
 export class CommunityService {
   /** Typing indicators running on this node: key → timer that clears them. */
-  private readonly typing = new Map<string, NodeJS.Timeout>();
+  private readonly typers = new Map<string, NodeJS.Timeout>();
 
   constructor(
-    private readonly deps: AppDeps,
-    private readonly rt: Realtime,
+    private readonly runtime: ActorRuntime,
+    private readonly store: Store,
+    private readonly services: ChatServices,
+    private readonly settings: ChatSettings,
   ) {}
 
   private ask(tenant: string, key: string, msg: CommunityMsg): Promise<CommunityReply> {
-    return this.deps.runtime.ask<CommunityReply>(tenant, 'community', key, msg);
+    return this.runtime.ask<CommunityReply>(tenant, COMMUNITY_ACTOR, key, msg);
   }
 
   private assertRecipient(tenant: string, to: string, from: string): void {
     if (to === from) throw appError('ERR_BAD_REQUEST', 'you cannot send a message to yourself');
-    if (!RECIPIENT_DATATYPES.some((dt) => this.deps.store.getRecord(tenant, dt, to))) throw appError('ERR_NOT_FOUND', `recipient ${to}`);
+    if (!RECIPIENT_DATATYPES.some((dt) => this.store.getRecord(tenant, dt, to))) throw appError('ERR_NOT_FOUND', `recipient ${to}`);
   }
 
   /**
    * A direct message: persisted in the pair's thread, then to every socket of both users but the
    * sending one (its ack carries the message).
    */
-  async sendDirect(tenant: string, from: CommunityUser, to: string, text: string, clientId?: string, sender?: Socket): Promise<CommunityMessage> {
+  async sendDirect(tenant: string, from: CommunityUser, to: string, text: string, clientId?: string, sender?: Origin): Promise<CommunityMessage> {
     this.assertRecipient(tenant, to, from.id);
     const r = await this.ask(tenant, dmKey(from.id, to), { type: 'send', from, to, text, clientId });
     if (!r.duplicate) {
-      this.rt.emit(tenant, [communityTopic.user(tenant, to), communityTopic.user(tenant, from.id)], 'message', r.message, sender);
+      this.services.fanout.directMessage(tenant, [to, from.id], r.message!, sender);
       this.clearTyping(tenant, from.id, `u:${to}`);
     }
     return r.message!;
   }
 
   /** A group message: to every socket of every member but the sending one. */
-  async sendGroup(tenant: string, from: CommunityUser, groupId: string, text: string, clientId?: string, sender?: Socket): Promise<CommunityMessage> {
+  async sendGroup(tenant: string, from: CommunityUser, groupId: string, text: string, clientId?: string, sender?: Origin): Promise<CommunityMessage> {
     const r = await this.ask(tenant, groupKey(groupId), { type: 'send', from, text, clientId });
     if (!r.duplicate) {
-      this.rt.emit(tenant, [communityTopic.group(tenant, groupId)], 'groupMessage', r.message, sender);
+      this.services.fanout.groupMessage(tenant, groupId, r.message!, sender);
       this.clearTyping(tenant, from.id, `g:${groupId}`);
     }
     return r.message!;
@@ -99,14 +101,51 @@ export class CommunityService {
 
   async join(tenant: string, userId: string, groupId: string): Promise<{ groupId: string; members: number; joined: boolean; lastSeq: number }> {
     const r = await this.ask(tenant, groupKey(groupId), { type: 'join', userId });
-    this.rt.subscribeUser(tenant, communityTopic.user(tenant, userId), communityTopic.group(tenant, groupId));
+    this.services.fanout.followGroup(tenant, userId, groupId);
     return { groupId, members: r.members, joined: r.changed, lastSeq: r.lastSeq };
   }
 
+  /** The groups `userId` belongs to (a new connection follows them all). */
+  groups(tenant: string, userId: string): string[] {
+    return this.store.listKv(tenant, userGroupsNs(userId)).map((e) => e.key);
+  }
+
+  isMember(tenant: string, userId: string, groupId: string): boolean {
+    return this.store.getKv(tenant, userGroupsNs(userId), groupId) !== undefined;
+  }
+
   async leave(tenant: string, userId: string, groupId: string): Promise<{ groupId: string; members: number; left: boolean }> {
+    if (!this.isMember(tenant, userId, groupId)) throw appError('ERR_NOT_FOUND', `group membership ${groupId}`);
     const r = await this.ask(tenant, groupKey(groupId), { type: 'leave', userId });
-    this.rt.unsubscribeUser(tenant, communityTopic.user(tenant, userId), communityTopic.group(tenant, groupId));
+    this.services.fanout.unfollowGroup(tenant, userId, groupId);
     return { groupId, members: r.members, left: r.changed };
+  }
+
+  /** The conversation a read marker names: the other user of a direct thread, a group, or the thread id. */
+  threadOf(userId: string, p: { with?: string; groupId?: string; threadId?: string }): string {
+    const threadId = p.with ? dmKey(userId, p.with) : p.groupId ? groupKey(p.groupId) : p.threadId;
+    if (!threadId) throw appError('ERR_VALIDATION', 'payload needs one of with, groupId or threadId');
+    return threadId;
+  }
+
+  /** Typing to a user (not oneself) or in a group the sender belongs to; see setTyping. */
+  typing(tenant: string, from: CommunityUser, target: { to: string } | { groupId: string }, isTyping: boolean): { ok: true } {
+    if ('to' in target && target.to === from.id) throw appError('ERR_BAD_REQUEST', 'typing to yourself');
+    if ('groupId' in target && !this.isMember(tenant, from.id, target.groupId)) throw appError('ERR_FORBIDDEN', 'join the group first');
+    this.setTyping(tenant, from, target, isTyping);
+    return { ok: true };
+  }
+
+  /** A message without the socket: exactly one of `to` (direct) or `groupId`. */
+  send(tenant: string, from: CommunityUser, p: { to?: string; groupId?: string; text: string; clientId?: string }): Promise<CommunityMessage> {
+    if ((p.to === undefined) === (p.groupId === undefined)) throw appError('ERR_VALIDATION', 'body needs exactly one of to or groupId');
+    return p.to !== undefined ? this.sendDirect(tenant, from, p.to, p.text, p.clientId) : this.sendGroup(tenant, from, p.groupId!, p.text, p.clientId);
+  }
+
+  /** The reader's marker moves to `seq` (over REST: only a reader of the conversation). */
+  readUpTo(tenant: string, userId: string, threadId: string, seq: number): Promise<{ threadId: string; seq: number }> {
+    this.assertReader(tenant, userId, threadId);
+    return this.markRead(tenant, userId, threadId, seq);
   }
 
   async markRead(tenant: string, userId: string, threadId: string, seq: number): Promise<{ threadId: string; seq: number }> {
@@ -122,7 +161,7 @@ export class CommunityService {
   setTyping(tenant: string, from: CommunityUser, target: { to?: string; groupId?: string }, isTyping: boolean): void {
     const targetKey = target.groupId !== undefined ? `g:${target.groupId}` : `u:${target.to}`;
     const key = `${tenant}\u0000${from.id}\u0000${targetKey}`;
-    const running = this.typing.get(key);
+    const running = this.typers.get(key);
     if (!isTyping) {
       if (running) this.clearTyping(tenant, from.id, targetKey);
       return;
@@ -130,26 +169,26 @@ export class CommunityService {
     if (running) clearTimeout(running);
     else this.emitTyping(tenant, from, target, true);
     const timer = setTimeout(() => {
-      this.typing.delete(key);
+      this.typers.delete(key);
       this.emitTyping(tenant, from, target, false);
-    }, this.deps.config.chat.typingClearMs);
+    }, this.settings.typingClearMs);
     timer.unref();
-    this.typing.set(key, timer);
+    this.typers.set(key, timer);
   }
 
   private clearTyping(tenant: string, fromId: string, targetKey: string): void {
     const key = `${tenant}\u0000${fromId}\u0000${targetKey}`;
-    const running = this.typing.get(key);
+    const running = this.typers.get(key);
     if (!running) return;
     clearTimeout(running);
-    this.typing.delete(key);
+    this.typers.delete(key);
     const target = targetKey.startsWith('g:') ? { groupId: targetKey.slice(2) } : { to: targetKey.slice(2) };
     this.emitTyping(tenant, { id: fromId }, target, false);
   }
 
   private emitTyping(tenant: string, from: CommunityUser, target: { to?: string; groupId?: string }, isTyping: boolean): void {
     if (target.groupId !== undefined) {
-      this.rt.emit(tenant, [communityTopic.group(tenant, target.groupId)], 'typing', {
+      this.services.fanout.typingInGroup(tenant, target.groupId, {
         from: from.id,
         name: from.name ?? null,
         groupId: target.groupId,
@@ -157,7 +196,7 @@ export class CommunityService {
         isTyping,
       });
     } else {
-      this.rt.emit(tenant, [communityTopic.user(tenant, target.to!)], 'typing', {
+      this.services.fanout.typingToUser(tenant, target.to!, {
         from: from.id,
         name: from.name ?? null,
         to: target.to,
@@ -169,12 +208,12 @@ export class CommunityService {
 
   /** Messages of a conversation after `afterSeq` (replay on reconnect). */
   after(tenant: string, threadId: string, afterSeq: number, limit: number): CommunityMessage[] {
-    return this.deps.store.readLog<CommunityMessage>(tenant, communityLog(threadId), afterSeq + 1, limit).map((e) => e.entry);
+    return this.store.readLog<CommunityMessage>(tenant, communityLog(threadId), afterSeq + 1, limit).map((e) => e.entry);
   }
 
   /** Whether `userId` may read the conversation: a party of the direct thread, a member of the group. */
   isReader(tenant: string, userId: string, threadId: string): boolean {
-    if (threadId.startsWith('g:')) return this.deps.store.getKv(tenant, userGroupsNs(userId), threadId.slice(2)) !== undefined;
+    if (threadId.startsWith('g:')) return this.store.getKv(tenant, userGroupsNs(userId), threadId.slice(2)) !== undefined;
     return threadId.startsWith('d:') && dmParties(threadId).includes(userId);
   }
 
@@ -185,11 +224,11 @@ export class CommunityService {
   }
 
   private readSeq(tenant: string, userId: string, threadId: string): number {
-    return this.deps.store.getKv<{ seq: number }>(tenant, readMarksNs(userId), threadId)?.seq ?? 0;
+    return this.store.getKv<{ seq: number }>(tenant, readMarksNs(userId), threadId)?.seq ?? 0;
   }
 
   private lastMessage(tenant: string, threadId: string, lastSeq: number): CommunityMessage | null {
-    return lastSeq > 0 ? (this.deps.store.readLog<CommunityMessage>(tenant, communityLog(threadId), lastSeq, 1)[0]?.entry ?? null) : null;
+    return lastSeq > 0 ? (this.store.readLog<CommunityMessage>(tenant, communityLog(threadId), lastSeq, 1)[0]?.entry ?? null) : null;
   }
 
   /**
@@ -200,13 +239,13 @@ export class CommunityService {
     const ids = new Map<string, ThreadSummary>();
     const add = (threadId: string, extra: Partial<ThreadSummary>) => {
       if (ids.has(threadId)) return;
-      const lastSeq = this.deps.store.lastLogSeq(tenant, communityLog(threadId));
+      const lastSeq = this.store.lastLogSeq(tenant, communityLog(threadId));
       const readSeq = Math.min(this.readSeq(tenant, userId, threadId), lastSeq);
       const kind = threadId.startsWith('g:') ? 'group' : 'direct';
       ids.set(threadId, { threadId, kind, ...extra, lastSeq, readSeq, unread: lastSeq - readSeq, lastMessage: null });
     };
-    for (const { key, value } of this.deps.store.listKv<UserThreadEntry>(tenant, userThreadsNs(userId))) add(key, { with: value.with });
-    for (const { key } of this.deps.store.listKv(tenant, userGroupsNs(userId))) add(groupKey(key), { groupId: key });
+    for (const { key, value } of this.store.listKv<UserThreadEntry>(tenant, userThreadsNs(userId))) add(key, { with: value.with });
+    for (const { key } of this.store.listKv(tenant, userGroupsNs(userId))) add(groupKey(key), { groupId: key });
     for (const threadId of also) {
       if (!this.isReader(tenant, userId, threadId)) continue;
       if (threadId.startsWith('g:')) add(threadId, { groupId: threadId.slice(2) });
@@ -254,7 +293,7 @@ export class CommunityService {
     this.assertReader(tenant, userId, threadId);
     const limit = p.limit ?? 50;
     const log = communityLog(threadId);
-    const lastSeq = this.deps.store.lastLogSeq(tenant, log);
+    const lastSeq = this.store.lastLogSeq(tenant, log);
     let messages: CommunityMessage[];
     let hasMore: boolean;
     if (p.afterSeq !== undefined) {
@@ -263,14 +302,14 @@ export class CommunityService {
     } else {
       const before = Math.min(p.beforeSeq ?? lastSeq + 1, lastSeq + 1);
       const from = Math.max(1, before - limit);
-      messages = before > 1 ? this.deps.store.readLog<CommunityMessage>(tenant, log, from, before - from).map((e) => e.entry) : [];
+      messages = before > 1 ? this.store.readLog<CommunityMessage>(tenant, log, from, before - from).map((e) => e.entry) : [];
       hasMore = from > 1;
     }
     return { threadId, messages, hasMore, lastSeq, readSeq: Math.min(this.readSeq(tenant, userId, threadId), lastSeq) };
   }
 
   close(): void {
-    for (const t of this.typing.values()) clearTimeout(t);
-    this.typing.clear();
+    for (const t of this.typers.values()) clearTimeout(t);
+    this.typers.clear();
   }
 }

@@ -1,12 +1,13 @@
-// Support chat on the edge: the steps that span more than one actor (the chat, the tenant's
+// Support chat: the steps that span more than one actor (the chat, the tenant's
 // queue), and the events they announce. Actors never ask each other here (no ask cycles); this
 // service asks them in turn. The chat actor is the authority on a chat's status, so a step that
 // fails half-way leaves the queue at worst holding a chat that the next pick skips.
 //
 // Events always go out after the actor's reply, which the runtime releases only after the writes
 // it depends on are committed: an acknowledged or broadcast message is durable.
-import { chatQueueActor, entryFromChat, QUEUE_KEY, type QueueMsg, type QueueReply } from '../../actors/chat-queue/chat-queue.js';
-import type { ChatRoomMsg, ChatRoomReply, OpenSpec } from '../../actors/chat-room/chat-room.js';
+import type { ActorRuntime } from '../../core/actor/runtime.js';
+import { CHAT_QUEUE_ACTOR, entryFromChat, QUEUE_KEY, type QueueMsg, type QueueReply } from '../chat-queue/chat-queue.js';
+import { CHAT_ROOM_ACTOR, type ChatRoomMsg, type ChatRoomReply, type OpenSpec } from '../chat-room/chat-room.js';
 import {
   CHAT_CONFIG_DATATYPE,
   CHAT_DATATYPE,
@@ -17,20 +18,16 @@ import {
   type ChatMessage,
   type ListedMessage,
   type Participant,
-} from '../../actors/chat-room/types.js';
-import type { AiMessage, AiProvider } from '../../core/ai.js';
+} from '../chat-room/types.js';
+import type { AiMessage } from '../../core/ai.js';
 import { HANDOVER_REPLY } from '../../core/ai.js';
 import { AppError, appError } from '../../core/errors.js';
 import type { StoredRecord } from '../../core/store/record.js';
-import type { Socket } from 'socket.io';
-import type { AppDeps } from '../deps.js';
+import type { Store } from '../../core/store/store.js';
 import type { AiStream, AiStreams } from './ai-streams.js';
+import type { ChatServices, Origin } from './ports.js';
 import type { PresenceService } from './presence-service.js';
-import type { Realtime } from './realtime.js';
-import { chatTopic } from './topics.js';
 
-/** Staff roles that may act on any chat and any agent's status, not only their own. */
-export const SUPERVISOR_ROLES = ['Admin', 'Supervisor', 'ChatSupervisor'];
 
 export const AI_PARTICIPANT: Participant = { id: 'ai', role: 'ai', name: 'Assistant' };
 const SYSTEM: Participant = { id: 'system', role: 'system' };
@@ -38,6 +35,8 @@ const SYSTEM: Participant = { id: 'system', role: 'system' };
 const AI_CONTEXT = 20;
 /** Waiting chats listed in queue-updated. */
 const QUEUE_PREVIEW = 50;
+/** Chats of one customer whose messages customerMessages reads at most. */
+const MAX_CHATS_PER_CUSTOMER = 200;
 
 export interface WidgetConfig {
   chatId: string;
@@ -70,41 +69,37 @@ export class ChatService {
   private readonly running = new Set<AbortController>();
 
   constructor(
-    private readonly deps: AppDeps,
-    private readonly rt: Realtime,
+    private readonly runtime: ActorRuntime,
+    private readonly store: Store,
+    private readonly services: ChatServices,
     private readonly streams: AiStreams,
-    private readonly ai: AiProvider,
     private readonly presence: PresenceService,
   ) {}
 
   room(tenant: string, chatId: string, msg: ChatRoomMsg): Promise<ChatRoomReply> {
-    return this.deps.runtime.ask<ChatRoomReply>(tenant, 'chat-room', chatId, msg);
+    return this.runtime.ask<ChatRoomReply>(tenant, CHAT_ROOM_ACTOR, chatId, msg);
   }
 
   queue(tenant: string, msg: QueueMsg): Promise<QueueReply> {
-    return this.deps.runtime.ask<QueueReply>(tenant, chatQueueActor.kind, QUEUE_KEY, msg);
+    return this.runtime.ask<QueueReply>(tenant, CHAT_QUEUE_ACTOR, QUEUE_KEY, msg);
   }
 
   chat(tenant: string, chatId: string): ChatData | undefined {
-    return (this.deps.store.getRecord(tenant, CHAT_DATATYPE, chatId) as StoredRecord<ChatData> | undefined)?.data;
+    return (this.store.getRecord(tenant, CHAT_DATATYPE, chatId) as StoredRecord<ChatData> | undefined)?.data;
   }
 
   private now(): string {
-    return new Date(this.deps.clock.now()).toISOString();
+    return new Date(this.services.clock.now()).toISOString();
   }
 
-  private emitChat(tenant: string, chatId: string, ev: string, data: unknown, except?: Socket): void {
-    this.rt.emit(tenant, [chatTopic.chat(tenant, chatId)], ev, data, except);
+  private get fanout() {
+    return this.services.fanout;
   }
 
-  private emitUser(tenant: string, userId: string, ev: string, data: unknown): void {
-    this.rt.emit(tenant, [chatTopic.user(tenant, userId)], ev, data);
-  }
-
-  /** queue-updated to staff, and each waiting customer's position to their chat. */
+  /** The queue to staff, and each waiting customer's position to their chat. */
   private announceQueue(tenant: string, q: QueueReply): void {
-    this.rt.emit(tenant, [chatTopic.staff(tenant)], 'queue-updated', { waiting: q.waiting, chats: q.entries.slice(0, QUEUE_PREVIEW) });
-    for (const e of q.entries) this.emitChat(tenant, e.chatId, 'queue-notification', { chatId: e.chatId, position: e.position, waiting: q.waiting });
+    this.fanout.queueUpdated(tenant, { waiting: q.waiting, chats: q.entries.slice(0, QUEUE_PREVIEW) });
+    for (const e of q.entries) this.fanout.queuePosition(tenant, e.chatId, { chatId: e.chatId, position: e.position, waiting: q.waiting });
   }
 
   private async enqueue(tenant: string, chat: ChatData): Promise<QueueReply> {
@@ -119,12 +114,12 @@ export class ChatService {
   }
 
   private statusUpdate(tenant: string, chat: ChatData): void {
-    this.emitChat(tenant, chat.chatId, 'update', { chatId: chat.chatId, type: 'status', status: chat.status, agent: chat.agent, at: this.now() });
+    this.fanout.chatUpdate(tenant, chat.chatId, { chatId: chat.chatId, type: 'status', status: chat.status, agent: chat.agent, at: this.now() });
   }
 
   /** Widget configuration: the `chat_config` record for this id, else the tenant default, else built-in. */
   config(tenant: string, id: string): WidgetConfig & { source: 'widget' | 'default' | 'built-in' } {
-    const find = (key: string) => this.deps.store.find(tenant, CHAT_CONFIG_DATATYPE, { 'data.chatId': key }, { pageSize: 1 }).data[0];
+    const find = (key: string) => this.store.find(tenant, CHAT_CONFIG_DATATYPE, { 'data.chatId': key }, { pageSize: 1 }).data[0];
     let rec = find(id);
     let source: 'widget' | 'default' | 'built-in' = 'widget';
     if (!rec) {
@@ -175,12 +170,12 @@ export class ChatService {
     from: Participant,
     p: { chatId: string; text: string; clientId?: string; metadata?: Record<string, unknown> },
     open?: OpenSpec,
-    sender?: Socket,
+    sender?: Origin,
   ): Promise<ChatMessage> {
     const r = await this.room(tenant, p.chatId, { type: 'send', from, text: p.text, clientId: p.clientId, metadata: p.metadata, open });
     const m = r.message!;
     if (r.duplicate) return m;
-    this.emitChat(tenant, p.chatId, 'message', m, sender);
+    this.fanout.message(tenant, m, sender);
     const chat = r.chat!;
     if (r.changed && chat.status === 'queued') await this.enqueue(tenant, chat);
     if (from.role === 'customer' && chat.status === 'ai') this.aiReply(tenant, chat);
@@ -209,9 +204,9 @@ export class ChatService {
   }
 
   private assigned(tenant: string, chat: ChatData, agent: Participant): void {
-    this.rt.subscribeUser(tenant, chatTopic.user(tenant, agent.id), chatTopic.chat(tenant, chat.chatId));
-    this.emitUser(tenant, agent.id, 'chat-assigned', { chatId: chat.chatId, chat });
-    this.emitChat(tenant, chat.chatId, 'agent-assigned', { chatId: chat.chatId, agent });
+    this.fanout.follow(tenant, agent.id, chat.chatId);
+    this.fanout.chatAssigned(tenant, agent.id, { chatId: chat.chatId, chat });
+    this.fanout.agentAssigned(tenant, chat.chatId, { chatId: chat.chatId, agent });
   }
 
   async takeover(tenant: string, agent: Participant, chatId: string): Promise<ChatData> {
@@ -246,14 +241,14 @@ export class ChatService {
     const from = t.from;
     const event = { chatId: chat.chatId, from, to, department: t.department, note: t.note, chat, at: t.at };
     if (from) {
-      this.emitUser(tenant, from.id, 'chat-transferred', event);
-      this.rt.unsubscribeUser(tenant, chatTopic.user(tenant, from.id), chatTopic.chat(tenant, chat.chatId));
+      this.fanout.chatTransferred(tenant, from.id, event);
+      this.fanout.unfollow(tenant, from.id, chat.chatId);
     }
     if (to) {
-      this.rt.subscribeUser(tenant, chatTopic.user(tenant, to.id), chatTopic.chat(tenant, chat.chatId));
-      this.emitUser(tenant, to.id, 'chat-transferred', event);
+      this.fanout.follow(tenant, to.id, chat.chatId);
+      this.fanout.chatTransferred(tenant, to.id, event);
     }
-    this.emitChat(tenant, chat.chatId, 'agent-changed', { chatId: chat.chatId, agent: to, previousAgent: from, at: t.at });
+    this.fanout.agentChanged(tenant, chat.chatId, { chatId: chat.chatId, agent: to, previousAgent: from, at: t.at });
     // A supervisor may transfer a chat that still waits: it leaves the queue for its agent, or
     // goes to the back of it under its new department (as the chat record now says).
     if (r.previous === 'queued') await this.dequeue(tenant, chat.chatId);
@@ -269,7 +264,7 @@ export class ChatService {
     const chat = r.chat!;
     if (!r.changed) return chat;
     if (r.previous === 'queued') await this.dequeue(tenant, chatId);
-    if (current.agentId) this.rt.unsubscribeUser(tenant, chatTopic.user(tenant, current.agentId), chatTopic.chat(tenant, chatId));
+    if (current.agentId) this.fanout.unfollow(tenant, current.agentId, chatId);
     this.statusUpdate(tenant, chat);
     this.aiReply(tenant, chat);
     return chat;
@@ -288,16 +283,94 @@ export class ChatService {
     const chat = r.chat!;
     if (!r.changed) return chat;
     if (r.previous === 'queued') await this.dequeue(tenant, chatId);
-    this.emitChat(tenant, chatId, 'chat-ended', { chatId, closedBy: chat.closedBy, reason: chat.closeReason, at: chat.closedAt });
-    if (chat.agentId) this.rt.unsubscribeUser(tenant, chatTopic.user(tenant, chat.agentId), chatTopic.chat(tenant, chatId));
+    this.fanout.chatEnded(tenant, chatId, { chatId, closedBy: chat.closedBy, reason: chat.closeReason, at: chat.closedAt });
+    if (chat.agentId) this.fanout.unfollow(tenant, chat.agentId, chatId);
     return chat;
   }
 
   async receipt(tenant: string, by: Participant, chatId: string, seq: number, status: 'delivered' | 'read', messageId?: string) {
     const r = await this.room(tenant, chatId, { type: 'receipt', by, seq, status });
     const event = { chatId, seq, status, messageId: messageId ?? null, by, at: this.now() };
-    if (r.changed) this.emitChat(tenant, chatId, 'status', event);
+    if (r.changed) this.fanout.receipts(tenant, chatId, event);
     return { ...event, receipts: r.chat!.receipts };
+  }
+
+  /** A chat with its messages as GET /chat/history pages them. */
+  historyPage(tenant: string, chatId: string, p: { afterSeq?: number; beforeSeq?: number; limit?: number }) {
+    const page = this.messages(tenant, chatId, p);
+    return { chatId: page.chatId, chat: this.chat(tenant, chatId)!, data: page.messages, hasMore: page.hasMore, lastSeq: page.lastSeq };
+  }
+
+  /** The chat records with the seq of their latest message (`data.lastSeq`). */
+  withLastSeq<R extends { sk: string; data: Record<string, unknown> }>(tenant: string, records: R[]): R[] {
+    return records.map((r) => ({ ...r, data: { ...r.data, lastSeq: this.store.lastLogSeq(tenant, chatLog(r.sk)) } }));
+  }
+
+  /**
+   * One customer's messages across their chats (at most MAX_CHATS_PER_CUSTOMER of them), newest
+   * first: the page at `offset`, and the total.
+   */
+  customerMessages(tenant: string, email: string, paging: { offset: number; pageSize: number }): { data: ListedMessage[]; total: number } {
+    const chats = this.store.find(tenant, CHAT_DATATYPE, { 'data.customerEmail': email }, { sort: 'createdate', sortType: 'desc', pageSize: MAX_CHATS_PER_CUSTOMER })
+      .data as StoredRecord<ChatData>[];
+    // A chat's seqs run from 1 without gaps, newest last: the page is among the newest
+    // `offset + pageSize` messages of each chat, so only those are read (a customer's long
+    // chats are not read whole for the first page), and the total is the sum of last seqs.
+    const need = paging.offset + paging.pageSize;
+    let total = 0;
+    const newest: ListedMessage[] = [];
+    for (const c of chats) {
+      const log = chatLog(c.sk);
+      const last = this.store.lastLogSeq(tenant, log);
+      if (last === 0) continue;
+      total += last;
+      const receipts = c.data.receipts ?? emptyReceipts();
+      const n = Math.min(need, last);
+      for (const { entry } of this.store.readLog<ChatMessage>(tenant, log, last - n + 1, n)) newest.push({ ...entry, status: messageStatus(entry, receipts) });
+    }
+    newest.sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : b.seq - a.seq));
+    return { data: newest.slice(paging.offset, paging.offset + paging.pageSize), total };
+  }
+
+  /** The chats waiting for an agent (of one department), longest-waiting first, with their wait. */
+  async waitingList(tenant: string, department?: string) {
+    const q = await this.queue(tenant, { type: 'list' });
+    const now = this.services.clock.now();
+    const entries = department ? q.entries.filter((e) => e.department === department) : q.entries;
+    return entries.map((e) => ({ ...e, queuedAt: new Date(e.queuedAt).toISOString(), waitSeconds: Math.max(0, Math.floor((now - e.queuedAt) / 1000)) }));
+  }
+
+  /** Queue length and waiting times, and how many agents are available. */
+  async queueStats(tenant: string) {
+    const [q, p] = await Promise.all([this.queue(tenant, { type: 'list' }), this.presence.ask(tenant, { type: 'stats' })]);
+    const now = this.services.clock.now();
+    const waits = q.entries.map((e) => Math.max(0, Math.floor((now - e.queuedAt) / 1000)));
+    const byDepartment: Record<string, number> = {};
+    for (const e of q.entries) byDepartment[e.department ?? 'none'] = (byDepartment[e.department ?? 'none'] ?? 0) + 1;
+    const a = p.stats!.agents;
+    return {
+      waiting: q.waiting,
+      longestWaitSeconds: waits.length ? Math.max(...waits) : 0,
+      averageWaitSeconds: waits.length ? Math.round(waits.reduce((x, y) => x + y, 0) / waits.length) : 0,
+      byDepartment,
+      agentsOnline: a.online + a.away + a.busy,
+      agentsAvailable: a.online,
+    };
+  }
+
+  /** A chat's place in the queue (null unless it waits). */
+  async position(tenant: string, chatId: string): Promise<{ chatId: string; status: string; position: number | null; waiting: number }> {
+    const chat = this.chat(tenant, chatId);
+    if (!chat) throw appError('ERR_NOT_FOUND', 'chat');
+    const q = await this.queue(tenant, { type: 'position', chatId });
+    return { chatId: chat.chatId, status: chat.status, position: q.entry?.position ?? null, waiting: q.waiting };
+  }
+
+  /** A participant's typing, idle or page, to everyone in the chat (nothing stored). */
+  shareStatus(tenant: string, from: Participant, chatId: string, status: string, page: string | null) {
+    const event = { chatId, type: 'participant-status', from, status, page, at: this.now() };
+    this.fanout.chatUpdate(tenant, chatId, event);
+    return event;
   }
 
   /** A page of a chat's messages by sequence: after `afterSeq`, or the `limit` before `beforeSeq` (default: the latest). */
@@ -306,26 +379,26 @@ export class ChatService {
     if (!chat) throw appError('ERR_NOT_FOUND', 'chat');
     const limit = Math.min(Math.max(p.limit ?? 50, 1), 200);
     const log = chatLog(chatId);
-    const lastSeq = this.deps.store.lastLogSeq(tenant, log);
+    const lastSeq = this.store.lastLogSeq(tenant, log);
     const receipts = chat.receipts ?? emptyReceipts();
     let entries;
     let hasMore: boolean;
     if (p.afterSeq !== undefined) {
-      entries = this.deps.store.readLog<ChatMessage>(tenant, log, p.afterSeq + 1, limit);
+      entries = this.store.readLog<ChatMessage>(tenant, log, p.afterSeq + 1, limit);
       hasMore = entries.length > 0 && entries[entries.length - 1].seq < lastSeq;
     } else {
       const before = Math.min(p.beforeSeq ?? lastSeq + 1, lastSeq + 1);
       const from = Math.max(1, before - limit);
-      entries = before > 1 ? this.deps.store.readLog<ChatMessage>(tenant, log, from, before - from) : [];
+      entries = before > 1 ? this.store.readLog<ChatMessage>(tenant, log, from, before - from) : [];
       hasMore = from > 1;
     }
     return { chatId, messages: entries.map((e) => ({ ...e.entry, status: messageStatus(e.entry, receipts) })), hasMore, lastSeq };
   }
 
   private history(tenant: string, chatId: string): AiMessage[] {
-    const last = this.deps.store.lastLogSeq(tenant, chatLog(chatId));
+    const last = this.store.lastLogSeq(tenant, chatLog(chatId));
     const out: AiMessage[] = [];
-    for (const { entry } of this.deps.store.readLog<ChatMessage>(tenant, chatLog(chatId), Math.max(1, last - AI_CONTEXT + 1))) {
+    for (const { entry } of this.store.readLog<ChatMessage>(tenant, chatLog(chatId), Math.max(1, last - AI_CONTEXT + 1))) {
       if (entry.type !== 'text') continue;
       out.push({ role: entry.from.role === 'customer' ? 'user' : 'assistant', content: entry.text });
     }
@@ -347,7 +420,7 @@ export class ChatService {
     const abort = new AbortController();
     this.running.add(abort);
     try {
-      const answer = await this.ai.answer({ tenant, messages, purpose: s.purpose, signal: abort.signal });
+      const answer = await this.services.ai.answer({ tenant, messages, purpose: s.purpose, signal: abort.signal });
       let index = 0;
       for await (const c of answer.chunks) {
         text += c;
@@ -367,7 +440,7 @@ export class ChatService {
       const end = await done(text, handover, answer.faqId);
       this.streams.finish(s, { ...end, handover });
     } catch (err) {
-      this.deps.logger.warn({ err, tenant, chatId: s.chatId }, 'AI answer failed');
+      this.services.logger.warn({ err, tenant, chatId: s.chatId }, 'AI answer failed');
       const message = err instanceof AppError ? err.message : 'the AI answer failed';
       this.streams.finish(s, { error: message });
       try {
@@ -395,12 +468,12 @@ export class ChatService {
       s,
       this.history(tenant, chatId),
       (index, c) => {
-        if (index < 0) this.emitChat(tenant, chatId, 'ai-stream', { chatId, streamId: s.id, done: true, error: s.end?.error });
-        else this.emitChat(tenant, chatId, 'ai-stream', { chatId, streamId: s.id, index, chunk: c, done: false });
+        if (index < 0) this.fanout.aiStream(tenant, chatId, { chatId, streamId: s.id, done: true, error: s.end?.error });
+        else this.fanout.aiStream(tenant, chatId, { chatId, streamId: s.id, index, chunk: c, done: false });
       },
       async (text, handover, faqId) => {
         const m = await this.send(tenant, AI_PARTICIPANT, { chatId, text, metadata: { streamId: s.id, handover, ...(faqId ? { faqId } : {}) } });
-        this.emitChat(tenant, chatId, 'ai-stream', { chatId, streamId: s.id, done: true, messageId: m.id, seq: m.seq, handover });
+        this.fanout.aiStream(tenant, chatId, { chatId, streamId: s.id, done: true, messageId: m.id, seq: m.seq, handover });
         // The AI could not help: a human takes over from the queue.
         if (handover && this.chat(tenant, chatId)?.status === 'ai') await this.requeue(tenant, SYSTEM, chatId);
         return { messageId: m.id, seq: m.seq };
@@ -421,11 +494,11 @@ export class ChatService {
       s,
       messages,
       (index, c) => {
-        if (index < 0) this.emitUser(tenant, agent.id, 'chat-stream', { chatId, streamId: s.id, done: true, error: s.end?.error });
-        else this.emitUser(tenant, agent.id, 'chat-stream', { chatId, streamId: s.id, index, chunk: c, done: false });
+        if (index < 0) this.fanout.assistStream(tenant, agent.id, { chatId, streamId: s.id, done: true, error: s.end?.error });
+        else this.fanout.assistStream(tenant, agent.id, { chatId, streamId: s.id, index, chunk: c, done: false });
       },
       async (text) => {
-        this.emitUser(tenant, agent.id, 'chat-stream', { chatId, streamId: s.id, done: true, text });
+        this.fanout.assistStream(tenant, agent.id, { chatId, streamId: s.id, done: true, text });
         return {};
       },
     );
