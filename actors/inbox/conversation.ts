@@ -8,7 +8,6 @@
 // `sms.received.<tenant>` once committed (the chat module relays it to staff sockets).
 import type { ActorContext, ActorKind, ActivationContext } from '../../core/actor/runtime.js';
 import { appError } from '../../core/errors.js';
-import type { OutboxResolver } from '../crm/outbox-resolver.js';
 import { newRecord, nextVersion, type Data, type StoredRecord } from '../../core/store/record.js';
 import { stableId } from '../crm/stable-id.js';
 import type { Channel } from './contact.js';
@@ -141,7 +140,7 @@ function markRead(ctx: ActorContext, conversationId: string, read: boolean, ids:
   return inbound.filter((m) => (changed.has(m.sk) ? !read : !m.data.read)).length;
 }
 
-export function inboxActor(outboxFor: OutboxResolver): ActorKind<State, InboxMsg, InboxReply> {
+export function inboxActor(): ActorKind<State, InboxMsg, InboxReply> {
   return {
     kind: INBOX_ACTOR,
     // Messages are read from the store (unread counts, mark-read, duplicate webhooks): each
@@ -238,7 +237,7 @@ export function inboxActor(outboxFor: OutboxResolver): ActorKind<State, InboxMsg
           },
           { state: 'queued', now },
         );
-        const sent = await outboxFor(ctx.store).send(
+        const sent = await ctx.services.outbox.send(
           ctx.tenant,
           {
             channel,
