@@ -4,6 +4,9 @@
 import { join } from 'node:path';
 import { ActorRuntime } from '../core/actor/runtime.js';
 import type { NodeServices } from '../core/actor/services.js';
+import { DEFAULT_DOOR_SETTINGS, DoorBacklog, type MaterializeStep } from '../actors/scanner/door-backlog.js';
+import { SCANNER } from '../actors/scanner/scanner.js';
+import { EventMedia } from './routes/events/media.js';
 import { StoreRevocations } from '../core/auth/revocations.js';
 import { TokenService } from '../core/auth/tokens.js';
 import type { Bus } from '../core/bus/bus.js';
@@ -27,6 +30,7 @@ import { ClusterForwarder } from './cluster-forward.js';
 import type { AppDeps, CredentialResolver, Module, ModuleNode } from './deps.js';
 import { HttpEdge } from './http-server.js';
 import { HttpMetrics } from './metrics.js';
+import { PeriodicJobs } from './periodic.js';
 import { modules as defaultModules } from './modules.js';
 import { buildOpenApi } from './openapi.js';
 import type { RouteDef } from './route.js';
@@ -135,6 +139,13 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
   const services: NodeServices = {
     outbox,
     scheduler: new Scheduler({ store, clock, logger }),
+    // Asks the node's runtime, which exists by the time anything falls behind.
+    doorBacklog: new DoorBacklog(
+      store,
+      (tenant, eventId, max) => runtime.ask<MaterializeStep>(tenant, SCANNER, eventId, { op: 'materialize', max }),
+      config.door ?? DEFAULT_DOOR_SETTINGS,
+    ),
+    eventMedia: new EventMedia(config, store, logger),
   };
   const runtime = new ActorRuntime({ store, services, bus, clock, logger, idleMs: config.actors.idleMs, remote: cluster?.remoteAsk });
   cluster?.attachRuntime(runtime);
@@ -150,6 +161,7 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
     logger,
     outbox,
     services,
+    periodic: new PeriodicJobs(logger),
     credentials,
     routes,
     openapi: () =>
@@ -230,6 +242,8 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
           await parts[i]?.stop?.();
           await mods[i].stop?.(deps);
         }
+        deps.periodic.stopAll();
+        services.doorBacklog.close();
         await outboxDispatcher.stop();
         await runtime.close();
         await cluster?.close();

@@ -5,6 +5,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { appendFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { NodeServices } from '../../core/actor/services.js';
 import type { ActorRuntime } from '../../core/actor/runtime.js';
 import { digestSecret, hashPassword, newNumericCode, newSecret, safeEqual, verifyPassword } from '../../core/auth/password.js';
 import { REVOKED_NS, REVOKED_SESSIONS_NS, type Revocation } from '../../core/auth/revocations.js';
@@ -76,6 +77,8 @@ export interface AuthDeps {
   readonly store: Store;
   /** Listings run in its workers (actors/records/reads.ts listRecords). */
   readonly queries: QueryRunner;
+  /** The node's ports; listings reach the door's barrier there (actors/records/reads.ts). */
+  readonly services: NodeServices;
   readonly runtime: ActorRuntime;
   readonly tokens: TokenService;
   readonly clock: Clock;

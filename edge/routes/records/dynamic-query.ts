@@ -103,7 +103,7 @@ export function dynamicQueryRoutes(deps: AppDeps): RouteDef[] {
         `${maxPageSize}; without \`limit\`/\`skip\`, \`options: {page, pageSize}\` pages as /repository/find does. ${QUERY_BUDGET}`,
       body: withFilter({ ...findProps, limit: Type.Optional(Type.Integer({ minimum: 1, maximum: maxPageSize })) }),
       response: ListOf(AnyDocument),
-      handler: (ctx) => dynamicFind(ctx.deps.queries, ctx.tenant, findArgs(ctx.body)),
+      handler: (ctx) => dynamicFind(ctx.deps, ctx.tenant, findArgs(ctx.body)),
     }),
 
     route({
@@ -115,7 +115,7 @@ export function dynamicQueryRoutes(deps: AppDeps): RouteDef[] {
       description: `Body \`{datatype, filter, sort?, skip?, projection?}\`; answers \`{data: <record>}\`, or \`{data: null}\` when none matches. ${QUERY_BUDGET}`,
       body: withFilter(findProps),
       response: Type.Object({ data: Type.Union([AnyDocument, Type.Null()]) }),
-      handler: async (ctx) => ({ data: await dynamicFindOne(ctx.deps.queries, ctx.tenant, findArgs(ctx.body)) }),
+      handler: async (ctx) => ({ data: await dynamicFindOne(ctx.deps, ctx.tenant, findArgs(ctx.body)) }),
     }),
 
     route({
@@ -127,7 +127,7 @@ export function dynamicQueryRoutes(deps: AppDeps): RouteDef[] {
       description: `Body \`{datatype, filter}\`; answers \`{count}\`. ${QUERY_BUDGET}`,
       body: withFilter({}),
       response: Type.Object({ count: Type.Integer() }),
-      handler: async (ctx) => ({ count: await dynamicCount(ctx.deps.queries, ctx.tenant, ctx.body.datatype, filterOf(ctx.body)) }),
+      handler: async (ctx) => ({ count: await dynamicCount(ctx.deps, ctx.tenant, ctx.body.datatype, filterOf(ctx.body)) }),
     }),
 
     route({
@@ -140,7 +140,7 @@ export function dynamicQueryRoutes(deps: AppDeps): RouteDef[] {
       body: withFilter({ field: Type.String({ pattern: '^[A-Za-z0-9_-]+(\\.[A-Za-z0-9_-]+)*$', maxLength: 200 }) }),
       response: Type.Object({ values: Type.Array(Type.Unknown()) }),
       handler: async (ctx) => ({
-        values: await dynamicDistinct(ctx.deps.queries, ctx.tenant, ctx.body.datatype, ctx.body.field, filterOf(ctx.body)),
+        values: await dynamicDistinct(ctx.deps, ctx.tenant, ctx.body.datatype, ctx.body.field, filterOf(ctx.body)),
       }),
     }),
 
@@ -164,7 +164,7 @@ export function dynamicQueryRoutes(deps: AppDeps): RouteDef[] {
         { additionalProperties: false },
       ),
       response: Type.Object({ data: Type.Array(AnyDocument) }),
-      handler: async (ctx) => ({ data: await dynamicAggregate(ctx.deps.queries, ctx.tenant, ctx.body.datatype, ctx.body.pipeline) }),
+      handler: async (ctx) => ({ data: await dynamicAggregate(ctx.deps, ctx.tenant, ctx.body.datatype, ctx.body.pipeline) }),
     }),
   ];
 }

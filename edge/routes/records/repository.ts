@@ -181,7 +181,7 @@ export function repositoryRoutes(deps: AppDeps): RouteDef[] {
       params: RecordParams,
       response: RecordSchema,
       errors: [404],
-      handler: (ctx) => getRecord(ctx.deps.store, ctx.tenant, ctx.params.datatype, ctx.params.id),
+      handler: (ctx) => getRecord(ctx.deps, ctx.tenant, ctx.params.datatype, ctx.params.id),
     }),
 
     route({
@@ -215,7 +215,7 @@ export function repositoryRoutes(deps: AppDeps): RouteDef[] {
       ),
       response: RecordList,
       handler: (ctx) =>
-        findRecords(ctx.deps.queries, ctx.tenant, ctx.params.datatype, { filter: ctx.body.query, ...ctx.body.options }),
+        findRecords(ctx.deps, ctx.tenant, ctx.params.datatype, { filter: ctx.body.query, ...ctx.body.options }),
     }),
 
     route({
@@ -231,7 +231,7 @@ export function repositoryRoutes(deps: AppDeps): RouteDef[] {
       query: PageQuery,
       response: RecordList,
       handler: (ctx) =>
-        findRecords(ctx.deps.queries, ctx.tenant, ctx.params.datatype, {
+        findRecords(ctx.deps, ctx.tenant, ctx.params.datatype, {
           page: ctx.query.p,
           pageSize: ctx.query.ps,
           sort: ctx.query.s,
@@ -256,7 +256,7 @@ export function repositoryRoutes(deps: AppDeps): RouteDef[] {
       query: PageQuery,
       response: RecordList,
       handler: (ctx) =>
-        findRecords(ctx.deps.queries, ctx.tenant, ctx.params.datatype, {
+        findRecords(ctx.deps, ctx.tenant, ctx.params.datatype, {
           filter: attributeFilter(ctx.params.attribute, ctx.params.value),
           page: ctx.query.p,
           pageSize: ctx.query.ps,
