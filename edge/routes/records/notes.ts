@@ -56,7 +56,7 @@ export function notesRoutes(deps: AppDeps): RouteDef[] {
         assertComment(ctx.body.comment);
         const p = ctx.principal!;
         const msg: RecordsMsg = {
-          op: 'add-note',
+          type: 'add-note',
           subject: { datatype: RESERVATION, id: ctx.params.id },
           comment: ctx.body.comment,
           author: p.email ? { id: p.sub, email: p.email } : { id: p.sub },

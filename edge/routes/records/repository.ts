@@ -80,7 +80,7 @@ export function repositoryRoutes(deps: AppDeps): RouteDef[] {
         const idempotency = idempotencyKey
           ? { key: idempotencyKey, print: fingerprint('repository.create', { datatype, data, state }) }
           : undefined;
-        const reply = await ask<CreateReply>(ctx, { op: 'create', datatype, data, state, idempotency, roles: rolesOf(ctx) });
+        const reply = await ask<CreateReply>(ctx, { type: 'create', datatype, data, state, idempotency, roles: rolesOf(ctx) });
         ctx.status = reply.status;
         if (reply.replayed) ctx.responseHeaders['idempotent-replayed'] = 'true';
         return reply.body;
@@ -110,7 +110,7 @@ export function repositoryRoutes(deps: AppDeps): RouteDef[] {
       errors: [403, 404, 409],
       handler: (ctx) =>
         ask(ctx, {
-          op: 'update',
+          type: 'update',
           datatype: ctx.params.datatype,
           sk: ctx.params.id,
           data: ctx.body.data,
@@ -145,7 +145,7 @@ export function repositoryRoutes(deps: AppDeps): RouteDef[] {
         }
         for (const key in set) assertPathDepth(key, set[key], ctx.deps.config.documents);
         return ask<boolean>(ctx, {
-          op: 'update-partial',
+          type: 'update-partial',
           datatype: ctx.params.datatype,
           sk: ctx.params.id,
           set,
@@ -169,7 +169,7 @@ export function repositoryRoutes(deps: AppDeps): RouteDef[] {
       query: Type.Object({ version: Type.Optional(Type.Integer({ minimum: 1 })) }),
       response: Type.Object({ deleted: Type.Boolean(), datatype: Type.String(), sk: Type.String() }),
       errors: [403, 404, 409],
-      handler: (ctx) => ask(ctx, { op: 'delete', datatype: ctx.params.datatype, sk: ctx.params.id, version: ctx.query.version, roles: rolesOf(ctx) }),
+      handler: (ctx) => ask(ctx, { type: 'delete', datatype: ctx.params.datatype, sk: ctx.params.id, version: ctx.query.version, roles: rolesOf(ctx) }),
     }),
 
     route({
