@@ -5,6 +5,9 @@ import { join } from 'node:path';
 import { ActorRuntime } from '../core/actor/runtime.js';
 import type { NodeServices } from '../core/actor/services.js';
 import { ChatFeature } from './sockets/chat-feature.js';
+import { DEFAULT_DOOR_SETTINGS, DoorBacklog, type MaterializeStep } from '../actors/scanner/door-backlog.js';
+import { SCANNER } from '../actors/scanner/scanner.js';
+import { EventMedia } from './routes/events/media.js';
 import { StoreRevocations } from '../core/auth/revocations.js';
 import { TokenService } from '../core/auth/tokens.js';
 import type { Bus } from '../core/bus/bus.js';
@@ -28,6 +31,7 @@ import { ClusterForwarder } from './cluster-forward.js';
 import type { AppDeps, CredentialResolver, Module, ModuleNode } from './deps.js';
 import { HttpEdge } from './http-server.js';
 import { HttpMetrics } from './metrics.js';
+import { PeriodicJobs } from './periodic.js';
 import { modules as defaultModules } from './modules.js';
 import { buildOpenApi } from './openapi.js';
 import type { RouteDef } from './route.js';
@@ -141,6 +145,13 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
     sockets,
     chatFanout: sockets.fanout,
     ai: sockets.ai,
+    // Asks the node's runtime, which exists by the time anything falls behind.
+    doorBacklog: new DoorBacklog(
+      store,
+      (tenant, eventId, max) => runtime.ask<MaterializeStep>(tenant, SCANNER, eventId, { op: 'materialize', max }),
+      config.door ?? DEFAULT_DOOR_SETTINGS,
+    ),
+    eventMedia: new EventMedia(config, store, logger),
   };
   const runtime = new ActorRuntime({ store, services, bus, clock, logger, idleMs: config.actors.idleMs, remote: cluster?.remoteAsk });
   cluster?.attachRuntime(runtime);
@@ -156,6 +167,7 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
     logger,
     outbox,
     services,
+    periodic: new PeriodicJobs(logger),
     credentials,
     routes,
     openapi: () =>
@@ -236,6 +248,8 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
           await parts[i]?.stop?.();
           await mods[i].stop?.(deps);
         }
+        deps.periodic.stopAll();
+        services.doorBacklog.close();
         await outboxDispatcher.stop();
         await runtime.close();
         await cluster?.close();

@@ -10,6 +10,7 @@ import type { OutboxProvider } from '../core/outbox.js';
 import type { QueryRunner } from '../core/query/pool.js';
 import type { Store } from '../core/store/store.js';
 import type { HttpEdge } from './http-server.js';
+import type { PeriodicJobs } from './periodic.js';
 import type { RouteDef } from './route.js';
 
 /**
@@ -35,6 +36,8 @@ export interface AppDeps {
   readonly outbox: OutboxProvider;
   /** The node's ports, the same object its actors reach as ctx.services (core/actor/services.ts). */
   readonly services: NodeServices;
+  /** This node's background jobs (edge/periodic.ts: startPeriodic), stopped when the node closes. */
+  readonly periodic: PeriodicJobs;
   /** Tried in order after the bearer token; modules add theirs (API keys, ...). */
   readonly credentials: CredentialResolver[];
   /** Routes registered so far (the reference and OpenAPI read it). */

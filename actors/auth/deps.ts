@@ -1,6 +1,7 @@
 // What the auth area needs from its node: only core interfaces (the edge passes its AppDeps,
 // which has these members).
 import type { ActorRuntime } from '../../core/actor/runtime.js';
+import type { NodeServices } from '../../core/actor/services.js';
 import type { TokenService } from '../../core/auth/tokens.js';
 import type { Clock } from '../../core/clock.js';
 import type { Logger } from '../../core/log.js';
@@ -12,6 +13,8 @@ export interface AuthDeps {
   readonly store: Store;
   /** Listings run in its workers (actors/records/reads.ts listRecords). */
   readonly queries: QueryRunner;
+  /** The node's ports; listings reach the door's barrier there (actors/records/reads.ts). */
+  readonly services: NodeServices;
   readonly runtime: ActorRuntime;
   readonly tokens: TokenService;
   readonly clock: Clock;

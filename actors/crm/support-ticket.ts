@@ -9,7 +9,6 @@
 //   messages.
 import type { ActorContext, ActorKind, ActivationContext } from '../../core/actor/runtime.js';
 import { AppError, appError } from '../../core/errors.js';
-import type { OutboxResolver } from './outbox-resolver.js';
 import { newRecord, nextVersion, type Data, type StoredRecord } from '../../core/store/record.js';
 
 export const SUPPORT_TICKET = 'support_ticket';
@@ -81,7 +80,7 @@ function threadEntry(
   return rec;
 }
 
-export function supportTicketActor(outboxFor: OutboxResolver): ActorKind<State, TicketMsg, TicketReply> {
+export function supportTicketActor(): ActorKind<State, TicketMsg, TicketReply> {
   return {
     kind: SUPPORT_TICKET_ACTOR,
     activate(ctx: ActivationContext): State {
@@ -145,7 +144,7 @@ export function supportTicketActor(outboxFor: OutboxResolver): ActorKind<State, 
           const requester = cur.data.requester as { email: string; name?: string };
           const subject = msg.subject ?? `Re: ${String(cur.data.subject)}`;
           const message = threadEntry(ctx, ctx.key, 'message', msg.body, msg.author, { subject });
-          const sent = await outboxFor(ctx.store).send(
+          const sent = await ctx.services.outbox.send(
             ctx.tenant,
             {
               channel: 'email',

@@ -8,10 +8,8 @@
 // `sms.received.<tenant>` once committed (the chat module relays it to staff sockets).
 import type { ActorContext, ActorKind, ActivationContext } from '../../core/actor/runtime.js';
 import { appError } from '../../core/errors.js';
-import type { OutboxProvider } from '../../core/outbox.js';
 import { newRecord, nextVersion, type Data, type StoredRecord } from '../../core/store/record.js';
 import { stableId } from '../../core/stable-id.js';
-import type { Store } from '../../core/store/store.js';
 import type { Channel } from './contact.js';
 
 export const INBOX_CONVERSATION = 'inbox_conversation';
@@ -142,10 +140,7 @@ function markRead(ctx: ActorContext, conversationId: string, read: boolean, ids:
   return inbound.filter((m) => (changed.has(m.sk) ? !read : !m.data.read)).length;
 }
 
-/** Finds the outbox of the node an actor runs on (the module passes its resolver). */
-type OutboxFor = (store: Store) => OutboxProvider;
-
-export function inboxActor(outboxFor: OutboxFor): ActorKind<State, InboxMsg, InboxReply> {
+export function inboxActor(): ActorKind<State, InboxMsg, InboxReply> {
   return {
     kind: INBOX_ACTOR,
     // Messages are read from the store (unread counts, mark-read, duplicate webhooks): each
@@ -242,7 +237,7 @@ export function inboxActor(outboxFor: OutboxFor): ActorKind<State, InboxMsg, Inb
           },
           { state: 'queued', now },
         );
-        const sent = await outboxFor(ctx.store).send(
+        const sent = await ctx.services.outbox.send(
           ctx.tenant,
           {
             channel,

@@ -3,6 +3,7 @@
 // store (a get by id, the caller's own records) or the query pool (every client filter or sort),
 // as reads.ts and dynamic-query.ts say. A route validates, makes one of these calls and serializes.
 import type { ActorRuntime } from '../../core/actor/runtime.js';
+import type { NodeServices } from '../../core/actor/services.js';
 import type { Principal } from '../../core/auth/tokens.js';
 import type { QueryRunner } from '../../core/query/pool.js';
 import type { Filter } from '../../core/store/query.js';
@@ -19,6 +20,8 @@ export interface RecordsParts {
   readonly runtime: ActorRuntime;
   readonly store: Store;
   readonly queries: QueryRunner;
+  /** Reads of tickets pass the door's barrier first (reads.ts). */
+  readonly services: NodeServices;
 }
 
 type Data = Record<string, unknown>;
@@ -46,24 +49,24 @@ export interface RecordsApi {
 }
 
 export function createRecordsApi(parts: RecordsParts): RecordsApi {
-  const { runtime, store, queries } = parts;
+  const { runtime, store } = parts;
   const ask = <R>(tenant: string, msg: RecordsMsg) => runtime.ask<R>(tenant, RECORDS_ACTOR, RECORDS_KEY, msg);
   return {
-    create: (tenant, roles, r) => ask(tenant, { op: 'create', ...r, roles }),
-    update: (tenant, roles, r) => ask(tenant, { op: 'update', ...r, roles }),
-    updatePartial: (tenant, roles, r) => ask(tenant, { op: 'update-partial', ...r, roles }),
-    remove: (tenant, roles, r) => ask(tenant, { op: 'delete', ...r, roles }),
-    get: (tenant, datatype, sk) => getRecord(store, tenant, datatype, sk),
-    find: (tenant, datatype, req) => findRecords(queries, tenant, datatype, req),
-    dynamicFind: (tenant, q) => dynamicFind(queries, tenant, q),
-    dynamicFindOne: (tenant, q) => dynamicFindOne(queries, tenant, q),
-    count: (tenant, datatype, filter) => dynamicCount(queries, tenant, datatype, filter),
-    distinct: (tenant, datatype, field, filter) => dynamicDistinct(queries, tenant, datatype, field, filter),
-    aggregate: (tenant, datatype, pipeline) => dynamicAggregate(queries, tenant, datatype, pipeline),
+    create: (tenant, roles, r) => ask(tenant, { type: 'create', ...r, roles }),
+    update: (tenant, roles, r) => ask(tenant, { type: 'update', ...r, roles }),
+    updatePartial: (tenant, roles, r) => ask(tenant, { type: 'update-partial', ...r, roles }),
+    remove: (tenant, roles, r) => ask(tenant, { type: 'delete', ...r, roles }),
+    get: (tenant, datatype, sk) => getRecord(parts, tenant, datatype, sk),
+    find: (tenant, datatype, req) => findRecords(parts, tenant, datatype, req),
+    dynamicFind: (tenant, q) => dynamicFind(parts, tenant, q),
+    dynamicFindOne: (tenant, q) => dynamicFindOne(parts, tenant, q),
+    count: (tenant, datatype, filter) => dynamicCount(parts, tenant, datatype, filter),
+    distinct: (tenant, datatype, field, filter) => dynamicDistinct(parts, tenant, datatype, field, filter),
+    aggregate: (tenant, datatype, pipeline) => dynamicAggregate(parts, tenant, datatype, pipeline),
     addNote: (tenant, subject, comment, author) => {
       assertComment(comment);
       const by = author.email ? { id: author.sub, email: author.email } : { id: author.sub };
-      return ask(tenant, { op: 'add-note', subject, comment, author: by });
+      return ask(tenant, { type: 'add-note', subject, comment, author: by });
     },
     notes: (tenant, subject, page, pageSize) => listNotes(parts, tenant, subject, page, pageSize),
     profile: (tenant, caller) => profile(store, tenant, caller),

@@ -8,12 +8,11 @@
 import { hasForbiddenSegment } from '../../core/document-limits.js';
 import { AppError, appError } from '../../core/errors.js';
 import { assertClientQuery, PIPELINE_STAGES, runPipeline } from '../../core/query/language.js';
-import type { QueryRunner } from '../../core/query/pool.js';
 import type { Filter, SortOrder } from '../../core/store/query.js';
 import type { ListResult, StoredRecord } from '../../core/store/record.js';
 import type { Store } from '../../core/store/store.js';
 import { assertNoCredentialReference, assertReadable, forReader } from './policy.js';
-import { checkFind, clientQuery, inWorker, runFind } from './reads.js';
+import { checkFind, clientQuery, inWorker, runFind, type QueryDeps } from './reads.js';
 
 const ALLOWED_STAGES: ReadonlySet<string> = new Set(PIPELINE_STAGES);
 
@@ -99,9 +98,9 @@ function checkDynamicFind(q: DynamicFind): void {
   checkFind(q.datatype, findRequest(q));
 }
 
-export function dynamicFind(queries: QueryRunner, tenant: string, q: DynamicFind): Promise<ListResult<Record<string, unknown>>> {
+export function dynamicFind(deps: QueryDeps, tenant: string, q: DynamicFind): Promise<ListResult<Record<string, unknown>>> {
   checkDynamicFind(q);
-  return inWorker(queries, { op: 'dynamicFind', tenant, q });
+  return inWorker(deps, { op: 'dynamicFind', tenant, q });
 }
 
 export function runDynamicFind(store: Store, tenant: string, q: DynamicFind): ListResult<Record<string, unknown>> {
@@ -110,8 +109,8 @@ export function runDynamicFind(store: Store, tenant: string, q: DynamicFind): Li
   return { ...res, data: project(res.data, q.projection) };
 }
 
-export async function dynamicFindOne(queries: QueryRunner, tenant: string, q: DynamicFind): Promise<Record<string, unknown> | null> {
-  const res = await dynamicFind(queries, tenant, { ...q, limit: 1, page: undefined, pageSize: undefined });
+export async function dynamicFindOne(deps: QueryDeps, tenant: string, q: DynamicFind): Promise<Record<string, unknown> | null> {
+  const res = await dynamicFind(deps, tenant, { ...q, limit: 1, page: undefined, pageSize: undefined });
   return res.data[0] ?? null;
 }
 
@@ -123,9 +122,9 @@ function checkFiltered(datatype: string, filter: Filter | undefined, ...more: un
   return f;
 }
 
-export function dynamicCount(queries: QueryRunner, tenant: string, datatype: string, filter: Filter | undefined): Promise<number> {
+export function dynamicCount(deps: QueryDeps, tenant: string, datatype: string, filter: Filter | undefined): Promise<number> {
   checkFiltered(datatype, filter);
-  return inWorker(queries, { op: 'count', tenant, datatype, filter });
+  return inWorker(deps, { op: 'count', tenant, datatype, filter });
 }
 
 export function runCount(store: Store, tenant: string, datatype: string, filter: Filter | undefined): number {
@@ -139,10 +138,10 @@ function checkDistinctField(field: string): void {
   if (bad !== undefined) throw new AppError('ERR_FORBIDDEN_KEY', ['body/field', bad]);
 }
 
-export function dynamicDistinct(queries: QueryRunner, tenant: string, datatype: string, field: string, filter: Filter | undefined): Promise<unknown[]> {
+export function dynamicDistinct(deps: QueryDeps, tenant: string, datatype: string, field: string, filter: Filter | undefined): Promise<unknown[]> {
   checkDistinctField(field);
   checkFiltered(datatype, filter, { [field]: 1 });
-  return inWorker(queries, { op: 'distinct', tenant, datatype, field, filter });
+  return inWorker(deps, { op: 'distinct', tenant, datatype, field, filter });
 }
 
 /** Distinct values of `field` (array values are unwound, as MongoDB does), in first-seen order. */
@@ -175,13 +174,13 @@ function checkAggregate(datatype: string, pipeline: Record<string, unknown>[]): 
 }
 
 export function dynamicAggregate(
-  queries: QueryRunner,
+  deps: QueryDeps,
   tenant: string,
   datatype: string,
   pipeline: Record<string, unknown>[],
 ): Promise<Record<string, unknown>[]> {
   checkAggregate(datatype, pipeline);
-  return inWorker(queries, { op: 'aggregate', tenant, datatype, pipeline });
+  return inWorker(deps, { op: 'aggregate', tenant, datatype, pipeline });
 }
 
 /**

@@ -12,7 +12,7 @@ import type { QueryRunner } from '../../core/query/pool.js';
 import type { Filter, FindOptions, SortOrder } from '../../core/store/query.js';
 import type { ListResult, StoredRecord } from '../../core/store/record.js';
 import type { Store } from '../../core/store/store.js';
-import { settleDoor } from '../scanner/door-backlog.js';
+import type { DoorBacklog } from '../scanner/door-backlog.js';
 import { assertNoCredentialReference, assertReadable, forReader } from './policy.js';
 import type { RecordsQuery } from './query-job.js';
 
@@ -25,10 +25,17 @@ export const RECORDS_QUERY_JOB = new URL(import.meta.url.endsWith('.ts') ? './qu
  * and the like are refused), so a query over anything else never waits for the door: during a
  * rush the tickets behind can be many, and settling them is the door's cost, not the caller's.
  */
-export function inWorker<T>(queries: QueryRunner, q: RecordsQuery): Promise<T> {
+export function inWorker<T>(deps: QueryDeps, q: RecordsQuery): Promise<T> {
+  const { queries } = deps;
   const datatype = q.op === 'dynamicFind' ? q.q.datatype : q.datatype;
-  const wait = datatype === TICKET_DATATYPE ? settleDoor(queries, q.tenant) : undefined;
+  const wait = datatype === TICKET_DATATYPE ? deps.services.doorBacklog.settle(q.tenant) : undefined;
   return wait ? wait.then(() => queries.run<T>(q.tenant, RECORDS_QUERY_JOB, q)) : queries.run<T>(q.tenant, RECORDS_QUERY_JOB, q);
+}
+
+/** What a query in a worker needs: the query pool, and the door's barrier for tickets (a node's deps have both). */
+export interface QueryDeps {
+  readonly queries: QueryRunner;
+  readonly services: { readonly doorBacklog: DoorBacklog };
 }
 
 /** The events feature's ticket datatype (actors/events/records.ts), the one the door writes behind. */
@@ -47,9 +54,10 @@ export function clientQuery<T>(fn: () => T): T {
   }
 }
 
-export function getRecord(store: Store, tenant: string, datatype: string, sk: string): StoredRecord | Promise<StoredRecord> {
+export function getRecord(deps: ListingDeps, tenant: string, datatype: string, sk: string): StoredRecord | Promise<StoredRecord> {
   assertReadable(datatype);
-  const wait = datatype === TICKET_DATATYPE ? settleDoor(store, tenant) : undefined;
+  const { store } = deps;
+  const wait = datatype === TICKET_DATATYPE ? deps.services.doorBacklog.settle(tenant) : undefined;
   return wait ? wait.then(() => readRecord(store, tenant, datatype, sk)) : readRecord(store, tenant, datatype, sk);
 }
 
@@ -80,15 +88,14 @@ export function checkFind(datatype: string, req: FindRequest): void {
 }
 
 /** Filter, sort and page one datatype of one tenant into the list envelope, in a query worker. */
-export function findRecords(queries: QueryRunner, tenant: string, datatype: string, req: FindRequest): Promise<ListResult> {
+export function findRecords(deps: QueryDeps, tenant: string, datatype: string, req: FindRequest): Promise<ListResult> {
   checkFind(datatype, req);
-  return inWorker(queries, { op: 'find', tenant, datatype, req });
+  return inWorker(deps, { op: 'find', tenant, datatype, req });
 }
 
-/** What a listing needs: the store (to measure it, and to run a small one) and the query pool. */
-export interface ListingDeps {
+/** What a listing needs: the store (to measure it, and to run a small one), the query pool and the door's barrier. */
+export interface ListingDeps extends QueryDeps {
   readonly store: Store;
-  readonly queries: QueryRunner;
 }
 
 /** Candidates a route's listing may read on the event loop; past this it runs in a query worker. */
@@ -109,9 +116,9 @@ export function listRecords(
   opts: FindOptions,
 ): Promise<ListResult> {
   if (deps.store.candidatesUpTo(tenant, datatype, filter, INLINE_LISTING_MAX + 1) > INLINE_LISTING_MAX) {
-    return inWorker(deps.queries, { op: 'list', tenant, datatype, filter, opts });
+    return inWorker(deps, { op: 'list', tenant, datatype, filter, opts });
   }
-  const wait = datatype === TICKET_DATATYPE ? settleDoor(deps.store, tenant) : undefined;
+  const wait = datatype === TICKET_DATATYPE ? deps.services.doorBacklog.settle(tenant) : undefined;
   const run = () => deps.store.find(tenant, datatype, filter, opts);
   return wait ? wait.then(run) : Promise.resolve().then(run);
 }

@@ -31,18 +31,18 @@ type Writer = { roles: readonly string[] };
 
 export type RecordsMsg =
   | ({
-      op: 'create';
+      type: 'create';
       datatype: string;
       data: Data;
       state?: string;
       /** The key and the request's fingerprint (core/idempotency.ts). */
       idempotency?: { key: string; print: string };
     } & Writer)
-  | ({ op: 'update'; datatype: string; sk: string; data: Data; version: number; state?: string } & Writer)
-  | ({ op: 'update-partial'; datatype: string; sk: string; set: Record<string, unknown>; version?: number } & Writer)
-  | ({ op: 'delete'; datatype: string; sk: string; version?: number } & Writer)
+  | ({ type: 'update'; datatype: string; sk: string; data: Data; version: number; state?: string } & Writer)
+  | ({ type: 'update-partial'; datatype: string; sk: string; set: Record<string, unknown>; version?: number } & Writer)
+  | ({ type: 'delete'; datatype: string; sk: string; version?: number } & Writer)
   | {
-      op: 'add-note';
+      type: 'add-note';
       subject: { datatype: string; id: string };
       comment: string;
       author: { id: string; email?: string };
@@ -103,7 +103,7 @@ function current(ctx: ActorContext, datatype: string, sk: string): StoredRecord 
   return rec;
 }
 
-function create(state: RecordsState, msg: Extract<RecordsMsg, { op: 'create' }>, ctx: ActorContext): CreateReply {
+function create(state: RecordsState, msg: Extract<RecordsMsg, { type: 'create' }>, ctx: ActorContext): CreateReply {
   assertWritable(msg.datatype, 'create', msg.roles);
   const now = ctx.clock.now();
   const idem = msg.idempotency;
@@ -131,7 +131,7 @@ function create(state: RecordsState, msg: Extract<RecordsMsg, { op: 'create' }>,
   return { ...result, replayed: false };
 }
 
-function update(msg: Extract<RecordsMsg, { op: 'update' }>, ctx: ActorContext): StoredRecord {
+function update(msg: Extract<RecordsMsg, { type: 'update' }>, ctx: ActorContext): StoredRecord {
   assertWritable(msg.datatype, 'update', msg.roles);
   const cur = current(ctx, msg.datatype, msg.sk);
   if (cur.version !== msg.version) conflict(msg.datatype, msg.sk, msg.version, cur.version);
@@ -144,7 +144,7 @@ function update(msg: Extract<RecordsMsg, { op: 'update' }>, ctx: ActorContext): 
   return next;
 }
 
-function updatePartial(msg: Extract<RecordsMsg, { op: 'update-partial' }>, ctx: ActorContext): boolean {
+function updatePartial(msg: Extract<RecordsMsg, { type: 'update-partial' }>, ctx: ActorContext): boolean {
   assertWritable(msg.datatype, 'update-partial', msg.roles);
   assertPartialKeys(msg.set);
   const cur = current(ctx, msg.datatype, msg.sk);
@@ -154,7 +154,7 @@ function updatePartial(msg: Extract<RecordsMsg, { op: 'update-partial' }>, ctx: 
   return true;
 }
 
-function remove(msg: Extract<RecordsMsg, { op: 'delete' }>, ctx: ActorContext): { deleted: true; datatype: string; sk: string } {
+function remove(msg: Extract<RecordsMsg, { type: 'delete' }>, ctx: ActorContext): { deleted: true; datatype: string; sk: string } {
   assertWritable(msg.datatype, 'delete', msg.roles);
   let cur: StoredRecord;
   try {
@@ -173,7 +173,7 @@ function remove(msg: Extract<RecordsMsg, { op: 'delete' }>, ctx: ActorContext): 
   return { deleted: true, datatype: msg.datatype, sk: msg.sk };
 }
 
-function addNote(msg: Extract<RecordsMsg, { op: 'add-note' }>, ctx: ActorContext): StoredRecord {
+function addNote(msg: Extract<RecordsMsg, { type: 'add-note' }>, ctx: ActorContext): StoredRecord {
   const { subject } = msg;
   if (!ctx.store.getRecord(ctx.tenant, subject.datatype, subject.id)) throw appError('ERR_NOT_FOUND', `${subject.datatype} ${subject.id}`);
   const note = newRecord(
@@ -193,7 +193,7 @@ export const recordsActor: ActorKind<RecordsState, RecordsMsg, unknown> = {
     return { pending: new Map(), sinceSweep: 0 };
   },
   receive(state, msg, ctx) {
-    switch (msg.op) {
+    switch (msg.type) {
       case 'create':
         return create(state, msg, ctx);
       case 'update':
@@ -205,7 +205,7 @@ export const recordsActor: ActorKind<RecordsState, RecordsMsg, unknown> = {
       case 'add-note':
         return addNote(msg, ctx);
       default:
-        throw appError('ERR_BAD_REQUEST', `unknown records message ${(msg as { op: string }).op}`);
+        throw appError('ERR_BAD_REQUEST', `unknown records message ${(msg as { type: string }).type}`);
     }
   },
 };

@@ -7,8 +7,22 @@
 // Whether an event is behind is also kept in the store (kv `door-behind`, event id → 1, written
 // when it falls behind and removed when it catches up), so after a restart the first read of a
 // tenant finds what the crash left behind, and the start of the node resumes it.
+//
+// One backlog per node, a port (core/actor/services.ts): edge/app.ts creates it and closes it
+// when the node closes; the scanner reaches it as ctx.services.doorBacklog, readers as
+// deps.services.doorBacklog.
 import { loopLoad, type LoopLoad } from '../../core/loop-load.js';
 import type { Store } from '../../core/store/store.js';
+
+declare module '../../core/actor/services.js' {
+  interface NodeServices {
+    /**
+     * The node's door backlog: the scanner notes here when an event falls behind, and every
+     * reader of tickets settles it first (`doorBacklog.settle(tenant)`).
+     */
+    readonly doorBacklog: DoorBacklog;
+  }
+}
 
 export const DOOR_BEHIND_NS = 'door-behind';
 export const DOOR_MATERIALIZED_NS = 'door-materialized';
@@ -202,21 +216,4 @@ export class DoorBacklog {
     this.timers.clear();
     this.waiting.clear();
   }
-}
-
-// One backlog per node, found from what each reader holds: the store (records by id, actors) or
-// the query runner (queries in workers).
-const byHandle = new WeakMap<object, DoorBacklog>();
-
-export function attachDoorBacklog(handles: object[], backlog: DoorBacklog): void {
-  for (const h of handles) byHandle.set(h, backlog);
-}
-
-export function doorBacklogOf(handle: object): DoorBacklog | undefined {
-  return byHandle.get(handle);
-}
-
-/** The read barrier for `tenant` as seen from `handle` (a store or a query runner). */
-export function settleDoor(handle: object, tenant: string): Promise<void> | undefined {
-  return byHandle.get(handle)?.settle(tenant);
 }

@@ -19,7 +19,7 @@ import { recordIdempotent } from '../../core/idempotency.js';
 import { nextVersion, type StoredRecord } from '../../core/store/record.js';
 import { issue, ticketOp, type IssueMsg, type IssueResult, type TicketOpMsg } from '../events/tickets.js';
 import { EVENT, eventConfig, SOLD_NS, TICKET, ticketOfEvent, UNKNOWN_ZONE, type SoldCounts } from '../events/records.js';
-import { DOOR_BEHIND_NS, DOOR_MATERIALIZED_NS, doorBacklogOf, type MaterializeStep } from './door-backlog.js';
+import { DOOR_BEHIND_NS, DOOR_MATERIALIZED_NS, type MaterializeStep } from './door-backlog.js';
 import { withDoor, type DoorPatch } from './door-fields.js';
 import { DoorState, type CheckinStats, type NonceResult, type ScanEntry, type ZoneOccupancy } from './door-state.js';
 import { byCredentialCode, byStaticCode, type Located, type RecordReader } from './locate.js';
@@ -112,7 +112,7 @@ function activate(ctx: ActivationContext): ScannerState {
     from = st.door.seq + 1;
   }
   // A crash left fields behind: materialization resumes.
-  if (st.door.behind.size > 0) doorBacklogOf(ctx.store)?.fellBehind(ctx.tenant, ctx.key, st.door.seq);
+  if (st.door.behind.size > 0) ctx.services.doorBacklog.fellBehind(ctx.tenant, ctx.key, st.door.seq);
   return st;
 }
 
@@ -199,7 +199,7 @@ function record(st: ScannerState, ctx: ActorContext, e: ScanEntry): DoorPatch | 
       ctx.batch.putKv(st.tenant, DOOR_BEHIND_NS, st.eventId, 1);
       st.behindKv = true;
     }
-    doorBacklogOf(st.store)?.fellBehind(st.tenant, st.eventId, seq);
+    ctx.services.doorBacklog.fellBehind(st.tenant, st.eventId, seq);
   }
   return patch;
 }

@@ -21,9 +21,10 @@
 // provides every port, and a bare runtime (unit tests, tools) gets `someServices({...})`, whose
 // missing ports throw, naming themselves, when used.
 //
-// State a module keeps for itself per node (a cache, a gate, an upload table, an unsubscriber) is
-// not a port: it lives in the closure of the module's `perNode(deps)` (edge/deps.ts, Module),
-// which the app calls once per node; never in a map keyed on AppDeps or Store.
+// State a module keeps for itself per node (a cache, a gate, an unsubscriber) is not a port: it
+// lives in the closure of the module's `perNode(deps)` (edge/deps.ts, Module), which the app calls
+// once per node; never in a map keyed on AppDeps or Store. A node resource that several files reach
+// through `deps` (the event media file store, edge/routes/events/media.ts) is a port, made lazily.
 import type { OutboxProvider } from '../outbox.js';
 import type { Scheduler } from '../scheduler.js';
 

@@ -3,13 +3,12 @@
 // catalogue, which have no module of their own.
 import { customerActivityActor, CUSTOMER_ACTIVITY } from '../../actors/crm/customer-activity.js';
 import { LEAD } from '../../actors/crm/leads.js';
-import { outboxRegistry } from '../../actors/crm/outbox-resolver.js';
 import { SOCIAL_ACTIVITY, socialSyncActor } from '../../actors/crm/social.js';
 import { SUPPORT_TICKET, SUPPORT_TICKET_MESSAGE, supportTicketActor } from '../../actors/crm/support-ticket.js';
 import { COMM_MESSAGE, INBOX_CONVERSATION, inboxActor } from '../../actors/inbox/conversation.js';
 import { CALL_RECORDING, PHONE_CALL } from '../../actors/phone/call.js';
 import type { ActorKind } from '../../core/actor/runtime.js';
-import type { AppDeps, Module } from '../deps.js';
+import type { Module } from '../deps.js';
 import { communicationRoutes } from '../routes/crm/communications.js';
 import { customerActivityRoutes } from '../routes/crm/customer-activity.js';
 import { inboxRoutes } from '../routes/crm/inbox.js';
@@ -18,13 +17,11 @@ import { ticketRoutes } from '../routes/crm/tickets.js';
 import { integrationRoutes } from '../routes/integrations/catalogue.js';
 import { socialRoutes } from '../routes/social/social.js';
 
-// Actors are defined once per process; each node binds its own outbox when it builds its routes.
-const outboxes = outboxRegistry();
-
+// The ticket and inbox actors send through the node's outbox port (ctx.services.outbox).
 const actors: ActorKind<any, any, any>[] = [
-  supportTicketActor(outboxes.resolve),
+  supportTicketActor(),
   customerActivityActor,
-  inboxActor(outboxes.resolve),
+  inboxActor(),
   socialSyncActor,
 ];
 
@@ -45,8 +42,7 @@ export const crmModule: Module = {
     [CALL_RECORDING, 'data.callSid'],
     [SOCIAL_ACTIVITY, 'data.kind'],
   ],
-  routes(deps: AppDeps) {
-    outboxes.bind(deps.store, deps.outbox);
+  routes() {
     return [
       ...leadRoutes(),
       ...ticketRoutes(),

@@ -11,8 +11,7 @@ import {
   TICKET,
   TICKET_TYPE,
 } from '../../actors/events/records.js';
-import { attachDoorBacklog, DEFAULT_DOOR_SETTINGS, DoorBacklog, doorBacklogOf, settleDoor, type MaterializeStep } from '../../actors/scanner/door-backlog.js';
-import { SCANNER, scannerActor } from '../../actors/scanner/scanner.js';
+import { scannerActor } from '../../actors/scanner/scanner.js';
 import { unmatchedScansActor } from '../../actors/scanner/unmatched.js';
 import type { AppDeps, Module } from '../deps.js';
 import type { RouteDef } from '../route.js';
@@ -65,7 +64,7 @@ function afterDoor(deps: AppDeps, r: RouteDef): RouteDef {
   return {
     ...r,
     handler: (ctx) => {
-      const wait = settleDoor(deps.store, ctx.tenant);
+      const wait = deps.services.doorBacklog.settle(ctx.tenant);
       return wait ? wait.then(() => handler(ctx)) : handler(ctx);
     },
   };
@@ -92,13 +91,8 @@ export const eventsModule: Module = {
     return [...eventRoutes(svc), ...ticketRoutes(svc), ...scanningRoutes(svc), ...attendeeRoutes(svc)].map((r) => afterDoor(deps, r));
   },
   async start(deps) {
-    // The door's read barrier and background materializer (actors/scanner/door-backlog.ts).
-    const backlog = new DoorBacklog(
-      deps.store,
-      (tenant, eventId, max) => deps.runtime.ask<MaterializeStep>(tenant, SCANNER, eventId, { op: 'materialize', max }),
-      deps.config.door ?? DEFAULT_DOOR_SETTINGS,
-    );
-    attachDoorBacklog([deps.store, deps.queries], backlog);
+    // The door's read barrier and background materializer: the node's port (actors/scanner/door-backlog.ts).
+    const backlog = deps.services.doorBacklog;
     // A single node writes what a crash left behind before it serves; in a cluster a tenant's
     // owner does it on the first read or scan of the tenant.
     if (!deps.config.natsUrl) await backlog.resume(deps.store.listOrgs().map((o) => o.orgId));
@@ -108,7 +102,6 @@ export const eventsModule: Module = {
   // Unfinished chunked uploads and their temp files go with the node.
   stop(deps) {
     stopPeriodic(deps, 'media file sweep');
-    doorBacklogOf(deps.store)?.close();
     return closeMedia(deps);
   },
 };

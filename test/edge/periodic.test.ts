@@ -1,12 +1,13 @@
 import t from 'tap';
 import type { AppDeps } from '../../edge/deps.js';
-import { startPeriodic, stopPeriodic } from '../../edge/periodic.js';
+import { PeriodicJobs, startPeriodic, stopPeriodic } from '../../edge/periodic.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 t.test('periodic - first run after firstMs, then every everyMs; failures are logged; stop ends it', async (t) => {
   const warned: string[] = [];
-  const deps = { logger: { warn: (_o: unknown, msg: string) => warned.push(msg) } } as unknown as AppDeps;
+  const logger = { warn: (_o: unknown, msg: string) => warned.push(msg) };
+  const deps = { logger, periodic: new PeriodicJobs(logger) } as unknown as AppDeps;
   let runs = 0;
   startPeriodic(deps, 'job', async () => {
     runs++;

@@ -135,7 +135,7 @@ t.test('records actor - a retry queued behind the first create is answered from 
   const { app } = await setup(t);
   const ask = (msg: RecordsMsg) => app.deps.runtime.ask<CreateReply>(A, RECORDS_ACTOR, RECORDS_KEY, msg);
   const key = randomUUID();
-  const msg: RecordsMsg = { op: 'create', datatype: 'lead', data: { n: 1 }, idempotency: { key, print: 'p1' }, roles: ['User'] };
+  const msg: RecordsMsg = { type: 'create', datatype: 'lead', data: { n: 1 }, idempotency: { key, print: 'p1' }, roles: ['User'] };
   // Both are in the mailbox before the first commit can land.
   const [first, second, clash] = await Promise.allSettled([ask(msg), ask(msg), ask({ ...msg, idempotency: { key, print: 'p2' } })]);
   t.equal(first.status, 'fulfilled');
@@ -153,13 +153,13 @@ t.test('records actor - expired idempotency keys are swept', async (t) => {
   const { app } = await setup(t, { clock });
   const ask = (msg: RecordsMsg) => app.deps.runtime.ask<CreateReply>(A, RECORDS_ACTOR, RECORDS_KEY, msg);
   const old = randomUUID();
-  await ask({ op: 'create', datatype: 'lead', data: {}, idempotency: { key: old, print: 'p' }, roles: ['User'] });
+  await ask({ type: 'create', datatype: 'lead', data: {}, idempotency: { key: old, print: 'p' }, roles: ['User'] });
   t.ok(app.deps.store.getKv(A, IDEMPOTENCY_NS, old));
   clock.advance(IDEMPOTENCY_TTL_MS + 1);
   const fresh: string[] = [];
   for (let i = 0; i < 1023; i++) {
     fresh.push(randomUUID());
-    await ask({ op: 'create', datatype: 'task', data: { i }, idempotency: { key: fresh[i], print: 'p' }, roles: ['User'] });
+    await ask({ type: 'create', datatype: 'task', data: { i }, idempotency: { key: fresh[i], print: 'p' }, roles: ['User'] });
   }
   t.equal(app.deps.store.getKv(A, IDEMPOTENCY_NS, old), undefined, 'the expired key is gone');
   t.ok(app.deps.store.getKv(A, IDEMPOTENCY_NS, fresh[0]), 'live keys stay');

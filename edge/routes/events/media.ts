@@ -14,9 +14,12 @@
 // the media record is written and the record is one write. The client's file name is kept only as
 // sanitised metadata (core/media-files.ts).
 import { Type, type Static } from '@sinclair/typebox';
+import type { Config } from '../../../core/config.js';
 import { AppError, appError } from '../../../core/errors.js';
+import type { Logger } from '../../../core/log.js';
 import { MediaFiles, sanitizeFileName, type StoredFile } from '../../../core/media-files.js';
 import type { StoredRecord } from '../../../core/store/record.js';
+import type { Store } from '../../../core/store/store.js';
 import { EVENT_MEDIA } from '../../../actors/events/records.js';
 import type { AppDeps } from '../../deps.js';
 import { parseMultipart } from '../../multipart.js';
@@ -54,40 +57,65 @@ interface MediaState {
   completed: Map<string, { tenant: string; mediaId: string; timer: NodeJS.Timeout }>;
 }
 
-const states = new WeakMap<AppDeps, MediaState>();
+declare module '../../../core/actor/services.js' {
+  interface NodeServices {
+    /** The node's stored event media files and the chunked uploads in progress (made on first use). */
+    readonly eventMedia: EventMedia;
+  }
+}
 
-function stateOf(deps: AppDeps): MediaState {
-  let s = states.get(deps);
-  if (!s) {
-    const u = deps.config.uploads;
-    const quota = storageQuota(deps.config);
-    s = {
+/** One node's media files and uploads: a port (core/actor/services.ts), built by edge/app.ts. */
+export class EventMedia {
+  private state: MediaState | undefined;
+
+  constructor(
+    private readonly config: Config,
+    private readonly store: Store,
+    private readonly logger: Logger,
+  ) {}
+
+  /** The files and uploads, made on first use (a node without the events module never pays for them). */
+  get(): MediaState {
+    if (this.state) return this.state;
+    const { config, store, logger } = this;
+    const u = config.uploads;
+    const quota = storageQuota(config);
+    const s: MediaState = {
       files: new MediaFiles<UploadMeta>({
-        root: u.dir ?? `${deps.config.dataDir}/media`,
+        root: u.dir ?? `${config.dataDir}/media`,
         maxBytes: u.maxBytes,
         chunkBytes: u.chunkBytes,
         chunkTimeoutMs: u.chunkTimeoutMs,
-        store: deps.store,
-        limitsOf: (tenant) => quota?.limitsOf(tenant, deps.store.getOrg(tenant)),
-        minFreeDiskBytes: deps.config.quotas.minFreeDiskBytes,
+        store,
+        limitsOf: (tenant) => quota?.limitsOf(tenant, store.getOrg(tenant)),
+        minFreeDiskBytes: config.quotas.minFreeDiskBytes,
       }),
       completed: new Map(),
     };
-    states.set(deps, s);
+    this.state = s;
     // Files stored before media was counted: counted once per tenant, off any request's path.
-    void s.files.countAll().catch((err: unknown) => deps.logger.warn({ err }, 'could not count stored media files'));
+    void s.files.countAll().catch((err: unknown) => logger.warn({ err }, 'could not count stored media files'));
+    return s;
   }
-  return s;
+
+  /** Drops unfinished uploads and their temp files. */
+  async close(): Promise<void> {
+    const s = this.state;
+    if (!s) return;
+    this.state = undefined;
+    for (const c of s.completed.values()) clearTimeout(c.timer);
+    s.completed.clear();
+    await s.files.close();
+  }
+}
+
+function stateOf(deps: AppDeps): MediaState {
+  return deps.services.eventMedia.get();
 }
 
 /** Drops unfinished uploads and their temp files (module stop). */
-export async function closeMedia(deps: AppDeps): Promise<void> {
-  const s = states.get(deps);
-  if (!s) return;
-  states.delete(deps);
-  for (const c of s.completed.values()) clearTimeout(c.timer);
-  s.completed.clear();
-  await s.files.close();
+export function closeMedia(deps: AppDeps): Promise<void> {
+  return deps.services.eventMedia.close();
 }
 
 export function mimeOf(raw: string | undefined): string {
