@@ -7,3 +7,5 @@ export { storefrontSettingsOf, DEFAULT_STOREFRONT_SETTINGS, type StorefrontSetti
 export * from './order.js';
 export { buildPayload, receiptText, type Copy, type PayloadKind, type ReceiptPayload } from './receipt.js';
 export { listProducts, listPosCategories } from './catalog.js';
+export { createPaymentIntent, gatewayCall, gatewayOf, intentView, type IntentRequest, type IntentView } from './payment-intents.js';
+export { queueReceipt } from './receipt-outbox.js';

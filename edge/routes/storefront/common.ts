@@ -2,6 +2,7 @@
 // this node (who may call a route is access.ts).
 import { Type, type TSchema } from '@sinclair/typebox';
 import { appError } from '../../../core/errors.js';
+import { IdempotencyGate } from '../../../core/idempotency.js';
 import { isId } from '../../../core/ids.js';
 import { createGateways } from '../../../core/payments/index.js';
 import type { StoredRecord } from '../../../core/store/record.js';
@@ -80,7 +81,7 @@ export function page<T>(items: T[], p: number | undefined, size: number | undefi
 export function servicesOf(deps: AppDeps): StorefrontServices {
   let s = made.get(deps.store);
   if (!s) {
-    s = { gateways: createGateways(deps.config, deps.store, deps.clock, deps.logger), defaultCurrency: deps.config.payments.currency, logger: deps.logger };
+    s = { gateways: createGateways(deps.config, deps.store, deps.clock, deps.logger), defaultCurrency: deps.config.payments.currency, logger: deps.logger, intentGate: new IdempotencyGate() };
     bindStorefront(deps.store, s);
     made.set(deps.store, s);
   }
