@@ -2,6 +2,7 @@
 // own tickets, each naming its event in `data.event`, and the rotating QR code of one of them.
 // "Own" means holderEmail is the caller's proven email or data.customerId is one of the caller's
 // customer ids; anyone else's ticket is a 404 (spec: Errors → 404 on customer-owned routes).
+import type { AppDeps } from '../../deps.js';
 import { Type } from '@sinclair/typebox';
 import type { Principal } from '../../../core/auth/tokens.js';
 import { customerIdsOf, provenEmailOf } from '../../../actors/auth/email-proof.js';
@@ -10,8 +11,8 @@ import type { StoredRecord } from '../../../core/store/record.js';
 import { normalizeEmail, TICKET } from '../../../actors/events/records.js';
 import { route, type RouteDef } from '../../route.js';
 import { IdParams, Paging, TicketList } from './schemas.js';
-import { byCreated, type EventsService } from './service.js';
-import { TicketWithCode, ticketWithCode } from './tickets.js';
+import { byCreated, ticketWithCode, type EventsApi } from '../../../actors/events/index.js';
+import { TicketWithCode } from './tickets.js';
 
 const TAG = 'Attendee';
 
@@ -20,17 +21,17 @@ const TAG = 'Attendee';
  * by the customer ids that are its own (actors/auth/email-proof.ts). A sign-up that merely typed
  * an address sees no ticket issued to it.
  */
-function holderOf(svc: EventsService, tenant: string, p: Principal): { email?: string; customerIds: string[] } {
+function holderOf(svc: EventsApi<AppDeps>, tenant: string, p: Principal): { email?: string; customerIds: string[] } {
   const email = provenEmailOf(svc.deps.store, tenant, p);
   return { ...(email ? { email } : {}), customerIds: customerIdsOf(svc.deps.store, tenant, p) };
 }
 
-function owns(svc: EventsService, tenant: string, p: Principal, t: StoredRecord): boolean {
+function owns(svc: EventsApi<AppDeps>, tenant: string, p: Principal, t: StoredRecord): boolean {
   const h = holderOf(svc, tenant, p);
   return (h.email !== undefined && t.data.holderEmail === h.email) || h.customerIds.includes(String(t.data.customerId));
 }
 
-function myTickets(svc: EventsService, tenant: string, p: Principal): StoredRecord[] {
+function myTickets(svc: EventsApi<AppDeps>, tenant: string, p: Principal): StoredRecord[] {
   const byId = new Map<string, StoredRecord>();
   const h = holderOf(svc, tenant, p);
   if (h.email) for (const t of svc.deps.store.scan(tenant, TICKET, { 'data.holderEmail': h.email })) byId.set(t.sk, t);
@@ -39,7 +40,7 @@ function myTickets(svc: EventsService, tenant: string, p: Principal): StoredReco
   return [...byId.values()].filter((t) => typeof t.data.event === 'string');
 }
 
-export function attendeeRoutes(svc: EventsService): RouteDef[] {
+export function attendeeRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
   return [
     route({
       method: 'GET',

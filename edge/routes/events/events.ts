@@ -1,6 +1,7 @@
 // Events administration (spec: Endpoints → Events, all staff-only): events with their zones and
 // ticket types, publishing, sessions and the schedule, participants, media records. Writes go
 // through the tenant's events actor; reads go to the store. An event is named by id or slug.
+import type { AppDeps } from '../../deps.js';
 import { Type } from '@sinclair/typebox';
 import { appError } from '../../../core/errors.js';
 import type { Filter } from '../../../core/store/query.js';
@@ -19,10 +20,11 @@ import {
   TICKET_TYPE,
   type SoldCounts,
 } from '../../../actors/events/records.js';
+import { doorFree } from './door-wait.js';
 import { route, type RouteDef } from '../../route.js';
 import { mediaRoutes, removeStoredFiles } from './media.js';
 import { EventCreate, EventParams, EventUpdate, EventWithTypes, Id, IdParams, ListOf, Paging, RecordList, RecordSchema, TicketType } from './schemas.js';
-import { byCreated, type EventsService } from './service.js';
+import { byCreated, type EventsApi } from '../../../actors/events/index.js';
 import { listRecords } from '../../../actors/records/reads.js';
 
 const TAG = 'Events';
@@ -113,11 +115,11 @@ const Schedule = Type.Object({
   days: Type.Array(Type.Object({ date: Type.String({ description: 'YYYY-MM-DD in the event time zone' }), sessions: Type.Array(RecordSchema) })),
 });
 
-function listOf(svc: EventsService, tenant: string, datatype: string, filter: Filter, q: { page?: number; pageSize?: number }, sort: string) {
+function listOf(svc: EventsApi<AppDeps>, tenant: string, datatype: string, filter: Filter, q: { page?: number; pageSize?: number }, sort: string) {
   return listRecords(svc.deps, tenant, datatype, filter, { page: q.page, pageSize: q.pageSize, sort, sortType: 'asc' });
 }
 
-function childRoutes(svc: EventsService, o: {
+function childRoutes(svc: EventsApi<AppDeps>, o: {
   datatype: ChildKind;
   plural: string;
   singular: string;
@@ -224,9 +226,9 @@ function ticketTypeView(rec: StoredRecord, currency: string, sold: SoldCounts | 
   };
 }
 
-export function eventRoutes(svc: EventsService): RouteDef[] {
+export function eventRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
   return [
-    route({
+    doorFree(route({
       method: 'GET',
       path: '/events',
       auth: 'staff',
@@ -245,9 +247,9 @@ export function eventRoutes(svc: EventsService): RouteDef[] {
         if (ctx.query.q) filter['data.name'] = { $regex: escapeRegex(ctx.query.q), $options: 'i' };
         return listOf(svc, ctx.tenant, EVENT, filter, ctx.query, 'data.startDate');
       },
-    }),
+    })),
 
-    route({
+    doorFree(route({
       method: 'POST',
       path: '/events',
       auth: 'staff',
@@ -266,9 +268,9 @@ export function eventRoutes(svc: EventsService): RouteDef[] {
         checkEventInput(ctx.body);
         return written(await svc.events<Written>(ctx.tenant, { op: 'create-event', input: ctx.body, by: ctx.principal!.sub }));
       },
-    }),
+    })),
 
-    route({
+    doorFree(route({
       method: 'GET',
       path: '/events/:id',
       auth: 'staff',
@@ -285,7 +287,7 @@ export function eventRoutes(svc: EventsService): RouteDef[] {
         const types = svc.deps.store.scan(ctx.tenant, TICKET_TYPE, { 'data.event': id }).sort(byCreated);
         return withTypes(ev, types);
       },
-    }),
+    })),
 
     route({
       method: 'PUT',
@@ -333,7 +335,7 @@ export function eventRoutes(svc: EventsService): RouteDef[] {
       },
     }),
 
-    route({
+    doorFree(route({
       method: 'POST',
       path: '/events/:id/publish',
       auth: 'staff',
@@ -349,9 +351,9 @@ export function eventRoutes(svc: EventsService): RouteDef[] {
         await svc.eventChanged(ctx.tenant, ev.sk);
         return rec;
       },
-    }),
+    })),
 
-    route({
+    doorFree(route({
       method: 'GET',
       path: '/events/:id/ticket-types',
       auth: 'staff',
@@ -371,7 +373,7 @@ export function eventRoutes(svc: EventsService): RouteDef[] {
         const data = types.map((t) => ticketTypeView(t, String(ev.data.currency ?? 'USD'), sold));
         return { data, total: data.length, hasNext: false, page: 1, pageSize: Math.max(1, data.length) };
       },
-    }),
+    })),
 
     ...childRoutes(svc, {
       datatype: EVENT_SESSION,
@@ -387,7 +389,7 @@ export function eventRoutes(svc: EventsService): RouteDef[] {
       },
     }),
 
-    route({
+    doorFree(route({
       method: 'GET',
       path: '/events/:id/schedule',
       auth: 'staff',
@@ -410,7 +412,7 @@ export function eventRoutes(svc: EventsService): RouteDef[] {
         }
         return { eventId: ev.sk, timezone: tz, days };
       },
-    }),
+    })),
 
     ...childRoutes(svc, {
       datatype: EVENT_PARTICIPANT,
@@ -427,7 +429,7 @@ export function eventRoutes(svc: EventsService): RouteDef[] {
       },
     }),
 
-    route({
+    doorFree(route({
       method: 'POST',
       path: '/events/participants/:id/confirm',
       auth: 'staff',
@@ -438,7 +440,7 @@ export function eventRoutes(svc: EventsService): RouteDef[] {
       response: RecordSchema,
       errors: [404],
       handler: (ctx) => svc.events(ctx.tenant, { op: 'confirm-participant', id: ctx.params.id, by: ctx.principal!.sub }),
-    }),
+    })),
 
     // The media POST (a JSON record, or a multipart file upload), chunked uploads and file
     // downloads are in media.ts.
@@ -451,9 +453,10 @@ export function eventRoutes(svc: EventsService): RouteDef[] {
       sort: 'createdate',
       listQuery: { kind: Type.Optional(Type.String({ maxLength: 20 })) },
     }).filter((r) => r.method !== 'POST'),
-    ...mediaRoutes(svc, MediaCreate),
+    // Media routes read no ticket record.
+    ...mediaRoutes(svc, MediaCreate).map(doorFree),
 
-    route({
+    doorFree(route({
       method: 'POST',
       path: '/events/:id/media/share',
       auth: 'staff',
@@ -482,6 +485,6 @@ export function eventRoutes(svc: EventsService): RouteDef[] {
         });
         return { media, messages: recipients.length };
       },
-    }),
+    })),
   ];
 }
