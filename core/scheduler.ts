@@ -13,6 +13,11 @@
 // effect and cleanup does nothing twice. Memory is never trusted over the store: completing or
 // cancelling a job only writes to the batch, because that batch may still fail.
 //
+// One scheduler per node, a port (core/actor/services.ts): edge/app.ts creates it, modules register
+// their job kinds on `deps.services.scheduler`, the node starts it after every module started and
+// stops it once when it closes (so no module's stop can stop another's jobs). An actor schedules
+// through its context (`scheduleJob(ctx, ...)` arms `ctx.services.scheduler`).
+//
 // Time comes from a Clock, so tests move a ManualClock past a due time and call `runDue()`.
 import type { Clock } from './clock.js';
 import { systemClock } from './clock.js';
@@ -57,19 +62,17 @@ export interface JobWriter {
   readonly clock?: Clock;
 }
 
-const byStore = new WeakMap<Store, Scheduler>();
-
-/** The scheduler serving `store` in this process, if one was attached. */
-export function schedulerOf(store: Store): Scheduler | undefined {
-  return byStore.get(store);
+/** A writer that also arms what it schedules: an actor's context, whose ports hold the node's scheduler. */
+export interface JobScheduler extends JobWriter {
+  readonly services: { readonly scheduler: Scheduler };
 }
 
 /**
- * Adds a job to `w.batch` and arms it on this node's scheduler (if any). Returns the job; keep its
+ * Adds a job to `w.batch` and arms it on the node's scheduler (`w.services.scheduler`). Returns the job; keep its
  * id on the record that owns it, so a later change can cancel it and a stale firing is recognised.
  */
 export function scheduleJob<P extends Record<string, unknown>>(
-  w: JobWriter,
+  w: JobScheduler,
   kind: string,
   dueAt: number,
   payload: P,
@@ -77,7 +80,7 @@ export function scheduleJob<P extends Record<string, unknown>>(
 ): ScheduledJob<P> {
   const job: ScheduledJob<P> = { id, tenant: w.tenant, kind, dueAt, payload, createdAt: (w.clock ?? systemClock).now() };
   w.batch.putKv(w.tenant, SCHEDULER_NS, id, job);
-  byStore.get(w.store)?.arm(job as ScheduledJob);
+  w.services.scheduler.arm(job as ScheduledJob);
   return job;
 }
 
@@ -122,16 +125,6 @@ export class Scheduler {
     this.store = opts.store;
     this.clock = opts.clock ?? systemClock;
     this.log = opts.logger ?? silentLogger;
-  }
-
-  /** The scheduler for `opts.store` (created on first call), so every module shares one. */
-  static attach(opts: SchedulerOptions): Scheduler {
-    let s = byStore.get(opts.store);
-    if (!s || s.stopped) {
-      s = new Scheduler(opts);
-      byStore.set(opts.store, s);
-    }
-    return s;
   }
 
   /** Registers the handler of a job kind; jobs of that kind already armed become runnable. */
@@ -229,7 +222,6 @@ export class Scheduler {
     this.timerAt = Infinity;
     await Promise.allSettled([...this.running.values()]);
     this.jobs.clear();
-    if (byStore.get(this.store) === this) byStore.delete(this.store);
   }
 
   private effectiveDue(j: ScheduledJob): number {

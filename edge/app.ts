@@ -3,6 +3,7 @@
 // port 0 with a temp data directory; edge/main.ts starts it from the environment.
 import { join } from 'node:path';
 import { ActorRuntime } from '../core/actor/runtime.js';
+import type { NodeServices } from '../core/actor/services.js';
 import { StoreRevocations } from '../core/auth/revocations.js';
 import { TokenService } from '../core/auth/tokens.js';
 import type { Bus } from '../core/bus/bus.js';
@@ -15,6 +16,7 @@ import { SmtpOutbox } from '../core/outbox-smtp.js';
 import { OutboxDispatcher } from '../core/outbox-dispatcher.js';
 import { largeFreeList } from '../core/store/compact.js';
 import { LmdbStore } from '../core/store/lmdb-store.js';
+import { Scheduler } from '../core/scheduler.js';
 import { storageQuota } from './storage-quota.js';
 import { journalHolds } from '../core/store/write-journal.js';
 import { createQueryPool, type QueryPool } from '../core/query/pool.js';
@@ -110,8 +112,6 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
   // live on its owner. Without NATS none of it is loaded.
   const cluster = config.natsUrl ? await (await import('./cluster.js')).startCluster(config, lmdb, logger) : undefined;
   const store = cluster?.store ?? lmdb;
-  const runtime = new ActorRuntime({ store, bus, clock, logger, idleMs: config.actors.idleMs, remote: cluster?.remoteAsk });
-  cluster?.attachRuntime(runtime);
   const forwarder = cluster ? new ClusterForwarder(cluster, secret) : undefined;
   // Hashing and media files share libuv's thread pool with LMDB's commits: they take turns.
   configurePoolWork(config.poolWork);
@@ -129,6 +129,15 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
   const local = () => new LocalOutbox(store, clock, logger);
   const smtp = () => new SmtpOutbox(store, config.providers.smtp, new LocalOutbox(store, clock), clock, logger);
   const outbox = opts.outbox ?? (config.providers.outbox === 'smtp' ? smtp() : local());
+  // The node's ports (core/actor/services.ts), built once here: every actor reaches them as
+  // ctx.services, every module as deps.services. An area that declares a port makes this fail to
+  // compile until the port is provided.
+  const services: NodeServices = {
+    outbox,
+    scheduler: new Scheduler({ store, clock, logger }),
+  };
+  const runtime = new ActorRuntime({ store, services, bus, clock, logger, idleMs: config.actors.idleMs, remote: cluster?.remoteAsk });
+  cluster?.attachRuntime(runtime);
   let openapi: Record<string, unknown> | undefined;
   const deps: AppDeps = {
     config,
@@ -140,6 +149,7 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
     clock,
     logger,
     outbox,
+    services,
     credentials,
     routes,
     openapi: () =>
@@ -168,6 +178,8 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
   const edge = new HttpEdge({ deps, routes, metrics, logger, forwarder });
   for (const m of mods) m.attach?.(edge, deps);
   for (const m of mods) await m.start?.(deps);
+  // After every module registered its job kinds: stored jobs of every kind are armed at once.
+  services.scheduler.start();
   // In cluster mode only the tenants this node owns: their writes, and so their messages, are ours.
   const outboxDispatcher = new OutboxDispatcher({
     ...config.outbox,
@@ -199,6 +211,8 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
       (closing ??= (async () => {
         ready = false;
         await edge.close(config.http.shutdownGraceMs);
+        // Before the modules stop: no job fires into a module that is stopping.
+        await services.scheduler.stop();
         for (const m of [...mods].reverse()) await m.stop?.(deps);
         await outboxDispatcher.stop();
         await runtime.close();

@@ -1,5 +1,6 @@
 // What route handlers and modules are given: the node's parts, by interface.
 import type { ActorKind, ActorRuntime } from '../core/actor/runtime.js';
+import type { NodeServices } from '../core/actor/services.js';
 import type { Principal, TokenService } from '../core/auth/tokens.js';
 import type { Bus } from '../core/bus/bus.js';
 import type { Clock } from '../core/clock.js';
@@ -32,6 +33,8 @@ export interface AppDeps {
   readonly logger: Logger;
   /** Email, SMS and print messages (default `local`: recorded in the store). */
   readonly outbox: OutboxProvider;
+  /** The node's ports, the same object its actors reach as ctx.services (core/actor/services.ts). */
+  readonly services: NodeServices;
   /** Tried in order after the bearer token; modules add theirs (API keys, ...). */
   readonly credentials: CredentialResolver[];
   /** Routes registered so far (the reference and OpenAPI read it). */

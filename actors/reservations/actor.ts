@@ -14,7 +14,6 @@ import { newRecord, nextVersion, type StoredRecord } from '../../core/store/reco
 import { cancelJob, completeJob, scheduleJob } from '../../core/scheduler.js';
 import { addDays, localDate, localTime, parseInstant } from '../../core/timezone.js';
 import { RecordView } from '../workflow/record-view.js';
-import { outboxOf } from '../workflow/services.js';
 import {
   bookingsOf,
   daySlots,
@@ -198,7 +197,7 @@ async function sendMessage(
     partySize: String(d.partySize ?? 1),
   };
   const custom = kind === 'confirmation' || kind === 'reminder' ? settings : undefined;
-  const entry = await outboxOf(ctx.store, ctx.clock).send(
+  const entry = await ctx.services.outbox.send(
     ctx.tenant,
     {
       channel,

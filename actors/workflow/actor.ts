@@ -28,7 +28,6 @@ import {
   type WorkflowMessage,
 } from './messages.js';
 import { RecordView } from './record-view.js';
-import { outboxOf } from './services.js';
 
 interface WorkflowState {
   view: RecordView;
@@ -231,7 +230,7 @@ async function notify(
   const where = task.data.servicePointName ? ` Please come to ${task.data.servicePointName}.` : ' Please come to the front desk.';
   const body = str(msg.message, 1000) ?? `${who}we are ready for you.${where}`;
   const now = ctx.clock.now();
-  await outboxOf(ctx.store, ctx.clock).send(
+  await ctx.services.outbox.send(
     ctx.tenant,
     {
       channel,

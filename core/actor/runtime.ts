@@ -12,6 +12,7 @@ import type { Bus } from '../bus/bus.js';
 import { systemClock, type Clock } from '../clock.js';
 import { AppError } from '../errors.js';
 import type { Logger } from '../log.js';
+import type { NodeServices } from './services.js';
 import { silentLogger } from '../log.js';
 import { WriteBatch, type Store } from '../store/store.js';
 
@@ -20,6 +21,8 @@ export interface ActivationContext {
   readonly key: string;
   readonly store: Store;
   readonly clock: Clock;
+  /** The node's ports (core/actor/services.ts): the outbox, the scheduler, ... */
+  readonly services: NodeServices;
 }
 
 export interface ActorContext extends ActivationContext {
@@ -62,6 +65,8 @@ export type RemoteAsk = (tenant: string, kind: string, key: string, msg: unknown
 
 export interface RuntimeOptions {
   store: Store;
+  /** The node's ports, handed to every actor in its context (a bare runtime: someServices({...})). */
+  services: NodeServices;
   bus?: Bus;
   clock?: Clock;
   logger?: Logger;
@@ -106,6 +111,8 @@ export class ActorRuntime {
   private readonly kinds = new Map<string, ActorKind>();
   private readonly cells = new Map<string, ActorCell>();
   private readonly store: Store;
+  /** The node's ports; public so the node's other parts (cluster take-over) reach the same ones. */
+  readonly services: NodeServices;
   private readonly bus?: Bus;
   private readonly clock: Clock;
   private readonly log: Logger;
@@ -117,6 +124,7 @@ export class ActorRuntime {
 
   constructor(opts: RuntimeOptions) {
     this.store = opts.store;
+    this.services = opts.services;
     this.bus = opts.bus;
     this.clock = opts.clock ?? systemClock;
     this.log = opts.logger ?? silentLogger;
@@ -217,7 +225,7 @@ export class ActorRuntime {
   }
 
   private activation(cell: ActorCell): ActivationContext {
-    return { tenant: cell.tenant, key: cell.key, store: this.store, clock: this.clock };
+    return { tenant: cell.tenant, key: cell.key, store: this.store, clock: this.clock, services: this.services };
   }
 
   private async run(cell: ActorCell): Promise<void> {
@@ -272,6 +280,7 @@ export class ActorRuntime {
       key: cell.key,
       store: this.store,
       clock: this.clock,
+      services: this.services,
       batch,
       publish: (subject, event) => {
         (events ??= []).push([subject, event]);

@@ -38,7 +38,6 @@ import { Membership } from './membership.js';
 import { ClusterNames } from './names.js';
 import { rendezvous, type Placement } from './placement.js';
 import { ReplicatedStore } from './replicated-store.js';
-import { schedulerOf } from '../scheduler.js';
 
 /** The `cluster` block of the configuration (its meaning is documented there), plus the node. */
 export interface ClusterOptions extends ClusterSettings {
@@ -278,7 +277,7 @@ export class ClusterNode implements Placement {
       await this.log.takeOver(tenant);
       this.runtime?.evictTenant(tenant);
       // Timers the previous owner armed (reminders, escalations) are armed here now.
-      schedulerOf(this.store)?.armTenant(tenant);
+      this.runtime?.services.scheduler.armTenant(tenant);
     } catch (err) {
       if (this.held.get(tenant) === held) {
         this.held.delete(tenant);

@@ -6,8 +6,6 @@ import { RESERVATION_DATATYPE, RESERVATION_DEFINITION_DATATYPE } from '../../act
 import { REMINDER_JOB, RESERVATIONS_ACTOR, type ReservationMessage } from '../../actors/reservations/messages.js';
 import { LOCATION_DATATYPE } from '../../actors/reservations/queries.js';
 import { SERVICE_POINT_DATATYPE, servicePointsActor } from '../../actors/service-points/actor.js';
-import { bindOutbox } from '../../actors/workflow/services.js';
-import { Scheduler, schedulerOf } from '../../core/scheduler.js';
 import type { Module } from '../deps.js';
 import { reservationRoutes } from '../routes/reservations/index.js';
 
@@ -26,15 +24,10 @@ export const reservationsModule: Module = {
   ],
   routes: reservationRoutes,
   start(deps) {
-    bindOutbox(deps.store, deps.outbox);
-    const scheduler = Scheduler.attach({ store: deps.store, clock: deps.clock, logger: deps.logger });
+    const scheduler = deps.services.scheduler;
     scheduler.register(REMINDER_JOB, async (job) => {
       const msg: ReservationMessage = { type: 'fire-reminder', jobId: job.id, reservationId: String(job.payload.reservationId) };
       await deps.runtime.ask(job.tenant, RESERVATIONS_ACTOR, String(job.payload.reservationDefinitionId ?? ''), msg);
     });
-    scheduler.start();
-  },
-  async stop(deps) {
-    await schedulerOf(deps.store)?.stop();
   },
 };

@@ -1,12 +1,10 @@
 // The workflow feature area: the per-tenant workflow actor (task records), its routes, and the
-// durable escalation and snooze timers. The scheduler (core/scheduler.ts) is shared by every module
-// of a node; this module starts it, after binding the node's outbox for the actors.
+// durable escalation and snooze timers, whose handlers it registers on the node's scheduler (a port,
+// core/scheduler.ts: the node starts and stops it). Its actors send through the node's outbox port.
 import { workflowActor } from '../../actors/workflow/actor.js';
 import { askWorkflow } from '../../actors/workflow/client.js';
 import { TASK_DATATYPE } from '../../actors/workflow/definitions.js';
 import { ESCALATION_JOB, SNOOZE_JOB } from '../../actors/workflow/messages.js';
-import { bindOutbox } from '../../actors/workflow/services.js';
-import { Scheduler, schedulerOf } from '../../core/scheduler.js';
 import type { Module } from '../deps.js';
 import { workflowRoutes } from '../routes/workflow/index.js';
 
@@ -24,16 +22,11 @@ export const workflowModule: Module = {
   ],
   routes: workflowRoutes,
   start(deps) {
-    bindOutbox(deps.store, deps.outbox);
-    const scheduler = Scheduler.attach({ store: deps.store, clock: deps.clock, logger: deps.logger });
+    const scheduler = deps.services.scheduler;
     const task = (type: 'fire-escalation' | 'fire-snooze') => async (job: { id: string; tenant: string; payload: Record<string, unknown> }) => {
       await askWorkflow(deps.runtime, job.tenant, { type, jobId: job.id, taskId: String(job.payload.taskId) });
     };
     scheduler.register(ESCALATION_JOB, task('fire-escalation'));
     scheduler.register(SNOOZE_JOB, task('fire-snooze'));
-    scheduler.start();
-  },
-  async stop(deps) {
-    await schedulerOf(deps.store)?.stop();
   },
 };

@@ -5,6 +5,7 @@
 // passivates an actor only after its idle time without a message.
 import t from 'tap';
 import { ActorRuntime, type ActorKind } from '../../core/actor/runtime.js';
+import { someServices } from '../../core/actor/services.js';
 import { LmdbStore } from '../../core/store/lmdb-store.js';
 import type { WriteBatch } from '../../core/store/store.js';
 import { tempDir } from '../helpers/app.js';
@@ -35,7 +36,7 @@ function gatedStore(tt: Parameters<typeof tempDir>[0]) {
 
 t.test('sync handlers: replies in order, each after its commit; a throw rebuilds from the store', async (t) => {
   const { store, hold, release } = gatedStore(t);
-  const runtime = new ActorRuntime({ store, idleMs: 60_000 });
+  const runtime = new ActorRuntime({ store, services: someServices(), idleMs: 60_000 });
   runtime.register(counter);
   t.teardown(async () => {
     await runtime.close();
@@ -55,7 +56,7 @@ t.test('sync handlers: replies in order, each after its commit; a throw rebuilds
 
 t.test('the idle timer counts from the last message, not the first', async (t) => {
   const store = new LmdbStore({ path: tempDir(t), mapSizeGiB: 1 });
-  const runtime = new ActorRuntime({ store, idleMs: 400 });
+  const runtime = new ActorRuntime({ store, services: someServices(), idleMs: 400 });
   runtime.register(counter);
   t.teardown(async () => {
     await runtime.close();

@@ -1,5 +1,6 @@
 import t from 'tap';
 import { ActorRuntime, type ActorKind } from '../../core/actor/runtime.js';
+import { someServices } from '../../core/actor/services.js';
 import { AppError, appError } from '../../core/errors.js';
 import { LmdbStore } from '../../core/store/lmdb-store.js';
 import { newRecord } from '../../core/store/record.js';
@@ -60,7 +61,7 @@ const counter: ActorKind<CounterState, CounterMsg, unknown> = {
 
 function setup(tt: Parameters<typeof tempDir>[0], opts: { idleMs?: number; store?: Store } = {}) {
   const store = opts.store ?? new LmdbStore({ path: tempDir(tt), mapSizeGiB: 1 });
-  const runtime = new ActorRuntime({ store, idleMs: opts.idleMs ?? 60_000 });
+  const runtime = new ActorRuntime({ store, services: someServices(), idleMs: opts.idleMs ?? 60_000 });
   runtime.register(counter);
   tt.teardown(async () => {
     await runtime.close();

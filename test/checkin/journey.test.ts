@@ -1,5 +1,4 @@
 import t from 'tap';
-import { schedulerOf } from '../../core/scheduler.js';
 import { anonymous, diningDefinition, outbox, seed, sharedApp, venue } from '../reservations/world.js';
 
 const shared = await sharedApp(t);
@@ -60,7 +59,7 @@ t.test('journey - book, see it coming, check in, seat, clear: over HTTP end to e
   });
   const stamped = await v.alice.get(`/crm/reservations/get/${booking.sk}`);
   t.match(stamped.body.data, { checkedInAt: '2026-03-20T08:55:00.000Z', checkInTaskId: task.sk, status: 'checked_in' });
-  const jobs = schedulerOf(v.app.deps.store)!.pending(v.org);
+  const jobs = v.app.deps.services.scheduler.pending(v.org);
   t.same(jobs.map((j) => j.kind), ['workflow.escalation'], "checked in: no reminder left, only the waiting stage's SLA timer");
   t.equal((await v.staff.get('/checkin/upcoming?businessLocationId=downtown')).body.total, 0, 'no longer upcoming');
 

@@ -9,6 +9,8 @@ import t, { type Test } from 'tap';
 import { Kvm } from '@nats-io/kv';
 import { connect } from '@nats-io/transport-node';
 import { ActorRuntime, type ActorKind } from '../../core/actor/runtime.js';
+import { someServices } from '../../core/actor/services.js';
+import { Scheduler } from '../../core/scheduler.js';
 import { classify } from '../../core/cluster/commit-log.js';
 import { ClusterNames } from '../../core/cluster/names.js';
 import { ClusterNode } from '../../core/cluster/node.js';
@@ -68,7 +70,7 @@ async function start(t: Test, id: string, prefix: string, dir = tempDir(t), ttl 
     local,
     logger: silentLogger,
   });
-  const runtime = new ActorRuntime({ store: node.store, remote: node.remoteAsk });
+  const runtime = new ActorRuntime({ store: node.store, services: someServices({ scheduler: new Scheduler({ store: node.store }) }), remote: node.remoteAsk });
   runtime.register(counter);
   node.attachRuntime(runtime);
   let closed = false;

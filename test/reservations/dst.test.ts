@@ -1,6 +1,5 @@
 import t from 'tap';
 import { ManualClock } from '../../core/clock.js';
-import { schedulerOf } from '../../core/scheduler.js';
 import { anonymous, outbox, seed, sharedApp, venue } from './world.js';
 
 const shared = await sharedApp(t);
@@ -51,7 +50,7 @@ t.test('DST - Europe/Berlin 2026-03-29: the skipped hour has no slot, later slot
 
   const morning = await book('2026-03-29T10:00');
   t.equal(morning.body.data.startTime, '2026-03-29T08:00:00.000Z');
-  const job = schedulerOf(v.app.deps.store)!.pending(v.org).find((j) => j.payload.reservationId === morning.body.sk)!;
+  const job = v.app.deps.services.scheduler.pending(v.org).find((j) => j.payload.reservationId === morning.body.sk)!;
   t.equal(new Date(job.dueAt).toISOString(), '2026-03-28T08:00:00.000Z', 'the reminder is 24 real hours before (09:00 CET the day before)');
   t.match(outbox(v.app, v.org, 'alice@example.com').at(-1)!.body, 'on 2026-03-29 at 10:00 (Europe/Berlin)');
 });

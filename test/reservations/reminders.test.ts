@@ -3,8 +3,8 @@ import { ManualClock } from '../../core/clock.js';
 import { AppError } from '../../core/errors.js';
 import { LocalOutbox, type OutboxMessage, type OutboxProvider } from '../../core/outbox.js';
 import type { WriteBatch } from '../../core/store/store.js';
-import { schedulerOf } from '../../core/scheduler.js';
 import { diningDefinition, outbox, seed, sharedApp, T0, venue, type Venue } from './world.js';
+import { workflowModule } from '../../edge/modules/workflow.js';
 
 // Subtests that do not restart share one app (a fresh org each); they leave no job pending.
 const shared = await sharedApp(t);
@@ -35,7 +35,7 @@ t.test('reminder - sent once when due, in the same write that stamps the booking
   const v = await venue(t, { shared });
   const def = await seed(v.app, v.org, 'reservation_definition', diningDefinition());
   const b = await book(v, def.sk, SAT_10);
-  const s = schedulerOf(v.app.deps.store)!;
+  const s = v.app.deps.services.scheduler;
   v.clock.set(Date.UTC(2026, 2, 21, 6, 59));
   t.equal(await s.runDue(), 0, 'a minute early');
   t.equal(reminders(v).length, 0);
@@ -71,7 +71,7 @@ t.test('reminder - fires after a restart on a clock past its due time, and only 
   await second.app.close();
 
   const third = await venue(t, { clock, dataDir: first.dataDir });
-  t.equal(await schedulerOf(third.app.deps.store)!.runDue(), 0);
+  t.equal(await third.app.deps.services.scheduler.runDue(), 0);
   t.equal(reminders(third).length, 1, 'a second restart sends nothing more');
 });
 
@@ -87,7 +87,7 @@ t.test('reminder - a cancelled booking and a rescheduled one get no stale remind
 
   clock.set(Date.UTC(2026, 2, 21, 7, 30)); // past the old 07:00Z reminder, before the new 09:00Z one
   const second = await venue(t, { clock, dataDir: first.dataDir });
-  const s = schedulerOf(second.app.deps.store)!;
+  const s = second.app.deps.services.scheduler;
   await s.runDue();
   t.equal(reminders(second).length, 0, 'nothing for the cancelled or the moved booking yet');
   clock.set(Date.UTC(2026, 2, 21, 9, 0));
@@ -106,7 +106,7 @@ t.test('reminder - none when booked inside the reminder window, none when switch
   const quiet = await book(v, off.sk, SAT_10);
   t.equal(quiet.data.reminderJobId, undefined);
   t.equal(quiet.data.confirmationSentAt, undefined, 'confirmations switched off');
-  t.same(schedulerOf(v.app.deps.store)!.pending(v.org), []);
+  t.same(v.app.deps.services.scheduler.pending(v.org), []);
   t.same(outbox(v.app, v.org).map((m) => m.kind), ['reservation-confirmation'], 'only the first definition confirms');
 });
 
@@ -136,7 +136,7 @@ t.test('messages - a failing provider never loses a booking or its messages: the
   const [confirmation] = outbox(v.app, v.org);
   t.match(confirmation, { kind: 'reservation-confirmation', state: 'queued', attempts: 1, lastError: /mail server down/ }, 'a failed delivery stays queued');
 
-  const s = schedulerOf(v.app.deps.store)!;
+  const s = v.app.deps.services.scheduler;
   v.clock.set(Date.UTC(2026, 2, 21, 7, 0));
   t.equal(await s.runDue(), 1, 'the reminder job ran: its message is queued whatever the mail server does');
   t.equal(s.pending(v.org).length, 0);
@@ -150,4 +150,14 @@ t.test('messages - a failing provider never loses a booking or its messages: the
   // Tried at booking, again once its back-off had passed (07:00, still down), and sent: one id.
   t.equal(tried.filter((id) => id === confirmation.id).length, 3, 'every try of the confirmation carried its message id');
   t.equal(outbox(v.app, v.org)[0].attempts, 3);
+});
+
+t.test('reminder - still fires after the workflow module stopped: each node has one scheduler, stopped once by the node', async (t) => {
+  const v = await venue(t);
+  const def = await seed(v.app, v.org, 'reservation_definition', diningDefinition());
+  await book(v, def.sk, SAT_10);
+  await workflowModule.stop?.(v.app.deps);
+  v.clock.set(Date.UTC(2026, 2, 21, 7, 0));
+  t.equal(await v.app.deps.services.scheduler.runDue(), 1);
+  t.equal(reminders(v).length, 1);
 });

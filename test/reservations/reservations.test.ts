@@ -1,5 +1,4 @@
 import t from 'tap';
-import { schedulerOf } from '../../core/scheduler.js';
 import { createOrg, tokenFor } from '../helpers/app.js';
 import { request } from '../helpers/http.js';
 import { anonymous, caller, diningDefinition, outbox, seed, sharedApp, venue, type Caller } from './world.js';
@@ -120,7 +119,7 @@ t.test('create - stores a UTC instant, a confirmation number, queues the confirm
   t.match(mail[0].body, r.data.confirmationNumber);
   t.match(mail[0].body, '2026-03-21 at 10:00 (Europe/Berlin)', 'the message speaks local time');
 
-  const jobs = schedulerOf(v.app.deps.store)!.pending(v.org);
+  const jobs = v.app.deps.services.scheduler.pending(v.org);
   t.equal(jobs.length, 1);
   t.equal(jobs[0].kind, 'reservation.reminder');
   t.equal(new Date(jobs[0].dueAt).toISOString(), '2026-03-21T07:00:00.000Z', 'two hours before');
@@ -256,7 +255,7 @@ t.test('update - reschedule re-checks capacity, cancel frees the place, stale ve
   t.equal(moved.body.data.endTime, '2026-03-21T12:00:00.000Z');
   t.equal(moved.body.version, mine.version + 1);
   t.not(moved.body.data.reminderJobId, mine.data.reminderJobId, 'the reminder was re-armed');
-  const jobs = schedulerOf(v.app.deps.store)!.pending(v.org).filter((j) => j.payload.reservationId === mine.sk);
+  const jobs = v.app.deps.services.scheduler.pending(v.org).filter((j) => j.payload.reservationId === mine.sk);
   t.same(jobs.map((j) => j.id), [moved.body.data.reminderJobId], 'the old reminder was cancelled');
   t.equal(outbox(v.app, v.org, 'alice@example.com').at(-1)!.kind, 'reservation-updated');
 
@@ -278,7 +277,7 @@ t.test('update - reschedule re-checks capacity, cancel frees the place, stale ve
   const cancelled = await v.alice.post('/crm/reservations/update', { id: mine.sk, status: 'cancelled' });
   t.equal(cancelled.status, 200);
   t.equal(cancelled.body.data.status, 'cancelled');
-  t.equal(schedulerOf(v.app.deps.store)!.pending(v.org).filter((j) => j.payload.reservationId === mine.sk).length, 0, 'no reminder left');
+  t.equal(v.app.deps.services.scheduler.pending(v.org).filter((j) => j.payload.reservationId === mine.sk).length, 0, 'no reminder left');
   const again = await v.alice.post('/crm/reservations/update', { id: mine.sk, startTime: SAT_10 });
   t.equal(again.status, 409, 'a cancelled booking cannot change');
   t.equal((await v.book(v.bob, { startTime: SAT_12, partySize: 4, customer: { name: 'Bob' } })).status, 201, 'the place was freed');

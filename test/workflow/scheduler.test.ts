@@ -1,6 +1,6 @@
 import t from 'tap';
 import { ManualClock, systemClock } from '../../core/clock.js';
-import { completeJob, scheduleJob, Scheduler, SCHEDULER_NS, schedulerOf, type ScheduledJob } from '../../core/scheduler.js';
+import { completeJob, scheduleJob, Scheduler, SCHEDULER_NS, type ScheduledJob } from '../../core/scheduler.js';
 import { LmdbStore } from '../../core/store/lmdb-store.js';
 import { WriteBatch, type Store } from '../../core/store/store.js';
 import { tempDir } from '../helpers/app.js';
@@ -17,7 +17,7 @@ async function openStore(t: Parameters<typeof tempDir>[0], path = tempDir(t)): P
 async function schedulerWorld(t: Parameters<typeof tempDir>[0], start: number) {
   const { store } = await openStore(t);
   const clock = new ManualClock(start);
-  const s = Scheduler.attach({ store, clock });
+  const s = new Scheduler({ store, clock });
   t.teardown(async () => {
     await s.stop();
     await store.close();
@@ -36,9 +36,16 @@ function effectHandler(store: Store, seen: string[]) {
   };
 }
 
-async function schedule(store: Store, clock: ManualClock, dueAt: number, payload: Record<string, unknown> = {}, kind = 'test.kind') {
+async function schedule(
+  scheduler: Scheduler,
+  store: Store,
+  clock: ManualClock,
+  dueAt: number,
+  payload: Record<string, unknown> = {},
+  kind = 'test.kind',
+) {
   const batch = new WriteBatch();
-  const job = scheduleJob({ store, tenant: TENANT, batch, clock }, kind, dueAt, payload);
+  const job = scheduleJob({ store, tenant: TENANT, batch, clock, services: { scheduler } }, kind, dueAt, payload);
   await store.commit(batch);
   return job;
 }
@@ -48,8 +55,8 @@ t.test('Scheduler - a job fires once when due and is removed with its effect', a
   const seen: string[] = [];
   s.register('test.kind', effectHandler(store, seen));
   s.start();
-  const job = await schedule(store, clock, clock.now() + 60_000, { n: 1 });
-  t.equal(schedulerOf(store), s, 'scheduleJob armed the attached scheduler');
+  const job = await schedule(s, store, clock, clock.now() + 60_000, { n: 1 });
+  t.ok(s.pending(TENANT).some((j) => j.id === job.id), 'scheduleJob armed the scheduler of its writer');
   t.equal(s.pending(TENANT).length, 1);
   t.equal(await s.runDue(), 0, 'not due yet');
   clock.advance(59_999);
@@ -75,7 +82,7 @@ t.test('Scheduler - concurrent runDue calls hand a job out once', async (t) => {
     await store.commit(batch);
   });
   s.start();
-  await schedule(store, clock, clock.now() - 1);
+  await schedule(s, store, clock, clock.now() - 1);
   await Promise.all([s.runDue(), s.runDue(), s.runDue()]);
   t.equal(calls, 1);
 });
@@ -87,13 +94,13 @@ t.test('Scheduler - a run that comes before the arming batch commits does not de
   s.start();
   // Armed in memory, batch not committed yet: a run now finds nothing stored and must leave it.
   const batch = new WriteBatch();
-  const job = scheduleJob({ store, tenant: TENANT, batch, clock }, 'test.kind', clock.now() - 1, {});
+  const job = scheduleJob({ store, tenant: TENANT, batch, clock, services: { scheduler: s } }, 'test.kind', clock.now() - 1, {});
   t.equal(await s.runDue(), 0, 'not committed: nothing runs');
   await store.commit(batch);
   t.equal(await s.runDue(), 1, 'committed: it runs at once, the clock unmoved');
   t.same(seen, [job.id]);
   // One armed whose batch never commits is dropped once it is old.
-  const lost = scheduleJob({ store, tenant: TENANT, batch: new WriteBatch(), clock }, 'test.kind', clock.now(), {});
+  const lost = scheduleJob({ store, tenant: TENANT, batch: new WriteBatch(), clock, services: { scheduler: s } }, 'test.kind', clock.now(), {});
   t.equal(await s.runDue(), 0);
   clock.advance(30_001);
   t.equal(await s.runDue(), 0);
@@ -126,7 +133,7 @@ t.test('Scheduler - a failed job stays stored and is retried with back-off', asy
     await ok(job);
   });
   s.start();
-  const job = await schedule(store, clock, clock.now());
+  const job = await schedule(s, store, clock, clock.now());
   t.equal(await s.runDue(), 0, 'the failing run does not count');
   t.ok(store.getKv(TENANT, SCHEDULER_NS, job.id), 'still stored');
   fail = false;
@@ -141,16 +148,16 @@ t.test('Scheduler - jobs survive a restart and fire on the new scheduler', async
   const clock = new ManualClock(20_000_000);
   {
     const { store } = await openStore(t, path);
-    const s = Scheduler.attach({ store, clock });
+    const s = new Scheduler({ store, clock });
     s.start();
-    await schedule(store, clock, clock.now() + 3_600_000, { which: 'later' });
-    await schedule(store, clock, clock.now() + 60_000, { which: 'soon' });
+    await schedule(s, store, clock, clock.now() + 3_600_000, { which: 'later' });
+    await schedule(s, store, clock, clock.now() + 60_000, { which: 'soon' });
     await s.stop();
     await store.close();
   }
   clock.advance(2 * 3_600_000);
   const { store } = await openStore(t, path);
-  const s = Scheduler.attach({ store, clock });
+  const s = new Scheduler({ store, clock });
   t.teardown(async () => {
     await s.stop();
     await store.close();
@@ -167,7 +174,7 @@ t.test('Scheduler - jobs survive a restart and fire on the new scheduler', async
 
 t.test('Scheduler - the armed timer fires by itself', async (t) => {
   const { store } = await openStore(t);
-  const s = Scheduler.attach({ store, clock: systemClock });
+  const s = new Scheduler({ store, clock: systemClock });
   t.teardown(async () => {
     await s.stop();
     await store.close();
@@ -182,7 +189,7 @@ t.test('Scheduler - the armed timer fires by itself', async (t) => {
   });
   s.start();
   const batch = new WriteBatch();
-  const job = scheduleJob({ store, tenant: TENANT, batch }, 'test.kind', Date.now() + 30, { x: 1 });
+  const job = scheduleJob({ store, tenant: TENANT, batch, services: { scheduler: s } }, 'test.kind', Date.now() + 30, { x: 1 });
   await store.commit(batch);
   // The scheduler's timer is unref'd (it never holds a process open): keep this test's loop alive.
   const keepAlive = setInterval(() => undefined, 1000);
@@ -195,7 +202,7 @@ t.test('Scheduler - a cancelled job never fires', async (t) => {
   const seen: string[] = [];
   s.register('test.kind', effectHandler(store, seen));
   s.start();
-  const job = await schedule(store, clock, clock.now() + 1000);
+  const job = await schedule(s, store, clock, clock.now() + 1000);
   const batch = new WriteBatch();
   completeJob({ store, tenant: TENANT, batch }, job.id);
   await store.commit(batch);
@@ -217,7 +224,7 @@ t.test('Scheduler - a job whose completing batch fails stays armed and runs agai
     await store.commit(batch);
   });
   s.start();
-  const job = await schedule(store, clock, clock.now() + 1000);
+  const job = await schedule(s, store, clock, clock.now() + 1000);
   clock.advance(1000);
   t.equal(await s.runDue(), 0, 'the first run failed');
   t.same(s.pending(TENANT).map((j) => j.id), [job.id], 'still pending');

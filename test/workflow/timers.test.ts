@@ -1,7 +1,6 @@
 import t from 'tap';
 import { createTask, getTask } from '../../actors/workflow/index.js';
 import { ManualClock } from '../../core/clock.js';
-import { schedulerOf } from '../../core/scheduler.js';
 import { sharedApp, T0, venue } from '../reservations/world.js';
 
 // Subtests that do not restart share one app (a fresh org each); they leave no job pending, so the
@@ -24,7 +23,7 @@ async function eventually<T>(check: () => T | undefined | false, ms = 5000): Pro
 t.test('escalation - fires once when the stage SLA runs out', async (t) => {
   const v = await venue(t, { shared });
   const task = await createTask(v.app.deps.runtime, v.org, { workflowId: 'kitchen', title: 'Soup' });
-  const s = schedulerOf(v.app.deps.store)!;
+  const s = v.app.deps.services.scheduler;
   t.same(s.pending(v.org).map((j) => [j.kind, j.payload.taskId]), [['workflow.escalation', task.sk]]);
   v.clock.advance(4 * MIN);
   t.equal(await s.runDue(), 0);
@@ -42,7 +41,7 @@ t.test('escalation - leaving the stage in time disarms it; the next stage arms i
   const task = await createTask(v.app.deps.runtime, v.org, { workflowId: 'kitchen' });
   v.clock.advance(3 * MIN);
   await v.staff.post(`/workflow/task/${task.sk}/advance`);
-  const s = schedulerOf(v.app.deps.store)!;
+  const s = v.app.deps.services.scheduler;
   const jobs = s.pending(v.org);
   t.same(jobs.map((j) => [j.payload.stageId, new Date(j.dueAt).toISOString()]), [['preparing', '2026-03-20T08:18:00.000Z']]);
   v.clock.advance(10 * MIN);
@@ -72,7 +71,7 @@ t.test('escalation - fires after a restart, by itself, on a clock past its due t
   await second.app.close();
 
   const third = await venue(t, { clock, dataDir: first.dataDir });
-  t.equal(await schedulerOf(third.app.deps.store)!.runDue(), 0, 'nothing left to fire after another restart');
+  t.equal(await third.app.deps.services.scheduler.runDue(), 0, 'nothing left to fire after another restart');
   t.equal(third.app.deps.store.getRecord(third.org, 'task', task.sk)!.data.escalationLevel, 1);
 });
 
@@ -106,7 +105,7 @@ t.test('snooze - defers the SLA escalation to its end', async (t) => {
   const v = await venue(t, { shared });
   const task = await createTask(v.app.deps.runtime, v.org, { workflowId: 'kitchen' });
   await v.staff.post(`/workflow/task/${task.sk}/snooze`, { minutes: 20 });
-  const s = schedulerOf(v.app.deps.store)!;
+  const s = v.app.deps.services.scheduler;
   v.clock.advance(6 * MIN);
   t.equal(await s.runDue(), 1, 'the SLA job ran');
   let rec = await getTask(v.app.deps.runtime, v.org, task.sk);
