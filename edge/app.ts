@@ -27,6 +27,8 @@ import { ClusterForwarder } from './cluster-forward.js';
 import type { AppDeps, CredentialResolver, Module } from './deps.js';
 import { HttpEdge } from './http-server.js';
 import { HttpMetrics } from './metrics.js';
+import { createGateways } from '../core/payments/index.js';
+import { createStorefrontServices } from '../actors/storefront/index.js';
 import { modules as defaultModules } from './modules.js';
 import { buildOpenApi } from './openapi.js';
 import type { RouteDef } from './route.js';
@@ -135,6 +137,8 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
   const services: NodeServices = {
     outbox,
     scheduler: new Scheduler({ store, clock, logger }),
+    // Gateways are built (and a bad payments config refused) before the node listens.
+    storefront: createStorefrontServices(createGateways(config, store, clock, logger), config.payments.currency, logger),
   };
   const runtime = new ActorRuntime({ store, services, bus, clock, logger, idleMs: config.actors.idleMs, remote: cluster?.remoteAsk });
   cluster?.attachRuntime(runtime);

@@ -19,7 +19,6 @@ import { AppError, appError, toWire } from '../../core/errors.js';
 import { RecordView } from '../workflow/record-view.js';
 import { POS_TABS_ACTOR, type PosMessage, type PosReply } from './messages.js';
 import { SF_ORDER } from './order.js';
-import { storefrontServicesOf } from './services.js';
 import { fire } from './tab-firing.js';
 import { settle } from './tab-payments.js';
 import { refund } from './tab-refunds.js';
@@ -65,7 +64,7 @@ async function receive(state: State, msg: PosMessage, ctx: ActorContext): Promis
   state.view.prune();
   state.touched = false;
   const now = ctx.clock.now();
-  const c: Ctx = { state, actor: ctx, services: storefrontServicesOf(ctx.store, ctx.clock), now, iso: new Date(now).toISOString() };
+  const c: Ctx = { state, actor: ctx, services: ctx.services.storefront, now, iso: new Date(now).toISOString() };
   try {
     return { ok: true, value: await handle(c, msg) };
   } catch (err) {
