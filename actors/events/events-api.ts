@@ -12,9 +12,8 @@ import type { StoredRecord } from '../../core/store/record.js';
 import type { Store } from '../../core/store/store.js';
 import { EVENTS, EVENTS_KEY, type EventsMsg } from './events-actor.js';
 import { LocalPayments, type PaymentsProvider } from './payments.js';
-import { findEvent, TICKET } from './records.js';
-import { SCANNER, type ScannerMsg } from '../scanner/scanner.js';
-import { Failure } from '../scanner/state.js';
+import { findEvent, TICKET } from '../event-records/records.js';
+import { SCANNER, type ScannerMsg, Failure } from '../scanner/index.js';
 
 /** The node's parts the events area uses (the edge passes its whole set; the type parameter keeps it). */
 export interface EventsDeps {

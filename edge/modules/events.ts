@@ -11,10 +11,9 @@ import {
   EVENT_SESSION,
   TICKET,
   TICKET_TYPE,
-} from '../../actors/events/records.js';
+} from '../../actors/event-records/records.js';
 import { attachDoorBacklog, DEFAULT_DOOR_SETTINGS, DoorBacklog, doorBacklogOf, settleDoor, type MaterializeStep } from '../../actors/scanner/door-backlog.js';
-import { SCANNER, scannerActor } from '../../actors/scanner/scanner.js';
-import { unmatchedScansActor } from '../../actors/scanner/unmatched.js';
+import { SCANNER, scannerActor, unmatchedScansActor } from '../../actors/scanner/index.js';
 import type { AppDeps, Module } from '../deps.js';
 import type { RouteDef } from '../route.js';
 import { startPeriodic, stopPeriodic } from '../periodic.js';

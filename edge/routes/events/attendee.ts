@@ -8,7 +8,7 @@ import type { Principal } from '../../../core/auth/tokens.js';
 import { customerIdsOf, provenEmailOf } from '../../../actors/auth/email-proof.js';
 import { appError } from '../../../core/errors.js';
 import type { StoredRecord } from '../../../core/store/record.js';
-import { normalizeEmail, TICKET } from '../../../actors/events/records.js';
+import { normalizeEmail, TICKET } from '../../../actors/event-records/records.js';
 import { route, type RouteDef } from '../../route.js';
 import { IdParams, Paging, TicketList } from './schemas.js';
 import { byCreated, ticketWithCode, type EventsApi } from '../../../actors/events/index.js';

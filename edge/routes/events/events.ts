@@ -8,7 +8,7 @@ import type { Filter } from '../../../core/store/query.js';
 import type { StoredRecord } from '../../../core/store/record.js';
 import { isValidTimeZone, localDate } from '../../../core/timezone.js';
 import type { ChildKind, EventInput, EventWithTypes as Written } from '../../../actors/events/events-actor.js';
-import { exponentOf, storedMinor, ticketTypeRead } from '../../../actors/events/money.js';
+import { exponentOf, storedMinor, ticketTypeRead } from '../../../actors/event-records/money.js';
 import { toMajor } from '../../../actors/storefront/money.js';
 import {
   EVENT,
@@ -19,7 +19,7 @@ import {
   SOLD_NS,
   TICKET_TYPE,
   type SoldCounts,
-} from '../../../actors/events/records.js';
+} from '../../../actors/event-records/records.js';
 import { doorFree } from './door-wait.js';
 import { route, type RouteDef } from '../../route.js';
 import { mediaRoutes, removeStoredFiles } from './media.js';

@@ -17,7 +17,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { AppError, appError } from '../../../core/errors.js';
 import { MediaFiles, sanitizeFileName, type StoredFile } from '../../../core/media-files.js';
 import type { StoredRecord } from '../../../core/store/record.js';
-import { EVENT_MEDIA } from '../../../actors/events/records.js';
+import { EVENT_MEDIA } from '../../../actors/event-records/records.js';
 import type { AppDeps } from '../../deps.js';
 import { parseMultipart } from '../../multipart.js';
 import { storageQuota } from '../../storage-quota.js';

@@ -5,7 +5,7 @@
 import { Type } from '@sinclair/typebox';
 import type { Filter } from '../../../core/store/query.js';
 import type { StoredRecord } from '../../../core/store/record.js';
-import { nameKeys, normalizeEmail, TICKET, TICKET_TYPE, ticketOfEvent } from '../../../actors/events/records.js';
+import { nameKeys, normalizeEmail, TICKET, TICKET_TYPE, ticketOfEvent } from '../../../actors/event-records/records.js';
 import {
   byCreated,
   compTickets,
@@ -17,7 +17,7 @@ import {
   type EventsApi,
   type SaleAnswer,
 } from '../../../actors/events/index.js';
-import { byCredentialCode, byNumberIndex, byStaticCode } from '../../../actors/scanner/locate.js';
+import { byCredentialCode, byNumberIndex, byStaticCode } from '../../../actors/scanner/index.js';
 import type { AppDeps } from '../../deps.js';
 import type { RequestContext, RouteDef } from '../../route.js';
 import { route } from '../../route.js';
