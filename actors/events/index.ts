@@ -13,3 +13,14 @@ export {
   type PurchaseRequest,
   type SaleAnswer,
 } from './ticket-sales.js';
+export {
+  eventRecordWithTypes,
+  lookupTickets,
+  mediaOf,
+  mediaRecords,
+  sessionsOf,
+  ticketRecord,
+  ticketsOfHolder,
+  ticketTypeRecord,
+  ticketTypesOf,
+} from './event-reads.js';

@@ -8,10 +8,9 @@ import type { Principal } from '../../../core/auth/tokens.js';
 import { customerIdsOf, provenEmailOf } from '../../../actors/auth/email-proof.js';
 import { appError } from '../../../core/errors.js';
 import type { StoredRecord } from '../../../core/store/record.js';
-import { normalizeEmail, TICKET } from '../../../actors/event-records/records.js';
 import { route, type RouteDef } from '../../route.js';
 import { IdParams, Paging, TicketList } from './schemas.js';
-import { byCreated, ticketWithCode, type EventsApi } from '../../../actors/events/index.js';
+import { byCreated, ticketRecord, ticketsOfHolder, ticketWithCode, type EventsApi } from '../../../actors/events/index.js';
 import { TicketWithCode } from './tickets.js';
 
 const TAG = 'Attendee';
@@ -32,12 +31,7 @@ function owns(svc: EventsApi<AppDeps>, tenant: string, p: Principal, t: StoredRe
 }
 
 function myTickets(svc: EventsApi<AppDeps>, tenant: string, p: Principal): StoredRecord[] {
-  const byId = new Map<string, StoredRecord>();
-  const h = holderOf(svc, tenant, p);
-  if (h.email) for (const t of svc.deps.store.scan(tenant, TICKET, { 'data.holderEmail': h.email })) byId.set(t.sk, t);
-  for (const id of h.customerIds) for (const t of svc.deps.store.scan(tenant, TICKET, { 'data.customerId': id })) byId.set(t.sk, t);
-  // Event tickets only: records of datatype `ticket` written elsewhere without an event are not tickets to show.
-  return [...byId.values()].filter((t) => typeof t.data.event === 'string');
+  return ticketsOfHolder(svc, tenant, holderOf(svc, tenant, p));
 }
 
 export function attendeeRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
@@ -77,7 +71,7 @@ export function attendeeRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
       response: TicketWithCode,
       errors: [404, 409],
       handler: (ctx) => {
-        const t = svc.deps.store.getRecord(ctx.tenant, TICKET, ctx.params.id);
+        const t = ticketRecord(svc, ctx.tenant, ctx.params.id);
         if (!t || !owns(svc, ctx.tenant, ctx.principal!, t)) throw appError('ERR_NOT_FOUND', `ticket ${ctx.params.id}`);
         return ticketWithCode(svc, ctx.tenant, ctx.params.id);
       },

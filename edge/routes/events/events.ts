@@ -16,15 +16,13 @@ import {
   EVENT_PARTICIPANT,
   EVENT_SESSION,
   RESERVED_SLUGS,
-  SOLD_NS,
-  TICKET_TYPE,
   type SoldCounts,
 } from '../../../actors/event-records/records.js';
 import { doorFree } from './door-wait.js';
 import { route, type RouteDef } from '../../route.js';
 import { mediaRoutes, removeStoredFiles } from './media.js';
 import { EventCreate, EventParams, EventUpdate, EventWithTypes, Id, IdParams, ListOf, Paging, RecordList, RecordSchema, TicketType } from './schemas.js';
-import { byCreated, type EventsApi } from '../../../actors/events/index.js';
+import { eventRecordWithTypes, mediaOf, mediaRecords, sessionsOf, ticketTypesOf, type EventsApi } from '../../../actors/events/index.js';
 import { listRecords } from '../../../actors/records/reads.js';
 
 const TAG = 'Events';
@@ -282,9 +280,8 @@ export function eventRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
       errors: [404],
       handler: (ctx) => {
         const id = svc.event(ctx.tenant, ctx.params.id).sk;
-        const ev = svc.deps.store.getRecord(ctx.tenant, EVENT, id);
+        const { ev, types } = eventRecordWithTypes(svc, ctx.tenant, id);
         if (!ev) throw appError('ERR_NOT_FOUND', `event ${ctx.params.id}`);
-        const types = svc.deps.store.scan(ctx.tenant, TICKET_TYPE, { 'data.event': id }).sort(byCreated);
         return withTypes(ev, types);
       },
     })),
@@ -327,7 +324,7 @@ export function eventRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
       errors: [404, 409],
       handler: async (ctx) => {
         const ev = svc.event(ctx.tenant, ctx.params.id);
-        const media = svc.deps.store.scan(ctx.tenant, EVENT_MEDIA, { 'data.event': ev.sk });
+        const media = mediaOf(svc, ctx.tenant, ev.sk);
         await svc.events(ctx.tenant, { op: 'delete-event', eventId: ev.sk });
         await svc.eventChanged(ctx.tenant, ev.sk);
         // Uploaded files go with their media records.
@@ -367,9 +364,7 @@ export function eventRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
       errors: [404],
       handler: (ctx) => {
         const ev = svc.event(ctx.tenant, ctx.params.id);
-        const sold = svc.deps.store.getKv<SoldCounts>(ctx.tenant, SOLD_NS, ev.sk);
-        const types = svc.deps.store.scan(ctx.tenant, TICKET_TYPE, { 'data.event': ev.sk });
-        types.sort(byCreated);
+        const { types, sold } = ticketTypesOf(svc, ctx.tenant, ev.sk);
         const data = types.map((t) => ticketTypeView(t, String(ev.data.currency ?? 'USD'), sold));
         return { data, total: data.length, hasNext: false, page: 1, pageSize: Math.max(1, data.length) };
       },
@@ -402,8 +397,7 @@ export function eventRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
       handler: (ctx) => {
         const ev = svc.event(ctx.tenant, ctx.params.id);
         const tz = typeof ev.data.timezone === 'string' && isValidTimeZone(ev.data.timezone) ? ev.data.timezone : 'UTC';
-        const sessions = svc.deps.store.scan(ctx.tenant, EVENT_SESSION, { 'data.event': ev.sk });
-        sessions.sort((a, b) => Date.parse(String(a.data.startTime)) - Date.parse(String(b.data.startTime)) || (a.sk < b.sk ? -1 : 1));
+        const sessions = sessionsOf(svc, ctx.tenant, ev.sk);
         const days: Array<{ date: string; sessions: StoredRecord[] }> = [];
         for (const s of sessions) {
           const date = localDate(Date.parse(String(s.data.startTime)), tz);
@@ -470,7 +464,7 @@ export function eventRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
       handler: async (ctx) => {
         const ev = svc.event(ctx.tenant, ctx.params.id);
         const ids = [...new Set(ctx.body.mediaIds)];
-        const items = ids.map((id) => svc.deps.store.getRecord(ctx.tenant, EVENT_MEDIA, id));
+        const items = mediaRecords(svc, ctx.tenant, ids);
         const missing = ids.filter((_, i) => !items[i] || items[i]!.data.event !== ev.sk);
         if (missing.length) throw appError('ERR_NOT_FOUND', `media ${missing.join(', ')} of event ${ev.sk}`);
         const recipients = [...new Set(ctx.body.recipients.map((r) => r.toLowerCase()))];

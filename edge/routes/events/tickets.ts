@@ -5,19 +5,19 @@
 import { Type } from '@sinclair/typebox';
 import type { Filter } from '../../../core/store/query.js';
 import type { StoredRecord } from '../../../core/store/record.js';
-import { nameKeys, normalizeEmail, TICKET, TICKET_TYPE, ticketOfEvent } from '../../../actors/event-records/records.js';
+import { normalizeEmail, TICKET } from '../../../actors/event-records/records.js';
 import {
-  byCreated,
   compTickets,
   createTicket,
   fulfilTickets,
+  lookupTickets,
   purchaseTickets,
   refundTicket,
+  ticketTypeRecord,
   ticketWithCode,
   type EventsApi,
   type SaleAnswer,
 } from '../../../actors/events/index.js';
-import { byCredentialCode, byNumberIndex, byStaticCode } from '../../../actors/scanner/index.js';
 import type { AppDeps } from '../../deps.js';
 import type { RequestContext, RouteDef } from '../../route.js';
 import { route } from '../../route.js';
@@ -302,24 +302,7 @@ export function ticketRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
       errors: [404],
       handler: (ctx) => {
         const ev = svc.event(ctx.tenant, ctx.params.eventId);
-        const refs = { id: ev.sk, slug: String(ev.data.slug ?? '') };
-        const q = ctx.query.q.trim();
-        const store = svc.deps.store;
-        const read = (datatype: string, sk: string) => store.getRecord(ctx.tenant, datatype, sk);
-        const exact = byStaticCode(read, q) ?? byCredentialCode(read, q);
-        let matches: StoredRecord[] = exact ? [exact] : byNumberIndex(store, ctx.tenant, q);
-        if (matches.length === 0 && q.includes('@')) matches = store.scan(ctx.tenant, TICKET, { 'data.holderEmail': normalizeEmail(q) });
-        else if (matches.length === 0) {
-          const words = nameKeys(q);
-          if (words.length > 0) {
-            matches = store
-              .scan(ctx.tenant, TICKET, { 'data.holderNameKeys': words[0] })
-              .filter((t) => words.every((w) => (t.data.holderNameKeys as string[]).includes(w)));
-          }
-        }
-        matches = matches.filter((t) => ticketOfEvent(t, refs));
-        matches.sort(byCreated);
-        return svc.page(matches, ctx.query);
+        return svc.page(lookupTickets(svc, ctx.tenant, ev, ctx.query.q.trim()), ctx.query);
       },
     }),
 
@@ -397,7 +380,7 @@ export function ticketRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
       handler: (ctx) => {
         const { ticket: t, eventId } = svc.ticket(ctx.tenant, ctx.params.id);
         const ev = svc.event(ctx.tenant, eventId);
-        const type = svc.deps.store.getRecord(ctx.tenant, TICKET_TYPE, String(t.data.ticketTypeId));
+        const type = ticketTypeRecord(svc, ctx.tenant, String(t.data.ticketTypeId));
         const claimed = (t.data.perksClaimed ?? {}) as Record<string, unknown>;
         const badge = (t.data.badge ?? {}) as Record<string, any>;
         return {
