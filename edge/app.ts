@@ -32,6 +32,8 @@ import type { AppDeps, CredentialResolver, Module, ModuleNode } from './deps.js'
 import { HttpEdge } from './http-server.js';
 import { HttpMetrics } from './metrics.js';
 import { PeriodicJobs } from './periodic.js';
+import { createGateways } from '../core/payments/index.js';
+import { createStorefrontServices } from '../actors/storefront/index.js';
 import { modules as defaultModules } from './modules.js';
 import { buildOpenApi } from './openapi.js';
 import type { RouteDef } from './route.js';
@@ -152,6 +154,8 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
       config.door ?? DEFAULT_DOOR_SETTINGS,
     ),
     eventMedia: new EventMedia(config, store, logger),
+    // Gateways are built (and a bad payments config refused) before the node listens.
+    storefront: createStorefrontServices(createGateways(config, store, clock, logger), config.payments.currency, logger),
   };
   const runtime = new ActorRuntime({ store, services, bus, clock, logger, idleMs: config.actors.idleMs, remote: cluster?.remoteAsk });
   cluster?.attachRuntime(runtime);

@@ -8,8 +8,8 @@ import { AppError, appError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import { queueMessage } from '../../core/outbox.js';
 import { newRecord, nextVersion, type StoredRecord } from '../../core/store/record.js';
-import { RecordOverlay } from '../scanner/record-overlay.js';
-import { exponentOf, majorFields, parsePrice, storedMinor } from './money.js';
+import { RecordOverlay } from '../scanner/index.js';
+import { exponentOf, majorFields, parsePrice, storedMinor } from '../event-records/money.js';
 import {
   EVENT,
   EVENT_MEDIA,
@@ -21,7 +21,7 @@ import {
   TICKET_TYPE,
   UNKNOWN_ZONE,
   type SoldCounts,
-} from './records.js';
+} from '../event-records/records.js';
 
 export const EVENTS = 'events';
 /** The per-tenant events actor's key. */

@@ -6,6 +6,9 @@
 import { newId } from '../../core/ids.js';
 import type { Clock } from '../../core/clock.js';
 import { systemClock } from '../../core/clock.js';
+import type { Payment } from '../event-records/payment.js';
+
+export type { Payment };
 
 export interface ChargeRequest {
   tenant: string;
@@ -19,17 +22,6 @@ export interface ChargeRequest {
   /** A card token from the client SDK; `tok_decline` is declined by the local provider. */
   token?: string;
   customerEmail?: string;
-}
-
-/** `amount` in minor units as the provider answers; a purchase records it in major units (./money.ts). */
-export interface Payment {
-  id: string;
-  provider: string;
-  status: 'succeeded';
-  amount: number;
-  currency: string;
-  method: string;
-  createdAt: string;
 }
 
 export interface Refund {

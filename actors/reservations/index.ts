@@ -3,3 +3,4 @@ export { reservationsActor } from './actor.js';
 export * from './definition.js';
 export * from './messages.js';
 export * from './queries.js';
+export { newOrgReservationSettings, reservationSettingsOf, saveReservationSettings, RESERVATION_SETTINGS_FIELD, type ReservationSettings } from './settings.js';

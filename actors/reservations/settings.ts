@@ -7,6 +7,8 @@
 // or remove a venue's tables. When on, those three need a staff token (role User). An organisation
 // created by sign-up starts with it on unless it signs up with `openStorefront: true` (the spec's
 // open mode); one whose Org has no such field (created before this default) keeps it off.
+import { appError } from '../../core/errors.js';
+import { WriteBatch, type Store } from '../../core/store/store.js';
 
 export interface ReservationSettings {
   servicePointsRequireStaffToken: boolean;
@@ -22,4 +24,16 @@ export function reservationSettingsOf(org: Record<string, unknown> | undefined):
 /** The `reservationSettings` field of an organisation created now: staff-only unless it asked for the open storefront. */
 export function newOrgReservationSettings(openStorefront: boolean): ReservationSettings {
   return { servicePointsRequireStaffToken: !openStorefront };
+}
+
+/**
+ * Writes the organisation's reservation settings: the whole object under its own field, so the
+ * write needs no read of the stored one and has nothing to race (no actor serializes it).
+ */
+export async function saveReservationSettings(store: Store, tenant: string, patch: Partial<ReservationSettings>): Promise<ReservationSettings> {
+  const org = store.getOrg(tenant);
+  if (!org) throw appError('ERR_NOT_FOUND', `organisation ${tenant}`);
+  const next = { ...reservationSettingsOf(org), ...patch };
+  await store.commit(new WriteBatch().patchOrg(tenant, { [RESERVATION_SETTINGS_FIELD]: next }));
+  return next;
 }

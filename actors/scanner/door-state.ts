@@ -1,7 +1,7 @@
 // The door's memory of one event: who is inside and where, per-zone occupancy, the check-in
 // counters and the nonces of offline scans. It is a pure fold over the scan log: the live path and
 // activation both go through `apply`, so what a restart rebuilds is exactly what was answered.
-import { UNKNOWN_ZONE, type EventConfig } from '../events/records.js';
+import { UNKNOWN_ZONE, type EventConfig } from '../event-records/records.js';
 import { foldPatch, type DoorPatch } from './door-fields.js';
 
 /** One line of the durable scan log `scan:<eventId>`. Every scan is logged, denied ones too. */

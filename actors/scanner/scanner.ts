@@ -17,8 +17,8 @@ import type { ActorContext, ActorKind, ActivationContext } from '../../core/acto
 import { AppError, appError } from '../../core/errors.js';
 import { recordIdempotent } from '../../core/idempotency.js';
 import { nextVersion, type StoredRecord } from '../../core/store/record.js';
-import { issue, ticketOp, type IssueMsg, type IssueResult, type TicketOpMsg } from '../events/tickets.js';
-import { EVENT, eventConfig, SOLD_NS, TICKET, ticketOfEvent, UNKNOWN_ZONE, type SoldCounts } from '../events/records.js';
+import { issue, ticketOp, type IssueMsg, type IssueResult, type TicketOpMsg } from './ticket-ops.js';
+import { EVENT, eventConfig, SOLD_NS, TICKET, ticketOfEvent, UNKNOWN_ZONE, type SoldCounts } from '../event-records/records.js';
 import { DOOR_BEHIND_NS, DOOR_MATERIALIZED_NS, type MaterializeStep } from './door-backlog.js';
 import { withDoor, type DoorPatch } from './door-fields.js';
 import { DoorState, type CheckinStats, type NonceResult, type ScanEntry, type ZoneOccupancy } from './door-state.js';

@@ -1,9 +1,13 @@
 // The storefront area's public surface.
 export * from './messages.js';
-export { posTabsActor, MAX_LINES, MAX_PAYMENTS } from './pos-tabs.js';
+export { posTabsActor } from './pos-tabs.js';
+export { MAX_LINES } from './tabs.js';
+export { MAX_PAYMENTS } from './tab-payments.js';
 export { storefrontActor, STOREFRONT_ACTOR, STOREFRONT_KEY, ORDER_NUMBER_BASE, type StorefrontMessage } from './tenant-actor.js';
-export { bindStorefront, storefrontServicesOf, type StorefrontServices } from './services.js';
+export { createStorefrontServices, type StorefrontServices } from './services.js';
 export { storefrontSettingsOf, DEFAULT_STOREFRONT_SETTINGS, type StorefrontSettings } from './settings.js';
 export * from './order.js';
 export { buildPayload, receiptText, type Copy, type PayloadKind, type ReceiptPayload } from './receipt.js';
 export { listProducts, listPosCategories } from './catalog.js';
+export { createPaymentIntent, gatewayCall, gatewayOf, intentView, type IntentRequest, type IntentView } from './payment-intents.js';
+export { queueReceipt } from './receipt-outbox.js';

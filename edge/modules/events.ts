@@ -2,6 +2,7 @@
 // and ticketing, with one door-scanning actor per event (actors/scanner) and one events actor per
 // tenant (actors/events).
 import { eventsActor } from '../../actors/events/events-actor.js';
+import { EventsApi } from '../../actors/events/index.js';
 import {
   EVENT,
   EVENT_MEDIA,
@@ -10,9 +11,8 @@ import {
   EVENT_SESSION,
   TICKET,
   TICKET_TYPE,
-} from '../../actors/events/records.js';
-import { scannerActor } from '../../actors/scanner/scanner.js';
-import { unmatchedScansActor } from '../../actors/scanner/unmatched.js';
+} from '../../actors/event-records/records.js';
+import { scannerActor, unmatchedScansActor } from '../../actors/scanner/index.js';
 import type { AppDeps, Module } from '../deps.js';
 import type { RouteDef } from '../route.js';
 import { startPeriodic, stopPeriodic } from '../periodic.js';
@@ -20,8 +20,8 @@ import { attendeeRoutes } from '../routes/events/attendee.js';
 import { closeMedia, sweepOrphanFiles } from '../routes/events/media.js';
 import { eventRoutes } from '../routes/events/events.js';
 import { scanningRoutes } from '../routes/events/scanning.js';
-import { EventsService } from '../routes/events/service.js';
 import { ticketRoutes } from '../routes/events/tickets.js';
+import { waitsForDoor } from '../routes/events/door-wait.js';
 
 const ORPHAN_SWEEP_FIRST_MS = 60 * 1000;
 const ORPHAN_SWEEP_EVERY_MS = 60 * 60 * 1000;
@@ -29,37 +29,9 @@ const ORPHAN_SWEEP_EVERY_MS = 60 * 60 * 1000;
 /** A scanner replays its event's scan log when activated: keep it warm for an hour of quiet. */
 const SCANNER_IDLE_MS = 60 * 60 * 1000;
 
-/**
- * Routes that need no read barrier: the scans (they write the door's log, and the scanner reads
- * through its memory) and routes that read no ticket record (events, their types, schedule and
- * media). Every other events route reads tickets after the barrier, the door's counters included
- * (their answer then matches the records). During a rush the tickets behind can be many: settling
- * them is for readers of tickets, not for a dashboard listing the events.
- */
-const NO_BARRIER = new Set([
-  'POST /events/checkin',
-  'POST /events/checkout',
-  'POST /events/checkin/batch',
-  'POST /events/tickets/validate',
-  'GET /events',
-  'POST /events',
-  'GET /events/:id',
-  'POST /events/:id/publish',
-  'GET /events/:id/ticket-types',
-  'GET /events/:id/schedule',
-  'POST /events/participants/:id/confirm',
-  'POST /events/:id/media/share',
-  'POST /events/:id/media',
-  'GET /events/:id/media/files/:fileId',
-  'POST /events/:id/media/uploads',
-  'GET /events/:id/media/uploads/:uploadId',
-  'PUT /events/:id/media/uploads/:uploadId/chunks/:index',
-  'POST /events/:id/media/uploads/:uploadId/complete',
-  'DELETE /events/:id/media/uploads/:uploadId',
-]);
-
+/** A route answers after the door's tickets behind are written unless its definition says it need not (routes/events/door-wait.ts). */
 function afterDoor(deps: AppDeps, r: RouteDef): RouteDef {
-  if (NO_BARRIER.has(`${r.method} ${r.path}`)) return r;
+  if (!waitsForDoor(r)) return r;
   const handler = r.handler;
   return {
     ...r,
@@ -87,7 +59,7 @@ export const eventsModule: Module = {
     [EVENT_MEDIA, 'data.event'],
   ],
   routes: (deps) => {
-    const svc = new EventsService(deps);
+    const svc = new EventsApi(deps);
     return [...eventRoutes(svc), ...ticketRoutes(svc), ...scanningRoutes(svc), ...attendeeRoutes(svc)].map((r) => afterDoor(deps, r));
   },
   async start(deps) {

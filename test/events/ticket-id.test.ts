@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import t from 'tap';
-import { ticketIdFor } from '../../actors/events/records.js';
+import { ticketIdFor } from '../../actors/event-records/records.js';
 
 const reference = (n: string) => createHash('sha256').update('ticket-number\u0000').update(n.toUpperCase()).digest('hex').slice(0, 24);
 

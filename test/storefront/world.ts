@@ -6,7 +6,6 @@ import type { StoredRecord } from '../../core/store/record.js';
 import { newRecord } from '../../core/store/record.js';
 import { WriteBatch } from '../../core/store/store.js';
 import type { LocalGateway } from '../../core/payments/local.js';
-import { storefrontServicesOf } from '../../actors/storefront/services.js';
 import type { RunningApp, StartOptions } from '../../edge/app.js';
 import { createOrg, startTestApp, tokenFor } from '../helpers/app.js';
 import { request, type Reply } from '../helpers/http.js';
@@ -115,7 +114,7 @@ export async function shop(shared: Shared, opts: { taxRate?: number | string; cu
     alice: clientFor(app, org, { kind: 'customer', customerId: 'c00000000000000000000a11', email: 'alice@example.com' }),
     kiosk: clientFor(app, org, { kind: 'app', sub: 'app-kiosk', roles: ['System'] }),
     bob: clientFor(app, org, { kind: 'customer', customerId: 'c00000000000000000000b0b', email: 'bob@example.com' }),
-    local: storefrontServicesOf(app.deps.store, app.deps.clock).gateways.get('local') as LocalGateway,
+    local: app.deps.services.storefront.gateways.get('local') as LocalGateway,
   };
 }
 

@@ -2,16 +2,16 @@
 // own tickets, each naming its event in `data.event`, and the rotating QR code of one of them.
 // "Own" means holderEmail is the caller's proven email or data.customerId is one of the caller's
 // customer ids; anyone else's ticket is a 404 (spec: Errors → 404 on customer-owned routes).
+import type { AppDeps } from '../../deps.js';
 import { Type } from '@sinclair/typebox';
 import type { Principal } from '../../../core/auth/tokens.js';
 import { customerIdsOf, provenEmailOf } from '../../../actors/auth/email-proof.js';
 import { appError } from '../../../core/errors.js';
 import type { StoredRecord } from '../../../core/store/record.js';
-import { normalizeEmail, TICKET } from '../../../actors/events/records.js';
 import { route, type RouteDef } from '../../route.js';
 import { IdParams, Paging, TicketList } from './schemas.js';
-import { byCreated, type EventsService } from './service.js';
-import { TicketWithCode, ticketWithCode } from './tickets.js';
+import { byCreated, ticketRecord, ticketsOfHolder, ticketWithCode, type EventsApi } from '../../../actors/events/index.js';
+import { TicketWithCode } from './tickets.js';
 
 const TAG = 'Attendee';
 
@@ -20,26 +20,21 @@ const TAG = 'Attendee';
  * by the customer ids that are its own (actors/auth/email-proof.ts). A sign-up that merely typed
  * an address sees no ticket issued to it.
  */
-function holderOf(svc: EventsService, tenant: string, p: Principal): { email?: string; customerIds: string[] } {
+function holderOf(svc: EventsApi<AppDeps>, tenant: string, p: Principal): { email?: string; customerIds: string[] } {
   const email = provenEmailOf(svc.deps.store, tenant, p);
   return { ...(email ? { email } : {}), customerIds: customerIdsOf(svc.deps.store, tenant, p) };
 }
 
-function owns(svc: EventsService, tenant: string, p: Principal, t: StoredRecord): boolean {
+function owns(svc: EventsApi<AppDeps>, tenant: string, p: Principal, t: StoredRecord): boolean {
   const h = holderOf(svc, tenant, p);
   return (h.email !== undefined && t.data.holderEmail === h.email) || h.customerIds.includes(String(t.data.customerId));
 }
 
-function myTickets(svc: EventsService, tenant: string, p: Principal): StoredRecord[] {
-  const byId = new Map<string, StoredRecord>();
-  const h = holderOf(svc, tenant, p);
-  if (h.email) for (const t of svc.deps.store.scan(tenant, TICKET, { 'data.holderEmail': h.email })) byId.set(t.sk, t);
-  for (const id of h.customerIds) for (const t of svc.deps.store.scan(tenant, TICKET, { 'data.customerId': id })) byId.set(t.sk, t);
-  // Event tickets only: records of datatype `ticket` written elsewhere without an event are not tickets to show.
-  return [...byId.values()].filter((t) => typeof t.data.event === 'string');
+function myTickets(svc: EventsApi<AppDeps>, tenant: string, p: Principal): StoredRecord[] {
+  return ticketsOfHolder(svc, tenant, holderOf(svc, tenant, p));
 }
 
-export function attendeeRoutes(svc: EventsService): RouteDef[] {
+export function attendeeRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
   return [
     route({
       method: 'GET',
@@ -76,7 +71,7 @@ export function attendeeRoutes(svc: EventsService): RouteDef[] {
       response: TicketWithCode,
       errors: [404, 409],
       handler: (ctx) => {
-        const t = svc.deps.store.getRecord(ctx.tenant, TICKET, ctx.params.id);
+        const t = ticketRecord(svc, ctx.tenant, ctx.params.id);
         if (!t || !owns(svc, ctx.tenant, ctx.principal!, t)) throw appError('ERR_NOT_FOUND', `ticket ${ctx.params.id}`);
         return ticketWithCode(svc, ctx.tenant, ctx.params.id);
       },

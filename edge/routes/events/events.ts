@@ -1,13 +1,14 @@
 // Events administration (spec: Endpoints → Events, all staff-only): events with their zones and
 // ticket types, publishing, sessions and the schedule, participants, media records. Writes go
 // through the tenant's events actor; reads go to the store. An event is named by id or slug.
+import type { AppDeps } from '../../deps.js';
 import { Type } from '@sinclair/typebox';
 import { appError } from '../../../core/errors.js';
 import type { Filter } from '../../../core/store/query.js';
 import type { StoredRecord } from '../../../core/store/record.js';
 import { isValidTimeZone, localDate } from '../../../core/timezone.js';
 import type { ChildKind, EventInput, EventWithTypes as Written } from '../../../actors/events/events-actor.js';
-import { exponentOf, storedMinor, ticketTypeRead } from '../../../actors/events/money.js';
+import { exponentOf, storedMinor, ticketTypeRead } from '../../../actors/event-records/money.js';
 import { toMajor } from '../../../actors/storefront/money.js';
 import {
   EVENT,
@@ -15,14 +16,13 @@ import {
   EVENT_PARTICIPANT,
   EVENT_SESSION,
   RESERVED_SLUGS,
-  SOLD_NS,
-  TICKET_TYPE,
   type SoldCounts,
-} from '../../../actors/events/records.js';
+} from '../../../actors/event-records/records.js';
+import { doorFree } from './door-wait.js';
 import { route, type RouteDef } from '../../route.js';
 import { mediaRoutes, removeStoredFiles } from './media.js';
 import { EventCreate, EventParams, EventUpdate, EventWithTypes, Id, IdParams, ListOf, Paging, RecordList, RecordSchema, TicketType } from './schemas.js';
-import { byCreated, type EventsService } from './service.js';
+import { eventRecordWithTypes, mediaOf, mediaRecords, sessionsOf, ticketTypesOf, type EventsApi } from '../../../actors/events/index.js';
 import { listRecords } from '../../../actors/records/reads.js';
 
 const TAG = 'Events';
@@ -113,11 +113,11 @@ const Schedule = Type.Object({
   days: Type.Array(Type.Object({ date: Type.String({ description: 'YYYY-MM-DD in the event time zone' }), sessions: Type.Array(RecordSchema) })),
 });
 
-function listOf(svc: EventsService, tenant: string, datatype: string, filter: Filter, q: { page?: number; pageSize?: number }, sort: string) {
+function listOf(svc: EventsApi<AppDeps>, tenant: string, datatype: string, filter: Filter, q: { page?: number; pageSize?: number }, sort: string) {
   return listRecords(svc.deps, tenant, datatype, filter, { page: q.page, pageSize: q.pageSize, sort, sortType: 'asc' });
 }
 
-function childRoutes(svc: EventsService, o: {
+function childRoutes(svc: EventsApi<AppDeps>, o: {
   datatype: ChildKind;
   plural: string;
   singular: string;
@@ -224,9 +224,9 @@ function ticketTypeView(rec: StoredRecord, currency: string, sold: SoldCounts | 
   };
 }
 
-export function eventRoutes(svc: EventsService): RouteDef[] {
+export function eventRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
   return [
-    route({
+    doorFree(route({
       method: 'GET',
       path: '/events',
       auth: 'staff',
@@ -245,9 +245,9 @@ export function eventRoutes(svc: EventsService): RouteDef[] {
         if (ctx.query.q) filter['data.name'] = { $regex: escapeRegex(ctx.query.q), $options: 'i' };
         return listOf(svc, ctx.tenant, EVENT, filter, ctx.query, 'data.startDate');
       },
-    }),
+    })),
 
-    route({
+    doorFree(route({
       method: 'POST',
       path: '/events',
       auth: 'staff',
@@ -266,9 +266,9 @@ export function eventRoutes(svc: EventsService): RouteDef[] {
         checkEventInput(ctx.body);
         return written(await svc.events<Written>(ctx.tenant, { op: 'create-event', input: ctx.body, by: ctx.principal!.sub }));
       },
-    }),
+    })),
 
-    route({
+    doorFree(route({
       method: 'GET',
       path: '/events/:id',
       auth: 'staff',
@@ -280,12 +280,11 @@ export function eventRoutes(svc: EventsService): RouteDef[] {
       errors: [404],
       handler: (ctx) => {
         const id = svc.event(ctx.tenant, ctx.params.id).sk;
-        const ev = svc.deps.store.getRecord(ctx.tenant, EVENT, id);
+        const { ev, types } = eventRecordWithTypes(svc, ctx.tenant, id);
         if (!ev) throw appError('ERR_NOT_FOUND', `event ${ctx.params.id}`);
-        const types = svc.deps.store.scan(ctx.tenant, TICKET_TYPE, { 'data.event': id }).sort(byCreated);
         return withTypes(ev, types);
       },
-    }),
+    })),
 
     route({
       method: 'PUT',
@@ -325,7 +324,7 @@ export function eventRoutes(svc: EventsService): RouteDef[] {
       errors: [404, 409],
       handler: async (ctx) => {
         const ev = svc.event(ctx.tenant, ctx.params.id);
-        const media = svc.deps.store.scan(ctx.tenant, EVENT_MEDIA, { 'data.event': ev.sk });
+        const media = mediaOf(svc, ctx.tenant, ev.sk);
         await svc.events(ctx.tenant, { op: 'delete-event', eventId: ev.sk });
         await svc.eventChanged(ctx.tenant, ev.sk);
         // Uploaded files go with their media records.
@@ -333,7 +332,7 @@ export function eventRoutes(svc: EventsService): RouteDef[] {
       },
     }),
 
-    route({
+    doorFree(route({
       method: 'POST',
       path: '/events/:id/publish',
       auth: 'staff',
@@ -349,9 +348,9 @@ export function eventRoutes(svc: EventsService): RouteDef[] {
         await svc.eventChanged(ctx.tenant, ev.sk);
         return rec;
       },
-    }),
+    })),
 
-    route({
+    doorFree(route({
       method: 'GET',
       path: '/events/:id/ticket-types',
       auth: 'staff',
@@ -365,13 +364,11 @@ export function eventRoutes(svc: EventsService): RouteDef[] {
       errors: [404],
       handler: (ctx) => {
         const ev = svc.event(ctx.tenant, ctx.params.id);
-        const sold = svc.deps.store.getKv<SoldCounts>(ctx.tenant, SOLD_NS, ev.sk);
-        const types = svc.deps.store.scan(ctx.tenant, TICKET_TYPE, { 'data.event': ev.sk });
-        types.sort(byCreated);
+        const { types, sold } = ticketTypesOf(svc, ctx.tenant, ev.sk);
         const data = types.map((t) => ticketTypeView(t, String(ev.data.currency ?? 'USD'), sold));
         return { data, total: data.length, hasNext: false, page: 1, pageSize: Math.max(1, data.length) };
       },
-    }),
+    })),
 
     ...childRoutes(svc, {
       datatype: EVENT_SESSION,
@@ -387,7 +384,7 @@ export function eventRoutes(svc: EventsService): RouteDef[] {
       },
     }),
 
-    route({
+    doorFree(route({
       method: 'GET',
       path: '/events/:id/schedule',
       auth: 'staff',
@@ -400,8 +397,7 @@ export function eventRoutes(svc: EventsService): RouteDef[] {
       handler: (ctx) => {
         const ev = svc.event(ctx.tenant, ctx.params.id);
         const tz = typeof ev.data.timezone === 'string' && isValidTimeZone(ev.data.timezone) ? ev.data.timezone : 'UTC';
-        const sessions = svc.deps.store.scan(ctx.tenant, EVENT_SESSION, { 'data.event': ev.sk });
-        sessions.sort((a, b) => Date.parse(String(a.data.startTime)) - Date.parse(String(b.data.startTime)) || (a.sk < b.sk ? -1 : 1));
+        const sessions = sessionsOf(svc, ctx.tenant, ev.sk);
         const days: Array<{ date: string; sessions: StoredRecord[] }> = [];
         for (const s of sessions) {
           const date = localDate(Date.parse(String(s.data.startTime)), tz);
@@ -410,7 +406,7 @@ export function eventRoutes(svc: EventsService): RouteDef[] {
         }
         return { eventId: ev.sk, timezone: tz, days };
       },
-    }),
+    })),
 
     ...childRoutes(svc, {
       datatype: EVENT_PARTICIPANT,
@@ -427,7 +423,7 @@ export function eventRoutes(svc: EventsService): RouteDef[] {
       },
     }),
 
-    route({
+    doorFree(route({
       method: 'POST',
       path: '/events/participants/:id/confirm',
       auth: 'staff',
@@ -438,7 +434,7 @@ export function eventRoutes(svc: EventsService): RouteDef[] {
       response: RecordSchema,
       errors: [404],
       handler: (ctx) => svc.events(ctx.tenant, { op: 'confirm-participant', id: ctx.params.id, by: ctx.principal!.sub }),
-    }),
+    })),
 
     // The media POST (a JSON record, or a multipart file upload), chunked uploads and file
     // downloads are in media.ts.
@@ -451,9 +447,10 @@ export function eventRoutes(svc: EventsService): RouteDef[] {
       sort: 'createdate',
       listQuery: { kind: Type.Optional(Type.String({ maxLength: 20 })) },
     }).filter((r) => r.method !== 'POST'),
-    ...mediaRoutes(svc, MediaCreate),
+    // Media routes read no ticket record.
+    ...mediaRoutes(svc, MediaCreate).map(doorFree),
 
-    route({
+    doorFree(route({
       method: 'POST',
       path: '/events/:id/media/share',
       auth: 'staff',
@@ -467,7 +464,7 @@ export function eventRoutes(svc: EventsService): RouteDef[] {
       handler: async (ctx) => {
         const ev = svc.event(ctx.tenant, ctx.params.id);
         const ids = [...new Set(ctx.body.mediaIds)];
-        const items = ids.map((id) => svc.deps.store.getRecord(ctx.tenant, EVENT_MEDIA, id));
+        const items = mediaRecords(svc, ctx.tenant, ids);
         const missing = ids.filter((_, i) => !items[i] || items[i]!.data.event !== ev.sk);
         if (missing.length) throw appError('ERR_NOT_FOUND', `media ${missing.join(', ')} of event ${ev.sk}`);
         const recipients = [...new Set(ctx.body.recipients.map((r) => r.toLowerCase()))];
@@ -482,6 +479,6 @@ export function eventRoutes(svc: EventsService): RouteDef[] {
         });
         return { media, messages: recipients.length };
       },
-    }),
+    })),
   ];
 }

@@ -20,13 +20,13 @@ import type { Logger } from '../../../core/log.js';
 import { MediaFiles, sanitizeFileName, type StoredFile } from '../../../core/media-files.js';
 import type { StoredRecord } from '../../../core/store/record.js';
 import type { Store } from '../../../core/store/store.js';
-import { EVENT_MEDIA } from '../../../actors/events/records.js';
+import { EVENT_MEDIA } from '../../../actors/event-records/records.js';
 import type { AppDeps } from '../../deps.js';
 import { parseMultipart } from '../../multipart.js';
 import { storageQuota } from '../../storage-quota.js';
 import { route, type RequestContext, type RouteDef } from '../../route.js';
 import { EventRef, RecordSchema } from './schemas.js';
-import type { EventsService } from './service.js';
+import type { EventsApi } from '../../../actors/events/index.js';
 
 const TAG = 'Events';
 const MULTIPART = 'multipart/form-data';
@@ -225,7 +225,7 @@ export async function sweepOrphanFiles(deps: AppDeps, olderThanMs = ORPHAN_AGE_M
 }
 
 /** Creates the media record of a stored file; removes the file again when that fails. */
-async function recordFile(svc: EventsService, st: MediaState, tenant: string, meta: UploadMeta, file: StoredFile): Promise<StoredRecord> {
+async function recordFile(svc: EventsApi<AppDeps>, st: MediaState, tenant: string, meta: UploadMeta, file: StoredFile): Promise<StoredRecord> {
   try {
     return await svc.events<StoredRecord>(tenant, { op: 'create-child', datatype: EVENT_MEDIA, eventId: meta.eventId, data: fileRecordData(meta, file), state: 'active' });
   } catch (err) {
@@ -269,7 +269,7 @@ const UploadBegin = Type.Object(
  * The routes. `jsonCreate` is the JSON media record schema of events.ts: a JSON body is checked
  * against it by the edge; a multipart body (which the edge does not parse) is checked here.
  */
-export function mediaRoutes(svc: EventsService, jsonCreate: ReturnType<typeof Type.Object>): RouteDef[] {
+export function mediaRoutes(svc: EventsApi<AppDeps>, jsonCreate: ReturnType<typeof Type.Object>): RouteDef[] {
   const deps = svc.deps;
   const st = stateOf(deps);
   const { maxBytes, chunkBytes, chunkTimeoutMs } = deps.config.uploads;

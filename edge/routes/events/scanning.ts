@@ -3,13 +3,12 @@
 // (the ticket record learns its new status behind, see actors/scanner/door-backlog.ts). A denial is
 // a 200 with `success: false` and a reason. A code is resolved once: by the scanner, or here when
 // the scan names no event (the ticket found is handed on, not looked up again).
+import type { AppDeps } from '../../deps.js';
 import { appError } from '../../../core/errors.js';
 import type { StoredRecord } from '../../../core/store/record.js';
-import { TICKET, DEFAULT_CODE_SKEW_SECONDS } from '../../../actors/events/records.js';
-import type { CheckinStats as Stats, ZoneOccupancy as ZoneOcc } from '../../../actors/scanner/door-state.js';
-import { locateTicket, type Located } from '../../../actors/scanner/locate.js';
-import { scanEntry, type ScanInput, type ScanReply, type ValidateReply } from '../../../actors/scanner/scanner.js';
-import { UNMATCHED_SCANS } from '../../../actors/scanner/unmatched.js';
+import { TICKET, DEFAULT_CODE_SKEW_SECONDS } from '../../../actors/event-records/records.js';
+import { type CheckinStats as Stats, type ZoneOccupancy as ZoneOcc, locateTicket, type Located, scanEntry, type ScanInput, type ScanReply, type ValidateReply, UNMATCHED_SCANS } from '../../../actors/scanner/index.js';
+import { doorFree } from './door-wait.js';
 import { route, type RouteDef } from '../../route.js';
 import {
   BatchBody,
@@ -24,7 +23,7 @@ import {
   ValidateBody,
   ValidateResult,
 } from './schemas.js';
-import type { EventsService } from './service.js';
+import type { EventsApi } from '../../../actors/events/index.js';
 
 const TAG = 'Check-in scanning';
 
@@ -47,7 +46,7 @@ interface Target {
 }
 
 /** The event a scan is for: the one it names, else the one its code points at. */
-function eventFor(svc: EventsService, tenant: string, b: ScanBody): Target {
+function eventFor(svc: EventsApi<AppDeps>, tenant: string, b: ScanBody): Target {
   if (b.eventId !== undefined) return { ev: svc.event(tenant, b.eventId) };
   const store = svc.deps.store;
   let t: StoredRecord | undefined;
@@ -63,7 +62,7 @@ function eventFor(svc: EventsService, tenant: string, b: ScanBody): Target {
 }
 
 /** Checks what only the event can tell (its zones, its clock-skew tolerance) and builds the input. */
-function scanInput(svc: EventsService, ev: StoredRecord | undefined, b: ScanBody, at: string): ScanInput {
+function scanInput(svc: EventsApi<AppDeps>, ev: StoredRecord | undefined, b: ScanBody, at: string): ScanInput {
   if (b.zone !== undefined && ev) {
     const zones = Array.isArray(ev.data.zones) ? (ev.data.zones as Array<{ id: string }>) : [];
     if (!zones.some((z) => z.id === b.zone)) throw appError('ERR_VALIDATION', `${at}/zone "${b.zone}" is not a zone of event ${ev.sk}`);
@@ -78,14 +77,14 @@ function scanInput(svc: EventsService, ev: StoredRecord | undefined, b: ScanBody
   return s;
 }
 
-function unmatched(svc: EventsService, tenant: string, kind: 'in' | 'out', s: ScanInput, by: string | null): Promise<ScanReply> {
+function unmatched(svc: EventsApi<AppDeps>, tenant: string, kind: 'in' | 'out', s: ScanInput, by: string | null): Promise<ScanReply> {
   const e = scanEntry(kind, s, by, svc.deps.clock.now());
   e.reason = 'invalid_code';
   if (s.code !== undefined) e.code = s.code.slice(0, 256);
   return svc.deps.runtime.ask<ScanReply>(tenant, UNMATCHED_SCANS, '_', e);
 }
 
-function scan(svc: EventsService, tenant: string, kind: 'in' | 'out', b: ScanBody, by: string | null): Promise<ScanReply> {
+function scan(svc: EventsApi<AppDeps>, tenant: string, kind: 'in' | 'out', b: ScanBody, by: string | null): Promise<ScanReply> {
   const { ev, located } = eventFor(svc, tenant, b);
   const s = scanInput(svc, ev, b, 'body');
   if (!ev) return unmatched(svc, tenant, kind, s, by);
@@ -93,9 +92,9 @@ function scan(svc: EventsService, tenant: string, kind: 'in' | 'out', b: ScanBod
   return svc.scanner<ScanReply>(tenant, ev.sk, { op: kind, by, ...s });
 }
 
-export function scanningRoutes(svc: EventsService): RouteDef[] {
+export function scanningRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
   return [
-    route({
+    doorFree(route({
       method: 'POST',
       path: '/events/checkin',
       auth: 'staff',
@@ -116,9 +115,9 @@ export function scanningRoutes(svc: EventsService): RouteDef[] {
       response: ScanResult,
       errors: [404],
       handler: (ctx) => scan(svc, ctx.tenant, 'in', ctx.body, ctx.principal!.sub),
-    }),
+    })),
 
-    route({
+    doorFree(route({
       method: 'POST',
       path: '/events/checkout',
       auth: 'staff',
@@ -135,9 +134,9 @@ export function scanningRoutes(svc: EventsService): RouteDef[] {
         if (ctx.body.code === undefined && ctx.body.ticketId === undefined) throw appError('ERR_VALIDATION', 'body/code or body/ticketId is required');
         return scan(svc, ctx.tenant, 'out', ctx.body, ctx.principal!.sub);
       },
-    }),
+    })),
 
-    route({
+    doorFree(route({
       method: 'POST',
       path: '/events/checkin/batch',
       auth: 'staff',
@@ -183,9 +182,9 @@ export function scanningRoutes(svc: EventsService): RouteDef[] {
         );
         return { results: await Promise.all(results) };
       },
-    }),
+    })),
 
-    route({
+    doorFree(route({
       method: 'POST',
       path: '/events/tickets/validate',
       auth: 'staff',
@@ -204,7 +203,7 @@ export function scanningRoutes(svc: EventsService): RouteDef[] {
         if (!ev) return { valid: false, reason: 'invalid_code' } satisfies ValidateReply;
         return svc.scanner<ValidateReply>(ctx.tenant, ev.sk, { op: 'validate', code: b.code, zone: b.zone, ...(located ? { located } : {}) });
       },
-    }),
+    })),
 
     route({
       method: 'GET',

@@ -3,30 +3,25 @@
 // transfer, refund, cancel, badge, perks). Every change goes through the scanner actor of the
 // ticket's event, the single writer of its tickets.
 import { Type } from '@sinclair/typebox';
-import { appError } from '../../../core/errors.js';
-import { assertIdempotencyKey, findIdempotent, fingerprint } from '../../../core/idempotency.js';
 import type { Filter } from '../../../core/store/query.js';
 import type { StoredRecord } from '../../../core/store/record.js';
-import { exponentOf, storedMinor } from '../../../actors/events/money.js';
-import { PaymentDeclinedError, type Payment } from '../../../actors/events/payments.js';
-import { toMajor } from '../../../actors/storefront/money.js';
+import { normalizeEmail, TICKET } from '../../../actors/event-records/records.js';
 import {
-  EVENT_ORDER,
-  FULFILLED_NS,
-  isLive,
-  nameKeys,
-  normalizeEmail,
-  TICKET,
-  TICKET_TYPE,
-  ticketOfEvent,
-} from '../../../actors/events/records.js';
-import { isIssueReplay, replayIssue, type IssueItem, type IssueMsg, type IssueResult as Issued } from '../../../actors/events/tickets.js';
-import { byCredentialCode, byNumberIndex, byStaticCode } from '../../../actors/scanner/locate.js';
-import { signCode } from '../../../actors/scanner/ticket-code.js';
+  compTickets,
+  createTicket,
+  fulfilTickets,
+  lookupTickets,
+  purchaseTickets,
+  refundTicket,
+  ticketTypeRecord,
+  ticketWithCode,
+  type EventsApi,
+  type SaleAnswer,
+} from '../../../actors/events/index.js';
+import type { AppDeps } from '../../deps.js';
 import type { RequestContext, RouteDef } from '../../route.js';
 import { route } from '../../route.js';
 import { EventParams, Id, IdParams, IssueItem as IssueItemSchema, IssueResult, Paging, TicketList, TicketSchema } from './schemas.js';
-import { byCreated, type EventsService } from './service.js';
 import { listRecords } from '../../../actors/records/reads.js';
 
 const TAG = 'Tickets';
@@ -151,68 +146,17 @@ function byOf(ctx: RequestContext): string | null {
   return ctx.principal?.sub ?? null;
 }
 
-/**
- * The event every item's ticket type belongs to (they must share one), checked against the
- * `eventId` sent, if any. Unknown types are a 400 naming the item.
- */
-function eventOfItems(svc: EventsService, tenant: string, items: Array<{ ticketTypeId: string }>, eventRef?: string): { ev: StoredRecord; types: Map<string, StoredRecord> } {
-  const types = new Map<string, StoredRecord>();
-  let eventId: string | undefined;
-  items.forEach((item, i) => {
-    const type = svc.deps.store.getRecord(tenant, TICKET_TYPE, item.ticketTypeId);
-    if (!type) throw appError('ERR_VALIDATION', `body/items/${i}/ticketTypeId ${item.ticketTypeId} is not a known ticket type`);
-    if (eventId !== undefined && type.data.event !== eventId) throw appError('ERR_VALIDATION', `body/items/${i}/ticketTypeId belongs to another event: one request issues tickets of one event`);
-    eventId = String(type.data.event);
-    types.set(type.sk, type);
-  });
-  const ev = svc.event(tenant, eventId!);
-  if (eventRef !== undefined && svc.event(tenant, eventRef).sk !== ev.sk) throw appError('ERR_VALIDATION', `body/eventId ${eventRef} is not the event of the ticket types sent`);
-  return { ev, types };
-}
-
-/**
- * Runs an issuing request once per idempotency key: a retry answers the first result. The key is
- * recorded with the tickets, in their batch; `run` passes it to the scanner as `replay` (a
- * reference, rebuilt here from the tickets: a 25,000-ticket answer is far over the stored size
- * limit) or, for walk-ins whose answer carries their check-ins, as `idempotency` (the answer whole).
- */
-async function idempotent(
-  svc: EventsService,
-  ctx: RequestContext,
-  scope: string,
-  key: string | undefined,
-  body: unknown,
-  run: (idem: IssueMsg['idempotency']) => Promise<unknown>,
-): Promise<unknown> {
-  assertIdempotencyKey(key);
-  if (!key) return run(undefined);
-  const print = fingerprint(scope, body);
-  return svc.serialize(ctx.tenant, `idem:${key}`, async () => {
-    const hit = findIdempotent(svc.deps.store, ctx.tenant, key, print, svc.deps.clock);
-    if (hit) {
-      ctx.status = hit.status;
-      return isIssueReplay(hit.body) ? replayIssue(svc.deps.store, ctx.tenant, hit.body) : hit.body;
-    }
-    return run({ key, print });
-  });
-}
-
 function ownTicketFilter(refs: string[]): Filter {
   return { 'data.event': { $in: refs } };
 }
 
-/** The ticket `id` answered with a freshly signed dynamic code (codeSecret is never sent). */
-export async function ticketWithCode(svc: EventsService, tenant: string, id: string): Promise<StoredRecord> {
-  const { eventId } = svc.ticket(tenant, id);
-  const r = await svc.scanner<{ secret: string; ticket: StoredRecord; windowMs: number }>(tenant, eventId, { op: 'secret', ticketId: id });
-  const now = svc.deps.clock.now();
-  return {
-    ...r.ticket,
-    data: { ...r.ticket.data, code: signCode(r.secret, id, now), codeExpiresAt: new Date(now + r.windowMs).toISOString() },
-  };
+/** Sets the status an issuing step answered with (a replayed first answer, an order fulfilled before). */
+function answer(ctx: RequestContext, a: SaleAnswer<unknown>): unknown {
+  if (a.status !== undefined) ctx.status = a.status;
+  return a.body;
 }
 
-export function ticketRoutes(svc: EventsService): RouteDef[] {
+export function ticketRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
   const ticketOp = (ctx: RequestContext, msg: Record<string, unknown> & { op: string }) => {
     const { eventId } = svc.ticket(ctx.tenant, ctx.params.id);
     return svc.scanner<StoredRecord>(ctx.tenant, eventId, { ...msg, ticketId: ctx.params.id, by: byOf(ctx) } as never);
@@ -258,12 +202,9 @@ export function ticketRoutes(svc: EventsService): RouteDef[] {
       response: TicketSchema,
       status: 201,
       errors: [404, 409],
-      handler: async (ctx) => {
-        const ev = svc.event(ctx.tenant, ctx.params.id);
+      handler: (ctx) => {
         const b = ctx.body;
-        const item: IssueItem = { ticketTypeId: b.ticketTypeId, quantity: 1, holderEmail: b.holderEmail, holderName: b.holderName, holderPhone: b.holderPhone, customerId: b.customerId, number: b.number };
-        const r = await svc.scanner<Issued>(ctx.tenant, ev.sk, { op: 'issue', source: 'create', items: [item], by: byOf(ctx) });
-        return r.tickets[0];
+        return createTicket(svc, ctx.tenant, ctx.params.id, { ticketTypeId: b.ticketTypeId, holderEmail: b.holderEmail, holderName: b.holderName, holderPhone: b.holderPhone, customerId: b.customerId, number: b.number }, byOf(ctx));
       },
     }),
 
@@ -311,50 +252,7 @@ export function ticketRoutes(svc: EventsService): RouteDef[] {
       response: IssueResult,
       status: 201,
       errors: [402, 404, 409],
-      handler: (ctx) =>
-        idempotent(svc, ctx, 'events.tickets.purchase', ctx.body.idempotencyKey, ctx.body, async (idempotency) => {
-          const b = ctx.body;
-          const { ev, types } = eventOfItems(svc, ctx.tenant, b.items, b.eventId);
-          if (ev.data.status !== 'published') throw appError('ERR_CONFLICT', 'tickets of an unpublished event cannot be sold; publish it first');
-          const currency = String(ev.data.currency ?? 'USD');
-          const e = exponentOf(currency);
-          // Minor units here; the order and the payment are recorded and answered in major units.
-          const amount = b.items.reduce((sum, i) => sum + storedMinor(types.get(i.ticketTypeId)!.data, 'price', e) * i.quantity, 0);
-          let payment: Payment | null = null;
-          if (amount > 0) {
-            try {
-              payment = await svc.payments.charge({
-                tenant: ctx.tenant,
-                amount,
-                currency,
-                description: `${ev.data.name}: ${b.items.reduce((n, i) => n + i.quantity, 0)} ticket(s)`,
-                idempotencyKey: idempotency?.key,
-                method: b.payment?.method,
-                token: b.payment?.token,
-                customerEmail: b.buyer.email,
-              });
-            } catch (err) {
-              if (err instanceof PaymentDeclinedError) throw appError('ERR_PAYMENT_DECLINED', err.message);
-              throw err;
-            }
-          }
-          let r: Issued;
-          try {
-            r = await svc.scanner<Issued>(ctx.tenant, ev.sk, {
-              op: 'issue',
-              source: 'purchase',
-              items: b.items.map((i) => ({ ...i })),
-              by: byOf(ctx),
-              order: { buyer: b.buyer, customerId: b.customerId, amount, currency, payment: payment && { ...payment, amount: toMajor(payment.amount, e) } },
-              replay: idempotency,
-            });
-          } catch (err) {
-            // Nothing was issued: give the money back before answering.
-            if (payment) await svc.payments.refund({ tenant: ctx.tenant, paymentId: payment.id, amount, currency }).catch((e) => svc.deps.logger.error({ err: e, paymentId: payment!.id }, 'refund after a failed purchase failed'));
-            throw err;
-          }
-          return r;
-        }),
+      handler: async (ctx) => answer(ctx, await purchaseTickets(svc, ctx.tenant, ctx.body, byOf(ctx))),
     }),
 
     route({
@@ -368,11 +266,7 @@ export function ticketRoutes(svc: EventsService): RouteDef[] {
       response: IssueResult,
       status: 201,
       errors: [404, 409],
-      handler: (ctx) =>
-        idempotent(svc, ctx, 'events.tickets.comp', ctx.body.idempotencyKey, ctx.body, async (idempotency) => {
-          const { ev } = eventOfItems(svc, ctx.tenant, ctx.body.items, ctx.body.eventId);
-          return svc.scanner<Issued>(ctx.tenant, ev.sk, { op: 'issue', source: 'comp', items: ctx.body.items, by: byOf(ctx), note: ctx.body.note, replay: idempotency });
-        }),
+      handler: async (ctx) => answer(ctx, await compTickets(svc, ctx.tenant, ctx.body, byOf(ctx))),
     }),
 
     route({
@@ -390,43 +284,7 @@ export function ticketRoutes(svc: EventsService): RouteDef[] {
       response: IssueResult,
       status: 201,
       errors: [404, 409],
-      handler: async (ctx) => {
-        const b = ctx.body;
-        if (b.walkIn && b.items) throw appError('ERR_VALIDATION', 'body/items and body/walkIn cannot both be sent');
-        if (!b.walkIn && !b.items) throw appError('ERR_VALIDATION', 'body/items (with body/orderId) or body/walkIn is required');
-        if (b.items && !b.orderId) throw appError('ERR_VALIDATION', 'body/orderId is required with body/items');
-        if (b.checkIn && !b.walkIn) throw appError('ERR_VALIDATION', 'body/checkIn applies to walk-ins only');
-        const items: IssueItem[] = b.walkIn ? [{ ...b.walkIn, quantity: b.walkIn.quantity ?? 1 }] : b.items!;
-        // The event and zone are checked after the key is looked up: a retry answers the first
-        // result even if they changed since.
-        const issueOnce = (idempotency: IssueMsg['idempotency']) => {
-          const e = eventOfItems(svc, ctx.tenant, items, b.eventId).ev;
-          if (b.zone !== undefined && !(Array.isArray(e.data.zones) && e.data.zones.some((z: any) => z.id === b.zone))) {
-            throw appError('ERR_VALIDATION', `body/zone "${b.zone}" is not a zone of event ${e.sk}`);
-          }
-          return svc.scanner<Issued>(ctx.tenant, e.sk, {
-            op: 'issue',
-            source: b.walkIn ? 'walk-in' : 'fulfill',
-            items,
-            by: byOf(ctx),
-            fulfillOrderId: b.orderId,
-            ...(b.walkIn ? { idempotency } : { replay: idempotency }),
-            checkIn: b.checkIn ? { zone: b.zone, checkpoint: b.checkpoint } : undefined,
-          });
-        };
-        const run = (idempotency: IssueMsg['idempotency']) => {
-          if (!b.orderId) return issueOnce(idempotency);
-          return svc.serialize(ctx.tenant, `fulfill:${b.orderId}`, async () => {
-            const done = svc.deps.store.getKv<{ event: string; ticketIds: string[] }>(ctx.tenant, FULFILLED_NS, b.orderId!);
-            if (done) {
-              ctx.status = 200;
-              return { tickets: done.ticketIds.map((id) => svc.deps.store.getRecord(ctx.tenant, TICKET, id)).filter((t): t is StoredRecord => !!t) };
-            }
-            return issueOnce(idempotency);
-          });
-        };
-        return idempotent(svc, ctx, 'events.tickets.fulfill', b.idempotencyKey, b, run);
-      },
+      handler: async (ctx) => answer(ctx, await fulfilTickets(svc, ctx.tenant, ctx.body, byOf(ctx))),
     }),
 
     route({
@@ -444,24 +302,7 @@ export function ticketRoutes(svc: EventsService): RouteDef[] {
       errors: [404],
       handler: (ctx) => {
         const ev = svc.event(ctx.tenant, ctx.params.eventId);
-        const refs = { id: ev.sk, slug: String(ev.data.slug ?? '') };
-        const q = ctx.query.q.trim();
-        const store = svc.deps.store;
-        const read = (datatype: string, sk: string) => store.getRecord(ctx.tenant, datatype, sk);
-        const exact = byStaticCode(read, q) ?? byCredentialCode(read, q);
-        let matches: StoredRecord[] = exact ? [exact] : byNumberIndex(store, ctx.tenant, q);
-        if (matches.length === 0 && q.includes('@')) matches = store.scan(ctx.tenant, TICKET, { 'data.holderEmail': normalizeEmail(q) });
-        else if (matches.length === 0) {
-          const words = nameKeys(q);
-          if (words.length > 0) {
-            matches = store
-              .scan(ctx.tenant, TICKET, { 'data.holderNameKeys': words[0] })
-              .filter((t) => words.every((w) => (t.data.holderNameKeys as string[]).includes(w)));
-          }
-        }
-        matches = matches.filter((t) => ticketOfEvent(t, refs));
-        matches.sort(byCreated);
-        return svc.page(matches, ctx.query);
+        return svc.page(lookupTickets(svc, ctx.tenant, ev, ctx.query.q.trim()), ctx.query);
       },
     }),
 
@@ -509,22 +350,7 @@ export function ticketRoutes(svc: EventsService): RouteDef[] {
       body: Type.Object({ reason: Type.Optional(Type.String({ maxLength: 500 })) }, { additionalProperties: false }),
       response: TicketSchema,
       errors: [404, 409],
-      handler: (ctx) =>
-        svc.serialize(ctx.tenant, `refund:${ctx.params.id}`, async () => {
-          const { ticket, eventId } = svc.ticket(ctx.tenant, ctx.params.id);
-          if (!isLive(ticket.data.status ?? 'valid')) throw appError('ERR_CONFLICT', `a ${ticket.data.status} ticket cannot be refunded`);
-          let refund: Record<string, unknown> | null = null;
-          const order = typeof ticket.data.orderId === 'string' ? svc.deps.store.getRecord(ctx.tenant, EVENT_ORDER, ticket.data.orderId) : undefined;
-          const payment = order?.data.payment as Payment | null | undefined;
-          const e = exponentOf(payment?.currency ?? ticket.data.currency);
-          // The ticket's own unit decides (a ticket sold before the major-unit convention holds cents).
-          const price = storedMinor(ticket.data, 'price', e);
-          if (price > 0 && payment) {
-            const r = await svc.payments.refund({ tenant: ctx.tenant, paymentId: payment.id, amount: price, currency: payment.currency });
-            refund = { ...r, amount: toMajor(r.amount, e) };
-          }
-          return svc.scanner<StoredRecord>(ctx.tenant, eventId, { op: 'refund', ticketId: ticket.sk, refund, reason: ctx.body.reason, by: byOf(ctx) });
-        }),
+      handler: (ctx) => refundTicket(svc, ctx.tenant, ctx.params.id, ctx.body.reason, byOf(ctx)),
     }),
 
     route({
@@ -554,7 +380,7 @@ export function ticketRoutes(svc: EventsService): RouteDef[] {
       handler: (ctx) => {
         const { ticket: t, eventId } = svc.ticket(ctx.tenant, ctx.params.id);
         const ev = svc.event(ctx.tenant, eventId);
-        const type = svc.deps.store.getRecord(ctx.tenant, TICKET_TYPE, String(t.data.ticketTypeId));
+        const type = ticketTypeRecord(svc, ctx.tenant, String(t.data.ticketTypeId));
         const claimed = (t.data.perksClaimed ?? {}) as Record<string, unknown>;
         const badge = (t.data.badge ?? {}) as Record<string, any>;
         return {

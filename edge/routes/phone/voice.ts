@@ -14,10 +14,9 @@ import {
   type DeviceMsg,
 } from '../../../actors/phone/device.js';
 import { normalizePhone } from '../../../actors/inbox/contact.js';
-import { numberRecordId, numbersFor, numberView, PHONE_NUMBER } from '../../../actors/phone/numbers.js';
+import { numbersFor, numberView, PHONE_NUMBER, removeNumber, saveNumber } from '../../../actors/phone/index.js';
 import { appError } from '../../../core/errors.js';
-import { newRecord, nextVersion, type StoredRecord } from '../../../core/store/record.js';
-import { WriteBatch } from '../../../core/store/store.js';
+import type { StoredRecord } from '../../../core/store/record.js';
 import { voiceIdentity, type VoiceProvider } from '../../../core/voice.js';
 import type { AppDeps } from '../../deps.js';
 import { route, type RequestContext, type RouteDef } from '../../route.js';
@@ -276,20 +275,10 @@ export function phoneRoutes(voice: VoiceProvider): RouteDef[] {
       handler: async (ctx) => {
         const number = normalizePhone(ctx.body.number);
         if (!number || !number.startsWith('+')) throw appError('ERR_VALIDATION', 'body/number must be an E.164 phone number, e.g. +15551234567');
-        const id = numberRecordId(number);
-        const cur = ctx.deps.store.getRecord(ctx.tenant, PHONE_NUMBER, id);
-        const data = {
-          number,
-          label: ctx.body.label ?? (cur?.data.label as string | undefined) ?? number,
-          capabilities: ctx.body.capabilities ?? (cur?.data.capabilities as string[] | undefined) ?? ['voice', 'sms'],
-          assignedTo: (ctx.body.assignedTo ?? (cur?.data.assignedTo as string[] | undefined) ?? []).map((e) => e.toLowerCase()),
-        };
-        const now = ctx.deps.clock.now();
-        const rec = cur ? nextVersion(cur, { data }, now) : newRecord(ctx.tenant, PHONE_NUMBER, data, { sk: id, state: 'active', now });
-        await ctx.deps.store.commit(new WriteBatch().putRecord(rec, cur ? cur.version : 0));
-        if (!cur) ctx.status = 201;
+        const saved = await saveNumber(ctx.deps.store, ctx.deps.clock, ctx.tenant, { ...ctx.body, number });
+        if (saved.created) ctx.status = 201;
         const email = callerEmail(ctx);
-        return { ...numberView(rec), assignedTo: data.assignedTo, mine: data.assignedTo.length === 0 || data.assignedTo.includes(email) };
+        return { ...numberView(saved.rec), assignedTo: saved.assignedTo, mine: saved.assignedTo.length === 0 || saved.assignedTo.includes(email) };
       },
     }),
     route({
@@ -303,10 +292,8 @@ export function phoneRoutes(voice: VoiceProvider): RouteDef[] {
       response: Type.Object({ id: Type.String(), deleted: Type.Boolean() }),
       errors: [404],
       handler: async (ctx) => {
-        const cur = ctx.deps.store.getRecord(ctx.tenant, PHONE_NUMBER, ctx.params.id);
-        if (!cur) throw appError('ERR_NOT_FOUND', `phone number ${ctx.params.id}`);
-        await ctx.deps.store.commit(new WriteBatch().deleteRecord(ctx.tenant, PHONE_NUMBER, cur.sk, cur.version));
-        return { id: cur.sk, deleted: true };
+        const gone = await removeNumber(ctx.deps.store, ctx.tenant, ctx.params.id);
+        return { id: gone.sk, deleted: true };
       },
     }),
     route({

@@ -6,7 +6,6 @@ import { AppError, appError } from '../../../core/errors.js';
 import { assertIdempotencyKey } from '../../../core/idempotency.js';
 import { isId } from '../../../core/ids.js';
 import type { StoredRecord } from '../../../core/store/record.js';
-import { WriteBatch } from '../../../core/store/store.js';
 import { parseDate } from '../../../core/timezone.js';
 import type { Principal } from '../../../core/auth/tokens.js';
 import {
@@ -19,7 +18,7 @@ import {
 } from '../../../actors/reservations/definition.js';
 import { RESERVATIONS_ACTOR, type Owner, type ReservationMessage } from '../../../actors/reservations/messages.js';
 import { findLocation, LOCATION_DATATYPE, locationNotFound, present, type SlotView } from '../../../actors/reservations/queries.js';
-import { RESERVATION_SETTINGS_FIELD, reservationSettingsOf } from '../../../actors/reservations/settings.js';
+import { reservationSettingsOf, saveReservationSettings } from '../../../actors/reservations/index.js';
 import { listPoints } from '../../../actors/checkin-queue/queries.js';
 import { SERVICE_POINT_DATATYPE } from '../../../actors/service-points/actor.js';
 import { askServicePoints } from '../../../actors/service-points/client.js';
@@ -470,14 +469,7 @@ export function reservationRoutes(_deps: AppDeps): RouteDef[] {
         'venue’s tables (the spec’s default).',
       body: Type.Object({ servicePointsRequireStaffToken: Type.Boolean() }, { additionalProperties: false }),
       response: SettingsSchema,
-      handler: async (ctx) => {
-        const org = ctx.deps.store.getOrg(ctx.tenant);
-        if (!org) throw appError('ERR_NOT_FOUND', `organisation ${ctx.tenant}`);
-        // The whole object, one field: a write needs no read of the stored one, so nothing to race.
-        const next = { ...reservationSettingsOf(org), ...ctx.body };
-        await ctx.deps.store.commit(new WriteBatch().patchOrg(ctx.tenant, { [RESERVATION_SETTINGS_FIELD]: next }));
-        return next;
-      },
+      handler: (ctx) => saveReservationSettings(ctx.deps.store, ctx.tenant, ctx.body),
     }),
 
     // Service points: read and changed at the customer level (spec: Auth `customer`); the

@@ -1,12 +1,11 @@
-// What the storefront routes share: schemas, the location of an order, and the services bound to
-// this node (who may call a route is access.ts).
+// What the storefront routes share: schemas, the location of an order, and this node's storefront
+// services (who may call a route is access.ts).
 import { Type, type TSchema } from '@sinclair/typebox';
 import { appError } from '../../../core/errors.js';
 import { isId } from '../../../core/ids.js';
-import { createGateways } from '../../../core/payments/index.js';
 import type { StoredRecord } from '../../../core/store/record.js';
 import { findLocation, LOCATION_DATATYPE, locationNotFound } from '../../../actors/reservations/queries.js';
-import { bindStorefront, type StorefrontServices } from '../../../actors/storefront/services.js';
+import type { StorefrontServices } from '../../../actors/storefront/index.js';
 import { SF_ORDER } from '../../../actors/storefront/order.js';
 import type { AppDeps } from '../../deps.js';
 import type { RequestContext } from '../../route.js';
@@ -76,17 +75,10 @@ export function page<T>(items: T[], p: number | undefined, size: number | undefi
   return { data, total: items.length, hasNext: offset + data.length < items.length, page: pageNo, pageSize };
 }
 
-/** This node's storefront services (gateways from config), created and bound on first use. */
+/** This node's storefront services (the `storefront` port: gateways from config, default currency). */
 export function servicesOf(deps: AppDeps): StorefrontServices {
-  let s = made.get(deps.store);
-  if (!s) {
-    s = { gateways: createGateways(deps.config, deps.store, deps.clock, deps.logger), defaultCurrency: deps.config.payments.currency, logger: deps.logger };
-    bindStorefront(deps.store, s);
-    made.set(deps.store, s);
-  }
-  return s;
+  return deps.services.storefront;
 }
-const made = new WeakMap<object, StorefrontServices>();
 
 export function byOf(ctx: RequestContext): string | undefined {
   return ctx.principal?.sub;

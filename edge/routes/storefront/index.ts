@@ -2,14 +2,11 @@
 import type { AppDeps } from '../../deps.js';
 import type { RouteDef } from '../../route.js';
 import { catalogRoutes } from './catalog.js';
-import { servicesOf } from './common.js';
 import { orderRoutes } from './orders.js';
 import { paymentRoutes } from './payments.js';
 import { receiptRoutes } from './receipts.js';
 import { tabRoutes } from './tabs.js';
 
 export function storefrontRoutes(deps: AppDeps): RouteDef[] {
-  // Gateways are built (and a bad payments config refused) before the node listens.
-  servicesOf(deps);
   return [...catalogRoutes(deps), ...tabRoutes(deps), ...orderRoutes(deps), ...receiptRoutes(deps), ...paymentRoutes(deps)];
 }

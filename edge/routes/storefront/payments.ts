@@ -5,12 +5,9 @@
 // (terminal intent, card, settle) runs without a processor account.
 import { Type } from '@sinclair/typebox';
 import { appError } from '../../../core/errors.js';
-import { assertIdempotencyKey, findIdempotent, fingerprint, IdempotencyGate, recordIdempotent } from '../../../core/idempotency.js';
-import { GatewayError, type PaymentGateway, type PaymentIntent } from '../../../core/payments/gateway.js';
+import type { PaymentGateway } from '../../../core/payments/gateway.js';
 import { LocalGateway } from '../../../core/payments/local.js';
-import { WriteBatch } from '../../../core/store/store.js';
-import { currencyExponent, currencyOf, parseMoney, toMajor } from '../../../actors/storefront/money.js';
-import { readOrder, SF_ORDER, totalsOf } from '../../../actors/storefront/order.js';
+import { createPaymentIntent, gatewayCall, gatewayOf as gatewayOfNode, intentView, type IntentRequest } from '../../../actors/storefront/index.js';
 import type { AppDeps } from '../../deps.js';
 import { route, type RequestContext, type RouteDef } from '../../route.js';
 import { MoneyLike, PAY_TAG, requireLocation, servicesOf, Slug } from './common.js';
@@ -42,107 +39,13 @@ const IntentBody = Type.Object({
 });
 
 function gatewayOf(ctx: RequestContext, name: string): PaymentGateway {
-  const g = servicesOf(ctx.deps).gateways.get(name);
-  if (!g) throw appError('ERR_NOT_FOUND', `payment processor ${name}`);
-  return g;
+  return gatewayOfNode(servicesOf(ctx.deps), name);
 }
 
-async function call<T>(fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (err) {
-    if (err instanceof GatewayError) {
-      if (err.kind === 'declined') throw appError('ERR_PAYMENT_DECLINED', err.message);
-      if (err.kind === 'invalid') throw appError('ERR_BAD_REQUEST', err.message);
-      throw appError('ERR_UNAVAILABLE', `payment gateway unavailable: ${err.message}`);
-    }
-    throw err;
-  }
-}
-
-function present(i: PaymentIntent) {
-  return {
-    id: i.id,
-    provider: i.provider,
-    amount: toMajor(i.amount, currencyExponent(i.currency)),
-    currency: i.currency,
-    status: i.status,
-    clientSecret: i.clientSecret,
-    paymentMethodTypes: i.paymentMethodTypes,
-    captureMethod: i.captureMethod,
-    ...(i.metadata.orderId ? { orderId: i.metadata.orderId } : {}),
-    createdAt: i.createdAt,
-    ...(i.failureMessage ? { failureMessage: i.failureMessage } : {}),
-  };
-}
-
-type IntentBodyT = { amount?: unknown; currency?: string; orderId?: string; description?: string; captureMethod?: 'automatic' | 'manual'; idempotencyKey?: string };
-
-/** Retries of one intent (same tenant and key) run one at a time: the lookup and the record. */
-const intentGates = new WeakMap<AppDeps, IdempotencyGate>();
-
-/**
- * An intent with `idempotencyKey`: a retry answers the first result, even once the tab it paid is
- * closed (the client that never heard the first answer retries after paying), and retries arriving
- * together make one intent. The answer is recorded after the gateway made the intent; a crash in
- * between is covered by the gateway itself, which is handed the same key.
- */
-async function createIntent(ctx: RequestContext, processor: string, body: IntentBodyT, methodTypes: string[]) {
-  assertIdempotencyKey(body.idempotencyKey);
-  const key = body.idempotencyKey;
-  if (!key) return makeIntent(ctx, processor, body, methodTypes);
-  const print = fingerprint(`storefront.intent.${processor}.${methodTypes.join(',')}`, body);
-  let gate = intentGates.get(ctx.deps);
-  if (!gate) intentGates.set(ctx.deps, (gate = new IdempotencyGate()));
-  return gate.run(`${ctx.tenant}\u0000${key}`, async () => {
-    const hit = findIdempotent(ctx.deps.store, ctx.tenant, key, print, ctx.deps.clock);
-    if (hit) {
-      ctx.status = hit.status;
-      return hit.body;
-    }
-    const out = await makeIntent(ctx, processor, body, methodTypes);
-    const batch = new WriteBatch();
-    recordIdempotent(batch, ctx.tenant, key, print, { status: ctx.status, body: out }, ctx.deps.clock);
-    await ctx.deps.store.commit(batch);
-    return out;
-  });
-}
-
-async function makeIntent(ctx: RequestContext, processor: string, body: IntentBodyT, methodTypes: string[]) {
-  const gateway = gatewayOf(ctx, processor);
-  const metadata: Record<string, string> = {};
-  let currency = currencyOf(body.currency?.toUpperCase(), servicesOf(ctx.deps).defaultCurrency);
-  if (body.currency && currency !== body.currency.toUpperCase()) throw appError('ERR_VALIDATION', `body/currency "${body.currency}" is not an ISO 4217 code`);
-  let due: number | undefined;
-  if (body.orderId) {
-    const rec = ctx.deps.store.getRecord(ctx.tenant, SF_ORDER, body.orderId);
-    if (!rec) throw appError('ERR_NOT_FOUND', `order ${body.orderId}`);
-    const o = readOrder(rec, servicesOf(ctx.deps).defaultCurrency);
-    if (o.status !== 'open') throw appError('ERR_CONFLICT', `order ${body.orderId} is ${o.status}: nothing to pay`);
-    if (body.currency && o.currency !== currency) throw appError('ERR_VALIDATION', `body/currency must be the order's (${o.currency})`);
-    currency = o.currency;
-    due = totalsOf(o).balanceDue;
-    metadata.orderId = rec.sk;
-    metadata.orderNumber = String(rec.data.orderNumber ?? '');
-    metadata.businessLocationId = String(rec.data.businessLocationId ?? '');
-  }
-  const exponent = currencyExponent(currency);
-  const amount = body.amount !== undefined ? parseMoney(body.amount, 'body/amount', exponent, { zero: false }) : due;
-  if (amount === undefined) throw appError('ERR_VALIDATION', 'body/amount is required without body/orderId');
-  if (amount === 0) throw appError('ERR_VALIDATION', 'nothing to pay: the order has no balance due');
-  const intent = await call(() =>
-    gateway.createIntent({
-      tenant: ctx.tenant,
-      amount,
-      currency,
-      paymentMethodTypes: methodTypes,
-      captureMethod: body.captureMethod ?? 'automatic',
-      ...(body.description ? { description: body.description } : {}),
-      metadata,
-      ...(body.idempotencyKey ? { idempotencyKey: body.idempotencyKey } : {}),
-    }),
-  );
-  return present(intent);
+async function createIntent(ctx: RequestContext, processor: string, body: IntentRequest, methodTypes: string[]) {
+  const out = await createPaymentIntent(ctx.deps.store, ctx.deps.clock, servicesOf(ctx.deps), ctx.tenant, processor, body, methodTypes, ctx.status);
+  ctx.status = out.status;
+  return out.body;
 }
 
 export function paymentRoutes(_deps: AppDeps): RouteDef[] {
@@ -238,7 +141,7 @@ export function paymentRoutes(_deps: AppDeps): RouteDef[] {
             throw appError('ERR_CONFLICT', `payment intent ${intent.id} is ${intent.status}: it takes no card now`);
           }
           const declined = ctx.body.outcome === 'declined';
-          return present(await call(() => g.simulate(ctx.tenant, intent.id, declined ? 'failed' : 'succeeded', 'card declined (simulated reader)')));
+          return intentView(await gatewayCall(() => g.simulate(ctx.tenant, intent.id, declined ? 'failed' : 'succeeded', 'card declined (simulated reader)')));
         },
       }),
     ),
@@ -256,7 +159,7 @@ export function paymentRoutes(_deps: AppDeps): RouteDef[] {
         errors: [404, 503],
         handler: (ctx) => {
           const g = gatewayOf(ctx, ctx.params.processor);
-          return call(() => g.connectionToken(ctx.tenant, { ...(ctx.body.terminalLocationId ? { terminalLocationId: ctx.body.terminalLocationId } : {}) }));
+          return gatewayCall(() => g.connectionToken(ctx.tenant, { ...(ctx.body.terminalLocationId ? { terminalLocationId: ctx.body.terminalLocationId } : {}) }));
         },
       }),
     ),
@@ -284,7 +187,7 @@ export function paymentRoutes(_deps: AppDeps): RouteDef[] {
           const addr = loc.data.address && typeof loc.data.address === 'object' ? (loc.data.address as Record<string, unknown>) : undefined;
           const str = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
           const displayName = ctx.body.displayName ?? str(loc.data.displayName) ?? str(loc.data.title) ?? ctx.body.businessLocationId;
-          return call(() =>
+          return gatewayCall(() =>
             g.ensureTerminalLocation(ctx.tenant, {
               businessLocationId: ctx.body.businessLocationId,
               displayName,

@@ -4,7 +4,7 @@
 import { Type } from '@sinclair/typebox';
 import { appError } from '../../../core/errors.js';
 import type { OutboxMessage } from '../../../core/outbox.js';
-import { WriteBatch } from '../../../core/store/store.js';
+import { queueReceipt } from '../../../actors/storefront/index.js';
 import { findLocation } from '../../../actors/reservations/queries.js';
 import { readOrder, SF_ORDER } from '../../../actors/storefront/order.js';
 import { formatMinor } from '../../../actors/storefront/money.js';
@@ -32,9 +32,7 @@ function payloadOf(ctx: RequestContext, id: string, kind: PayloadKind, copy: Cop
 
 /** Queues the message in the outbox (core/outbox.ts): stored now, handed to the provider by the dispatcher. */
 async function queue(ctx: RequestContext, msg: OutboxMessage) {
-  const batch = new WriteBatch();
-  const sent = await ctx.deps.outbox.send(ctx.tenant, msg, batch);
-  await ctx.deps.store.commit(batch);
+  const sent = await queueReceipt(ctx.deps.store, ctx.deps.outbox, ctx.tenant, msg);
   return { id: sent.id, channel: sent.channel, to: sent.to, kind: sent.kind ?? '', provider: sent.provider };
 }
 

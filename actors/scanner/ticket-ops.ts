@@ -12,11 +12,11 @@ import { queueMessage } from '../../core/outbox.js';
 import type { Store, WriteBatch } from '../../core/store/store.js';
 import { newRecord, nextVersion, type StoredRecord } from '../../core/store/record.js';
 import type { ActorContext } from '../../core/actor/runtime.js';
-import { byCredentialCode } from '../scanner/locate.js';
-import { newCodeSecret } from '../scanner/ticket-code.js';
-import { iso, readTicket, secretOf, writeTicket, type ScannerState } from '../scanner/state.js';
-import { exponentOf, majorFields, storedMinor } from './money.js';
-import type { Payment } from './payments.js';
+import { byCredentialCode } from './locate.js';
+import { newCodeSecret } from './ticket-code.js';
+import { iso, readTicket, secretOf, writeTicket, type ScannerState } from './state.js';
+import { exponentOf, majorFields, storedMinor } from '../event-records/money.js';
+import type { Payment } from '../event-records/payment.js';
 import {
   credentialClaim,
   EVENT_ORDER,
@@ -32,7 +32,7 @@ import {
   ticketIdFor,
   ticketOfEvent,
   FULFILLED_NS,
-} from './records.js';
+} from '../event-records/records.js';
 
 export type IssueSource = 'create' | 'purchase' | 'comp' | 'fulfill' | 'walk-in';
 

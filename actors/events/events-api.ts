@@ -1,26 +1,38 @@
-// What the /events routes share within one node: the event lookup (by id or slug, cached for the
-// scan path and dropped on every event write), the calls into the events and scanner actors (a
-// refusal a scanner answers as a value is thrown here), the payments provider and the in-process
-// gates that serialize retries of one purchase, fulfilment or refund.
-import { appError } from '../../../core/errors.js';
-import { IdempotencyGate } from '../../../core/idempotency.js';
-import type { StoredRecord } from '../../../core/store/record.js';
-import { EVENTS, EVENTS_KEY, type EventsMsg } from '../../../actors/events/events-actor.js';
-import { LocalPayments, type PaymentsProvider } from '../../../actors/events/payments.js';
-import { findEvent, TICKET } from '../../../actors/events/records.js';
-import { SCANNER, type ScannerMsg } from '../../../actors/scanner/scanner.js';
-import { Failure } from '../../../actors/scanner/state.js';
-import type { AppDeps } from '../../deps.js';
+// The events area's API within one node: the event lookup (by id or slug, cached for the scan
+// path and dropped on every event write), the calls into the events and scanner actors (a refusal
+// a scanner answers as a value is thrown here), the payments provider and the in-process gates
+// that serialize retries of one purchase, fulfilment or refund. The issuing steps built on it are
+// ./ticket-sales.ts.
+import type { ActorRuntime } from '../../core/actor/runtime.js';
+import type { Clock } from '../../core/clock.js';
+import { appError } from '../../core/errors.js';
+import { IdempotencyGate } from '../../core/idempotency.js';
+import type { Logger } from '../../core/log.js';
+import type { StoredRecord } from '../../core/store/record.js';
+import type { Store } from '../../core/store/store.js';
+import { EVENTS, EVENTS_KEY, type EventsMsg } from './events-actor.js';
+import { LocalPayments, type PaymentsProvider } from './payments.js';
+import { findEvent, TICKET } from '../event-records/records.js';
+import { SCANNER, type ScannerMsg, Failure } from '../scanner/index.js';
+
+/** The node's parts the events area uses (the edge passes its whole set; the type parameter keeps it). */
+export interface EventsDeps {
+  readonly store: Store;
+  readonly runtime: ActorRuntime;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly config: { readonly store: { readonly defaultPageSize: number; readonly maxPageSize: number } };
+}
 
 const CACHE_MAX = 10_000;
 
-export class EventsService {
+export class EventsApi<D extends EventsDeps = EventsDeps> {
   private readonly cache = new Map<string, StoredRecord>();
   readonly gate = new IdempotencyGate();
   readonly payments: PaymentsProvider;
 
   constructor(
-    readonly deps: AppDeps,
+    readonly deps: D,
     payments?: PaymentsProvider,
   ) {
     this.payments = payments ?? new LocalPayments(deps.clock);

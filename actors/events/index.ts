@@ -1,0 +1,26 @@
+// The events area's public surface: the per-node API (event lookup, the events and scanner
+// actors, payments) and the issuing steps built on it.
+export { EventsApi, byCreated, type EventsDeps } from './events-api.js';
+export {
+  compTickets,
+  createTicket,
+  fulfilTickets,
+  purchaseTickets,
+  refundTicket,
+  ticketWithCode,
+  type CompRequest,
+  type FulfilRequest,
+  type PurchaseRequest,
+  type SaleAnswer,
+} from './ticket-sales.js';
+export {
+  eventRecordWithTypes,
+  lookupTickets,
+  mediaOf,
+  mediaRecords,
+  sessionsOf,
+  ticketRecord,
+  ticketsOfHolder,
+  ticketTypeRecord,
+  ticketTypesOf,
+} from './event-reads.js';
