@@ -6,10 +6,8 @@ import { storefrontActor } from '../../actors/storefront/tenant-actor.js';
 import { BM_LOCATION_PRODUCT, SF_CATEGORY, SF_ORDER, SF_PRODUCT } from '../../actors/storefront/order.js';
 import { POS_TABS_ACTOR, type PosMessage } from '../../actors/storefront/messages.js';
 import { RECORD_WRITTEN } from '../../actors/records/records-actor.js';
-import type { AppDeps, Module } from '../deps.js';
+import type { AppDeps, Module, ModuleNode } from '../deps.js';
 import { storefrontRoutes } from '../routes/storefront/index.js';
-
-const unsubscribers = new WeakMap<AppDeps, () => void>();
 
 export const storefrontModule: Module = {
   name: 'storefront',
@@ -23,24 +21,32 @@ export const storefrontModule: Module = {
     [SF_CATEGORY, 'data.businessLocationId'],
   ],
   routes: storefrontRoutes,
-  start(deps) {
-    // A tab written through the record store (created, reopened, relabelled) reaches its
-    // location's POS actor, which keeps its open tabs in memory. Only a live actor needs telling:
-    // one that activates later reads the store. Every node hears it; only the owner's is live.
-    const prefix = `${RECORD_WRITTEN}.`;
-    const off = deps.bus.subscribe(`${prefix}*`, (event, subject) => {
-      const e = event as { datatype?: unknown; sk?: unknown };
-      if (e.datatype !== SF_ORDER || typeof e.sk !== 'string') return;
-      const tenant = subject.slice(prefix.length);
-      const location = deps.store.getRecord(tenant, SF_ORDER, e.sk)?.data.businessLocationId;
-      if (typeof location !== 'string' || !deps.runtime.isLive(tenant, POS_TABS_ACTOR, location)) return;
-      const msg: PosMessage = { type: 'tab-written', orderId: e.sk };
-      deps.runtime.ask(tenant, POS_TABS_ACTOR, location, msg).catch((err: unknown) => deps.logger.warn({ err, tenant }, 'could not tell the POS of a tab written elsewhere'));
-    });
-    unsubscribers.set(deps, off);
-  },
-  stop(deps) {
-    unsubscribers.get(deps)?.();
-    unsubscribers.delete(deps);
-  },
+  perNode: (deps) => tabsHearWrites(deps),
 };
+
+/**
+ * A tab written through the record store (created, reopened, relabelled) reaches its location's
+ * POS actor, which keeps its open tabs in memory. Only a live actor needs telling: one that
+ * activates later reads the store. Every node hears it; only the owner's is live.
+ */
+function tabsHearWrites(deps: AppDeps): ModuleNode {
+  let off: (() => void) | undefined;
+  return {
+    start() {
+      const prefix = `${RECORD_WRITTEN}.`;
+      off = deps.bus.subscribe(`${prefix}*`, (event, subject) => {
+        const e = event as { datatype?: unknown; sk?: unknown };
+        if (e.datatype !== SF_ORDER || typeof e.sk !== 'string') return;
+        const tenant = subject.slice(prefix.length);
+        const location = deps.store.getRecord(tenant, SF_ORDER, e.sk)?.data.businessLocationId;
+        if (typeof location !== 'string' || !deps.runtime.isLive(tenant, POS_TABS_ACTOR, location)) return;
+        const msg: PosMessage = { type: 'tab-written', orderId: e.sk };
+        deps.runtime.ask(tenant, POS_TABS_ACTOR, location, msg).catch((err: unknown) => deps.logger.warn({ err, tenant }, 'could not tell the POS of a tab written elsewhere'));
+      });
+    },
+    stop() {
+      off?.();
+      off = undefined;
+    },
+  };
+}
