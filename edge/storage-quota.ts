@@ -2,7 +2,7 @@
 // plan's quotas from `quotas.plans`, the plan picked as the rate limits pick it, and the datatypes
 // of the service's own bookkeeping, which an organisation over its quota must still write to sign
 // in, delete what it stores and hear about it.
-import { BACKUP, SECURITY } from '../actors/auth/model.js';
+import { BACKUP, SECURITY } from '../actors/auth/index.js';
 import type { Config } from '../core/config.js';
 import { OUTBOX_DATATYPE } from '../core/outbox.js';
 import { planLimits, type QuotaPolicy } from '../core/store/usage.js';

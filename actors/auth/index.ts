@@ -21,3 +21,4 @@ export { refreshActor } from './refresh.js';
 export { SECURITY_ACTOR, securityActor, type SecurityMsg } from './security.js';
 export { OUTBOX_JOB, type OutboxRead } from './outbox-job.js';
 export { accountOf } from './outbox-view.js';
+export { customerIdsOf, provenEmailOf } from './email-proof.js';

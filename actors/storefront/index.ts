@@ -11,3 +11,6 @@ export { buildPayload, receiptText, type Copy, type PayloadKind, type ReceiptPay
 export { listProducts, listPosCategories } from './catalog.js';
 export { createPaymentIntent, gatewayCall, gatewayOf, intentView, type IntentRequest, type IntentView } from './payment-intents.js';
 export { queueReceipt } from './receipt-outbox.js';
+export { CATALOG_JOB, type CatalogRead } from './catalog-job.js';
+export { formatMinor, toMajor } from './money.js';
+export { contactOf, isOrderRecord, withoutPersonalData } from './privacy.js';

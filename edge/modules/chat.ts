@@ -8,7 +8,7 @@
 // - the chat area (actors/chat: createChatApi over the actors chat-room and chat-session, per
 //   chat and per session, chat-queue and presence, per tenant, community, per conversation).
 import { chatActors, chatIndexes } from '../../actors/chat/index.js';
-import { CUSTOMER_ACTIVITY } from '../../actors/crm/customer-activity.js';
+import { CUSTOMER_ACTIVITY } from '../../actors/crm/index.js';
 import type { AppDeps, Module } from '../deps.js';
 import { aiStreamRoutes } from '../routes/chat/ai-stream.js';
 import { chatRoutes } from '../routes/chat/chat.js';

@@ -1,7 +1,7 @@
 // The check-in feature area: the check-in queue actor (one per location) and its routes. Its tasks
 // live in the workflow area (workflow `check-in`), its service points and bookings in the
 // reservations area.
-import { checkinQueueActor } from '../../actors/checkin-queue/actor.js';
+import { checkinQueueActor } from '../../actors/checkin-queue/index.js';
 import type { Module } from '../deps.js';
 import { checkinRoutes } from '../routes/checkin/index.js';
 

@@ -1,12 +1,12 @@
 // The CRM feature area (spec: Endpoints → CRM (staff)): leads, support tickets, customer
 // activity, the inbox and the communications log; plus social sync and the integration
 // catalogue, which have no module of their own.
-import { customerActivityActor, CUSTOMER_ACTIVITY } from '../../actors/crm/customer-activity.js';
-import { LEAD } from '../../actors/crm/leads.js';
-import { SOCIAL_ACTIVITY, socialSyncActor } from '../../actors/crm/social.js';
-import { SUPPORT_TICKET, SUPPORT_TICKET_MESSAGE, supportTicketActor } from '../../actors/crm/support-ticket.js';
-import { COMM_MESSAGE, INBOX_CONVERSATION, inboxActor } from '../../actors/inbox/conversation.js';
-import { CALL_RECORDING, PHONE_CALL } from '../../actors/phone/call.js';
+import { customerActivityActor, CUSTOMER_ACTIVITY } from '../../actors/crm/index.js';
+import { LEAD } from '../../actors/crm/index.js';
+import { SOCIAL_ACTIVITY, socialSyncActor } from '../../actors/crm/index.js';
+import { SUPPORT_TICKET, SUPPORT_TICKET_MESSAGE, supportTicketActor } from '../../actors/crm/index.js';
+import { COMM_MESSAGE, INBOX_CONVERSATION, inboxActor } from '../../actors/inbox/index.js';
+import { CALL_RECORDING, PHONE_CALL } from '../../actors/phone/index.js';
 import type { ActorKind } from '../../core/actor/runtime.js';
 import type { Module } from '../deps.js';
 import { communicationRoutes } from '../routes/crm/communications.js';

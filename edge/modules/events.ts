@@ -1,7 +1,7 @@
 // The events feature area (spec: Endpoints → Events, and `/client/events/tickets/mine`): events
 // and ticketing, with one door-scanning actor per event (actors/scanner) and one events actor per
 // tenant (actors/events).
-import { eventsActor } from '../../actors/events/events-actor.js';
+import { eventsActor } from '../../actors/events/index.js';
 import { EventsApi } from '../../actors/events/index.js';
 import {
   EVENT,
@@ -11,7 +11,7 @@ import {
   EVENT_SESSION,
   TICKET,
   TICKET_TYPE,
-} from '../../actors/event-records/records.js';
+} from '../../actors/event-records/index.js';
 import { scannerActor, unmatchedScansActor } from '../../actors/scanner/index.js';
 import type { AppDeps, Module } from '../deps.js';
 import type { RouteDef } from '../route.js';

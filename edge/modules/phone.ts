@@ -1,8 +1,8 @@
 // The phone feature area (spec: Endpoints → Phone (staff)): softphone devices with heartbeats,
 // voice access tokens, numbers, the system summary, and the provider webhooks for inbound SMS
 // and calls. The voice provider is built per node from config `voice`.
-import { phoneCallActor } from '../../actors/phone/call.js';
-import { PHONE_DEVICE, phoneDeviceActor } from '../../actors/phone/device.js';
+import { phoneCallActor } from '../../actors/phone/index.js';
+import { PHONE_DEVICE, phoneDeviceActor } from '../../actors/phone/index.js';
 import { createVoiceProvider } from '../../core/voice.js';
 import type { AppDeps, Module } from '../deps.js';
 import { inboundRoutes } from '../routes/phone/inbound.js';

@@ -1,11 +1,11 @@
 // The reservations feature area: reservation definitions, bookings (the reservations actor, one
 // per definition), service points (the service-points actor, one per location) and the durable
 // reminder timers.
-import { reservationsActor } from '../../actors/reservations/actor.js';
-import { RESERVATION_DATATYPE, RESERVATION_DEFINITION_DATATYPE } from '../../actors/reservations/definition.js';
-import { REMINDER_JOB, RESERVATIONS_ACTOR, type ReservationMessage } from '../../actors/reservations/messages.js';
-import { LOCATION_DATATYPE } from '../../actors/reservations/queries.js';
-import { SERVICE_POINT_DATATYPE, servicePointsActor } from '../../actors/service-points/actor.js';
+import { reservationsActor } from '../../actors/reservations/index.js';
+import { RESERVATION_DATATYPE, RESERVATION_DEFINITION_DATATYPE } from '../../actors/reservations/index.js';
+import { REMINDER_JOB, RESERVATIONS_ACTOR, type ReservationMessage } from '../../actors/reservations/index.js';
+import { LOCATION_DATATYPE } from '../../actors/reservations/index.js';
+import { SERVICE_POINT_DATATYPE, servicePointsActor } from '../../actors/service-points/index.js';
 import type { Module } from '../deps.js';
 import { reservationRoutes } from '../routes/reservations/index.js';
 

@@ -1,11 +1,11 @@
 // The storefront feature area: products and POS categories, POS tabs (one tabs actor per location,
 // money in integer minor units), kitchen firing through the workflow area, settling, refunds,
 // splits, receipts and print jobs, and the payment gateways (`local` offline, `stripe` with keys).
-import { posTabsActor } from '../../actors/storefront/pos-tabs.js';
-import { storefrontActor } from '../../actors/storefront/tenant-actor.js';
-import { BM_LOCATION_PRODUCT, SF_CATEGORY, SF_ORDER, SF_PRODUCT } from '../../actors/storefront/order.js';
-import { POS_TABS_ACTOR, type PosMessage } from '../../actors/storefront/messages.js';
-import { RECORD_WRITTEN } from '../../actors/records/records-actor.js';
+import { posTabsActor } from '../../actors/storefront/index.js';
+import { storefrontActor } from '../../actors/storefront/index.js';
+import { BM_LOCATION_PRODUCT, SF_CATEGORY, SF_ORDER, SF_PRODUCT } from '../../actors/storefront/index.js';
+import { POS_TABS_ACTOR, type PosMessage } from '../../actors/storefront/index.js';
+import { RECORD_WRITTEN } from '../../actors/records/index.js';
 import type { AppDeps, Module, ModuleNode } from '../deps.js';
 import { storefrontRoutes } from '../routes/storefront/index.js';
 

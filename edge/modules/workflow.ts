@@ -1,10 +1,10 @@
 // The workflow feature area: the per-tenant workflow actor (task records), its routes, and the
 // durable escalation and snooze timers, whose handlers it registers on the node's scheduler (a port,
 // core/scheduler.ts: the node starts and stops it). Its actors send through the node's outbox port.
-import { workflowActor } from '../../actors/workflow/actor.js';
+import { workflowActor } from '../../actors/workflow/index.js';
 import { askWorkflow, createWorkflowApi } from '../../actors/workflow/index.js';
-import { TASK_DATATYPE } from '../../actors/workflow/definitions.js';
-import { ESCALATION_JOB, SNOOZE_JOB } from '../../actors/workflow/messages.js';
+import { TASK_DATATYPE } from '../../actors/workflow/index.js';
+import { ESCALATION_JOB, SNOOZE_JOB } from '../../actors/workflow/index.js';
 import type { Module } from '../deps.js';
 import { workflowRoutes } from '../routes/workflow/index.js';
 

@@ -14,7 +14,7 @@ import {
   clientInfo,
   listOf,
 } from './common.js';
-import { listRecords } from '../../../actors/records/reads.js';
+import { listRecords } from '../../../actors/records/index.js';
 
 const AppSchema = Type.Object({
   appId: Type.String(),

@@ -20,7 +20,7 @@ import {
   caller,
   listOf,
 } from './common.js';
-import { listRecords } from '../../../actors/records/reads.js';
+import { listRecords } from '../../../actors/records/index.js';
 
 const EmployeeSchema = Type.Object({
   id: Type.String(),

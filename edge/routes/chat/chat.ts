@@ -9,7 +9,7 @@ import type { ChatFeature } from '../../sockets/chat-feature.js';
 import { OneOf } from '../../sockets/schemas.js';
 import { ListOf, RecordSchema } from '../records/schemas.js';
 import { ChatId, ChatMessage, EmailParam, pageOf, pageQuery, Participant, TAG_CHAT } from './common.js';
-import { listRecords } from '../../../actors/records/reads.js';
+import { listRecords } from '../../../actors/records/index.js';
 
 const QueueEntry = Type.Object({
   chatId: Type.String(),

@@ -2,14 +2,14 @@
 // online, one agent's presence, an agent's status, a customer's journey, and totals.
 import { Type } from '@sinclair/typebox';
 // The CRM area records customer activity (data {email, type, name, importance, properties, at}).
-import { CUSTOMER_ACTIVITY } from '../../../actors/crm/customer-activity.js';
+import { CUSTOMER_ACTIVITY } from '../../../actors/crm/index.js';
 import type { AppDeps } from '../../deps.js';
 import { route, type RouteDef } from '../../route.js';
 import type { ChatFeature } from '../../sockets/chat-feature.js';
 import { ListOf, RecordSchema } from '../records/schemas.js';
 import { OneOf } from '../../sockets/schemas.js';
 import { EmailParam, pageOf, pageQuery, PresenceView, TAG_PRESENCE } from './common.js';
-import { listRecords } from '../../../actors/records/reads.js';
+import { listRecords } from '../../../actors/records/index.js';
 
 export function presenceRoutes(f: ChatFeature, deps: AppDeps): RouteDef[] {
   const max = deps.config.store.maxPageSize;

@@ -5,20 +5,20 @@
 import { Type } from '@sinclair/typebox';
 import { AppError, appError } from '../../../core/errors.js';
 import { dayRange, parseDate } from '../../../core/timezone.js';
-import { CHECKIN_ACTOR, type CheckinMessage } from '../../../actors/checkin-queue/actor.js';
-import { history, listPoints, liveTasks, position, summary } from '../../../actors/checkin-queue/queries.js';
-import { RESERVATION_DATATYPE } from '../../../actors/reservations/definition.js';
-import { findDefinition } from '../../../actors/reservations/definition.js';
-import { locationTimezone } from '../../../actors/reservations/queries.js';
+import { CHECKIN_ACTOR, type CheckinMessage } from '../../../actors/checkin-queue/index.js';
+import { history, listPoints, liveTasks, position, summary } from '../../../actors/checkin-queue/index.js';
+import { RESERVATION_DATATYPE } from '../../../actors/reservations/index.js';
+import { findDefinition } from '../../../actors/reservations/index.js';
+import { locationTimezone } from '../../../actors/reservations/index.js';
 import { pageItems } from '../../../core/store/query.js';
-import { locationOfPoint } from '../../../actors/service-points/client.js';
-import { CHECKIN_WAITING, CHECKIN_WORKFLOW, TASK_DATATYPE } from '../../../actors/workflow/definitions.js';
+import { locationOfPoint } from '../../../actors/service-points/index.js';
+import { CHECKIN_WAITING, CHECKIN_WORKFLOW, TASK_DATATYPE } from '../../../actors/workflow/index.js';
 import type { AppDeps } from '../../deps.js';
 import { route, type RequestContext, type RouteDef } from '../../route.js';
 import { FreeObject, recordOf } from '../../schemas.js';
 import { requireLocation } from '../reservations/index.js';
 import { byOf, IdParam, ISODate, ISODateTime, ListOf, Paging, RecordList, RecordSchema, Slug, StringEnum } from '../workflow/schemas.js';
-import { RESERVATION_READS_JOB, type ReservationRead } from '../../../actors/reservations/read-job.js';
+import { RESERVATION_READS_JOB, type ReservationRead } from '../../../actors/reservations/index.js';
 
 const TAG = 'Check-in queue';
 const TaskIdParam = IdParam('taskId', 'Check-in task id (sk)');

@@ -2,8 +2,8 @@
 // recordings. Inbound SMS and calls arrive through the phone module's provider webhooks; outbound
 // SMS through the inbox (`POST /crm/inbox/update?send=true`). Every list is newest first.
 import { Type } from '@sinclair/typebox';
-import { COMM_MESSAGE } from '../../../actors/inbox/conversation.js';
-import { CALL_RECORDING, PHONE_CALL, recordingRecordId } from '../../../actors/phone/call.js';
+import { COMM_MESSAGE } from '../../../actors/inbox/index.js';
+import { CALL_RECORDING, PHONE_CALL, recordingRecordId } from '../../../actors/phone/index.js';
 import { appError } from '../../../core/errors.js';
 import type { Filter } from '../../../core/store/query.js';
 import { route, type RouteDef } from '../../route.js';

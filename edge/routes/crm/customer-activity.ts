@@ -1,7 +1,7 @@
 // Customer activity (spec: Endpoints → CRM (staff)): record what a person did, read it back as a
 // timeline or a summary, and erase all of it (the right to erasure).
 import { Type } from '@sinclair/typebox';
-import { ACTIVITY_TYPES, CUSTOMER_ACTIVITY_ACTOR, normalizeEmail, type ActivityMsg } from '../../../actors/crm/customer-activity.js';
+import { ACTIVITY_TYPES, CUSTOMER_ACTIVITY_ACTOR, normalizeEmail, type ActivityMsg } from '../../../actors/crm/index.js';
 import type { StoredRecord } from '../../../core/store/record.js';
 import { route, type RouteDef } from '../../route.js';
 import { crmList } from './listing.js';

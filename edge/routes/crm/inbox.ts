@@ -3,7 +3,7 @@
 // flags and assignment that, with `?send=true`, also wraps a message into a record and sends it
 // through the channel's outbox provider (which is how staff send an SMS).
 import { Type } from '@sinclair/typebox';
-import { CHANNELS, conversationId, normalizeContact, parseParties, type Channel } from '../../../actors/inbox/contact.js';
+import { CHANNELS, conversationId, normalizeContact, parseParties, type Channel } from '../../../actors/inbox/index.js';
 import {
   COMM_MESSAGE,
   CONVERSATION_STATUSES,
@@ -11,12 +11,12 @@ import {
   INBOX_CONVERSATION,
   type InboxMsg,
   type InboxReply,
-} from '../../../actors/inbox/conversation.js';
+} from '../../../actors/inbox/index.js';
 import { AppError, appError } from '../../../core/errors.js';
 import { route, type RouteDef } from '../../route.js';
 import { crmList } from './listing.js';
 import { Enum, Email, Id, ListOf, PageProps, RecordOf } from './schemas.js';
-import { listRecords } from '../../../actors/records/reads.js';
+import { listRecords } from '../../../actors/records/index.js';
 
 const TAG = 'Inbox';
 const ChannelT = Enum(CHANNELS);

@@ -3,11 +3,11 @@
 // (the spec shows no lead schema); PUT takes the spec's update body `{data, version}` and answers
 // 409 when `version` is not the stored one.
 import { Type } from '@sinclair/typebox';
-import { createLead, deleteLead, LEAD, leadFilter, updateLead } from '../../../actors/crm/leads.js';
+import { createLead, deleteLead, LEAD, leadFilter, updateLead } from '../../../actors/crm/index.js';
 import { appError } from '../../../core/errors.js';
 import { route, type RouteDef } from '../../route.js';
 import { Enum, Email, Id, ListOf, PageProps, RecordOf } from './schemas.js';
-import { listRecords } from '../../../actors/records/reads.js';
+import { listRecords } from '../../../actors/records/index.js';
 
 const TAG = 'CRM leads';
 

@@ -1,9 +1,9 @@
 // A CRM list read (actors/crm/listings.ts) measured before it runs, as a route's own record
 // listings are (actors/records/reads.ts): up to INLINE_LISTING_MAX candidates on the event loop,
 // beyond in a query worker (actors/crm/listings-job.ts), where it cannot hold other tenants.
-import { CRM_LISTINGS_JOB, type CrmListingRead } from '../../../actors/crm/listings-job.js';
-import { crmListing, sourcesOf, type CrmListing } from '../../../actors/crm/listings.js';
-import { INLINE_LISTING_MAX } from '../../../actors/records/reads.js';
+import { CRM_LISTINGS_JOB, type CrmListingRead } from '../../../actors/crm/index.js';
+import { crmListing, sourcesOf, type CrmListing } from '../../../actors/crm/index.js';
+import { INLINE_LISTING_MAX } from '../../../actors/records/index.js';
 import type { RequestContext } from '../../route.js';
 
 export function crmList<T>(ctx: RequestContext, listing: CrmListing): Promise<T> {

@@ -12,14 +12,14 @@ import {
   type Author,
   type TicketMsg,
   type TicketReply,
-} from '../../../actors/crm/support-ticket.js';
+} from '../../../actors/crm/index.js';
 import { appError } from '../../../core/errors.js';
 import { newId } from '../../../core/ids.js';
 import type { Filter } from '../../../core/store/query.js';
 import type { RequestContext } from '../../route.js';
 import { route, type RouteDef } from '../../route.js';
 import { Enum, Email, Id, ListOf, PageProps, RecordOf } from './schemas.js';
-import { listRecords } from '../../../actors/records/reads.js';
+import { listRecords } from '../../../actors/records/index.js';
 
 const TAG = 'Support tickets';
 

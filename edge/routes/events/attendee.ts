@@ -5,7 +5,7 @@
 import type { AppDeps } from '../../deps.js';
 import { Type } from '@sinclair/typebox';
 import type { Principal } from '../../../core/auth/tokens.js';
-import { customerIdsOf, provenEmailOf } from '../../../actors/auth/email-proof.js';
+import { customerIdsOf, provenEmailOf } from '../../../actors/auth/index.js';
 import { appError } from '../../../core/errors.js';
 import type { StoredRecord } from '../../../core/store/record.js';
 import { route, type RouteDef } from '../../route.js';

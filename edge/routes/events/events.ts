@@ -7,9 +7,9 @@ import { appError } from '../../../core/errors.js';
 import type { Filter } from '../../../core/store/query.js';
 import type { StoredRecord } from '../../../core/store/record.js';
 import { isValidTimeZone, localDate } from '../../../core/timezone.js';
-import type { ChildKind, EventInput, EventWithTypes as Written } from '../../../actors/events/events-actor.js';
-import { exponentOf, storedMinor, ticketTypeRead } from '../../../actors/event-records/money.js';
-import { toMajor } from '../../../actors/storefront/money.js';
+import type { ChildKind, EventInput, EventWithTypes as Written } from '../../../actors/events/index.js';
+import { exponentOf, storedMinor, ticketTypeRead } from '../../../actors/event-records/index.js';
+import { toMajor } from '../../../actors/storefront/index.js';
 import {
   EVENT,
   EVENT_MEDIA,
@@ -17,13 +17,13 @@ import {
   EVENT_SESSION,
   RESERVED_SLUGS,
   type SoldCounts,
-} from '../../../actors/event-records/records.js';
+} from '../../../actors/event-records/index.js';
 import { doorFree } from './door-wait.js';
 import { route, type RouteDef } from '../../route.js';
 import { mediaRoutes, removeStoredFiles } from './media.js';
 import { EventCreate, EventParams, EventUpdate, EventWithTypes, Id, IdParams, ListOf, Paging, RecordList, RecordSchema, TicketType } from './schemas.js';
 import { eventRecordWithTypes, mediaOf, mediaRecords, sessionsOf, ticketTypesOf, type EventsApi } from '../../../actors/events/index.js';
-import { listRecords } from '../../../actors/records/reads.js';
+import { listRecords } from '../../../actors/records/index.js';
 
 const TAG = 'Events';
 const Email = Type.String({ format: 'email', maxLength: 254 });

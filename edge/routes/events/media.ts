@@ -20,7 +20,7 @@ import type { Logger } from '../../../core/log.js';
 import { MediaFiles, sanitizeFileName, type StoredFile } from '../../../core/media-files.js';
 import type { StoredRecord } from '../../../core/store/record.js';
 import type { Store } from '../../../core/store/store.js';
-import { EVENT_MEDIA } from '../../../actors/event-records/records.js';
+import { EVENT_MEDIA } from '../../../actors/event-records/index.js';
 import type { AppDeps } from '../../deps.js';
 import { parseMultipart } from '../../multipart.js';
 import { storageQuota } from '../../storage-quota.js';

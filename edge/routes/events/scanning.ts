@@ -6,7 +6,7 @@
 import type { AppDeps } from '../../deps.js';
 import { appError } from '../../../core/errors.js';
 import type { StoredRecord } from '../../../core/store/record.js';
-import { TICKET, DEFAULT_CODE_SKEW_SECONDS } from '../../../actors/event-records/records.js';
+import { TICKET, DEFAULT_CODE_SKEW_SECONDS } from '../../../actors/event-records/index.js';
 import { type CheckinStats as Stats, type ZoneOccupancy as ZoneOcc, locateTicket, type Located, scanEntry, type ScanInput, type ScanReply, type ValidateReply, UNMATCHED_SCANS } from '../../../actors/scanner/index.js';
 import { doorFree } from './door-wait.js';
 import { route, type RouteDef } from '../../route.js';

@@ -1,7 +1,7 @@
 // Schemas of the /events routes: event and ticket-type input, scans and their answers, the
 // derived shapes (spec: Derived shapes), and the params and paging every list shares.
 import { Type } from '@sinclair/typebox';
-import { SLUG_PATTERN } from '../../../actors/event-records/records.js';
+import { SLUG_PATTERN } from '../../../actors/event-records/index.js';
 import { DENIAL_REASONS } from '../../../actors/scanner/index.js';
 import { ListOf, RecordList, RecordSchema } from '../records/schemas.js';
 import { MoneyLike } from '../storefront/common.js';

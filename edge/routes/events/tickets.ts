@@ -5,7 +5,7 @@
 import { Type } from '@sinclair/typebox';
 import type { Filter } from '../../../core/store/query.js';
 import type { StoredRecord } from '../../../core/store/record.js';
-import { normalizeEmail, TICKET } from '../../../actors/event-records/records.js';
+import { normalizeEmail, TICKET } from '../../../actors/event-records/index.js';
 import {
   compTickets,
   createTicket,
@@ -22,7 +22,7 @@ import type { AppDeps } from '../../deps.js';
 import type { RequestContext, RouteDef } from '../../route.js';
 import { route } from '../../route.js';
 import { EventParams, Id, IdParams, IssueItem as IssueItemSchema, IssueResult, Paging, TicketList, TicketSchema } from './schemas.js';
-import { listRecords } from '../../../actors/records/reads.js';
+import { listRecords } from '../../../actors/records/index.js';
 
 const TAG = 'Tickets';
 const Email = Type.String({ format: 'email', maxLength: 254 });

@@ -8,9 +8,9 @@
 // webhook with the same `sid` is recorded once.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { Type, type TSchema } from '@sinclair/typebox';
-import { conversationId, normalizeContact, normalizePhone } from '../../../actors/inbox/contact.js';
-import { INBOX_ACTOR, type InboxMsg, type InboxReply } from '../../../actors/inbox/conversation.js';
-import { CALL_STATUSES, callRecordId, PHONE_CALL_ACTOR, type CallEvent, type CallReply } from '../../../actors/phone/call.js';
+import { conversationId, normalizeContact, normalizePhone } from '../../../actors/inbox/index.js';
+import { INBOX_ACTOR, type InboxMsg, type InboxReply } from '../../../actors/inbox/index.js';
+import { CALL_STATUSES, callRecordId, PHONE_CALL_ACTOR, type CallEvent, type CallReply } from '../../../actors/phone/index.js';
 import { AppError } from '../../../core/errors.js';
 import { compileRoute } from '../../compile.js';
 import { route, type RequestContext, type RouteDef } from '../../route.js';

@@ -12,8 +12,8 @@ import {
   PHONE_DEVICE,
   PHONE_DEVICE_ACTOR,
   type DeviceMsg,
-} from '../../../actors/phone/device.js';
-import { normalizePhone } from '../../../actors/inbox/contact.js';
+} from '../../../actors/phone/index.js';
+import { normalizePhone } from '../../../actors/inbox/index.js';
 import { numbersFor, numberView, PHONE_NUMBER, removeNumber, saveNumber } from '../../../actors/phone/index.js';
 import { appError } from '../../../core/errors.js';
 import type { StoredRecord } from '../../../core/store/record.js';

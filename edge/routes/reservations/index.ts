@@ -15,18 +15,18 @@ import {
   RESERVATION_DEFINITION_DATATYPE,
   resolveService,
   type Definition,
-} from '../../../actors/reservations/definition.js';
-import { RESERVATIONS_ACTOR, type Owner, type ReservationMessage } from '../../../actors/reservations/messages.js';
-import { findLocation, LOCATION_DATATYPE, locationNotFound, present, type SlotView } from '../../../actors/reservations/queries.js';
+} from '../../../actors/reservations/index.js';
+import { RESERVATIONS_ACTOR, type Owner, type ReservationMessage } from '../../../actors/reservations/index.js';
+import { findLocation, LOCATION_DATATYPE, locationNotFound, present, type SlotView } from '../../../actors/reservations/index.js';
 import { reservationSettingsOf, saveReservationSettings } from '../../../actors/reservations/index.js';
-import { listPoints } from '../../../actors/checkin-queue/queries.js';
-import { SERVICE_POINT_DATATYPE } from '../../../actors/service-points/actor.js';
-import { askServicePoints } from '../../../actors/service-points/client.js';
+import { listPoints } from '../../../actors/checkin-queue/index.js';
+import { SERVICE_POINT_DATATYPE } from '../../../actors/service-points/index.js';
+import { askServicePoints } from '../../../actors/service-points/index.js';
 import type { AppDeps } from '../../deps.js';
 import { route, type RequestContext, type RouteDef } from '../../route.js';
 import { IdParam, ISODate, Paging, RecordList, RecordSchema, Slug, StringEnum } from '../workflow/schemas.js';
-import { listRecords } from '../../../actors/records/reads.js';
-import { RESERVATION_READS_JOB, type ReservationRead } from '../../../actors/reservations/read-job.js';
+import { listRecords } from '../../../actors/records/index.js';
+import { RESERVATION_READS_JOB, type ReservationRead } from '../../../actors/reservations/index.js';
 import type { QueryRunner } from '../../../core/query/pool.js';
 
 const TAG = 'Reservations';

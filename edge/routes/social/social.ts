@@ -3,9 +3,9 @@
 // Admin). An inbound direct message is also threaded into the inbox (channel `social`, contact
 // `<platform>:<handle>`), so staff answer it where they answer everything else.
 import { Type } from '@sinclair/typebox';
-import { SOCIAL_ACTOR, SOCIAL_KINDS, type IngestResult, type SocialItem, type SocialKind } from '../../../actors/crm/social.js';
-import { conversationId, normalizeContact } from '../../../actors/inbox/contact.js';
-import { INBOX_ACTOR, type InboxMsg } from '../../../actors/inbox/conversation.js';
+import { SOCIAL_ACTOR, SOCIAL_KINDS, type IngestResult, type SocialItem, type SocialKind } from '../../../actors/crm/index.js';
+import { conversationId, normalizeContact } from '../../../actors/inbox/index.js';
+import { INBOX_ACTOR, type InboxMsg } from '../../../actors/inbox/index.js';
 import { AppError } from '../../../core/errors.js';
 import type { Filter } from '../../../core/store/query.js';
 import type { StoredRecord } from '../../../core/store/record.js';

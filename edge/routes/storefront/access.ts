@@ -13,8 +13,8 @@
 // caller gets the order without them (actors/storefront/privacy.ts).
 import { appError } from '../../../core/errors.js';
 import type { Principal } from '../../../core/auth/tokens.js';
-import { isOrderRecord, withoutPersonalData } from '../../../actors/storefront/privacy.js';
-import { storefrontSettingsOf } from '../../../actors/storefront/settings.js';
+import { isOrderRecord, withoutPersonalData } from '../../../actors/storefront/index.js';
+import { storefrontSettingsOf } from '../../../actors/storefront/index.js';
 import type { AppDeps } from '../../deps.js';
 import type { RequestContext, RouteDef } from '../../route.js';
 

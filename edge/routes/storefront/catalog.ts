@@ -2,13 +2,13 @@
 import { Type } from '@sinclair/typebox';
 import { appError } from '../../../core/errors.js';
 import type { StoredRecord } from '../../../core/store/record.js';
-import { listPosCategories } from '../../../actors/storefront/catalog.js';
-import { storefrontSettingsOf, type StorefrontSettings } from '../../../actors/storefront/settings.js';
-import { STOREFRONT_ACTOR, STOREFRONT_KEY, type StorefrontMessage } from '../../../actors/storefront/tenant-actor.js';
+import { listPosCategories } from '../../../actors/storefront/index.js';
+import { storefrontSettingsOf, type StorefrontSettings } from '../../../actors/storefront/index.js';
+import { STOREFRONT_ACTOR, STOREFRONT_KEY, type StorefrontMessage } from '../../../actors/storefront/index.js';
 import type { AppDeps } from '../../deps.js';
 import { route, type RouteDef } from '../../route.js';
 import { ListOf, Paging, RecordSchema, Slug, TAG } from './common.js';
-import { CATALOG_JOB, type CatalogRead } from '../../../actors/storefront/catalog-job.js';
+import { CATALOG_JOB, type CatalogRead } from '../../../actors/storefront/index.js';
 
 const ADMIN_ROLES = ['Admin', 'ConfigAdmin'];
 

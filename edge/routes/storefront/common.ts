@@ -4,9 +4,9 @@ import { Type, type TSchema } from '@sinclair/typebox';
 import { appError } from '../../../core/errors.js';
 import { isId } from '../../../core/ids.js';
 import type { StoredRecord } from '../../../core/store/record.js';
-import { findLocation, LOCATION_DATATYPE, locationNotFound } from '../../../actors/reservations/queries.js';
+import { findLocation, LOCATION_DATATYPE, locationNotFound } from '../../../actors/reservations/index.js';
 import type { StorefrontServices } from '../../../actors/storefront/index.js';
-import { SF_ORDER } from '../../../actors/storefront/order.js';
+import { SF_ORDER } from '../../../actors/storefront/index.js';
 import type { AppDeps } from '../../deps.js';
 import type { RequestContext } from '../../route.js';
 

@@ -2,8 +2,8 @@
 import { Type } from '@sinclair/typebox';
 import { appError } from '../../../core/errors.js';
 import type { StoredRecord } from '../../../core/store/record.js';
-import { askPos, type FireReply, type ItemInput } from '../../../actors/storefront/messages.js';
-import { presentOrder, SF_ORDER } from '../../../actors/storefront/order.js';
+import { askPos, type FireReply, type ItemInput } from '../../../actors/storefront/index.js';
+import { presentOrder, SF_ORDER } from '../../../actors/storefront/index.js';
 import type { AppDeps } from '../../deps.js';
 import { route, type RouteDef } from '../../route.js';
 import {

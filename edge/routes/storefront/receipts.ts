@@ -5,15 +5,15 @@ import { Type } from '@sinclair/typebox';
 import { appError } from '../../../core/errors.js';
 import type { OutboxMessage } from '../../../core/outbox.js';
 import { queueReceipt } from '../../../actors/storefront/index.js';
-import { findLocation } from '../../../actors/reservations/queries.js';
-import { readOrder, SF_ORDER } from '../../../actors/storefront/order.js';
-import { formatMinor } from '../../../actors/storefront/money.js';
-import { buildPayload, receiptText, type Copy, type PayloadKind, type ReceiptPayload } from '../../../actors/storefront/receipt.js';
+import { findLocation } from '../../../actors/reservations/index.js';
+import { readOrder, SF_ORDER } from '../../../actors/storefront/index.js';
+import { formatMinor } from '../../../actors/storefront/index.js';
+import { buildPayload, receiptText, type Copy, type PayloadKind, type ReceiptPayload } from '../../../actors/storefront/index.js';
 import type { AppDeps } from '../../deps.js';
 import { route, type RequestContext, type RouteDef } from '../../route.js';
 import { FreeObject, IdParam, servicesOf, TAG } from './common.js';
 import { isStaff, posRoute } from './access.js';
-import { contactOf } from '../../../actors/storefront/privacy.js';
+import { contactOf } from '../../../actors/storefront/index.js';
 
 const CopyEnum = Type.Unsafe<Copy>({ type: 'string', enum: ['customer', 'merchant'], description: 'Which copy (default customer)' });
 

@@ -6,10 +6,10 @@ import type { Principal } from '../../../core/auth/tokens.js';
 import { appError } from '../../../core/errors.js';
 import { assertIdempotencyKey } from '../../../core/idempotency.js';
 import type { StoredRecord } from '../../../core/store/record.js';
-import { findLocation } from '../../../actors/reservations/queries.js';
-import { setServicePointStatus } from '../../../actors/service-points/client.js';
-import { askPos, type OpenReply, type PosMessage, type SettleReply, type SplitReply } from '../../../actors/storefront/messages.js';
-import { CLOSED, presentOrder, SF_ORDER } from '../../../actors/storefront/order.js';
+import { findLocation } from '../../../actors/reservations/index.js';
+import { setServicePointStatus } from '../../../actors/service-points/index.js';
+import { askPos, type OpenReply, type PosMessage, type SettleReply, type SplitReply } from '../../../actors/storefront/index.js';
+import { CLOSED, presentOrder, SF_ORDER } from '../../../actors/storefront/index.js';
 import type { AppDeps } from '../../deps.js';
 import { route, type RequestContext, type RouteDef } from '../../route.js';
 import {
@@ -27,7 +27,7 @@ import {
   Slug,
   TAG,
 } from './common.js';
-import { listRecords } from '../../../actors/records/reads.js';
+import { listRecords } from '../../../actors/records/index.js';
 import { customerOf, isStaff, posRoute } from './access.js';
 
 const Customer = Type.Object({
