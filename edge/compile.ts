@@ -61,11 +61,32 @@ export interface CompiledRoute {
   serialize: Serializer;
 }
 
+// Each part compiles on first use, then stays: a node with every module has a few hundred routes and
+// compiling all their schemas took seconds of every start (and of every test that starts a node), while
+// most of them never see a request in a given process. A request pays one field read per part after that.
+class LazyRoute implements CompiledRoute {
+  #params?: Validator | null;
+  #query?: Validator | null;
+  #body?: Validator | null;
+  #serialize?: Serializer;
+  constructor(private readonly def: RouteDef) {}
+  get params(): Validator | undefined {
+    if (this.#params === undefined) this.#params = validator(textAjv, this.def.params, 'params') ?? null;
+    return this.#params ?? undefined;
+  }
+  get query(): Validator | undefined {
+    if (this.#query === undefined) this.#query = validator(textAjv, this.def.query, 'query') ?? null;
+    return this.#query ?? undefined;
+  }
+  get body(): Validator | undefined {
+    if (this.#body === undefined) this.#body = validator(jsonAjv, this.def.body, 'body') ?? null;
+    return this.#body ?? undefined;
+  }
+  get serialize(): Serializer {
+    return (this.#serialize ??= this.def.response ? (fastJson(this.def.response as object) as Serializer) : JSON.stringify);
+  }
+}
+
 export function compileRoute(def: RouteDef): CompiledRoute {
-  return {
-    params: validator(textAjv, def.params, 'params'),
-    query: validator(textAjv, def.query, 'query'),
-    body: validator(jsonAjv, def.body, 'body'),
-    serialize: def.response ? (fastJson(def.response as object) as Serializer) : JSON.stringify,
-  };
+  return new LazyRoute(def);
 }

@@ -19,6 +19,15 @@ export function tempDir(t: Teardown, prefix = 'bp-test-'): string {
   return dir;
 }
 
+/**
+ * Query workers of a test node: one, and no spare. Each worker is a thread that loads the TypeScript
+ * loader and every query job module, which was most of a node's start-up CPU (three threads by
+ * default, ~1.5 s of CPU each); what a test asserts does not depend on how many run at once. A test
+ * that sets `query` itself (the pool, budget and fairness tests) gets exactly what it asks for over
+ * config/default.json, as before.
+ */
+const TEST_QUERY = { workers: 1, spareWorkers: 0 };
+
 export async function startTestApp(t: Teardown, opts: StartOptions & { dataDir?: string } = {}): Promise<RunningApp> {
   const dataDir = opts.dataDir ?? tempDir(t);
   const app = await startApp({
@@ -30,6 +39,7 @@ export async function startTestApp(t: Teardown, opts: StartOptions & { dataDir?:
       dataDir,
       logLevel: 'silent',
       jwtSecret: TEST_JWT_SECRET,
+      query: TEST_QUERY,
       ...opts.config,
     },
   });

@@ -47,8 +47,11 @@ export function loadCatalogue(file: CatalogueFile = catalogueFile as CatalogueFi
   return out;
 }
 
+// The file is part of the build: checked once per process, not again by every node a process starts.
+let checkedCatalogue: Map<string, IntegrationProvider[]> | undefined;
+
 export function integrationRoutes(): RouteDef[] {
-  const catalogue = loadCatalogue();
+  const catalogue = (checkedCatalogue ??= loadCatalogue());
   return [
     route({
       method: 'GET',

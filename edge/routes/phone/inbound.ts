@@ -48,8 +48,8 @@ const CallBody = Type.Object({
 
 /** The body validator the edge would build, run only after the secret is checked. */
 function bodyValidator<T extends TSchema>(schema: T): (v: unknown) => void {
-  const v = compileRoute({ body: schema } as unknown as RouteDef).body!;
-  return (value) => void v(value ?? {});
+  const compiled = compileRoute({ body: schema } as unknown as RouteDef);
+  return (value) => void compiled.body!(value ?? {});
 }
 
 function digest(s: string): Buffer {
