@@ -40,6 +40,8 @@ export interface Config {
     anonymousMaxBodyBytes: number;
     /** Bytes of bodies buffered at once on this node; past it a new body answers 503. */
     maxInflightBodyBytes: number;
+    /** Compile every route's schemas before ready (else each on its first request). */
+    compileAtStart: boolean;
   };
   /** Bounds of every client document (core/document-limits.ts) and of every stored value. */
   documents: { maxDepth: number; maxKeys: number; maxItems: number; maxStringLength: number; maxRecordBytes: number };
@@ -174,6 +176,7 @@ const ENV: ReadonlyArray<[string, string[], Parse]> = [
   ['CLUSTER_RETRY_MS', ['cluster', 'retryMs'], int],
   ['LOG_LEVEL', ['logLevel'], text],
   ['MAX_BODY_BYTES', ['http', 'maxBodyBytes'], int],
+  ['COMPILE_ROUTES_AT_START', ['http', 'compileAtStart'], bool],
   ['MAX_ANONYMOUS_BODY_BYTES', ['http', 'anonymousMaxBodyBytes'], int],
   ['MAX_INFLIGHT_BODY_BYTES', ['http', 'maxInflightBodyBytes'], int],
   ['JSON_MAX_DEPTH', ['documents', 'maxDepth'], int],

@@ -109,7 +109,7 @@ export class HttpEdge {
   }
 
   private register(def: RouteDef): void {
-    const compiled = compileRoute(def);
+    const compiled = compileRoute(def, this.deps.config.http.compileAtStart);
     const names = paramNames(def.path);
     const hasBody = def.method !== 'GET' && def.method !== 'DELETE';
     // Routes that take no credentials get the small anonymous cap unless they set their own.

@@ -41,6 +41,9 @@ export async function startTestApp(t: Teardown, opts: StartOptions & { dataDir?:
       jwtSecret: TEST_JWT_SECRET,
       query: TEST_QUERY,
       ...opts.config,
+      // Each route compiles on its first request: most tests call a few of a few hundred routes
+      // (test/edge/compile-routes.test.ts compiles them all). A test may ask for a start that does.
+      http: { compileAtStart: false, ...(opts.config?.http as Record<string, unknown> | undefined) },
     },
   });
   t.teardown(() => app.close());

@@ -17,7 +17,8 @@ export function runFixture(script: string, args: string[] = [], env: Record<stri
   // A TypeScript fixture goes through tsx (as the tests do); a transpiled one (helpers/transpiled.ts) runs as it is.
   const loader = script.endsWith('.ts') ? ['--import', 'tsx'] : [];
   const proc = spawn(process.execPath, [...loader, script, ...args], {
-    env: { ...process.env, ...env },
+    // Routes compile on first use in a test's child, as in startTestApp (a start seconds faster).
+    env: { COMPILE_ROUTES_AT_START: 'false', ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: string[] = [];

@@ -26,7 +26,8 @@ async function untilReady(url: string): Promise<void> {
 }
 
 t.test('query pool - the first query after a start answers within 50 ms once /readyz says ready', async (t) => {
-  const app = await startTestApp(t, { config: { query: { timeoutMs: TIMEOUT_MS } } });
+  // A node as `npm start` runs it: its routes compile before it says ready (COMPILE_ROUTES_AT_START).
+  const app = await startTestApp(t, { config: { query: { timeoutMs: TIMEOUT_MS }, http: { compileAtStart: true } } });
   await createOrg(app, 'acme');
   await app.deps.store.commit(new WriteBatch().putRecord(newRecord('acme', 'product', { name: 'widget' })));
   const a = client(app.url, staffHeaders(app, 'acme'));
