@@ -9,7 +9,7 @@ import { tempDir } from '../helpers/app.js';
 
 /** A scanner stand-in: `behind` tickets pending up to scan `seq`; each step writes up to `max`. */
 function door() {
-  const d = { behind: 0, seq: 0, steps: [] as number[], fail: 0 };
+  const d = { behind: 0, seq: 0, steps: [] as number[], fail: 0, answered: 0 };
   const materialize = async (_tenant: string, _event: string, max: number): Promise<MaterializeStep> => {
     d.steps.push(max);
     const seen = d.seq;
@@ -23,6 +23,7 @@ function door() {
       d.behind += n;
       throw new Error('commit failed');
     }
+    d.answered++;
     return { left, seq: seen };
   };
   return { d, materialize };
@@ -126,6 +127,9 @@ t.test('the background waits while the event loop is busy, at most the longest w
   d.behind = 30;
   d.seq = 130;
   backlog.fellBehind('acme', 'ev1', 130);
-  t.ok(await until(() => d.behind === 0, 3_000), 'a quiet loop: the background writes everything');
+  // Everything written, and the step that wrote the last of it answered (its commit landed): until
+  // then a reader must still wait, which is what the step's commit in door() stands for.
+  t.ok(await until(() => d.behind === 0 && d.answered === d.steps.length, 3_000), 'a quiet loop: the background writes everything');
+  await new Promise((r) => setImmediate(r));
   t.equal(backlog.settle('acme'), undefined, 'caught up');
 });
