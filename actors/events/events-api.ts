@@ -78,7 +78,7 @@ export class EventsApi<D extends EventsDeps = EventsDeps> {
   /** After an event changed: forget cached lookups and let a live scanner reread its config. */
   async eventChanged(tenant: string, eventId: string): Promise<void> {
     this.cache.clear();
-    if (this.deps.runtime.isLive(tenant, SCANNER, eventId)) await this.deps.runtime.ask(tenant, SCANNER, eventId, { op: 'reload' });
+    if (this.deps.runtime.isLive(tenant, SCANNER, eventId)) await this.deps.runtime.ask(tenant, SCANNER, eventId, { type: 'reload' });
   }
 
   /** One page of an in-memory list, in the list envelope (spec: List envelope), sizes clamped as the store clamps them. */
