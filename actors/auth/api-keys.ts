@@ -26,7 +26,7 @@ export class ApiKeys {
     const key = newSecret('bpk_');
     const data: ApiKeyData = { name: body.name, keyHash: digestSecret(key), prefix: key.slice(0, 10), roles, ownerId: owner.sk, createdBy: caller.sub };
     if (body.expiresAt) data.expiresAt = new Date(body.expiresAt).toISOString();
-    const rec = await this.deps.runtime.ask<StoredRecord>(tenant, ACCOUNTS, 'staff', { t: 'createApiKey', data } satisfies AccountsMsg);
+    const rec = await this.deps.runtime.ask<StoredRecord>(tenant, ACCOUNTS, 'staff', { type: 'createApiKey', data } satisfies AccountsMsg);
     return { rec, key };
   }
 

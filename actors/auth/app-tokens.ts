@@ -42,7 +42,7 @@ export class AppTokens {
   async register(tenant: string, by: string, name: string, domains: string[]): Promise<{ app: StoredRecord; secret: string }> {
     const secret = newSecret('bps_');
     const app = await this.deps.runtime.ask<StoredRecord>(tenant, ACCOUNTS, 'staff', {
-      t: 'createApp',
+      type: 'createApp',
       name,
       domains: [...new Set(domains.map((x) => x.trim().toLowerCase()))],
       secretHash: digestSecret(secret),

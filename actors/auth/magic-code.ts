@@ -36,7 +36,7 @@ export class MagicCodes {
     const code = newNumericCode(6);
     const salt = randomBytes(16).toString('base64url');
     const r = await this.deps.runtime.ask<MagicReply>(tenant, MAGIC_ACTOR, email, {
-      t: 'issue',
+      type: 'issue',
       sub: s.rec.sk,
       kind: s.kind,
       codeHash: codeHash(code, salt),
@@ -58,7 +58,7 @@ export class MagicCodes {
     const email = normalizeEmail(rawEmail);
     const addr = `ip:${info.ip}`;
     this.limiter.check([addr]);
-    const r = await this.deps.runtime.ask<MagicReply>(tenant, MAGIC_ACTOR, email, { t: 'redeem', code: code.trim() } satisfies MagicMsg);
+    const r = await this.deps.runtime.ask<MagicReply>(tenant, MAGIC_ACTOR, email, { type: 'redeem', code: code.trim() } satisfies MagicMsg);
     const s = r.status === 'ok' && r.kind && r.sub ? this.accounts.subject(tenant, r.kind, r.sub) : undefined;
     if (!s) {
       this.limiter.fail(addr, ADDRESS_RULE);

@@ -53,7 +53,7 @@ export class Passwords {
       throw appError('ERR_BAD_REQUEST', 'the current password is not right');
     }
     const hash = await hashPassword(next);
-    const msg: SecurityMsg = { t: 'setPassword', hash, subjectType: kind === 'customer' ? 'customer' : 'user' };
+    const msg: SecurityMsg = { type: 'setPassword', hash, subjectType: kind === 'customer' ? 'customer' : 'user' };
     await this.deps.runtime.ask(tenant, SECURITY_ACTOR, s.rec.sk, msg);
   }
 }
