@@ -7,12 +7,12 @@ import { WriteBatch } from '../../core/store/store.js';
 import type { AccountLookup, Subject } from './account-lookup.js';
 import type { ClientInfo } from './client-info.js';
 import { sendCode } from './code-sender.js';
-import { CHALLENGE_ACTOR, CODE_TTL_MS, codeHash, type Challenge, type ChallengeMsg, type ChallengeReply } from './codes.js';
+import { CHALLENGE_ACTOR, CODE_TTL_MS, codeHash, type Challenge, type ChallengeMsg, type ChallengeReply } from './codes-actor.js';
 import type { AuthDeps } from './deps.js';
 import { provenCustomerByEmail } from './email-proof.js';
 import { ADDRESS_RULE, type FailureLimiter } from './limiter.js';
 import { NS, type CustomerData, type TwoFactorMethod, type UserData } from './model.js';
-import { securitySettingsOf } from './org-settings.js';
+import { securitySettingsOf } from './org-settings-actor.js';
 import { CODE_KINDS, accountOf } from './outbox-view.js';
 import type { SessionAnswer, Sessions } from './sessions.js';
 

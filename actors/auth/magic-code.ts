@@ -7,12 +7,12 @@ import type { AccountLookup } from './account-lookup.js';
 import type { ChallengeAnswer, SignInChallenges } from './challenges.js';
 import type { ClientInfo } from './client-info.js';
 import { sendCode } from './code-sender.js';
-import { MAGIC_ACTOR, codeHash, type MagicMsg, type MagicReply } from './codes.js';
+import { MAGIC_ACTOR, codeHash, type MagicMsg, type MagicReply } from './codes-actor.js';
 import type { AuthDeps } from './deps.js';
 import type { EmailVerification } from './email-verification.js';
 import { ADDRESS_RULE, type FailureLimiter } from './limiter.js';
 import { normalizeEmail } from './model.js';
-import { securitySettingsOf } from './org-settings.js';
+import { securitySettingsOf } from './org-settings-actor.js';
 import { CODE_KINDS, accountOf } from './outbox-view.js';
 import type { SessionAnswer, Sessions } from './sessions.js';
 

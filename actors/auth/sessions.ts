@@ -10,7 +10,7 @@ import type { ClientInfo } from './client-info.js';
 import type { AuthDeps } from './deps.js';
 import { DEVICE_TOKEN_NS, deviceEntryLive, newDeviceToken, parseDeviceToken, type DeviceEntry } from './device-token.js';
 import { GLOBAL_TENANT, NS, type DirectoryEntry, type PublicUser, type SubjectKind, type UserData } from './model.js';
-import { REFRESH_ACTOR, type Family, type RefreshMsg, type RefreshReply } from './refresh.js';
+import { REFRESH_ACTOR, type Family, type RefreshMsg, type RefreshReply } from './refresh-actor.js';
 
 export interface SessionAnswer {
   token: string;
@@ -131,7 +131,7 @@ export class Sessions {
     return this.answer(c.org, s, c.fam, refreshToken);
   }
 
-  /** Ends a session: its refresh family is revoked, and with it the session's access tokens (refresh.ts). */
+  /** Ends a session: its refresh family is revoked, and with it the session's access tokens (refresh-actor.ts). */
   async revokeFamily(tenant: string, fam: string, reason: string): Promise<void> {
     await this.deps.runtime.ask(tenant, REFRESH_ACTOR, fam, { type: 'revoke', reason } satisfies RefreshMsg);
   }

@@ -11,7 +11,7 @@ import type { StoredRecord } from '../../core/store/record.js';
 import { WriteBatch } from '../../core/store/store.js';
 import { BACKUP, CUSTOMER, NS, normalizeEmail, type BackupData, type CustomerData, type TwoFactorMethod } from './model.js';
 import { customersByEmail, provenCustomerByEmail, provenEmailOf, recordProven } from './email-proof.js';
-import { SECURITY_ACTOR, backupCodeHash, type SecurityMsg } from './security.js';
+import { SECURITY_ACTOR, backupCodeHash, type SecurityMsg } from './security-actor.js';
 import type { AccountLookup } from './account-lookup.js';
 import type { AuthDeps } from './deps.js';
 

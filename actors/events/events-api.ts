@@ -10,7 +10,7 @@ import { IdempotencyGate } from '../../core/idempotency.js';
 import type { Logger } from '../../core/log.js';
 import type { StoredRecord } from '../../core/store/record.js';
 import type { Store } from '../../core/store/store.js';
-import { EVENTS, EVENTS_KEY, type EventsMsg } from './events-actor.js';
+import { EVENTS, EVENTS_KEY, type EventsMsg } from './actor.js';
 import { LocalPayments, type PaymentsProvider } from './payments.js';
 import { findEvent, TICKET } from '../event-records/records.js';
 import { SCANNER, type ScannerMsg, Failure } from '../scanner/index.js';

@@ -13,7 +13,7 @@
 import type { ActivationContext, ActorContext, ActorKind } from '../../core/actor/runtime.js';
 import { digestSecret, safeEqual } from '../../core/auth/password.js';
 import { NS, type SubjectKind, type TwoFactorMethod } from './model.js';
-import { SECURITY_ACTOR, type ConsumeResult, type SecurityMsg } from './security.js';
+import { SECURITY_ACTOR, type ConsumeResult, type SecurityMsg } from './security-actor.js';
 
 export const CHALLENGE_ACTOR = 'auth-challenge';
 export const MAGIC_ACTOR = 'auth-magic';
