@@ -3,7 +3,7 @@
 // must not be guessable from one another, as a per-process part and a counter made them).
 //
 // Within one second a process's ids still grow in the order they are made: listings break ties of
-// equal instants by id (actors/crm/customer-activity.ts byNewest, core/store/query.ts, the
+// equal instants by id (actors/crm/customer-activity-actor.ts byNewest, core/store/query.ts, the
 // workflow record view), and key order is creation order in the store. So the first id of a second
 // takes 64 fresh random bits, and each later id of the same second adds a random step of 1 to 2^32
 // to the previous one (RFC 9562 section 6.2, "monotonic random"): a caller who saw one id must

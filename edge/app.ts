@@ -150,7 +150,7 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
     // Asks the node's runtime, which exists by the time anything falls behind.
     doorBacklog: new DoorBacklog(
       store,
-      (tenant, eventId, max) => runtime.ask<MaterializeStep>(tenant, SCANNER, eventId, { op: 'materialize', max }),
+      (tenant, eventId, max) => runtime.ask<MaterializeStep>(tenant, SCANNER, eventId, { type: 'materialize', max }),
       config.door ?? DEFAULT_DOOR_SETTINGS,
     ),
     eventMedia: new EventMedia(config, store, logger),

@@ -5,7 +5,7 @@ import type { Principal } from '../../core/auth/tokens.js';
 import { appError } from '../../core/errors.js';
 import type { StoredRecord } from '../../core/store/record.js';
 import type { AccountLookup } from './account-lookup.js';
-import { ACCOUNTS, type AccountsMsg } from './accounts.js';
+import { ACCOUNTS, type AccountsMsg } from './accounts-actor.js';
 import type { AuthDeps } from './deps.js';
 import { APIKEY, type ApiKeyData, type UserData } from './model.js';
 
@@ -26,7 +26,7 @@ export class ApiKeys {
     const key = newSecret('bpk_');
     const data: ApiKeyData = { name: body.name, keyHash: digestSecret(key), prefix: key.slice(0, 10), roles, ownerId: owner.sk, createdBy: caller.sub };
     if (body.expiresAt) data.expiresAt = new Date(body.expiresAt).toISOString();
-    const rec = await this.deps.runtime.ask<StoredRecord>(tenant, ACCOUNTS, 'staff', { t: 'createApiKey', data } satisfies AccountsMsg);
+    const rec = await this.deps.runtime.ask<StoredRecord>(tenant, ACCOUNTS, 'staff', { type: 'createApiKey', data } satisfies AccountsMsg);
     return { rec, key };
   }
 

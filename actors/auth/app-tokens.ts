@@ -5,7 +5,7 @@ import { appError } from '../../core/errors.js';
 import { isId } from '../../core/ids.js';
 import type { StoredRecord } from '../../core/store/record.js';
 import type { AccountLookup } from './account-lookup.js';
-import { ACCOUNTS, type AccountsMsg } from './accounts.js';
+import { ACCOUNTS, type AccountsMsg } from './accounts-actor.js';
 import type { ClientInfo } from './client-info.js';
 import type { AuthDeps } from './deps.js';
 import type { FailureLimiter } from './limiter.js';
@@ -42,7 +42,7 @@ export class AppTokens {
   async register(tenant: string, by: string, name: string, domains: string[]): Promise<{ app: StoredRecord; secret: string }> {
     const secret = newSecret('bps_');
     const app = await this.deps.runtime.ask<StoredRecord>(tenant, ACCOUNTS, 'staff', {
-      t: 'createApp',
+      type: 'createApp',
       name,
       domains: [...new Set(domains.map((x) => x.trim().toLowerCase()))],
       secretHash: digestSecret(secret),

@@ -7,12 +7,12 @@ import { WriteBatch } from '../../core/store/store.js';
 import type { AccountLookup, Subject } from './account-lookup.js';
 import type { ClientInfo } from './client-info.js';
 import { sendCode } from './code-sender.js';
-import { CHALLENGE_ACTOR, CODE_TTL_MS, codeHash, type Challenge, type ChallengeMsg, type ChallengeReply } from './codes.js';
+import { CHALLENGE_ACTOR, CODE_TTL_MS, codeHash, type Challenge, type ChallengeMsg, type ChallengeReply } from './codes-actor.js';
 import type { AuthDeps } from './deps.js';
 import { provenCustomerByEmail } from './email-proof.js';
 import { ADDRESS_RULE, type FailureLimiter } from './limiter.js';
 import { NS, type CustomerData, type TwoFactorMethod, type UserData } from './model.js';
-import { securitySettingsOf } from './org-settings.js';
+import { securitySettingsOf } from './org-settings-actor.js';
 import { CODE_KINDS, accountOf } from './outbox-view.js';
 import type { SessionAnswer, Sessions } from './sessions.js';
 
@@ -96,7 +96,7 @@ export class SignInChallenges {
       ch.sends = 1;
     }
     const id = randomBytes(32).toString('base64url');
-    await this.deps.runtime.ask(tenant, CHALLENGE_ACTOR, digestSecret(id, 'challenge'), { t: 'create', ch } satisfies ChallengeMsg);
+    await this.deps.runtime.ask(tenant, CHALLENGE_ACTOR, digestSecret(id, 'challenge'), { type: 'create', ch } satisfies ChallengeMsg);
     if (code) await sendCode(this.deps, tenant, method, ch.to!, code, CODE_KINDS.twoFactor, accountOf(s.kind, s.rec.sk));
     return { requiresTwoFactor: true, challengeToken: `${tenant}.${id}`, twoFactorMethod: method, message: challengeMessage(method) };
   }
@@ -116,7 +116,7 @@ export class SignInChallenges {
     const { tenant, key } = this.parse(token, headerTenant);
     const addr = `ip:${info.ip}`;
     this.limiter.check([addr]);
-    const r = await this.deps.runtime.ask<ChallengeReply>(tenant, CHALLENGE_ACTOR, key, { t: 'verify', code: code.trim() } satisfies ChallengeMsg);
+    const r = await this.deps.runtime.ask<ChallengeReply>(tenant, CHALLENGE_ACTOR, key, { type: 'verify', code: code.trim() } satisfies ChallengeMsg);
     if (r.status === 'wrong') {
       this.limiter.fail(addr, ADDRESS_RULE);
       const rest = r.attemptsLeft > 0 ? `${r.attemptsLeft} attempt${r.attemptsLeft === 1 ? '' : 's'} left` : 'no attempts left; sign in again';
@@ -144,7 +144,7 @@ export class SignInChallenges {
     const code = newNumericCode(6);
     const salt = randomBytes(16).toString('base64url');
     const r = await this.deps.runtime.ask<ChallengeReply>(tenant, CHALLENGE_ACTOR, key, {
-      t: 'resend',
+      type: 'resend',
       codeHash: codeHash(code, salt),
       salt,
     } satisfies ChallengeMsg);

@@ -1,7 +1,7 @@
 // Sending a one-time code (2FA, magic sign-in, password reset, email verification) to its owner.
 import { appendFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { CODE_TTL_MS } from './codes.js';
+import { CODE_TTL_MS } from './codes-actor.js';
 import type { AuthDeps } from './deps.js';
 import type { TwoFactorMethod } from './model.js';
 import { CODE_KINDS, type CodeKind } from './outbox-view.js';

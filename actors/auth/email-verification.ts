@@ -16,12 +16,12 @@ import type { Principal } from '../../core/auth/tokens.js';
 import { newNumericCode } from '../../core/auth/password.js';
 import { AppError, appError } from '../../core/errors.js';
 import type { StoredRecord } from '../../core/store/record.js';
-import { VERIFY_ACTOR, codeHash, type CodeMsg, type CodeReply } from './codes.js';
+import { VERIFY_ACTOR, codeHash, type CodeMsg, type CodeReply } from './codes-actor.js';
 import { accountRecord, customersByEmail, recordProven } from './email-proof.js';
 import { ADDRESS_RULE, type FailureLimiter } from './limiter.js';
 import { normalizeEmail, type SubjectKind } from './model.js';
 import { CODE_KINDS, accountOf } from './outbox-view.js';
-import { SECURITY_ACTOR, type ProofResult, type SecurityMsg } from './security.js';
+import { SECURITY_ACTOR, type ProofResult, type SecurityMsg } from './security-actor.js';
 import type { AccountLookup, Subject } from './account-lookup.js';
 import type { ClientInfo } from './client-info.js';
 import { sendCode } from './code-sender.js';
@@ -72,7 +72,7 @@ export class EmailVerification {
     if (this.proven(tenant, s)) return { sent: false, emailVerified: true, message: `${email} is already verified` };
     const code = newNumericCode(6);
     const salt = randomBytes(16).toString('base64url');
-    const msg: CodeMsg = { t: 'issue', sub: s.rec.sk, kind: s.kind, codeHash: codeHash(code, salt), salt };
+    const msg: CodeMsg = { type: 'issue', sub: s.rec.sk, kind: s.kind, codeHash: codeHash(code, salt), salt };
     const r = await this.deps.runtime.ask<CodeReply>(tenant, VERIFY_ACTOR, this.codeKey(s), msg);
     if (r.status === 'limit') {
       throw new AppError('ERR_RATE_LIMITED', [r.retryAfterSeconds], { headers: { 'retry-after': String(r.retryAfterSeconds) } });
@@ -87,7 +87,7 @@ export class EmailVerification {
     if (this.proven(tenant, s)) return { emailVerified: true };
     const addr = `ip:${info.ip}`;
     this.limiter.check([addr]);
-    const r = await this.deps.runtime.ask<CodeReply>(tenant, VERIFY_ACTOR, this.codeKey(s), { t: 'redeem', code: code.trim() } satisfies CodeMsg);
+    const r = await this.deps.runtime.ask<CodeReply>(tenant, VERIFY_ACTOR, this.codeKey(s), { type: 'redeem', code: code.trim() } satisfies CodeMsg);
     if (r.status === 'wrong') {
       this.limiter.fail(addr, ADDRESS_RULE);
       const rest = r.attemptsLeft > 0 ? `${r.attemptsLeft} attempt${r.attemptsLeft === 1 ? '' : 's'} left` : 'no attempts left; send a new code';
@@ -113,12 +113,12 @@ export class EmailVerification {
     // A staff account an Admin made was set up by the organisation, not by a stranger who typed
     // the address: its password stays (the founder's own sign-up is typed like a customer's).
     const adminMade = s.kind === 'staff' && typeof s.rec.data.createdBy === 'string';
-    const r = await ask(s.rec.sk, { t: 'proveEmail', email, subjectType, takeOver: takeOver && !adminMade });
+    const r = await ask(s.rec.sk, { type: 'proveEmail', email, subjectType, takeOver: takeOver && !adminMade });
     let revokedAt = r.revokedAt;
     if (s.kind === 'staff') {
       for (const c of customersByEmail(this.deps.store, tenant, email)) {
         if (recordProven(this.deps.store, tenant, c)) continue;
-        const cr = await ask(c.sk, { t: 'proveEmail', email, subjectType: 'customer', takeOver: true });
+        const cr = await ask(c.sk, { type: 'proveEmail', email, subjectType: 'customer', takeOver: true });
         if (cr.revokedAt !== undefined) revokedAt = Math.max(revokedAt ?? 0, cr.revokedAt);
       }
     }

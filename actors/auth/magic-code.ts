@@ -7,12 +7,12 @@ import type { AccountLookup } from './account-lookup.js';
 import type { ChallengeAnswer, SignInChallenges } from './challenges.js';
 import type { ClientInfo } from './client-info.js';
 import { sendCode } from './code-sender.js';
-import { MAGIC_ACTOR, codeHash, type MagicMsg, type MagicReply } from './codes.js';
+import { MAGIC_ACTOR, codeHash, type MagicMsg, type MagicReply } from './codes-actor.js';
 import type { AuthDeps } from './deps.js';
 import type { EmailVerification } from './email-verification.js';
 import { ADDRESS_RULE, type FailureLimiter } from './limiter.js';
 import { normalizeEmail } from './model.js';
-import { securitySettingsOf } from './org-settings.js';
+import { securitySettingsOf } from './org-settings-actor.js';
 import { CODE_KINDS, accountOf } from './outbox-view.js';
 import type { SessionAnswer, Sessions } from './sessions.js';
 
@@ -36,7 +36,7 @@ export class MagicCodes {
     const code = newNumericCode(6);
     const salt = randomBytes(16).toString('base64url');
     const r = await this.deps.runtime.ask<MagicReply>(tenant, MAGIC_ACTOR, email, {
-      t: 'issue',
+      type: 'issue',
       sub: s.rec.sk,
       kind: s.kind,
       codeHash: codeHash(code, salt),
@@ -58,7 +58,7 @@ export class MagicCodes {
     const email = normalizeEmail(rawEmail);
     const addr = `ip:${info.ip}`;
     this.limiter.check([addr]);
-    const r = await this.deps.runtime.ask<MagicReply>(tenant, MAGIC_ACTOR, email, { t: 'redeem', code: code.trim() } satisfies MagicMsg);
+    const r = await this.deps.runtime.ask<MagicReply>(tenant, MAGIC_ACTOR, email, { type: 'redeem', code: code.trim() } satisfies MagicMsg);
     const s = r.status === 'ok' && r.kind && r.sub ? this.accounts.subject(tenant, r.kind, r.sub) : undefined;
     if (!s) {
       this.limiter.fail(addr, ADDRESS_RULE);

@@ -5,7 +5,7 @@ import type { Principal } from '../../core/auth/tokens.js';
 import { AppError, appError } from '../../core/errors.js';
 import type { StoredRecord } from '../../core/store/record.js';
 import type { AccountLookup } from './account-lookup.js';
-import { CARD_ACTOR, type CardMsg } from './cards.js';
+import { CARD_ACTOR, type CardMsg } from './card-actor.js';
 import type { ClientInfo } from './client-info.js';
 import type { AuthDeps } from './deps.js';
 import { DEVICE_TOKEN_NS, deviceEntryLive, parseDeviceToken, type DeviceEntry } from './device-token.js';
@@ -92,7 +92,7 @@ export class Passcodes {
     const user = this.accounts.userByEmployeeId(tenant, body.employeeId);
     if (!user) throw appError('ERR_NOT_FOUND', `employee ${body.employeeId}`);
     if (caller.roles.includes('Admin')) this.accounts.assertMayActFor(tenant, caller, user, 'register a card');
-    const msg: CardMsg = { t: 'register', employeeId: body.employeeId, userId: user.sk, caller: this.cardCaller(tenant, caller) };
+    const msg: CardMsg = { type: 'register', employeeId: body.employeeId, userId: user.sk, caller: this.cardCaller(tenant, caller) };
     if (body.label) msg.label = body.label;
     return this.deps.runtime.ask<StoredRecord>(tenant, CARD_ACTOR, body.cardUid, msg);
   }
@@ -102,7 +102,7 @@ export class Passcodes {
     const holderId = (this.accounts.cardByUid(tenant, cardUid)?.data as unknown as CardData | undefined)?.userId;
     const holder = holderId ? this.accounts.userById(tenant, holderId) : undefined;
     if (status === 'active' && holder && caller.roles.includes('Admin')) this.accounts.assertMayActFor(tenant, caller, holder, 're-activate a card');
-    return this.deps.runtime.ask<StoredRecord>(tenant, CARD_ACTOR, cardUid, { t: 'status', status, caller: this.cardCaller(tenant, caller) } satisfies CardMsg);
+    return this.deps.runtime.ask<StoredRecord>(tenant, CARD_ACTOR, cardUid, { type: 'status', status, caller: this.cardCaller(tenant, caller) } satisfies CardMsg);
   }
 
   private cardCaller(tenant: string, p: Principal): { userId: string; employeeId?: string; admin: boolean } {

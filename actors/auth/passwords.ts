@@ -8,7 +8,7 @@ import type { ClientInfo } from './client-info.js';
 import type { AuthDeps } from './deps.js';
 import type { FailureLimiter } from './limiter.js';
 import { normalizeEmail, type SubjectKind, type UserData } from './model.js';
-import { SECURITY_ACTOR, type SecurityMsg } from './security.js';
+import { SECURITY_ACTOR, type SecurityMsg } from './security-actor.js';
 import type { SessionAnswer, Sessions } from './sessions.js';
 
 const BAD_CREDENTIALS = 'the email or password is not right';
@@ -53,7 +53,7 @@ export class Passwords {
       throw appError('ERR_BAD_REQUEST', 'the current password is not right');
     }
     const hash = await hashPassword(next);
-    const msg: SecurityMsg = { t: 'setPassword', hash, subjectType: kind === 'customer' ? 'customer' : 'user' };
+    const msg: SecurityMsg = { type: 'setPassword', hash, subjectType: kind === 'customer' ? 'customer' : 'user' };
     await this.deps.runtime.ask(tenant, SECURITY_ACTOR, s.rec.sk, msg);
   }
 }

@@ -9,11 +9,11 @@ import { randomBytes } from 'node:crypto';
 import { hashPassword, newNumericCode } from '../../core/auth/password.js';
 import { appError } from '../../core/errors.js';
 import type { StoredRecord } from '../../core/store/record.js';
-import { RESET_ACTOR, codeHash, type CodeMsg, type CodeReply } from './codes.js';
+import { RESET_ACTOR, codeHash, type CodeMsg, type CodeReply } from './codes-actor.js';
 import { customersByEmail } from './email-proof.js';
 import { SECURITY, normalizeEmail, type SecurityData, type SubjectKind } from './model.js';
 import { CODE_KINDS } from './outbox-view.js';
-import { SECURITY_ACTOR, type ProofResult, type SecurityMsg } from './security.js';
+import { SECURITY_ACTOR, type ProofResult, type SecurityMsg } from './security-actor.js';
 import type { AccountLookup, Subject } from './account-lookup.js';
 import type { ClientInfo } from './client-info.js';
 import { sendCode } from './code-sender.js';
@@ -61,7 +61,7 @@ export class PasswordRecovery {
     if (this.accountsOf(tenant, email, only).length === 0) return { message: FORGOT_MESSAGE };
     const code = newNumericCode(6);
     const salt = randomBytes(16).toString('base64url');
-    const r = await this.deps.runtime.ask<CodeReply>(tenant, RESET_ACTOR, email, { t: 'issue', codeHash: codeHash(code, salt), salt } satisfies CodeMsg);
+    const r = await this.deps.runtime.ask<CodeReply>(tenant, RESET_ACTOR, email, { type: 'issue', codeHash: codeHash(code, salt), salt } satisfies CodeMsg);
     // Past the sends limit nothing goes out, and the answer says so no more than for a stranger.
     if (r.status === 'issued') await sendCode(this.deps, tenant, 'email', email, code, CODE_KINDS.passwordReset, `address:${email}`);
     return { message: FORGOT_MESSAGE };
@@ -77,7 +77,7 @@ export class PasswordRecovery {
     // per address from everywhere (limiter.ts).
     const attempt = this.limiter.attempt(`reset:${tenant}:${email}`, info.ip);
     attempt.check();
-    const r = await this.deps.runtime.ask<CodeReply>(tenant, RESET_ACTOR, email, { t: 'redeem', code: body.code.trim() } satisfies CodeMsg);
+    const r = await this.deps.runtime.ask<CodeReply>(tenant, RESET_ACTOR, email, { type: 'redeem', code: body.code.trim() } satisfies CodeMsg);
     const accounts = r.status === 'ok' ? this.accountsOf(tenant, email, body.accountType) : [];
     if (accounts.length === 0) {
       attempt.fail();
@@ -87,7 +87,7 @@ export class PasswordRecovery {
     const hash = await hashPassword(body.newPassword);
     let revokedAt = 0;
     for (const s of accounts) {
-      const msg: SecurityMsg = { t: 'resetPassword', hash, email, subjectType: s.kind === 'customer' ? 'customer' : 'user' };
+      const msg: SecurityMsg = { type: 'resetPassword', hash, email, subjectType: s.kind === 'customer' ? 'customer' : 'user' };
       const done = await this.deps.runtime.ask<ProofResult>(tenant, SECURITY_ACTOR, s.rec.sk, msg);
       revokedAt = Math.max(revokedAt, done.revokedAt ?? 0);
       // A staff member's proof claims the customer records of the address (email-verification.ts).

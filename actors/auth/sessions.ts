@@ -10,7 +10,7 @@ import type { ClientInfo } from './client-info.js';
 import type { AuthDeps } from './deps.js';
 import { DEVICE_TOKEN_NS, deviceEntryLive, newDeviceToken, parseDeviceToken, type DeviceEntry } from './device-token.js';
 import { GLOBAL_TENANT, NS, type DirectoryEntry, type PublicUser, type SubjectKind, type UserData } from './model.js';
-import { REFRESH_ACTOR, type Family, type RefreshMsg, type RefreshReply } from './refresh.js';
+import { REFRESH_ACTOR, type Family, type RefreshMsg, type RefreshReply } from './refresh-actor.js';
 
 export interface SessionAnswer {
   token: string;
@@ -57,7 +57,7 @@ export class Sessions {
   async issue(tenant: string, s: Subject, info: ClientInfo): Promise<SessionAnswer> {
     const fam = randomUUID();
     const { token: refreshToken, jti } = this.deps.tokens.signRefresh({ sub: s.rec.sk, org: tenant, kind: s.kind, fam });
-    const start: RefreshMsg = { t: 'start', sub: s.rec.sk, kind: s.kind, jti, expiresAt: this.refreshExpiry() };
+    const start: RefreshMsg = { type: 'start', sub: s.rec.sk, kind: s.kind, jti, expiresAt: this.refreshExpiry() };
     await this.deps.runtime.ask(tenant, REFRESH_ACTOR, fam, start);
     const deviceToken = await this.noteSignIn(tenant, s, info);
     const answer = this.answer(tenant, s, fam, refreshToken);
@@ -108,19 +108,19 @@ export class Sessions {
     if (!this.deps.store.getOrg(c.org)) throw appError('ERR_UNAUTHENTICATED', 'the organisation no longer exists');
     const s = this.accounts.subject(c.org, kind, c.sub);
     if (!s) {
-      await this.deps.runtime.ask(c.org, REFRESH_ACTOR, c.fam, { t: 'revoke', reason: 'account gone' } satisfies RefreshMsg);
+      await this.deps.runtime.ask(c.org, REFRESH_ACTOR, c.fam, { type: 'revoke', reason: 'account gone' } satisfies RefreshMsg);
       throw appError('ERR_UNAUTHENTICATED', 'the account no longer exists or is disabled; sign in again');
     }
     const revokedAt = this.deps.store.getKv<Revocation>(c.org, REVOKED_NS, c.sub)?.at;
     const fam = revokedAt === undefined ? undefined : this.family(c.org, c.fam);
     if (revokedAt !== undefined && (!fam || fam.createdAt <= revokedAt)) {
       // Signed in before the account was disabled (and since re-enabled): that session stays ended.
-      await this.deps.runtime.ask(c.org, REFRESH_ACTOR, c.fam, { t: 'revoke', reason: 'account access revoked' } satisfies RefreshMsg);
+      await this.deps.runtime.ask(c.org, REFRESH_ACTOR, c.fam, { type: 'revoke', reason: 'account access revoked' } satisfies RefreshMsg);
       throw appError('ERR_UNAUTHENTICATED', 'access for this account was revoked after this session began; sign in again');
     }
     const newJti = randomUUID();
     const r = await this.deps.runtime.ask<RefreshReply>(c.org, REFRESH_ACTOR, c.fam, {
-      t: 'rotate',
+      type: 'rotate',
       jti: c.jti,
       newJti,
       expiresAt: this.refreshExpiry(),
@@ -131,9 +131,9 @@ export class Sessions {
     return this.answer(c.org, s, c.fam, refreshToken);
   }
 
-  /** Ends a session: its refresh family is revoked, and with it the session's access tokens (refresh.ts). */
+  /** Ends a session: its refresh family is revoked, and with it the session's access tokens (refresh-actor.ts). */
   async revokeFamily(tenant: string, fam: string, reason: string): Promise<void> {
-    await this.deps.runtime.ask(tenant, REFRESH_ACTOR, fam, { t: 'revoke', reason } satisfies RefreshMsg);
+    await this.deps.runtime.ask(tenant, REFRESH_ACTOR, fam, { type: 'revoke', reason } satisfies RefreshMsg);
   }
 
   family(tenant: string, fam: string): Family | undefined {

@@ -1,7 +1,7 @@
 // Self-service sign-up: a new organisation with its founder, or a customer of an organisation.
 import { hashPassword } from '../../core/auth/password.js';
 import type { Subject } from './account-lookup.js';
-import { ACCOUNTS, ORGS, type AccountsMsg, type CreatedOrg, type CreateOrgMsg } from './accounts.js';
+import { ACCOUNTS, ORGS, type AccountsMsg, type CreatedOrg, type CreateOrgMsg } from './accounts-actor.js';
 import type { ClientInfo } from './client-info.js';
 import type { AuthDeps } from './deps.js';
 import type { EmailVerification } from './email-verification.js';
@@ -18,7 +18,7 @@ export class SignUp {
 
   async org(input: { email: string; password: string; name?: string; orgName: string; openStorefront?: boolean }, info: ClientInfo): Promise<SessionAnswer> {
     const passwordHash = await hashPassword(input.password);
-    const msg: CreateOrgMsg = { t: 'createOrg', orgName: input.orgName.trim(), email: normalizeEmail(input.email), passwordHash };
+    const msg: CreateOrgMsg = { type: 'createOrg', orgName: input.orgName.trim(), email: normalizeEmail(input.email), passwordHash };
     if (input.name?.trim()) msg.name = input.name.trim();
     const plan = this.deps.config.rateLimits?.signupPlan;
     if (plan) msg.plan = plan;
@@ -30,7 +30,7 @@ export class SignUp {
 
   async customer(tenant: string, input: { email: string; password: string; name?: string; phone?: string }, info: ClientInfo): Promise<SessionAnswer> {
     const passwordHash = await hashPassword(input.password);
-    const msg: AccountsMsg = { t: 'createCustomer', email: normalizeEmail(input.email), passwordHash };
+    const msg: AccountsMsg = { type: 'createCustomer', email: normalizeEmail(input.email), passwordHash };
     if (input.name?.trim()) msg.name = input.name.trim();
     if (input.phone) msg.phone = input.phone;
     const { customer } = await this.deps.runtime.ask<{ customer: StoredRecord }>(tenant, ACCOUNTS, 'customer', msg);

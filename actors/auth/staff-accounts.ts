@@ -5,7 +5,7 @@ import type { Principal } from '../../core/auth/tokens.js';
 import { appError } from '../../core/errors.js';
 import type { StoredRecord } from '../../core/store/record.js';
 import type { AccountLookup } from './account-lookup.js';
-import { ACCOUNTS, type AccountsMsg } from './accounts.js';
+import { ACCOUNTS, type AccountsMsg } from './accounts-actor.js';
 import type { AuthDeps } from './deps.js';
 import { PRIVILEGED_ROLES, SYSTEM_GROUP, normalizeEmail } from './model.js';
 
@@ -32,7 +32,7 @@ export class StaffAccounts {
     const beyond = roles.filter((r) => PRIVILEGED_ROLES.includes(r) && !callerRoles.includes(r));
     if (beyond.length) throw appError('ERR_FORBIDDEN', `only a holder of a role may grant it: you do not hold ${beyond.join(', ')}`);
     const passwordHash = await hashPassword(input.password);
-    const msg: AccountsMsg = { t: 'createUser', email: normalizeEmail(input.email), roles, passwordHash, createdBy: by };
+    const msg: AccountsMsg = { type: 'createUser', email: normalizeEmail(input.email), roles, passwordHash, createdBy: by };
     if (input.name?.trim()) msg.name = input.name.trim();
     if (input.employeeId) msg.employeeId = input.employeeId;
     if (input.phone) msg.phone = input.phone;
@@ -45,6 +45,6 @@ export class StaffAccounts {
     if (!user) throw appError('ERR_NOT_FOUND', `user ${userId}`);
     if (user.sk === caller.sub) throw appError('ERR_FORBIDDEN', 'you cannot change the status of your own account');
     this.accounts.assertMayActFor(tenant, caller, user, 'change the status');
-    return this.deps.runtime.ask<StoredRecord>(tenant, ACCOUNTS, 'staff', { t: 'setUserStatus', userId: user.sk, status, by: caller.sub } satisfies AccountsMsg);
+    return this.deps.runtime.ask<StoredRecord>(tenant, ACCOUNTS, 'staff', { type: 'setUserStatus', userId: user.sk, status, by: caller.sub } satisfies AccountsMsg);
   }
 }

@@ -1,7 +1,7 @@
 // Housekeeping: forgets what has expired (challenges, codes, refresh families, revocations,
 // device tokens) in every organisation.
 //
-// It deletes keys that actors own (codes.ts, refresh.ts) without asking them, on purpose: it
+// It deletes keys that actors own (codes-actor.ts, refresh-actor.ts) without asking them, on purpose: it
 // deletes only entries every reader already treats as absent (a challenge or family past its
 // expiry, a code whose sends have all left the limit's window, a revocation no live token
 // predates, a device token unused past its life), so no answer of an owning actor changes, and an
@@ -9,11 +9,11 @@
 // activate an actor per expired key every hour for nothing.
 import { REVOKED_NS, REVOKED_SESSIONS_NS, type Revocation } from '../../core/auth/revocations.js';
 import { WriteBatch } from '../../core/store/store.js';
-import { CODE_TTL_MS, type Challenge } from './codes.js';
+import { CODE_TTL_MS, type Challenge } from './codes-actor.js';
 import type { AuthDeps } from './deps.js';
 import { DEVICE_TOKEN_NS, deviceEntryLive, type DeviceEntry } from './device-token.js';
 import { GLOBAL_TENANT, NS } from './model.js';
-import type { Family } from './refresh.js';
+import type { Family } from './refresh-actor.js';
 
 /** Forgets expired challenges, magic codes and refresh families (every org). Answers how many entries went. */
 export async function sweepExpired(deps: Pick<AuthDeps, 'store' | 'clock' | 'tokens' | 'config'>): Promise<number> {

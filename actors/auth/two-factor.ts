@@ -11,7 +11,7 @@ import type { StoredRecord } from '../../core/store/record.js';
 import { WriteBatch } from '../../core/store/store.js';
 import { BACKUP, CUSTOMER, NS, normalizeEmail, type BackupData, type CustomerData, type TwoFactorMethod } from './model.js';
 import { customersByEmail, provenCustomerByEmail, provenEmailOf, recordProven } from './email-proof.js';
-import { SECURITY_ACTOR, backupCodeHash, type SecurityMsg } from './security.js';
+import { SECURITY_ACTOR, backupCodeHash, type SecurityMsg } from './security-actor.js';
 import type { AccountLookup } from './account-lookup.js';
 import type { AuthDeps } from './deps.js';
 
@@ -100,14 +100,14 @@ export class TwoFactorAdmin {
   async totpSetup(tenant: string, p: Principal): Promise<{ secret: string; otpauthUrl: string; issuer: string }> {
     const rec = this.person(tenant, p);
     const secret = newTotpSecret();
-    await this.ask(tenant, rec.sk, { t: 'totpBegin', secret, subjectType: 'customer' });
+    await this.ask(tenant, rec.sk, { type: 'totpBegin', secret, subjectType: 'customer' });
     const issuer = String(this.accounts.org(tenant).displayName || tenant);
     return { secret, otpauthUrl: otpauthUri(secret, this.emailOf(rec) || rec.sk, issuer), issuer };
   }
 
   async totpVerify(tenant: string, p: Principal, code: string): Promise<TwoFactorStatus> {
     const rec = this.person(tenant, p);
-    const r = await this.ask<{ ok: boolean }>(tenant, rec.sk, { t: 'totpConfirm', code: code.trim() });
+    const r = await this.ask<{ ok: boolean }>(tenant, rec.sk, { type: 'totpConfirm', code: code.trim() });
     if (!r.ok) throw appError('ERR_BAD_REQUEST', 'the code is not right');
     return this.status(tenant, p);
   }
@@ -117,13 +117,13 @@ export class TwoFactorAdmin {
     if (method === 'sms' && !(rec.data as CustomerData).phone) {
       throw appError('ERR_BAD_REQUEST', 'sms needs a phone number on the customer record');
     }
-    await this.ask(tenant, rec.sk, { t: 'enable', method, subjectType: 'customer' });
+    await this.ask(tenant, rec.sk, { type: 'enable', method, subjectType: 'customer' });
     return this.status(tenant, p);
   }
 
   async disable(tenant: string, p: Principal, code: string | undefined): Promise<TwoFactorStatus> {
     const rec = this.person(tenant, p);
-    const msg: SecurityMsg = { t: 'disable' };
+    const msg: SecurityMsg = { type: 'disable' };
     if (code) msg.code = code.trim();
     const r = await this.ask<{ ok: boolean }>(tenant, rec.sk, msg);
     if (!r.ok) throw appError('ERR_BAD_REQUEST', 'the code is not right: send a current authenticator code or a backup code');
@@ -137,7 +137,7 @@ export class TwoFactorAdmin {
       throw appError('ERR_BAD_REQUEST', 'turn two-factor authentication on before generating backup codes');
     }
     const codes = Array.from({ length: BACKUP_CODE_COUNT }, newBackupCode);
-    await this.ask(tenant, rec.sk, { t: 'setBackup', hashes: codes.map((c) => backupCodeHash(rec.sk, c)) });
+    await this.ask(tenant, rec.sk, { type: 'setBackup', hashes: codes.map((c) => backupCodeHash(rec.sk, c)) });
     return { codes, generatedAt: new Date(this.deps.clock.now()).toISOString() };
   }
 

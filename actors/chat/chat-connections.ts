@@ -7,7 +7,7 @@ import type { Clock } from '../../core/clock.js';
 import { appError } from '../../core/errors.js';
 import { isId, newId } from '../../core/ids.js';
 import type { Store } from '../../core/store/store.js';
-import { CHAT_SESSION_ACTOR, type SessionMsg, type SessionReply } from '../chat-room/session.js';
+import { CHAT_SESSION_ACTOR, type SessionMsg, type SessionReply } from '../chat-room/session-actor.js';
 import { CHAT_DATATYPE, chatLog, type ChatData, type ChatMessage, type Participant } from '../chat-room/types.js';
 import type { ChatService, MessagePage, WidgetConfig } from './chat-service.js';
 import type { Origin } from './ports.js';

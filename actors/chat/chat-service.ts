@@ -6,8 +6,8 @@
 // Events always go out after the actor's reply, which the runtime releases only after the writes
 // it depends on are committed: an acknowledged or broadcast message is durable.
 import type { ActorRuntime } from '../../core/actor/runtime.js';
-import { CHAT_QUEUE_ACTOR, entryFromChat, QUEUE_KEY, type QueueMsg, type QueueReply } from '../chat-queue/chat-queue.js';
-import { CHAT_ROOM_ACTOR, type ChatRoomMsg, type ChatRoomReply, type OpenSpec } from '../chat-room/chat-room.js';
+import { CHAT_QUEUE_ACTOR, entryFromChat, QUEUE_KEY, type QueueMsg, type QueueReply } from '../chat-queue/actor.js';
+import { CHAT_ROOM_ACTOR, type ChatRoomMsg, type ChatRoomReply, type OpenSpec } from '../chat-room/room-actor.js';
 import {
   CHAT_CONFIG_DATATYPE,
   CHAT_DATATYPE,

@@ -6,8 +6,8 @@ import type { AiProvider } from '../../core/ai.js';
 import type { Clock } from '../../core/clock.js';
 import type { Config } from '../../core/config.js';
 import type { Logger } from '../../core/log.js';
-import type { QueueView } from '../chat-queue/chat-queue.js';
-import type { CommunityMessage } from '../community/community.js';
+import type { QueueView } from '../chat-queue/actor.js';
+import type { CommunityMessage } from '../community/actor.js';
 import type { ChatData, ChatMessage, Participant } from '../chat-room/types.js';
 
 /**

@@ -7,8 +7,8 @@ import type { ListResult, StoredRecord } from '../../core/store/record.js';
 import { pageItems, type Filter, type PageLimits } from '../../core/store/query.js';
 import type { Store } from '../../core/store/store.js';
 import { INBOX_CONVERSATION, normalizePhone } from '../inbox/index.js';
-import { byNewest, CUSTOMER_ACTIVITY, summarize, type ActivitySummary } from './customer-activity.js';
-import { SOCIAL_ACTIVITY } from './social.js';
+import { byNewest, CUSTOMER_ACTIVITY, summarize, type ActivitySummary } from './customer-activity-actor.js';
+import { SOCIAL_ACTIVITY } from './social-sync-actor.js';
 
 export interface Paging {
   page?: number;

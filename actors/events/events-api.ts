@@ -10,7 +10,7 @@ import { IdempotencyGate } from '../../core/idempotency.js';
 import type { Logger } from '../../core/log.js';
 import type { StoredRecord } from '../../core/store/record.js';
 import type { Store } from '../../core/store/store.js';
-import { EVENTS, EVENTS_KEY, type EventsMsg } from './events-actor.js';
+import { EVENTS, EVENTS_KEY, type EventsMsg } from './actor.js';
 import { LocalPayments, type PaymentsProvider } from './payments.js';
 import { findEvent, TICKET } from '../event-records/records.js';
 import { SCANNER, type ScannerMsg, Failure } from '../scanner/index.js';
@@ -78,7 +78,7 @@ export class EventsApi<D extends EventsDeps = EventsDeps> {
   /** After an event changed: forget cached lookups and let a live scanner reread its config. */
   async eventChanged(tenant: string, eventId: string): Promise<void> {
     this.cache.clear();
-    if (this.deps.runtime.isLive(tenant, SCANNER, eventId)) await this.deps.runtime.ask(tenant, SCANNER, eventId, { op: 'reload' });
+    if (this.deps.runtime.isLive(tenant, SCANNER, eventId)) await this.deps.runtime.ask(tenant, SCANNER, eventId, { type: 'reload' });
   }
 
   /** One page of an in-memory list, in the list envelope (spec: List envelope), sizes clamped as the store clamps them. */

@@ -24,4 +24,4 @@ export {
   ticketTypeRecord,
   ticketTypesOf,
 } from './event-reads.js';
-export { type ChildKind, type EventInput, type EventWithTypes, eventsActor } from './events-actor.js';
+export { type ChildKind, type EventInput, type EventWithTypes, eventsActor } from './actor.js';

@@ -92,7 +92,7 @@ async function idempotent(
 /** One ticket of the given type of event `eventRef`. */
 export async function createTicket(api: EventsApi, tenant: string, eventRef: string, item: Omit<IssueItem, 'quantity'>, by: string | null): Promise<StoredRecord> {
   const ev = api.event(tenant, eventRef);
-  const r = await api.scanner<IssueResult>(tenant, ev.sk, { op: 'issue', source: 'create', items: [{ ...item, quantity: 1 }], by });
+  const r = await api.scanner<IssueResult>(tenant, ev.sk, { type: 'issue', source: 'create', items: [{ ...item, quantity: 1 }], by });
   return r.tickets[0]!;
 }
 
@@ -129,7 +129,7 @@ export function purchaseTickets(api: EventsApi, tenant: string, b: PurchaseReque
     let r: IssueResult;
     try {
       r = await api.scanner<IssueResult>(tenant, ev.sk, {
-        op: 'issue',
+        type: 'issue',
         source: 'purchase',
         items: b.items.map((i) => ({ ...i })),
         by,
@@ -149,7 +149,7 @@ export function purchaseTickets(api: EventsApi, tenant: string, b: PurchaseReque
 export function compTickets(api: EventsApi, tenant: string, b: CompRequest, by: string | null): Promise<SaleAnswer<unknown>> {
   return idempotent(api, tenant, 'events.tickets.comp', b.idempotencyKey, b, async (idempotency) => {
     const { ev } = eventOfItems(api, tenant, b.items, b.eventId);
-    return { body: await api.scanner<IssueResult>(tenant, ev.sk, { op: 'issue', source: 'comp', items: b.items, by, note: b.note, replay: idempotency }) };
+    return { body: await api.scanner<IssueResult>(tenant, ev.sk, { type: 'issue', source: 'comp', items: b.items, by, note: b.note, replay: idempotency }) };
   });
 }
 
@@ -168,7 +168,7 @@ export function fulfilTickets(api: EventsApi, tenant: string, b: FulfilRequest, 
       throw appError('ERR_VALIDATION', `body/zone "${b.zone}" is not a zone of event ${e.sk}`);
     }
     const body = await api.scanner<IssueResult>(tenant, e.sk, {
-      op: 'issue',
+      type: 'issue',
       source: b.walkIn ? 'walk-in' : 'fulfill',
       items,
       by,
@@ -206,14 +206,14 @@ export function refundTicket(api: EventsApi, tenant: string, id: string, reason:
       const r = await api.payments.refund({ tenant, paymentId: payment.id, amount: price, currency: payment.currency });
       refund = { ...r, amount: toMajor(r.amount, e) };
     }
-    return api.scanner<StoredRecord>(tenant, eventId, { op: 'refund', ticketId: ticket.sk, refund, reason, by });
+    return api.scanner<StoredRecord>(tenant, eventId, { type: 'refund', ticketId: ticket.sk, refund, reason, by });
   });
 }
 
 /** The ticket `id` answered with a freshly signed dynamic code (codeSecret is never sent). */
 export async function ticketWithCode(api: EventsApi, tenant: string, id: string): Promise<StoredRecord> {
   const { eventId } = api.ticket(tenant, id);
-  const r = await api.scanner<{ secret: string; ticket: StoredRecord; windowMs: number }>(tenant, eventId, { op: 'secret', ticketId: id });
+  const r = await api.scanner<{ secret: string; ticket: StoredRecord; windowMs: number }>(tenant, eventId, { type: 'secret', ticketId: id });
   const now = api.deps.clock.now();
   return {
     ...r.ticket,

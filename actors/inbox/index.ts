@@ -14,4 +14,4 @@ export {
   type InboxReply,
   type OutboundMessage,
   type Sender,
-} from './conversation.js';
+} from './actor.js';

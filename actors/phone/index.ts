@@ -1,4 +1,4 @@
 // The phone area's public surface: devices, calls and the organisation's numbers.
-export * from './call.js';
-export * from './device.js';
+export * from './call-actor.js';
+export * from './device-actor.js';
 export * from './numbers.js';

@@ -13,7 +13,7 @@ import { ownRecords, ownReservation, profile } from './client-data.js';
 import { dynamicAggregate, dynamicCount, dynamicDistinct, dynamicFind, dynamicFindOne, type DynamicFind } from './dynamic-query.js';
 import { assertComment, listNotes } from './notes.js';
 import { findRecords, getRecord, type FindRequest } from './reads.js';
-import { RECORDS_ACTOR, RECORDS_KEY, type CreateReply, type RecordsMsg } from './records-actor.js';
+import { RECORDS_ACTOR, RECORDS_KEY, type CreateReply, type RecordsMsg } from './actor.js';
 
 /** What the area needs of its node. */
 export interface RecordsParts {

@@ -1,7 +1,7 @@
 // The records area's public surface: its actor, its API for the edge, the listing every area's
 // routes page with, and the names other areas hear on the bus.
 export { createRecordsApi, type RecordsApi, type RecordsParts } from './api.js';
-export { recordsActor, RECORD_WRITTEN, NOTE_DATATYPE, type CreateReply } from './records-actor.js';
+export { recordsActor, RECORD_WRITTEN, NOTE_DATATYPE, type CreateReply } from './actor.js';
 export { attributeFilter, INLINE_LISTING_MAX, listRecords, RECORDS_QUERY_JOB, type FindRequest, type ListingDeps } from './reads.js';
 export { MAX_PIPELINE_STAGES, MAX_RESULT_DOCUMENTS, type DriverSort, type DynamicFind } from './dynamic-query.js';
 export { ORDER, RESERVATION } from './client-data.js';

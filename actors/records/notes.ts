@@ -3,7 +3,7 @@
 // another (the records actor writes it), and a subject's notes list oldest first.
 import { appError } from '../../core/errors.js';
 import type { ListResult } from '../../core/store/record.js';
-import { NOTE_DATATYPE } from './records-actor.js';
+import { NOTE_DATATYPE } from './actor.js';
 import { listRecords, type ListingDeps } from './reads.js';
 
 export const MAX_COMMENT_LENGTH = 10_000;

@@ -1,7 +1,7 @@
 // A ticket's door fields (status `checked_in`, `inside`, `zone`, check-in and check-out times) as
 // the scan log says they are, for tickets whose record does not say so yet. The scan log is the
 // door's truth: a scan commits its log entry alone, and the records are brought up to date behind,
-// in batches (see materialize in scanner.ts). Until then every read of such a ticket goes through
+// in batches (see materialize in scanner-actor.ts). Until then every read of such a ticket goes through
 // this patch: the scanner's own reads at once, every other read after the read barrier
 // (door-backlog.ts) has written it.
 import type { StoredRecord } from '../../core/store/record.js';

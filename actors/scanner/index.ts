@@ -1,7 +1,7 @@
 // The door scanner area's public surface: the per-event scanner actor and its messages, ticket
 // lookup by code, the signed dynamic codes, the door's read barrier and backlog, and the ticket
 // operations the scanner runs as the single writer of an event's tickets.
-export * from './scanner.js';
+export * from './scanner-actor.js';
 export * from './state.js';
 export * from './locate.js';
 export * from './ticket-code.js';
@@ -10,4 +10,4 @@ export * from './door-state.js';
 export * from './door-fields.js';
 export * from './door-backlog.js';
 export * from './record-overlay.js';
-export * from './unmatched.js';
+export * from './unmatched-scans-actor.js';

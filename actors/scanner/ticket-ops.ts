@@ -48,7 +48,7 @@ export interface IssueItem {
 }
 
 export interface IssueMsg {
-  op: 'issue';
+  type: 'issue';
   source: IssueSource;
   items: IssueItem[];
   by: string | null;
@@ -111,13 +111,13 @@ export function replayIssue(store: Store, tenant: string, r: IssueReplay): Issue
 }
 
 export type TicketOpMsg =
-  | { op: 'transfer'; ticketId: string; holderEmail: string; holderName?: string; by: string | null }
-  | { op: 'refund'; ticketId: string; refund: Record<string, unknown> | null; reason?: string; by: string | null }
-  | { op: 'cancel'; ticketId: string; reason?: string; by: string | null }
-  | { op: 'activate'; ticketId: string; credentialCode?: string; by: string | null }
-  | { op: 'secret'; ticketId: string }
-  | { op: 'badge-printed'; ticketId: string; printer?: string; by: string | null }
-  | { op: 'perk-claim'; ticketId: string; perkId: string; note?: string; by: string | null };
+  | { type: 'transfer'; ticketId: string; holderEmail: string; holderName?: string; by: string | null }
+  | { type: 'refund'; ticketId: string; refund: Record<string, unknown> | null; reason?: string; by: string | null }
+  | { type: 'cancel'; ticketId: string; reason?: string; by: string | null }
+  | { type: 'activate'; ticketId: string; credentialCode?: string; by: string | null }
+  | { type: 'secret'; ticketId: string }
+  | { type: 'badge-printed'; ticketId: string; printer?: string; by: string | null }
+  | { type: 'perk-claim'; ticketId: string; perkId: string; note?: string; by: string | null };
 
 type Data = Record<string, any>;
 
@@ -292,7 +292,7 @@ export function ticketOp(st: ScannerState, msg: TicketOpMsg, ctx: ActorContext):
   const t = ticketOf(st, msg.ticketId);
   const now = ctx.clock.now();
   const d = t.data as Data;
-  switch (msg.op) {
+  switch (msg.type) {
     case 'transfer': {
       if (d.status === 'checked_in' || d.checkedInAt) throw appError('ERR_CONFLICT', 'a ticket that has been used cannot be transferred');
       mustBeLive(t, 'transferred');

@@ -13,7 +13,7 @@ import { RecordView } from '../workflow/record-view.js';
 import { currencyOf, formatMinor } from './money.js';
 import { OPEN, type Order, orderData, readOrder, SF_ORDER } from './order.js';
 import type { StorefrontServices } from './services.js';
-import { STOREFRONT_ACTOR, STOREFRONT_KEY, type StorefrontMessage } from './tenant-actor.js';
+import { STOREFRONT_ACTOR, STOREFRONT_KEY, type StorefrontMessage } from './storefront-actor.js';
 
 export const MAX_IDEM_MEMORY = 10_000;
 

@@ -19,7 +19,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { scanEntry } from '../../actors/scanner/scanner.js';
+import { scanEntry } from '../../actors/scanner/scanner-actor.js';
 import { LmdbStore } from '../../core/store/lmdb-store.js';
 import { nextVersion, type StoredRecord } from '../../core/store/record.js';
 import { WriteBatch } from '../../core/store/store.js';

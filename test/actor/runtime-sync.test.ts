@@ -10,16 +10,16 @@ import { LmdbStore } from '../../core/store/lmdb-store.js';
 import type { WriteBatch } from '../../core/store/store.js';
 import { tempDir } from '../helpers/app.js';
 
-type Msg = { op: 'add'; by: number } | { op: 'get' } | { op: 'boom' };
+type Msg = { type: 'add'; by: number } | { type: 'get' } | { type: 'boom' };
 
 const counter: ActorKind<{ n: number }, Msg, number> = {
   kind: 'sync-counter',
   activate: (ctx) => ({ n: ctx.store.getKv<number>(ctx.tenant, 'sync-counter', ctx.key) ?? 0 }),
   receive(st, msg, ctx) {
-    if (msg.op === 'get') return st.n;
-    st.n += msg.op === 'add' ? msg.by : 1000;
+    if (msg.type === 'get') return st.n;
+    st.n += msg.type === 'add' ? msg.by : 1000;
     ctx.batch.putKv(ctx.tenant, 'sync-counter', ctx.key, st.n);
-    if (msg.op === 'boom') throw new Error('boom after mutating');
+    if (msg.type === 'boom') throw new Error('boom after mutating');
     return st.n;
   },
 };
@@ -44,14 +44,14 @@ t.test('sync handlers: replies in order, each after its commit; a throw rebuilds
   });
   hold();
   const answered: number[] = [];
-  const asks = [1, 2, 3].map((by) => runtime.ask<number>('acme', 'sync-counter', 'a', { op: 'add', by }).then((n) => (answered.push(n), n)));
+  const asks = [1, 2, 3].map((by) => runtime.ask<number>('acme', 'sync-counter', 'a', { type: 'add', by }).then((n) => (answered.push(n), n)));
   await new Promise((r) => setTimeout(r, 30));
   t.same(answered, [], 'no reply before its commit landed');
   release();
   t.same(await Promise.all(asks), [1, 3, 6]);
   t.same(answered, [1, 3, 6], 'released in order');
-  await t.rejects(runtime.ask('acme', 'sync-counter', 'a', { op: 'boom' }), /boom/);
-  t.equal(await runtime.ask('acme', 'sync-counter', 'a', { op: 'get' }), 6, 'the throw left the state as committed');
+  await t.rejects(runtime.ask('acme', 'sync-counter', 'a', { type: 'boom' }), /boom/);
+  t.equal(await runtime.ask('acme', 'sync-counter', 'a', { type: 'get' }), 6, 'the throw left the state as committed');
 });
 
 t.test('the idle timer counts from the last message, not the first', async (t) => {
@@ -62,9 +62,9 @@ t.test('the idle timer counts from the last message, not the first', async (t) =
     await runtime.close();
     await store.close();
   });
-  await runtime.ask('acme', 'sync-counter', 'b', { op: 'add', by: 1 });
+  await runtime.ask('acme', 'sync-counter', 'b', { type: 'add', by: 1 });
   await new Promise((r) => setTimeout(r, 250));
-  await runtime.ask('acme', 'sync-counter', 'b', { op: 'add', by: 1 });
+  await runtime.ask('acme', 'sync-counter', 'b', { type: 'add', by: 1 });
   await new Promise((r) => setTimeout(r, 250));
   t.ok(runtime.isLive('acme', 'sync-counter', 'b'), 'used 250 ms ago: still live although its first timer has fired');
   for (let i = 0; i < 100 && runtime.isLive('acme', 'sync-counter', 'b'); i++) await new Promise((r) => setTimeout(r, 50));

@@ -13,11 +13,11 @@ interface CounterState {
   busy: boolean;
 }
 type CounterMsg =
-  | { op: 'add'; by: number; id?: number; journal?: boolean; record?: boolean }
-  | { op: 'get' }
-  | { op: 'slow-add'; by: number }
-  | { op: 'fail-after-mutating' }
-  | { op: 'reject' };
+  | { type: 'add'; by: number; id?: number; journal?: boolean; record?: boolean }
+  | { type: 'get' }
+  | { type: 'slow-add'; by: number }
+  | { type: 'fail-after-mutating' }
+  | { type: 'reject' };
 
 /** A counter persisted in kv; checks that no two messages ever run interleaved. */
 const counter: ActorKind<CounterState, CounterMsg, unknown> = {
@@ -30,7 +30,7 @@ const counter: ActorKind<CounterState, CounterMsg, unknown> = {
     if (state.busy) throw new Error('interleaved!');
     state.busy = true;
     try {
-      switch (msg.op) {
+      switch (msg.type) {
         case 'add':
           state.n += msg.by;
           if (msg.id !== undefined) state.log.push(msg.id);
@@ -73,7 +73,7 @@ function setup(tt: Parameters<typeof tempDir>[0], opts: { idleMs?: number; store
 t.test('ActorRuntime - messages are processed one at a time (async handlers never interleave)', async (t) => {
   const { runtime } = setup(t);
   const replies = await Promise.all(
-    Array.from({ length: 200 }, () => runtime.ask<number>('acme', 'counter', 'c1', { op: 'slow-add', by: 1 })),
+    Array.from({ length: 200 }, () => runtime.ask<number>('acme', 'counter', 'c1', { type: 'slow-add', by: 1 })),
   );
   t.same(replies, Array.from({ length: 200 }, (_, i) => i + 1), 'each reply saw every earlier message and no later one');
 });
@@ -82,7 +82,7 @@ t.test('ActorRuntime - 10,000 concurrent asks to one actor are applied exactly o
   const { runtime, store } = setup(t);
   const N = 10_000;
   const replies = await Promise.all(
-    Array.from({ length: N }, (_, i) => runtime.ask<number>('acme', 'counter', 'hot', { op: 'add', by: 1, id: i })),
+    Array.from({ length: N }, (_, i) => runtime.ask<number>('acme', 'counter', 'hot', { type: 'add', by: 1, id: i })),
   );
   t.equal(new Set(replies).size, N, 'every reply is distinct');
   t.equal(Math.max(...replies), N);
@@ -94,44 +94,44 @@ t.test('ActorRuntime - 10,000 concurrent asks to one actor are applied exactly o
 
 t.test('ActorRuntime - actors are isolated by tenant, kind and key', async (t) => {
   const { runtime } = setup(t);
-  await runtime.ask('acme', 'counter', 'a', { op: 'add', by: 5 });
-  await runtime.ask('other', 'counter', 'a', { op: 'add', by: 7 });
-  t.equal(await runtime.ask('acme', 'counter', 'a', { op: 'get' }), 5);
-  t.equal(await runtime.ask('other', 'counter', 'a', { op: 'get' }), 7);
-  t.equal(await runtime.ask('acme', 'counter', 'b', { op: 'get' }), 0);
+  await runtime.ask('acme', 'counter', 'a', { type: 'add', by: 5 });
+  await runtime.ask('other', 'counter', 'a', { type: 'add', by: 7 });
+  t.equal(await runtime.ask('acme', 'counter', 'a', { type: 'get' }), 5);
+  t.equal(await runtime.ask('other', 'counter', 'a', { type: 'get' }), 7);
+  t.equal(await runtime.ask('acme', 'counter', 'b', { type: 'get' }), 0);
   await t.rejects(runtime.ask('acme', 'nope', 'a', {}), /unknown actor kind/);
 });
 
 t.test('ActorRuntime - passivated when idle, re-activated with the same state', async (t) => {
   const { runtime } = setup(t, { idleMs: 30 });
-  await runtime.ask('acme', 'counter', 'p', { op: 'add', by: 3 });
+  await runtime.ask('acme', 'counter', 'p', { type: 'add', by: 3 });
   t.ok(runtime.isLive('acme', 'counter', 'p'));
   // At least the idle time, then however long a loaded machine takes to run the timer.
   await new Promise((r) => setTimeout(r, 60));
   for (let waited = 0; runtime.isLive('acme', 'counter', 'p') && waited < 3000; waited += 10) await new Promise((r) => setTimeout(r, 10));
   t.notOk(runtime.isLive('acme', 'counter', 'p'), 'passivated after the idle time');
   t.equal(runtime.counters.passivations, 1);
-  t.equal(await runtime.ask('acme', 'counter', 'p', { op: 'get' }), 3, 'state reloaded from the store');
+  t.equal(await runtime.ask('acme', 'counter', 'p', { type: 'get' }), 3, 'state reloaded from the store');
   t.equal(runtime.counters.activations, 2);
 });
 
 t.test('ActorRuntime - a handler that throws leaves the state as it was and answers the error', async (t) => {
   const { runtime } = setup(t);
-  await runtime.ask('acme', 'counter', 'f', { op: 'add', by: 10 });
+  await runtime.ask('acme', 'counter', 'f', { type: 'add', by: 10 });
   const pending = [
-    runtime.ask('acme', 'counter', 'f', { op: 'add', by: 1 }),
-    runtime.ask('acme', 'counter', 'f', { op: 'fail-after-mutating' }),
-    runtime.ask('acme', 'counter', 'f', { op: 'get' }),
+    runtime.ask('acme', 'counter', 'f', { type: 'add', by: 1 }),
+    runtime.ask('acme', 'counter', 'f', { type: 'fail-after-mutating' }),
+    runtime.ask('acme', 'counter', 'f', { type: 'get' }),
   ];
   const [a, b, c] = await Promise.allSettled(pending);
   t.same(a, { status: 'fulfilled', value: 11 });
   t.equal(b.status, 'rejected');
   t.match((b as PromiseRejectedResult).reason.message, /boom/);
   t.same(c, { status: 'fulfilled', value: 11 }, 'the half-made change was dropped, earlier writes kept');
-  const err = (await runtime.ask('acme', 'counter', 'f', { op: 'reject' }).catch((e) => e)) as AppError;
+  const err = (await runtime.ask('acme', 'counter', 'f', { type: 'reject' }).catch((e) => e)) as AppError;
   t.type(err, AppError);
   t.equal(err.statusCode, 409);
-  t.equal(await runtime.ask('acme', 'counter', 'f', { op: 'add', by: 1 }), 12, 'the actor keeps serving');
+  t.equal(await runtime.ask('acme', 'counter', 'f', { type: 'add', by: 1 }), 12, 'the actor keeps serving');
 });
 
 /** A store whose commits wait until the test lets them go. */
@@ -151,13 +151,13 @@ t.test('ActorRuntime - replies are released only after their writes commit (outp
   const { runtime } = setup(t, { store: gated.store });
   let addReplied = false;
   let getReplied = false;
-  const add = runtime.ask('acme', 'counter', 'g', { op: 'add', by: 1 }).then((v) => {
+  const add = runtime.ask('acme', 'counter', 'g', { type: 'add', by: 1 }).then((v) => {
     addReplied = true;
     t.equal(inner.getKv<{ n: number }>('acme', 'counter', 'g')?.n, 1, 'the write is in the store when the reply arrives');
     return v;
   });
   // A read that saw the uncommitted change must not answer before that change is durable either.
-  const get = runtime.ask('acme', 'counter', 'g', { op: 'get' }).then((v) => {
+  const get = runtime.ask('acme', 'counter', 'g', { type: 'get' }).then((v) => {
     getReplied = true;
     return v;
   });
@@ -184,9 +184,9 @@ for (const first of [{ journal: false }, { journal: true, record: true }]) {
       return inner.commit(b);
     };
     const { runtime } = setup(t, { store });
-    const one = runtime.ask('acme', 'counter', 'j', { op: 'add', by: 1, ...first });
-    const two = runtime.ask('acme', 'counter', 'j', { op: 'add', by: 2, journal: true });
-    const three = runtime.ask('acme', 'counter', 'j', { op: 'add', by: 4, journal: true });
+    const one = runtime.ask('acme', 'counter', 'j', { type: 'add', by: 1, ...first });
+    const two = runtime.ask('acme', 'counter', 'j', { type: 'add', by: 2, journal: true });
+    const three = runtime.ask('acme', 'counter', 'j', { type: 'add', by: 4, journal: true });
     await new Promise((r) => setTimeout(r, 50));
     t.same(issued, [], 'the journaled writes wait while the earlier transaction is held (a crash keeps none or the first)');
     gates.splice(0).forEach((g) => g());
@@ -202,19 +202,19 @@ t.test('ActorRuntime - a failed commit rejects the reply and the actor reloads c
   const store: Store = Object.create(inner);
   store.commit = (b) => (failNext ? ((failNext = false), Promise.reject(new Error('disk full'))) : inner.commit(b));
   const { runtime } = setup(t, { store });
-  await runtime.ask('acme', 'counter', 'd', { op: 'add', by: 2 });
+  await runtime.ask('acme', 'counter', 'd', { type: 'add', by: 2 });
   failNext = true;
-  await t.rejects(runtime.ask('acme', 'counter', 'd', { op: 'add', by: 100 }), /disk full/);
-  t.equal(await runtime.ask('acme', 'counter', 'd', { op: 'get' }), 2, 'memory matches the store again');
+  await t.rejects(runtime.ask('acme', 'counter', 'd', { type: 'add', by: 100 }), /disk full/);
+  t.equal(await runtime.ask('acme', 'counter', 'd', { type: 'get' }), 2, 'memory matches the store again');
 });
 
 t.test('ActorRuntime - close drains mailboxes and refuses new work', async (t) => {
   const { runtime, store } = setup(t);
-  const many = Array.from({ length: 500 }, () => runtime.ask('acme', 'counter', 'z', { op: 'add', by: 1 }));
+  const many = Array.from({ length: 500 }, () => runtime.ask('acme', 'counter', 'z', { type: 'add', by: 1 }));
   await runtime.close();
   await Promise.all(many);
   t.equal(store.getKv<{ n: number }>('acme', 'counter', 'z')!.n, 500);
-  const err = (await runtime.ask('acme', 'counter', 'z', { op: 'get' }).catch((e) => e)) as AppError;
+  const err = (await runtime.ask('acme', 'counter', 'z', { type: 'get' }).catch((e) => e)) as AppError;
   t.equal(err.statusCode, 503);
 });
 

@@ -97,7 +97,7 @@ export function appRoutes(svc: AuthApi): RouteDef[] {
       response: AppSchema,
       errors: [404],
       handler: async (ctx) => {
-        const msg: AccountsMsg = { t: 'revokeApp', appId: ctx.body.appId, by: caller(ctx).sub };
+        const msg: AccountsMsg = { type: 'revokeApp', appId: ctx.body.appId, by: caller(ctx).sub };
         return publicApp(await ctx.deps.runtime.ask<StoredRecord>(ctx.tenant, ACCOUNTS, 'staff', msg));
       },
     }),
@@ -148,7 +148,7 @@ export function appRoutes(svc: AuthApi): RouteDef[] {
       response: Type.Object({ deleted: Type.Boolean(), id: Type.String() }),
       errors: [404],
       handler: async (ctx) => {
-        await ctx.deps.runtime.ask(ctx.tenant, ACCOUNTS, 'staff', { t: 'deleteApiKey', id: ctx.params.id } satisfies AccountsMsg);
+        await ctx.deps.runtime.ask(ctx.tenant, ACCOUNTS, 'staff', { type: 'deleteApiKey', id: ctx.params.id } satisfies AccountsMsg);
         return { deleted: true, id: ctx.params.id };
       },
     }),

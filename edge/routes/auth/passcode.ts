@@ -80,10 +80,10 @@ export function passcodeRoutes(svc: AuthApi): RouteDef[] {
         const employeeId = ctx.body.employeeId ?? current;
         if (!employeeId) throw appError('ERR_VALIDATION', 'body/employeeId is required: this user has no employee id yet');
         if (employeeId !== current) {
-          await ctx.deps.runtime.ask(ctx.tenant, ACCOUNTS, 'staff', { t: 'setEmployeeId', userId: user.sk, employeeId } satisfies AccountsMsg);
+          await ctx.deps.runtime.ask(ctx.tenant, ACCOUNTS, 'staff', { type: 'setEmployeeId', userId: user.sk, employeeId } satisfies AccountsMsg);
         }
         const hash = await hashPassword(ctx.body.pin);
-        await ctx.deps.runtime.ask(ctx.tenant, SECURITY_ACTOR, user.sk, { t: 'setPin', hash } satisfies SecurityMsg);
+        await ctx.deps.runtime.ask(ctx.tenant, SECURITY_ACTOR, user.sk, { type: 'setPin', hash } satisfies SecurityMsg);
         return { userId: user.sk, employeeId, hasPasscode: true };
       },
     }),
@@ -98,7 +98,7 @@ export function passcodeRoutes(svc: AuthApi): RouteDef[] {
       errors: [403, 404],
       handler: async (ctx) => {
         const user = targetUser(svc, ctx.tenant, caller(ctx), ctx.body.userId);
-        const r = await ctx.deps.runtime.ask<{ removed: boolean }>(ctx.tenant, SECURITY_ACTOR, user.sk, { t: 'removePin' } satisfies SecurityMsg);
+        const r = await ctx.deps.runtime.ask<{ removed: boolean }>(ctx.tenant, SECURITY_ACTOR, user.sk, { type: 'removePin' } satisfies SecurityMsg);
         return { userId: user.sk, hasPasscode: false, removed: r.removed };
       },
     }),

@@ -74,7 +74,7 @@ export function profileRoutes(svc: AuthApi): RouteDef[] {
         if (org.primaryContactUserId === p.sub) {
           throw appError('ERR_FORBIDDEN', "the organisation's primary contact cannot delete their own account; make someone else the primary contact first");
         }
-        await ctx.deps.runtime.ask(ctx.tenant, ACCOUNTS, 'staff', { t: 'deleteUser', userId: p.sub } satisfies AccountsMsg);
+        await ctx.deps.runtime.ask(ctx.tenant, ACCOUNTS, 'staff', { type: 'deleteUser', userId: p.sub } satisfies AccountsMsg);
         if (p.sid) await svc.sessions.revokeFamily(ctx.tenant, p.sid, 'account deleted');
         return { deleted: true, id: p.sub };
       },
@@ -143,7 +143,7 @@ export function profileRoutes(svc: AuthApi): RouteDef[] {
       handler: (ctx) => {
         const { securitySettings, ...flat } = ctx.body as { securitySettings?: Partial<SecuritySettings> } & Partial<SecuritySettings>;
         const patch = { ...securitySettings, ...flat };
-        return ctx.deps.runtime.ask(ctx.tenant, ORG_SETTINGS_ACTOR, 'settings', { t: 'update', patch } satisfies OrgSettingsMsg);
+        return ctx.deps.runtime.ask(ctx.tenant, ORG_SETTINGS_ACTOR, 'settings', { type: 'update', patch } satisfies OrgSettingsMsg);
       },
     }),
     route({

@@ -163,7 +163,7 @@ function childRoutes(svc: EventsApi<AppDeps>, o: {
         const ev = svc.event(ctx.tenant, ctx.params.id);
         const data = { ...(o.defaults ?? {}), ...(ctx.body as Record<string, unknown>) };
         o.check?.(data);
-        return svc.events(ctx.tenant, { op: 'create-child', datatype: o.datatype, eventId: ev.sk, data, state: o.state });
+        return svc.events(ctx.tenant, { type: 'create-child', datatype: o.datatype, eventId: ev.sk, data, state: o.state });
       },
     }),
   ];
@@ -182,7 +182,7 @@ function childRoutes(svc: EventsApi<AppDeps>, o: {
         errors: [404, 409],
         handler: (ctx) => {
           const { version, ...patch } = ctx.body as Record<string, unknown> & { version?: number };
-          return svc.events(ctx.tenant, { op: 'update-child', datatype: o.datatype, id: ctx.params.id, patch, version });
+          return svc.events(ctx.tenant, { type: 'update-child', datatype: o.datatype, id: ctx.params.id, patch, version });
         },
       }),
       route({
@@ -195,7 +195,7 @@ function childRoutes(svc: EventsApi<AppDeps>, o: {
         status: 204,
         errors: [404],
         handler: async (ctx) => {
-          await svc.events(ctx.tenant, { op: 'delete-child', datatype: o.datatype, id: ctx.params.id });
+          await svc.events(ctx.tenant, { type: 'delete-child', datatype: o.datatype, id: ctx.params.id });
         },
       }),
     );
@@ -264,7 +264,7 @@ export function eventRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
       errors: [409],
       handler: async (ctx) => {
         checkEventInput(ctx.body);
-        return written(await svc.events<Written>(ctx.tenant, { op: 'create-event', input: ctx.body, by: ctx.principal!.sub }));
+        return written(await svc.events<Written>(ctx.tenant, { type: 'create-event', input: ctx.body, by: ctx.principal!.sub }));
       },
     })),
 
@@ -304,7 +304,7 @@ export function eventRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
         checkEventInput(ctx.body);
         const ev = svc.event(ctx.tenant, ctx.params.id);
         const { version, ...input } = ctx.body;
-        const w = await svc.events<Written>(ctx.tenant, { op: 'update-event', eventId: ev.sk, input, version });
+        const w = await svc.events<Written>(ctx.tenant, { type: 'update-event', eventId: ev.sk, input, version });
         await svc.eventChanged(ctx.tenant, ev.sk);
         return written(w);
       },
@@ -325,7 +325,7 @@ export function eventRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
       handler: async (ctx) => {
         const ev = svc.event(ctx.tenant, ctx.params.id);
         const media = mediaOf(svc, ctx.tenant, ev.sk);
-        await svc.events(ctx.tenant, { op: 'delete-event', eventId: ev.sk });
+        await svc.events(ctx.tenant, { type: 'delete-event', eventId: ev.sk });
         await svc.eventChanged(ctx.tenant, ev.sk);
         // Uploaded files go with their media records.
         await removeStoredFiles(svc.deps, ctx.tenant, media);
@@ -344,7 +344,7 @@ export function eventRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
       errors: [404],
       handler: async (ctx) => {
         const ev = svc.event(ctx.tenant, ctx.params.id);
-        const rec = await svc.events<StoredRecord>(ctx.tenant, { op: 'publish-event', eventId: ev.sk, by: ctx.principal!.sub });
+        const rec = await svc.events<StoredRecord>(ctx.tenant, { type: 'publish-event', eventId: ev.sk, by: ctx.principal!.sub });
         await svc.eventChanged(ctx.tenant, ev.sk);
         return rec;
       },
@@ -433,7 +433,7 @@ export function eventRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
       params: IdParams,
       response: RecordSchema,
       errors: [404],
-      handler: (ctx) => svc.events(ctx.tenant, { op: 'confirm-participant', id: ctx.params.id, by: ctx.principal!.sub }),
+      handler: (ctx) => svc.events(ctx.tenant, { type: 'confirm-participant', id: ctx.params.id, by: ctx.principal!.sub }),
     })),
 
     // The media POST (a JSON record, or a multipart file upload), chunked uploads and file
@@ -469,7 +469,7 @@ export function eventRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
         if (missing.length) throw appError('ERR_NOT_FOUND', `media ${missing.join(', ')} of event ${ev.sk}`);
         const recipients = [...new Set(ctx.body.recipients.map((r) => r.toLowerCase()))];
         const media = await svc.events<StoredRecord[]>(ctx.tenant, {
-          op: 'media-shared',
+          type: 'media-shared',
           ids,
           recipients,
           by: ctx.principal!.sub,

@@ -227,7 +227,7 @@ export async function sweepOrphanFiles(deps: AppDeps, olderThanMs = ORPHAN_AGE_M
 /** Creates the media record of a stored file; removes the file again when that fails. */
 async function recordFile(svc: EventsApi<AppDeps>, st: MediaState, tenant: string, meta: UploadMeta, file: StoredFile): Promise<StoredRecord> {
   try {
-    return await svc.events<StoredRecord>(tenant, { op: 'create-child', datatype: EVENT_MEDIA, eventId: meta.eventId, data: fileRecordData(meta, file), state: 'active' });
+    return await svc.events<StoredRecord>(tenant, { type: 'create-child', datatype: EVENT_MEDIA, eventId: meta.eventId, data: fileRecordData(meta, file), state: 'active' });
   } catch (err) {
     await st.files.remove(tenant, file.id).catch(() => undefined);
     throw err;
@@ -344,7 +344,7 @@ export function mediaRoutes(svc: EventsApi<AppDeps>, jsonCreate: ReturnType<type
         const body = ctx.body;
         if (typeof body !== 'object' || body === null || Array.isArray(body)) throw appError('ERR_VALIDATION', 'body must be object');
         const ev = svc.event(ctx.tenant, ctx.params.id);
-        return svc.events(ctx.tenant, { op: 'create-child', datatype: EVENT_MEDIA, eventId: ev.sk, data: { ...body }, state: 'active' });
+        return svc.events(ctx.tenant, { type: 'create-child', datatype: EVENT_MEDIA, eventId: ev.sk, data: { ...body }, state: 'active' });
       },
     }),
 

@@ -89,7 +89,7 @@ function scan(svc: EventsApi<AppDeps>, tenant: string, kind: 'in' | 'out', b: Sc
   const s = scanInput(svc, ev, b, 'body');
   if (!ev) return unmatched(svc, tenant, kind, s, by);
   if (located) s.located = located;
-  return svc.scanner<ScanReply>(tenant, ev.sk, { op: kind, by, ...s });
+  return svc.scanner<ScanReply>(tenant, ev.sk, { type: kind, by, ...s });
 }
 
 export function scanningRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
@@ -176,7 +176,7 @@ export function scanningRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
         });
         await Promise.all(
           [...groups].map(async ([eventId, g]) => {
-            const out = await svc.scanner<ScanReply[]>(ctx.tenant, eventId, { op: 'batch', by, scans: g.scans });
+            const out = await svc.scanner<ScanReply[]>(ctx.tenant, eventId, { type: 'batch', by, scans: g.scans });
             g.idx.forEach((i, k) => (results[i] = out[k]));
           }),
         );
@@ -201,7 +201,7 @@ export function scanningRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
         const { ev, located } = eventFor(svc, ctx.tenant, b);
         scanInput(svc, ev, b, 'body');
         if (!ev) return { valid: false, reason: 'invalid_code' } satisfies ValidateReply;
-        return svc.scanner<ValidateReply>(ctx.tenant, ev.sk, { op: 'validate', code: b.code, zone: b.zone, ...(located ? { located } : {}) });
+        return svc.scanner<ValidateReply>(ctx.tenant, ev.sk, { type: 'validate', code: b.code, zone: b.zone, ...(located ? { located } : {}) });
       },
     })),
 
@@ -218,7 +218,7 @@ export function scanningRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
       params: EventParams,
       response: CheckinStats,
       errors: [404],
-      handler: (ctx) => svc.scanner<Stats>(ctx.tenant, svc.event(ctx.tenant, ctx.params.id).sk, { op: 'stats' }),
+      handler: (ctx) => svc.scanner<Stats>(ctx.tenant, svc.event(ctx.tenant, ctx.params.id).sk, { type: 'stats' }),
     }),
 
     route({
@@ -234,7 +234,7 @@ export function scanningRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
       params: EventParams,
       response: Occupancy,
       errors: [404],
-      handler: (ctx) => svc.scanner<Record<string, ZoneOcc>>(ctx.tenant, svc.event(ctx.tenant, ctx.params.id).sk, { op: 'occupancy' }),
+      handler: (ctx) => svc.scanner<Record<string, ZoneOcc>>(ctx.tenant, svc.event(ctx.tenant, ctx.params.id).sk, { type: 'occupancy' }),
     }),
   ];
 }

@@ -157,7 +157,7 @@ function answer(ctx: RequestContext, a: SaleAnswer<unknown>): unknown {
 }
 
 export function ticketRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
-  const ticketOp = (ctx: RequestContext, msg: Record<string, unknown> & { op: string }) => {
+  const ticketOp = (ctx: RequestContext, msg: Record<string, unknown> & { type: string }) => {
     const { eventId } = svc.ticket(ctx.tenant, ctx.params.id);
     return svc.scanner<StoredRecord>(ctx.tenant, eventId, { ...msg, ticketId: ctx.params.id, by: byOf(ctx) } as never);
   };
@@ -320,7 +320,7 @@ export function ticketRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
       body: Type.Object({ credentialCode: Type.Optional(Type.String({ minLength: 3, maxLength: 128 })) }, { additionalProperties: false }),
       response: TicketSchema,
       errors: [404, 409],
-      handler: (ctx) => ticketOp(ctx, { op: 'activate', credentialCode: ctx.body.credentialCode }),
+      handler: (ctx) => ticketOp(ctx, { type: 'activate', credentialCode: ctx.body.credentialCode }),
     }),
 
     route({
@@ -334,7 +334,7 @@ export function ticketRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
       body: Type.Object({ holderEmail: Email, holderName: Type.Optional(Name) }, { additionalProperties: false }),
       response: TicketSchema,
       errors: [404, 409],
-      handler: (ctx) => ticketOp(ctx, { op: 'transfer', holderEmail: ctx.body.holderEmail, holderName: ctx.body.holderName }),
+      handler: (ctx) => ticketOp(ctx, { type: 'transfer', holderEmail: ctx.body.holderEmail, holderName: ctx.body.holderName }),
     }),
 
     route({
@@ -364,7 +364,7 @@ export function ticketRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
       query: Type.Object({ reason: Type.Optional(Type.String({ maxLength: 500 })) }),
       response: TicketSchema,
       errors: [404, 409],
-      handler: (ctx) => ticketOp(ctx, { op: 'cancel', reason: ctx.query.reason }),
+      handler: (ctx) => ticketOp(ctx, { type: 'cancel', reason: ctx.query.reason }),
     }),
 
     route({
@@ -410,7 +410,7 @@ export function ticketRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
       body: Type.Object({ printer: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })) }, { additionalProperties: false }),
       response: TicketSchema,
       errors: [404],
-      handler: (ctx) => ticketOp(ctx, { op: 'badge-printed', printer: ctx.body.printer }),
+      handler: (ctx) => ticketOp(ctx, { type: 'badge-printed', printer: ctx.body.printer }),
     }),
 
     route({
@@ -424,7 +424,7 @@ export function ticketRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
       body: Type.Object({ note: Type.Optional(Type.String({ maxLength: 500 })) }, { additionalProperties: false }),
       response: TicketSchema,
       errors: [404, 409],
-      handler: (ctx) => ticketOp(ctx, { op: 'perk-claim', perkId: ctx.params.perkId, note: ctx.body.note }),
+      handler: (ctx) => ticketOp(ctx, { type: 'perk-claim', perkId: ctx.params.perkId, note: ctx.body.note }),
     }),
   ];
 }

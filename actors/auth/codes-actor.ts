@@ -13,7 +13,7 @@
 import type { ActivationContext, ActorContext, ActorKind } from '../../core/actor/runtime.js';
 import { digestSecret, safeEqual } from '../../core/auth/password.js';
 import { NS, type SubjectKind, type TwoFactorMethod } from './model.js';
-import { SECURITY_ACTOR, type ConsumeResult, type SecurityMsg } from './security.js';
+import { SECURITY_ACTOR, type ConsumeResult, type SecurityMsg } from './security-actor.js';
 
 export const CHALLENGE_ACTOR = 'auth-challenge';
 export const MAGIC_ACTOR = 'auth-magic';
@@ -43,9 +43,9 @@ export interface Challenge {
 }
 
 export type ChallengeMsg =
-  | { t: 'create'; ch: Challenge }
-  | { t: 'verify'; code: string }
-  | { t: 'resend'; codeHash: string; salt: string };
+  | { type: 'create'; ch: Challenge }
+  | { type: 'verify'; code: string }
+  | { type: 'resend'; codeHash: string; salt: string };
 
 export type ChallengeReply =
   | { status: 'ok'; ch: Challenge }
@@ -71,7 +71,7 @@ export const challengeActor: ActorKind<{ v?: Challenge }, ChallengeMsg, Challeng
       ctx.batch.deleteKv(ctx.tenant, NS.challenge, ctx.key);
       state.v = undefined;
     };
-    if (msg.t === 'create') {
+    if (msg.type === 'create') {
       state.v = msg.ch;
       ctx.batch.putKv(ctx.tenant, NS.challenge, ctx.key, msg.ch);
       return { status: 'ok', ch: msg.ch };
@@ -82,7 +82,7 @@ export const challengeActor: ActorKind<{ v?: Challenge }, ChallengeMsg, Challeng
       drop();
       return { status: 'gone' };
     }
-    if (msg.t === 'resend') {
+    if (msg.type === 'resend') {
       if (ch.method === 'authenticator') return { status: 'not-sendable' };
       if (ch.sends >= MAX_SENDS) return { status: 'limit' };
       const next: Challenge = { ...ch, codeHash: msg.codeHash, salt: msg.salt, sends: ch.sends + 1, expiresAt: now + CODE_TTL_MS };
@@ -92,7 +92,7 @@ export const challengeActor: ActorKind<{ v?: Challenge }, ChallengeMsg, Challeng
     }
     let ok: boolean;
     if (ch.method === 'authenticator') {
-      const r = await ctx.ask<ConsumeResult>(SECURITY_ACTOR, ch.factorSubject ?? '', { t: 'consume', code: msg.code } satisfies SecurityMsg);
+      const r = await ctx.ask<ConsumeResult>(SECURITY_ACTOR, ch.factorSubject ?? '', { type: 'consume', code: msg.code } satisfies SecurityMsg);
       ok = r.ok;
     } else {
       ok = !!ch.codeHash && !!ch.salt && safeEqual(codeHash(msg.code, ch.salt), ch.codeHash);
@@ -130,8 +130,8 @@ export interface OneTimeCode {
 }
 
 export type CodeMsg =
-  | { t: 'issue'; sub?: string; kind?: SubjectKind; codeHash: string; salt: string }
-  | { t: 'redeem'; code: string };
+  | { type: 'issue'; sub?: string; kind?: SubjectKind; codeHash: string; salt: string }
+  | { type: 'redeem'; code: string };
 
 export type CodeReply =
   | { status: 'ok'; sub?: string; kind?: SubjectKind }
@@ -159,7 +159,7 @@ function oneTimeCodeActor(kind: string, ns: string): ActorKind<{ v?: OneTimeCode
         ctx.batch.putKv(ctx.tenant, ns, ctx.key, m);
       };
       const recent = (state.v?.issued ?? []).filter((t) => t > now - CODE_TTL_MS);
-      if (msg.t === 'issue') {
+      if (msg.type === 'issue') {
         if (recent.length >= MAX_SENDS) {
           return { status: 'limit', retryAfterSeconds: Math.max(1, Math.ceil((recent[0] + CODE_TTL_MS - now) / 1000)) };
         }

@@ -16,17 +16,17 @@ export const SECURITY_ACTOR = 'auth-security';
 const TOTP_PENDING_MS = 15 * 60 * 1000;
 
 export type SecurityMsg =
-  | { t: 'setPassword'; hash: string; subjectType: SecurityData['subjectType'] }
-  | { t: 'setPin'; hash: string }
-  | { t: 'removePin' }
-  | { t: 'totpBegin'; secret: string; subjectType: SecurityData['subjectType'] }
-  | { t: 'totpConfirm'; code: string }
-  | { t: 'enable'; method: TwoFactorMethod; subjectType: SecurityData['subjectType'] }
-  | { t: 'disable'; code?: string }
-  | { t: 'setBackup'; hashes: string[] }
-  | { t: 'consume'; code: string }
-  | { t: 'proveEmail'; email: string; subjectType: SecurityData['subjectType']; takeOver: boolean }
-  | { t: 'resetPassword'; hash: string; email: string; subjectType: SecurityData['subjectType'] };
+  | { type: 'setPassword'; hash: string; subjectType: SecurityData['subjectType'] }
+  | { type: 'setPin'; hash: string }
+  | { type: 'removePin' }
+  | { type: 'totpBegin'; secret: string; subjectType: SecurityData['subjectType'] }
+  | { type: 'totpConfirm'; code: string }
+  | { type: 'enable'; method: TwoFactorMethod; subjectType: SecurityData['subjectType'] }
+  | { type: 'disable'; code?: string }
+  | { type: 'setBackup'; hashes: string[] }
+  | { type: 'consume'; code: string }
+  | { type: 'proveEmail'; email: string; subjectType: SecurityData['subjectType']; takeOver: boolean }
+  | { type: 'resetPassword'; hash: string; email: string; subjectType: SecurityData['subjectType'] };
 
 /** What proving an address or resetting a password did (email-proof.ts, recovery.ts). */
 export interface ProofResult {
@@ -110,7 +110,7 @@ export const securityActor: ActorKind<SecurityState, SecurityMsg, unknown> = {
     const hadCredentials = (data: SecurityData | undefined): boolean =>
       !!(data?.passwordHash || data?.pinHash || data?.totpSecret || data?.twoFactorEnabled);
 
-    switch (msg.t) {
+    switch (msg.type) {
       case 'proveEmail': {
         const base = cur ?? { subjectType: msg.subjectType };
         if (base.emailProven === msg.email) return { ok: true, tookOver: false } satisfies ProofResult;

@@ -71,14 +71,14 @@ export interface ValidateReply {
 }
 
 export type ScannerMsg =
-  | ({ op: 'in' | 'out'; by: string | null } & ScanInput)
-  | { op: 'validate'; code: string; zone?: string; located?: Located }
-  | { op: 'batch'; by: string | null; scans: Array<ScanInput & { direction: 'in' | 'out' }> }
-  | { op: 'stats' }
-  | { op: 'occupancy' }
-  | { op: 'reload' }
+  | ({ type: 'in' | 'out'; by: string | null } & ScanInput)
+  | { type: 'validate'; code: string; zone?: string; located?: Located }
+  | { type: 'batch'; by: string | null; scans: Array<ScanInput & { direction: 'in' | 'out' }> }
+  | { type: 'stats' }
+  | { type: 'occupancy' }
+  | { type: 'reload' }
   /** Writes up to `max` tickets' door fields into their records; answers how many are still behind. */
-  | { op: 'materialize'; max: number }
+  | { type: 'materialize'; max: number }
   | IssueMsg
   | TicketOpMsg;
 
@@ -351,15 +351,15 @@ export interface WalkInResult extends IssueResult {
 }
 
 function receive(st: ScannerState, msg: ScannerMsg, ctx: ActorContext): unknown {
-  if (msg.op === 'reload') {
+  if (msg.type === 'reload') {
     const rec = ctx.store.getRecord(st.tenant, EVENT, st.eventId);
     st.ev = rec ? eventConfig(rec) : undefined;
     return true;
   }
   // Before the event check: a deleted event's backlog is still cleared.
-  if (msg.op === 'materialize') return materialize(st, ctx, msg.max);
+  if (msg.type === 'materialize') return materialize(st, ctx, msg.max);
   if (!st.ev) return new Failure(appError('ERR_NOT_FOUND', `event ${st.eventId}`));
-  switch (msg.op) {
+  switch (msg.type) {
     case 'in':
       return checkIn(st, ctx, msg, msg.by);
     case 'out':

@@ -38,7 +38,7 @@ export const ORGS = 'auth-orgs';
 
 export type AccountsMsg =
   | {
-      t: 'createUser';
+      type: 'createUser';
       email: string;
       name?: string;
       roles: string[];
@@ -47,14 +47,14 @@ export type AccountsMsg =
       passwordHash: string;
       createdBy?: string;
     }
-  | { t: 'setEmployeeId'; userId: string; employeeId: string }
-  | { t: 'deleteUser'; userId: string }
-  | { t: 'setUserStatus'; userId: string; status: 'active' | 'disabled'; by: string }
-  | { t: 'createApp'; name: string; domains: string[]; secretHash: string; createdBy: string }
-  | { t: 'revokeApp'; appId: string; by: string }
-  | { t: 'createApiKey'; data: ApiKeyData }
-  | { t: 'deleteApiKey'; id: string }
-  | { t: 'createCustomer'; email: string; name?: string; phone?: string; passwordHash: string };
+  | { type: 'setEmployeeId'; userId: string; employeeId: string }
+  | { type: 'deleteUser'; userId: string }
+  | { type: 'setUserStatus'; userId: string; status: 'active' | 'disabled'; by: string }
+  | { type: 'createApp'; name: string; domains: string[]; secretHash: string; createdBy: string }
+  | { type: 'revokeApp'; appId: string; by: string }
+  | { type: 'createApiKey'; data: ApiKeyData }
+  | { type: 'deleteApiKey'; id: string }
+  | { type: 'createCustomer'; email: string; name?: string; phone?: string; passwordHash: string };
 
 interface AccountsState {
   ov: RecordOverlay;
@@ -79,7 +79,7 @@ export const accountsActor: ActorKind<AccountsState, AccountsMsg, unknown> = {
     const { ov } = state;
     const now = ctx.clock.now();
     const iso = new Date(now).toISOString();
-    switch (msg.t) {
+    switch (msg.type) {
       case 'createUser': {
         if (usersByEmail(ov, msg.email).length > 0) throw appError('ERR_CONFLICT', `a user with email ${msg.email} already exists in this organisation`);
         if (msg.employeeId && usersByEmployeeId(ov, msg.employeeId).length > 0) {
@@ -184,7 +184,7 @@ export const accountsActor: ActorKind<AccountsState, AccountsMsg, unknown> = {
 };
 
 export interface CreateOrgMsg {
-  t: 'createOrg';
+  type: 'createOrg';
   orgName: string;
   email: string;
   name?: string;

@@ -8,7 +8,7 @@ import { DEFAULT_SECURITY_SETTINGS, type SecuritySettings } from './model.js';
 
 export const ORG_SETTINGS_ACTOR = 'auth-org';
 
-export type OrgSettingsMsg = { t: 'update'; patch: Partial<SecuritySettings> };
+export type OrgSettingsMsg = { type: 'update'; patch: Partial<SecuritySettings> };
 
 export function securitySettingsOf(org: Record<string, unknown> | undefined): SecuritySettings {
   const s = (org?.securitySettings ?? {}) as Partial<SecuritySettings>;

@@ -71,16 +71,16 @@ export interface EventInput {
 export type ChildKind = typeof EVENT_SESSION | typeof EVENT_PARTICIPANT | typeof EVENT_MEDIA;
 
 export type EventsMsg =
-  | { op: 'create-event'; input: EventInput & { name: string }; by: string | null }
-  | { op: 'update-event'; eventId: string; input: EventInput; version?: number }
-  | { op: 'publish-event'; eventId: string; by: string | null }
-  | { op: 'delete-event'; eventId: string }
-  | { op: 'create-child'; datatype: ChildKind; eventId: string; data: Record<string, unknown>; state: string }
-  | { op: 'update-child'; datatype: ChildKind; id: string; patch: Record<string, unknown>; version?: number }
-  | { op: 'delete-child'; datatype: ChildKind; id: string }
-  | { op: 'confirm-participant'; id: string; by: string | null }
+  | { type: 'create-event'; input: EventInput & { name: string }; by: string | null }
+  | { type: 'update-event'; eventId: string; input: EventInput; version?: number }
+  | { type: 'publish-event'; eventId: string; by: string | null }
+  | { type: 'delete-event'; eventId: string }
+  | { type: 'create-child'; datatype: ChildKind; eventId: string; data: Record<string, unknown>; state: string }
+  | { type: 'update-child'; datatype: ChildKind; id: string; patch: Record<string, unknown>; version?: number }
+  | { type: 'delete-child'; datatype: ChildKind; id: string }
+  | { type: 'confirm-participant'; id: string; by: string | null }
   /** Records the share on each media record and queues one email per recipient, in one batch. */
-  | { op: 'media-shared'; ids: string[]; recipients: string[]; by: string | null; eventId: string; subject: string; note?: string };
+  | { type: 'media-shared'; ids: string[]; recipients: string[]; by: string | null; eventId: string; subject: string; note?: string };
 
 export interface EventWithTypes {
   event: StoredRecord;
@@ -209,7 +209,7 @@ function checkVersion(rec: StoredRecord, version: number | undefined): void {
 function receive(st: State, msg: EventsMsg, ctx: ActorContext): unknown {
   const now = ctx.clock.now();
   const tenant = ctx.tenant;
-  switch (msg.op) {
+  switch (msg.type) {
     case 'create-event': {
       const i = msg.input;
       checkDates(i.startDate, i.endDate);

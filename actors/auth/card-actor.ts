@@ -19,8 +19,8 @@ export interface Caller {
 }
 
 export type CardMsg =
-  | { t: 'register'; employeeId: string; userId: string; label?: string; caller: Caller }
-  | { t: 'status'; status: CardStatus; caller: Caller };
+  | { type: 'register'; employeeId: string; userId: string; label?: string; caller: Caller }
+  | { type: 'status'; status: CardStatus; caller: Caller };
 
 export const cardActor: ActorKind<{ ov: RecordOverlay }, CardMsg, StoredRecord> = {
   kind: CARD_ACTOR,
@@ -30,7 +30,7 @@ export const cardActor: ActorKind<{ ov: RecordOverlay }, CardMsg, StoredRecord> 
     const now = ctx.clock.now();
     const iso = new Date(now).toISOString();
     const existing = state.ov.find(CARD, { 'data.cardUid': uid }, (r) => (r.data as unknown as CardData).cardUid === uid)[0];
-    if (msg.t === 'register') {
+    if (msg.type === 'register') {
       if (!msg.caller.admin && msg.caller.userId !== msg.userId) {
         throw appError('ERR_FORBIDDEN', 'only an Admin may register a card for another employee');
       }

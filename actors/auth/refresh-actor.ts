@@ -24,9 +24,9 @@ export interface Family {
 }
 
 export type RefreshMsg =
-  | { t: 'start'; sub: string; kind: SubjectKind; jti: string; expiresAt: number }
-  | { t: 'rotate'; jti: string; newJti: string; expiresAt: number }
-  | { t: 'revoke'; reason: string };
+  | { type: 'start'; sub: string; kind: SubjectKind; jti: string; expiresAt: number }
+  | { type: 'rotate'; jti: string; newJti: string; expiresAt: number }
+  | { type: 'revoke'; reason: string };
 
 export type RefreshReply =
   | { status: 'ok'; family: Family }
@@ -43,7 +43,7 @@ export const refreshActor: ActorKind<{ v?: Family }, RefreshMsg, RefreshReply> =
       state.v = f;
       ctx.batch.putKv(ctx.tenant, NS.family, ctx.key, f);
     };
-    if (msg.t === 'start') {
+    if (msg.type === 'start') {
       const f: Family = { sub: msg.sub, kind: msg.kind, current: msg.jti, revoked: false, rotations: 0, createdAt: now, rotatedAt: now, expiresAt: msg.expiresAt };
       save(f);
       return { status: 'ok', family: f };
@@ -51,7 +51,7 @@ export const refreshActor: ActorKind<{ v?: Family }, RefreshMsg, RefreshReply> =
     const f = state.v;
     // Ending the family ends its access tokens too, in the same batch (revocations.ts), so on
     // every node of a cluster the session's refresh and access tokens stop together.
-    if (msg.t === 'revoke') {
+    if (msg.type === 'revoke') {
       if (!f?.revoked) revokeSession(ctx.batch, ctx.tenant, ctx.key, now, msg.reason);
       if (f && !f.revoked) save({ ...f, revoked: true, revokedReason: msg.reason });
       return f ? { status: 'revoked' } : { status: 'unknown' };
