@@ -28,7 +28,7 @@ export function chatChannel(f: ChatFeature): void {
   const { deps, rt, api } = f;
   const { connections, presence } = api;
   const cfg = deps.config.chat;
-  const events = compileEvents(chatEvents(cfg));
+  const events = compileEvents(chatEvents(cfg), deps.config.http.compileAtStart);
   const nsp = rt.io!.of(NS_CHAT);
   nsp.use(handshake(deps, compilePayload(ChatHandshake)));
 

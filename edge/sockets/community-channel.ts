@@ -22,7 +22,7 @@ export function communityChannel(f: ChatFeature): void {
   const { deps, rt, api } = f;
   const { community: svc, presence } = api;
   const cfg = deps.config.chat;
-  const events = compileEvents(communityEvents(cfg));
+  const events = compileEvents(communityEvents(cfg), deps.config.http.compileAtStart);
   const nsp = rt.io!.of(NS_COMMUNITY);
   nsp.use(handshake(deps, compilePayload(CommunityHandshake)));
 

@@ -65,14 +65,24 @@ export type CompiledEvents<C> = ReadonlyMap<string, CompiledEvent<C>>;
  * Compiles a namespace's client events: a payload validator and an ack serializer each. The ack
  * goes through fast-json-stringify as a route's response does; socket.io then encodes the plain
  * result again (its ack API takes values, not JSON), which costs a parse of a few hundred bytes.
+ * `atStart` false (the `http.compileAtStart` setting, as for routes) compiles each event on its
+ * first use instead: a node that serves few events starts without compiling them all.
  */
-export function compileEvents<C>(table: readonly EventDef<C>[]): CompiledEvents<C> {
+export function compileEvents<C>(table: readonly EventDef<C>[], atStart = true): CompiledEvents<C> {
   const out = new Map<string, CompiledEvent<C>>();
-  for (const def of clientEvents(table)) {
-    const serialize = fastJson(def.ack as object) as (v: unknown) => string;
-    out.set(def.name, { def, validate: compilePayload(def.payload), shapeAck: (r) => JSON.parse(serialize(r)) as unknown });
-  }
+  for (const def of clientEvents(table)) out.set(def.name, atStart ? compileEvent(def) : onFirstUse(def));
   return out;
+}
+
+function compileEvent<C>(def: ClientEvent<C>): CompiledEvent<C> {
+  const serialize = fastJson(def.ack as object) as (v: unknown) => string;
+  return { def, validate: compilePayload(def.payload), shapeAck: (r) => JSON.parse(serialize(r)) as unknown };
+}
+
+function onFirstUse<C>(def: ClientEvent<C>): CompiledEvent<C> {
+  let compiled: CompiledEvent<C> | undefined;
+  const get = () => (compiled ??= compileEvent(def));
+  return { def, validate: (v) => get().validate(v), shapeAck: (r) => get().shapeAck(r) };
 }
 
 type Ack = (reply: unknown) => void;

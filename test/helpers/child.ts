@@ -1,6 +1,7 @@
 // Runs a TypeScript fixture in a child process (through tsx), reads its stdout
 // line by line, and can kill it with SIGKILL: for crash-safety tests.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 
 export interface Child {
@@ -13,8 +14,10 @@ export interface Child {
   stderr(): string;
 }
 
-export function runFixture(script: string, args: string[] = [], env: Record<string, string> = {}): Child {
-  // A TypeScript fixture goes through tsx (as the tests do); a transpiled one (helpers/transpiled.ts) runs as it is.
+export function runFixture(fixture: string, args: string[] = [], env: Record<string, string> = {}): Child {
+  // In the transpiled test tree (scripts/test.mjs) a fixture's `.js` twin runs as it is; a TypeScript
+  // fixture goes through tsx, as the test running it does.
+  const script = import.meta.url.endsWith('.js') && fixture.endsWith('.ts') && existsSync(fixture.slice(0, -3) + '.js') ? fixture.slice(0, -3) + '.js' : fixture;
   const loader = script.endsWith('.ts') ? ['--import', 'tsx'] : [];
   const proc = spawn(process.execPath, [...loader, script, ...args], {
     // Routes compile on first use in a test's child, as in startTestApp (a start seconds faster).

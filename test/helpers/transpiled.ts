@@ -32,6 +32,8 @@ function sources(): string[] {
 
 /** The directory holding the transpiled tree (root-relative paths, `.ts` → `.js`). */
 export function transpiledRoot(): string {
+  // Already running as JavaScript (npm test runs the tree scripts/test.mjs transpiled): it is the tree.
+  if (import.meta.url.endsWith('.js')) return root;
   const files = sources();
   const h = createHash('sha256');
   for (const f of files) {
