@@ -108,6 +108,11 @@ export class AppError extends Error {
   readonly headers?: Record<string, string>;
   /** When set, the envelope's message is this list (validation errors name every field). */
   readonly messages?: string[];
+  /**
+   * Set by refuseAfterWrites (core/actor/runtime.ts) and cleared by the runtime: the actor's
+   * writes stand although the message is refused. Never crosses the wire.
+   */
+  keepWrites?: true;
 
   constructor(
     code: ErrorCode,

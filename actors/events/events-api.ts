@@ -1,8 +1,7 @@
 // The events area's API within one node: the event lookup (by id or slug, cached for the scan
-// path and dropped on every event write), the calls into the events and scanner actors (a refusal
-// a scanner answers as a value is thrown here), the payments provider and the in-process gates
-// that serialize retries of one purchase, fulfilment or refund. The issuing steps built on it are
-// ./ticket-sales.ts.
+// path and dropped on every event write), the calls into the events and scanner actors, the
+// payments provider and the in-process gates that serialize retries of one purchase, fulfilment
+// or refund. The issuing steps built on it are ./ticket-sales.ts.
 import type { ActorRuntime } from '../../core/actor/runtime.js';
 import type { Clock } from '../../core/clock.js';
 import { appError } from '../../core/errors.js';
@@ -13,7 +12,7 @@ import type { Store } from '../../core/store/store.js';
 import { EVENTS, EVENTS_KEY, type EventsMsg } from './actor.js';
 import { LocalPayments, type PaymentsProvider } from './payments.js';
 import { findEvent, TICKET } from '../event-records/records.js';
-import { SCANNER, type ScannerMsg, Failure } from '../scanner/index.js';
+import { SCANNER, type ScannerMsg } from '../scanner/index.js';
 
 /** The node's parts the events area uses (the edge passes its whole set; the type parameter keeps it). */
 export interface EventsDeps {
@@ -65,10 +64,8 @@ export class EventsApi<D extends EventsDeps = EventsDeps> {
     return { ticket, eventId: ev.sk };
   }
 
-  async scanner<R>(tenant: string, eventId: string, msg: ScannerMsg): Promise<R> {
-    const r = await this.deps.runtime.ask<R | Failure>(tenant, SCANNER, eventId, msg);
-    if (r instanceof Failure) throw r.error;
-    return r as R;
+  scanner<R>(tenant: string, eventId: string, msg: ScannerMsg): Promise<R> {
+    return this.deps.runtime.ask<R>(tenant, SCANNER, eventId, msg);
   }
 
   events<R>(tenant: string, msg: EventsMsg): Promise<R> {

@@ -14,7 +14,7 @@
 // `ticket_code` claims and ticket bodies are read from LMDB, so activation costs the same for
 // 1,000 or 1,000,000 tickets.
 import type { ActorContext, ActorKind, ActivationContext } from '../../core/actor/runtime.js';
-import { AppError, appError } from '../../core/errors.js';
+import { appError } from '../../core/errors.js';
 import { recordIdempotent } from '../../core/idempotency.js';
 import { nextVersion, type StoredRecord } from '../../core/store/record.js';
 import { issue, ticketOp, type IssueMsg, type IssueResult, type TicketOpMsg } from './ticket-ops.js';
@@ -24,7 +24,7 @@ import { withDoor, type DoorPatch } from './door-fields.js';
 import { DoorState, type CheckinStats, type NonceResult, type ScanEntry, type ZoneOccupancy } from './door-state.js';
 import { byCredentialCode, byStaticCode, type Located, type RecordReader } from './locate.js';
 import { RecordOverlay } from './record-overlay.js';
-import { Failure, readTicket, secretOf, type ScannerState } from './state.js';
+import { readTicket, secretOf, type ScannerState } from './state.js';
 import { parseDynamicCode, verifySignature, withinWindow } from './ticket-code.js';
 
 export const SCANNER = 'scanner';
@@ -336,16 +336,6 @@ function validate(st: ScannerState, code: string, zone: string | undefined, now:
   return reason ? { valid: false, reason, ticket: r.ticket } : { valid: true, ticket: r.ticket };
 }
 
-/** Refusals from the ticket handlers come back as values (see Failure), never with writes queued. */
-function guarded<R>(ctx: ActorContext, fn: () => R): R | Failure {
-  try {
-    return fn();
-  } catch (err) {
-    if (err instanceof AppError && ctx.batch.size === 0) return new Failure(err);
-    throw err;
-  }
-}
-
 export interface WalkInResult extends IssueResult {
   checkins?: ScanReply[];
 }
@@ -358,7 +348,7 @@ function receive(st: ScannerState, msg: ScannerMsg, ctx: ActorContext): unknown 
   }
   // Before the event check: a deleted event's backlog is still cleared.
   if (msg.type === 'materialize') return materialize(st, ctx, msg.max);
-  if (!st.ev) return new Failure(appError('ERR_NOT_FOUND', `event ${st.eventId}`));
+  if (!st.ev) throw appError('ERR_NOT_FOUND', `event ${st.eventId}`);
   switch (msg.type) {
     case 'in':
       return checkIn(st, ctx, msg, msg.by);
@@ -372,24 +362,33 @@ function receive(st: ScannerState, msg: ScannerMsg, ctx: ActorContext): unknown 
       return st.door.stats() satisfies CheckinStats;
     case 'occupancy':
       return st.door.occupancyByZone(st.ev) satisfies Record<string, ZoneOccupancy>;
-    case 'issue':
-      return guarded(ctx, () => {
-        const result: WalkInResult = issue(st, msg, ctx);
-        if (msg.checkIn) {
-          const by = msg.by;
-          result.checkins = result.tickets.map((t) => enter(st, ctx, { ...msg.checkIn }, by, t, undefined));
-          // Answer the tickets as they are after entering.
-          result.tickets = result.checkins.map((c, i) => c.ticket ?? result.tickets[i]);
-        }
-        // The answer is recorded with the effect, in the same batch (core/idempotency.ts).
-        if (msg.idempotency) recordIdempotent(ctx.batch, st.tenant, msg.idempotency.key, msg.idempotency.print, { status: 201, body: result }, ctx.clock);
-        return result;
-      });
+    case 'issue': {
+      const result: WalkInResult = issue(st, msg, ctx);
+      if (msg.checkIn) {
+        const by = msg.by;
+        result.checkins = result.tickets.map((t) => enter(st, ctx, { ...msg.checkIn }, by, t, undefined));
+        // Answer the tickets as they are after entering.
+        result.tickets = result.checkins.map((c, i) => c.ticket ?? result.tickets[i]);
+      }
+      // The answer is recorded with the effect, in the same batch (core/idempotency.ts).
+      if (msg.idempotency) recordIdempotent(ctx.batch, st.tenant, msg.idempotency.key, msg.idempotency.print, { status: 201, body: result }, ctx.clock);
+      return result;
+    }
     default:
-      return guarded(ctx, () => ticketOp(st, msg, ctx));
+      return ticketOp(st, msg, ctx);
   }
 }
 
 export function scannerActor(opts: { idleMs?: number } = {}): ActorKind<ScannerState, ScannerMsg, unknown> {
-  return { kind: SCANNER, activate, receive, ...(opts.idleMs ? { idleMs: opts.idleMs } : {}) };
+  return {
+    kind: SCANNER,
+    activate,
+    receive,
+    // Every handler checks before it changes memory or queues a write (ticket-ops.ts; a scan
+    // changes the door only with its log entry): a refusal (404, 409, 400) keeps the door's state
+    // instead of replaying the scan log. Not materialize: it takes tickets off `behind` as it reads
+    // them, so a read refused part-way must rebuild.
+    refusalKeepsState: (_st, msg) => msg.type !== 'materialize',
+    ...(opts.idleMs ? { idleMs: opts.idleMs } : {}),
+  };
 }

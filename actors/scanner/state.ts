@@ -1,7 +1,6 @@
 // The scanner actor's state (one per event) and what its handlers share. The actor is the single
 // writer of its event's tickets: scans and every ticket change go through its mailbox, so a
 // read-check-write on a ticket can never race another one.
-import { AppError } from '../../core/errors.js';
 import type { StoredRecord } from '../../core/store/record.js';
 import type { Store, WriteBatch } from '../../core/store/store.js';
 import { SECRET_NS, TICKET, type EventConfig, type SoldCounts } from '../event-records/records.js';
@@ -24,14 +23,6 @@ export interface ScannerState {
   readonly store: Store;
   /** The store notes this event as behind (kv `door-behind`): written once per fall, not per scan. */
   behindKv: boolean;
-}
-
-/**
- * An expected refusal (404, 409, 400) answered as a value rather than thrown: a throw makes the
- * runtime drop the actor's state and replay the scan log, which is the wrong price for a typo.
- */
-export class Failure {
-  constructor(readonly error: AppError) {}
 }
 
 /** A ticket as this actor last wrote it, with the door fields the scan log holds (door-fields.ts). */

@@ -1,8 +1,8 @@
 // Ticket changes: issue (create, purchase, comp, fulfil, walk-in), transfer, refund, cancel,
 // activate, code secret, badge printed, perk claim. They run inside the event's scanner actor,
 // which is the single writer of the event's tickets, so none of them can race a scan or each
-// other. Every check comes before the first write: a refusal throws an AppError with the batch
-// still empty, and the actor answers it as a value (see Failure) without losing its state.
+// other. Every check comes before the first change, in memory or in the batch: a refusal throws
+// an AppError with nothing changed, and the actor keeps its state (refusalKeepsState).
 // Each holder's ticket email is queued in the outbox in the same batch as the ticket (core/outbox.ts),
 // so a crash leaves a ticket with its email or neither, and a retry of the request redoes both.
 import { appError } from '../../core/errors.js';

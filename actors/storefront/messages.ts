@@ -1,9 +1,7 @@
 // The POS tabs actor's messages (kind `pos-tabs`, key: the location slug) and the typed call that
-// unwraps its replies. Inputs carry money and quantities as they arrived (numbers or numeric
-// strings); the actor parses them in the currency of the order. A refusal (400, 404, 409) comes
-// back as a value rather than a throw, so the actor keeps its state instead of being rebuilt from
-// the store after every bad request.
-import { fromWire, type WireError } from '../../core/errors.js';
+// sends them. Inputs carry money and quantities as they arrived (numbers or numeric strings); the
+// actor parses them in the currency of the order. A refusal (400, 404, 409) is thrown as an
+// AppError; the actor keeps its state through it (refusalKeepsState, core/actor/runtime.ts).
 import type { StoredRecord } from '../../core/store/record.js';
 import type { TaskRecord } from '../workflow/messages.js';
 
@@ -89,15 +87,11 @@ export interface SplitReply {
   orders: StoredRecord[];
 }
 
-export type PosReply<T> = { ok: true; value: T } | { ok: false; error: WireError };
-
 interface Asker {
   ask<R = unknown>(tenant: string, kind: string, key: string, msg: unknown): Promise<R>;
 }
 
-/** Sends a message to the tabs actor of `location` and answers its value or throws its refusal. */
-export async function askPos<T>(runtime: Asker, tenant: string, location: string, msg: PosMessage): Promise<T> {
-  const reply = await runtime.ask<PosReply<T>>(tenant, POS_TABS_ACTOR, location, msg);
-  if (!reply.ok) throw fromWire(reply.error);
-  return reply.value;
+/** Sends a message to the tabs actor of `location`: answers its reply, or throws its refusal. */
+export function askPos<T>(runtime: Asker, tenant: string, location: string, msg: PosMessage): Promise<T> {
+  return runtime.ask<T>(tenant, POS_TABS_ACTOR, location, msg);
 }

@@ -15,15 +15,15 @@
 // its own: tabs.ts (open, lines, service points), tab-firing.ts, tab-payments.ts, tab-refunds.ts,
 // tab-splits.ts; what they share is tab-state.ts.
 import type { ActorContext, ActorKind } from '../../core/actor/runtime.js';
-import { AppError, appError, toWire } from '../../core/errors.js';
+import { appError } from '../../core/errors.js';
 import { RecordView } from '../workflow/record-view.js';
-import { POS_TABS_ACTOR, type PosMessage, type PosReply } from './messages.js';
+import { POS_TABS_ACTOR, type PosMessage } from './messages.js';
 import { SF_ORDER } from './order.js';
 import { fire } from './tab-firing.js';
 import { settle } from './tab-payments.js';
 import { refund } from './tab-refunds.js';
 import { split } from './tab-splits.js';
-import { type Ctx, isOpenRecord, keysOf, openTabs, presented, RecordedFailure, type State, type TabKeys } from './tab-state.js';
+import { type Ctx, isOpenRecord, keysOf, openTabs, presented, type State, type TabKeys } from './tab-state.js';
 import { addItems, assignPoint, open, releasePoint } from './tabs.js';
 
 async function handle(c: Ctx, msg: PosMessage): Promise<unknown> {
@@ -60,24 +60,19 @@ async function handle(c: Ctx, msg: PosMessage): Promise<unknown> {
   }
 }
 
-async function receive(state: State, msg: PosMessage, ctx: ActorContext): Promise<PosReply<unknown>> {
+function receive(state: State, msg: PosMessage, ctx: ActorContext): Promise<unknown> {
   state.view.prune();
   state.touched = false;
   const now = ctx.clock.now();
   const c: Ctx = { state, actor: ctx, services: ctx.services.storefront, now, iso: new Date(now).toISOString() };
-  try {
-    return { ok: true, value: await handle(c, msg) };
-  } catch (err) {
-    // A refusal raised before anything changed leaves the state as it was: answer it as a value.
-    if (err instanceof AppError && !state.touched && ctx.batch.size === 0) return { ok: false, error: toWire(err) };
-    // One raised after recording what had happened: the writes stand (committed with the answer).
-    if (err instanceof RecordedFailure) return { ok: false, error: toWire(err.error) };
-    throw err;
-  }
+  return handle(c, msg);
 }
 
-export const posTabsActor: ActorKind<State, PosMessage, PosReply<unknown>> = {
+export const posTabsActor: ActorKind<State, PosMessage, unknown> = {
   kind: POS_TABS_ACTOR,
+  // A refusal raised before anything changed (tab-state.ts: touched) leaves the state as it was;
+  // one raised after recording what had happened is thrown with refuseAfterWrites (tab-refunds.ts).
+  refusalKeepsState: (state) => !state.touched,
   activate(ctx) {
     const open = new Map<string, TabKeys>();
     for (const r of ctx.store.scan(ctx.tenant, SF_ORDER, { 'data.businessLocationId': ctx.key })) if (isOpenRecord(r)) open.set(r.sk, keysOf(r));

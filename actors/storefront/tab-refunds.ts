@@ -1,4 +1,5 @@
 // Refunds of a tab's payments, spread over them newest first, through their gateways.
+import { refuseAfterWrites } from '../../core/actor/runtime.js';
 import { AppError, appError, fromWire, toWire, type WireError } from '../../core/errors.js';
 import { fingerprint } from '../../core/idempotency.js';
 import { newId } from '../../core/ids.js';
@@ -6,7 +7,7 @@ import type { RefundInput, SettleReply } from './messages.js';
 import { parseMoney, sum } from './money.js';
 import { type Allocation, type Transaction, transactionData } from './order.js';
 import { gatewayAppError, gatewayError, gatewayNamed, MAX_PAYMENTS } from './tab-payments.js';
-import { type Ctx, label, loadOrder, money, RecordedFailure, remember, replay, save } from './tab-state.js';
+import { type Ctx, label, loadOrder, money, remember, replay, save } from './tab-state.js';
 
 export async function refund(c: Ctx, orderId: string, input: RefundInput, by: string | undefined): Promise<SettleReply> {
   const print = fingerprint(`storefront.refund:${orderId}`, input);
@@ -15,7 +16,7 @@ export async function refund(c: Ctx, orderId: string, input: RefundInput, by: st
     // A refund that stopped part-way answers its retries as it answered first (what it refunded
     // is recorded): refunding again is a new request, with a new key.
     const failure = (seen as { failure?: WireError }).failure;
-    if (failure !== undefined) throw new RecordedFailure(fromWire(failure));
+    if (failure !== undefined) throw fromWire(failure);
     return seen as SettleReply;
   }
   const o = loadOrder(c, orderId);
@@ -103,7 +104,8 @@ export async function refund(c: Ctx, orderId: string, input: RefundInput, by: st
     const mapped = gatewayAppError(failure, note);
     const err = mapped instanceof AppError ? mapped : appError('ERR_UNAVAILABLE', `payment gateway failed${note}`);
     remember(c, input.idempotencyKey, print, { failure: toWire(err) });
-    throw new RecordedFailure(err);
+    // Money moved at the gateways: what was refunded is committed, and the caller hears what failed.
+    throw refuseAfterWrites(err);
   }
   const reply: SettleReply = { order, transaction: transactionData(tx, e) };
   remember(c, input.idempotencyKey, print, reply);

@@ -219,16 +219,6 @@ export function assertOpen(o: Order, action: string): void {
   if (o.status !== OPEN) throw appError('ERR_CONFLICT', `cannot ${action} order ${label(o)}: it is ${o.status}`);
 }
 
-/**
- * A refusal answered after changes were recorded: money already moved at a gateway (the first
- * payments of a refund spread over several) is written down, and the caller still hears what failed.
- */
-export class RecordedFailure extends Error {
-  constructor(readonly error: AppError) {
-    super(error.message);
-  }
-}
-
 /** A retried request with the same key answers the first result (spec: Limits → Idempotency). */
 export function replay(c: Ctx, key: string | undefined, print: string): unknown {
   if (!key) return undefined;

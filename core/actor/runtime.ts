@@ -8,6 +8,16 @@
 // A handler that throws may have half-changed the state, so the runtime drops that state and
 // activates again from the store once the actor's earlier writes have committed: the state is then
 // exactly what was committed before the failed message.
+//
+// A refusal is the one exception, and there is one way to refuse: throw an AppError from the
+// table (core/errors.ts). What the throw means for the state:
+// - an AppError thrown with no write queued, by a kind that declares `refusalKeepsState` (its
+//   handlers check before they change memory), answers the error and keeps the state: replaying
+//   a scan log is the wrong price for a typo. A kind that does not declare it is treated as a bug.
+// - an AppError marked by `refuseAfterWrites(err)` says the handler recorded changes that must
+//   stand (money already moved at a gateway) in memory and in its batch: the batch commits and
+//   the caller gets the error once it has landed, like any reply.
+// - anything else (another error, or an unmarked AppError with writes queued) drops the state.
 import type { Bus } from '../bus/bus.js';
 import { systemClock, type Clock } from '../clock.js';
 import { AppError } from '../errors.js';
@@ -49,6 +59,25 @@ export interface ActorKind<S = unknown, M = unknown, R = unknown> {
    * the scanner's RecordOverlay does). For actors whose rate does not need the pipelining.
    */
   readonly readsOwnWrites?: boolean;
+  /**
+   * A refusal (an AppError thrown with no write queued) leaves this state as it was: the kind's
+   * handlers make every check before they change memory. The function form is asked after the
+   * refusal, for a kind that knows per message (or per state) whether memory was changed. Without
+   * it every throw drops the state (see the top of this file).
+   */
+  readonly refusalKeepsState?: boolean | ((state: S, msg: M) => boolean);
+}
+
+/**
+ * `throw refuseAfterWrites(appError(...))`: a refusal raised after the handler recorded, in memory
+ * and in `ctx.batch`, changes that must stand (money already moved at a gateway). The runtime
+ * commits the batch, keeps the state and answers the error once the writes have landed (their
+ * events are published: they happened). The mark is cleared before the error is answered, so a
+ * caller that rethrows it does not carry it into its own actor.
+ */
+export function refuseAfterWrites(err: AppError): AppError {
+  err.keepWrites = true;
+  return err;
 }
 
 interface Envelope {
@@ -293,19 +322,39 @@ export class ActorRuntime {
     try {
       result = cell.def.receive(cell.state, env.msg, ctx);
     } catch (err) {
-      return this.failed(cell, env, err);
+      return this.threw(cell, env, batch, err, events);
     }
     if (isThenable(result)) {
       return Promise.resolve(result).then(
-        (value) => this.settle(cell, env, batch, value, events),
-        (err: unknown) => this.failed(cell, env, err),
+        (value) => this.settle(cell, env, batch, value, events, false),
+        (err: unknown) => this.threw(cell, env, batch, err, events),
       );
     }
-    this.settle(cell, env, batch, result, events);
+    this.settle(cell, env, batch, result, events, false);
     return undefined;
   }
 
-  /** A handler threw: reply only after earlier writes land (the caller may retry at once), then rebuild state. */
+  /** A handler threw: a refusal keeps the state (see the top of this file), anything else drops it. */
+  private threw(cell: ActorCell, env: Envelope, batch: WriteBatch, err: unknown, events: Array<[string, unknown]> | undefined): Promise<void> | undefined {
+    if (err instanceof AppError) {
+      if (err.keepWrites) {
+        delete err.keepWrites;
+        this.counters.failures++;
+        this.settle(cell, env, batch, err, events, true);
+        return undefined;
+      }
+      const keeps = cell.def.refusalKeepsState;
+      if (batch.size === 0 && keeps !== undefined && (typeof keeps === 'boolean' ? keeps : keeps(cell.state, env.msg))) {
+        this.counters.failures++;
+        // Nothing happened, so nothing is published; the answer still waits behind earlier writes.
+        this.settle(cell, env, batch, err, undefined, true);
+        return undefined;
+      }
+    }
+    return this.failed(cell, env, err);
+  }
+
+  /** A handler failed: reply only after earlier writes land (the caller may retry at once), then rebuild state. */
   private async failed(cell: ActorCell, env: Envelope, err: unknown): Promise<void> {
     this.counters.failures++;
     if (!(err instanceof AppError)) {
@@ -317,13 +366,16 @@ export class ActorRuntime {
     cell.state = undefined;
   }
 
-  /** Commits the message's writes and releases its reply behind every earlier commit (the output gate). */
-  private settle(cell: ActorCell, env: Envelope, batch: WriteBatch, result: unknown, events: Array<[string, unknown]> | undefined): void {
+  /**
+   * Commits the message's writes and releases its reply behind every earlier commit (the output
+   * gate). The reply is `result`, or, for a refusal, the error `result` is.
+   */
+  private settle(cell: ActorCell, env: Envelope, batch: WriteBatch, result: unknown, events: Array<[string, unknown]> | undefined, refused: boolean): void {
     const previous = cell.lastCommit;
     if (batch.size === 0) {
       // Nothing to write, but the reply may reflect writes still in flight: wait for them.
-      if (cell.pendingCommits === 0) this.release(env, result, events);
-      else previous.then(() => this.release(env, result, events));
+      if (cell.pendingCommits === 0) this.release(env, result, events, refused);
+      else previous.then(() => this.release(env, result, events, refused));
       return;
     }
     // A journaled batch is persisted on another path than a transaction (and the reverse): it
@@ -356,7 +408,7 @@ export class ActorRuntime {
     committed.then(
       () => {
         settled();
-        previous.then(() => this.release(env, result, events));
+        previous.then(() => this.release(env, result, events, refused));
       },
       (err) => {
         settled();
@@ -372,9 +424,10 @@ export class ActorRuntime {
     );
   }
 
-  private release(env: Envelope, result: unknown, events: Array<[string, unknown]> | undefined): void {
+  private release(env: Envelope, result: unknown, events: Array<[string, unknown]> | undefined, refused: boolean): void {
     if (events && this.bus) for (const [subject, event] of events) this.bus.publish(subject, event);
-    env.resolve(result);
+    if (refused) env.reject(result);
+    else env.resolve(result);
   }
 
   /**
