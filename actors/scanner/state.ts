@@ -4,7 +4,7 @@
 import { AppError } from '../../core/errors.js';
 import type { StoredRecord } from '../../core/store/record.js';
 import type { Store, WriteBatch } from '../../core/store/store.js';
-import { SECRET_NS, TICKET, type EventConfig, type SoldCounts } from '../event-records/records.js';
+import { SECRET_NS, TICKET, type EventConfig, type SoldCounts } from '../event-records/index.js';
 import { withDoor } from './door-fields.js';
 import type { DoorState } from './door-state.js';
 import type { RecordOverlay } from './record-overlay.js';

@@ -5,7 +5,7 @@
 // the store after every bad request.
 import { fromWire, type WireError } from '../../core/errors.js';
 import type { StoredRecord } from '../../core/store/record.js';
-import type { TaskRecord } from '../workflow/messages.js';
+import type { TaskRecord } from '../workflow/index.js';
 
 export const POS_TABS_ACTOR = 'pos-tabs';
 

@@ -2,8 +2,8 @@
 import { AppError, appError, fromWire, toWire, type WireError } from '../../core/errors.js';
 import { fingerprint } from '../../core/idempotency.js';
 import { newId } from '../../core/ids.js';
+import { parseMoney, sum } from '../../core/money.js';
 import type { RefundInput, SettleReply } from './messages.js';
-import { parseMoney, sum } from './money.js';
 import { type Allocation, type Transaction, transactionData } from './order.js';
 import { gatewayAppError, gatewayError, gatewayNamed, MAX_PAYMENTS } from './tab-payments.js';
 import { type Ctx, label, loadOrder, money, RecordedFailure, remember, replay, save } from './tab-state.js';
