@@ -1,6 +1,6 @@
 // Every feature area of the service, in start-up order. Adding a module here is all it takes for
 // its actors, indexes and routes (and so its OpenAPI entries) to exist.
-import type { Module } from './deps.js';
+import type { Module } from './module.js';
 import { authModule } from './modules/auth.js';
 import { chatModule } from './modules/chat.js';
 import { checkinModule } from './modules/checkin.js';

@@ -2,7 +2,6 @@
 // never keep the process alive, its failures logged, stopped with the module. Each node has its own
 // set (deps.periodic, created by edge/app.ts and stopped once when the node closes), so test apps
 // side by side do not share them.
-import type { AppDeps } from './deps.js';
 
 /** One node's background jobs, by name. */
 export class PeriodicJobs {
@@ -36,10 +35,10 @@ export class PeriodicJobs {
   }
 }
 
-export function startPeriodic(deps: AppDeps, name: string, job: () => Promise<unknown>, everyMs: number, firstMs = everyMs): void {
+export function startPeriodic(deps: { readonly periodic: PeriodicJobs }, name: string, job: () => Promise<unknown>, everyMs: number, firstMs = everyMs): void {
   deps.periodic.start(name, job, everyMs, firstMs);
 }
 
-export function stopPeriodic(deps: AppDeps, name: string): void {
+export function stopPeriodic(deps: { readonly periodic: PeriodicJobs }, name: string): void {
   deps.periodic.stop(name);
 }

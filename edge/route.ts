@@ -5,6 +5,13 @@ import type { Static, TSchema } from '@sinclair/typebox';
 import type { Principal } from '../core/auth/tokens.js';
 import type { AppDeps } from './deps.js';
 
+declare module './deps.js' {
+  interface AppDeps {
+    /** Routes registered so far (the reference and OpenAPI read it). */
+    readonly routes: readonly RouteDef[];
+  }
+}
+
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /** Who may call: `none` public, `customer` any signed-in customer or staff, `staff` role User. */

@@ -10,8 +10,7 @@ import { revoke } from '../../core/auth/revocations.js';
 import { appError } from '../../core/errors.js';
 import { newRecord, nextVersion, type StoredRecord } from '../../core/store/record.js';
 import type { Org } from '../../core/store/store.js';
-import { newOrgReservationSettings, RESERVATION_SETTINGS_FIELD } from '../reservations/settings.js';
-import { newOrgStorefrontSettings } from '../storefront/settings.js';
+import { newOrgReservationSettings, newOrgStorefrontSettings, RESERVATION_SETTINGS_FIELD } from '../org-settings/index.js';
 import {
   APIKEY,
   BACKUP,

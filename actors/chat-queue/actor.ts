@@ -5,7 +5,7 @@
 // two agents never take the same one) and then asks that chat to accept the agent, which it only
 // does while the chat is still queued.
 import type { ActorKind, ActivationContext } from '../../core/actor/runtime.js';
-import { CHAT_DATATYPE, type ChatData, type Participant } from '../chat-room/types.js';
+import { CHAT_DATATYPE, type ChatData, type Participant } from '../chat-room/index.js';
 
 export const QUEUE_KEY = 'main';
 

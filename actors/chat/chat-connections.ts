@@ -7,8 +7,16 @@ import type { Clock } from '../../core/clock.js';
 import { appError } from '../../core/errors.js';
 import { isId, newId } from '../../core/ids.js';
 import type { Store } from '../../core/store/store.js';
-import { CHAT_SESSION_ACTOR, type SessionMsg, type SessionReply } from '../chat-room/session-actor.js';
-import { CHAT_DATATYPE, chatLog, type ChatData, type ChatMessage, type Participant } from '../chat-room/types.js';
+import {
+  CHAT_DATATYPE,
+  CHAT_SESSION_ACTOR,
+  chatLog,
+  type ChatData,
+  type ChatMessage,
+  type Participant,
+  type SessionMsg,
+  type SessionReply,
+} from '../chat-room/index.js';
 import type { ChatService, MessagePage, WidgetConfig } from './chat-service.js';
 import type { Origin } from './ports.js';
 import { isSupervisor } from './roles.js';

@@ -6,19 +6,22 @@
 // Events always go out after the actor's reply, which the runtime releases only after the writes
 // it depends on are committed: an acknowledged or broadcast message is durable.
 import type { ActorRuntime } from '../../core/actor/runtime.js';
-import { CHAT_QUEUE_ACTOR, entryFromChat, QUEUE_KEY, type QueueMsg, type QueueReply } from '../chat-queue/actor.js';
-import { CHAT_ROOM_ACTOR, type ChatRoomMsg, type ChatRoomReply, type OpenSpec } from '../chat-room/room-actor.js';
+import { CHAT_QUEUE_ACTOR, entryFromChat, QUEUE_KEY, type QueueMsg, type QueueReply } from '../chat-queue/index.js';
 import {
   CHAT_CONFIG_DATATYPE,
   CHAT_DATATYPE,
+  CHAT_ROOM_ACTOR,
   chatLog,
   emptyReceipts,
   messageStatus,
   type ChatData,
   type ChatMessage,
+  type ChatRoomMsg,
+  type ChatRoomReply,
   type ListedMessage,
+  type OpenSpec,
   type Participant,
-} from '../chat-room/types.js';
+} from '../chat-room/index.js';
 import type { AiMessage } from '../../core/ai.js';
 import { HANDOVER_REPLY } from '../../core/ai.js';
 import { AppError, appError } from '../../core/errors.js';

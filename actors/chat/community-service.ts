@@ -17,7 +17,7 @@ import {
   type CommunityReply,
   type CommunityUser,
   type UserThreadEntry,
-} from '../community/actor.js';
+} from '../community/index.js';
 import { appError } from '../../core/errors.js';
 import type { Store } from '../../core/store/store.js';
 import type { ChatServices, ChatSettings, Origin } from './ports.js';

@@ -6,9 +6,9 @@ import type { AiProvider } from '../../core/ai.js';
 import type { Clock } from '../../core/clock.js';
 import type { Config } from '../../core/config.js';
 import type { Logger } from '../../core/log.js';
-import type { QueueView } from '../chat-queue/actor.js';
-import type { CommunityMessage } from '../community/actor.js';
-import type { ChatData, ChatMessage, Participant } from '../chat-room/types.js';
+import type { QueueView } from '../chat-queue/index.js';
+import type { CommunityMessage } from '../community/index.js';
+import type { ChatData, ChatMessage, Participant } from '../chat-room/index.js';
 
 /**
  * The connection that caused an announcement (its ack already carries the result, so it is left

@@ -13,7 +13,7 @@ import {
   type PresenceUser,
   type PresenceView,
   type UserKind,
-} from '../presence/actor.js';
+} from '../presence/index.js';
 import { appError } from '../../core/errors.js';
 import { isSupervisor } from './roles.js';
 import type { ChatServices, ChatSettings } from './ports.js';

@@ -4,15 +4,22 @@
 // service-points actor of the location, bookings to their reservations actor. It asks those
 // (never the other way round, so no cycle of asks can form) and undoes its earlier step when a
 // later one is refused.
+import { askerOf } from '../../core/actor/asker.js';
 import type { ActorContext, ActorKind } from '../../core/actor/runtime.js';
 import { AppError, appError } from '../../core/errors.js';
 import type { StoredRecord } from '../../core/store/record.js';
-import { RESERVATION_DATATYPE } from '../reservations/definition.js';
-import { RESERVATIONS_ACTOR, type ReservationMessage } from '../reservations/messages.js';
-import { occupyServicePoint, releaseServicePoint } from '../service-points/client.js';
-import { askerOf, askWorkflow, createTaskDetailed } from '../workflow/client.js';
-import { CHECKIN_SERVING, CHECKIN_WAITING, CHECKIN_WORKFLOW, TASK_DATATYPE } from '../workflow/definitions.js';
-import type { Contact, TaskRecord } from '../workflow/messages.js';
+import { RESERVATION_DATATYPE, RESERVATIONS_ACTOR, type ReservationMessage } from '../reservations/index.js';
+import { occupyServicePoint, releaseServicePoint } from '../service-points/index.js';
+import {
+  askWorkflow,
+  CHECKIN_SERVING,
+  CHECKIN_WAITING,
+  CHECKIN_WORKFLOW,
+  createTaskDetailed,
+  TASK_DATATYPE,
+  type Contact,
+  type TaskRecord,
+} from '../workflow/index.js';
 
 export const CHECKIN_ACTOR = 'checkin-queue';
 

@@ -4,11 +4,19 @@
 import type { FindOptions, Filter } from '../../core/store/query.js';
 import type { ListResult, StoredRecord } from '../../core/store/record.js';
 import type { Store } from '../../core/store/store.js';
-import { isBusy, SERVICE_POINT_DATATYPE } from '../service-points/actor.js';
-import { CHECKIN_SERVING, CHECKIN_WAITING, CHECKIN_WORKFLOW, TASK_DATATYPE } from '../workflow/definitions.js';
-import type { TaskRecord } from '../workflow/messages.js';
-import { INLINE_LISTING_MAX, listRecords, type ListingDeps } from '../records/reads.js';
-import { meanServiceMs, SERVICE_SAMPLE, SERVICE_TIMES_NS, type ServiceTimes } from './service-times.js';
+import { INLINE_LISTING_MAX, listRecords, type ListingDeps } from '../records/index.js';
+import { isBusy, SERVICE_POINT_DATATYPE } from '../service-points/index.js';
+import {
+  CHECKIN_SERVING,
+  CHECKIN_WAITING,
+  CHECKIN_WORKFLOW,
+  meanServiceMs,
+  SERVICE_SAMPLE,
+  SERVICE_TIMES_NS,
+  TASK_DATATYPE,
+  type ServiceTimes,
+  type TaskRecord,
+} from '../workflow/index.js';
 
 /** Service time assumed before a location has served anyone. */
 export const DEFAULT_SERVICE_MINUTES = 15;
@@ -34,7 +42,7 @@ const minutes = (ms: number): number => Math.round((ms / 60_000) * 10) / 10;
 
 /**
  * Average minutes from being served to completion over the location's last SERVICE_SAMPLE served
- * guests: one key-value read (service-times.ts). A location that served guests only before that
+ * guests: one key-value read (workflow/service-times.ts). A location that served guests only before that
  * sample was kept is measured from its tasks while they are few (INLINE_LISTING_MAX); past that it
  * gets the default until its next served guest.
  */

@@ -1,7 +1,7 @@
 // Ticket money in one convention with the rest of the API (spec: sf_order, "Money ... can arrive
 // as numbers or as strings"): prices and amounts are sent and answered in major units of the
 // event currency, as numbers or numeric strings (25, 25.5, "25.00"). Computation stays in integer
-// minor units (../storefront/money.ts), so sums and refunds are exact.
+// minor units (core/money.ts), so sums and refunds are exact.
 //
 // Stored records carry the unit: ticket types, tickets and event orders written since this
 // convention hold major units and `moneyUnit: "major"`. Records without the marker were written
@@ -11,8 +11,8 @@
 // A record written through the record store without the marker is read the old way: a number is
 // minor units, a numeric string (which the API never stored) is major units.
 import { appError } from '../../core/errors.js';
+import { currencyExponent, currencyOf, looseMoney, parseMoney, toMajor } from '../../core/money.js';
 import type { StoredRecord } from '../../core/store/record.js';
-import { currencyExponent, currencyOf, looseMoney, parseMoney, toMajor } from '../storefront/money.js';
 
 export const MONEY_UNIT_FIELD = 'moneyUnit';
 export const MAJOR = 'major';

@@ -9,19 +9,22 @@ import { newId } from '../../core/ids.js';
 import { queueMessage } from '../../core/outbox.js';
 import { newRecord, nextVersion, type StoredRecord } from '../../core/store/record.js';
 import { RecordOverlay } from '../scanner/index.js';
-import { exponentOf, majorFields, parsePrice, storedMinor } from '../event-records/money.js';
 import {
   EVENT,
   EVENT_MEDIA,
   EVENT_PARTICIPANT,
   EVENT_SESSION,
+  exponentOf,
   kebab,
+  majorFields,
+  parsePrice,
   slugFrom,
   SOLD_NS,
+  storedMinor,
   TICKET_TYPE,
   UNKNOWN_ZONE,
   type SoldCounts,
-} from '../event-records/records.js';
+} from '../event-records/index.js';
 
 export const EVENTS = 'events';
 /** The per-tenant events actor's key. */

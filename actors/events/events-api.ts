@@ -11,7 +11,7 @@ import type { StoredRecord } from '../../core/store/record.js';
 import type { Store } from '../../core/store/store.js';
 import { EVENTS, EVENTS_KEY, type EventsMsg } from './actor.js';
 import { LocalPayments, type PaymentsProvider } from './payments.js';
-import { findEvent, TICKET } from '../event-records/records.js';
+import { findEvent, TICKET } from '../event-records/index.js';
 import { SCANNER, type ScannerMsg } from '../scanner/index.js';
 
 /** The node's parts the events area uses (the edge passes its whole set; the type parameter keeps it). */

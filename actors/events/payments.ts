@@ -6,7 +6,7 @@
 import { newId } from '../../core/ids.js';
 import type { Clock } from '../../core/clock.js';
 import { systemClock } from '../../core/clock.js';
-import type { Payment } from '../event-records/payment.js';
+import type { Payment } from '../event-records/index.js';
 
 export type { Payment };
 

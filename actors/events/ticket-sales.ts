@@ -5,13 +5,12 @@
 // answers the first result.
 import { appError } from '../../core/errors.js';
 import { assertIdempotencyKey, findIdempotent, fingerprint } from '../../core/idempotency.js';
+import { toMajor } from '../../core/money.js';
 import type { StoredRecord } from '../../core/store/record.js';
-import { toMajor } from '../storefront/money.js';
 import { signCode, isIssueReplay, replayIssue, type IssueItem, type IssueMsg, type IssueResult } from '../scanner/index.js';
 import type { EventsApi } from './events-api.js';
-import { exponentOf, storedMinor } from '../event-records/money.js';
+import { EVENT_ORDER, exponentOf, FULFILLED_NS, isLive, storedMinor, TICKET, TICKET_TYPE } from '../event-records/index.js';
 import { PaymentDeclinedError, type Payment } from './payments.js';
-import { EVENT_ORDER, FULFILLED_NS, isLive, TICKET, TICKET_TYPE } from '../event-records/records.js';
 
 /** An answer and, when it is not the route's usual one, its status (a replayed first answer, an order fulfilled before). */
 export interface SaleAnswer<T> {

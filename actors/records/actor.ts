@@ -17,7 +17,7 @@ import {
   type IdempotentResult,
 } from '../../core/idempotency.js';
 import { newRecord, nextVersion, type Data, type StoredRecord } from '../../core/store/record.js';
-import { numberClaim, numberPointer, TICKET, TICKET_CODE } from '../event-records/records.js';
+import { numberClaim, numberPointer, TICKET, TICKET_CODE } from '../event-records/index.js';
 import { applyPartial, assertPartialKeys } from './partial-update.js';
 import { assertWritable } from './policy.js';
 

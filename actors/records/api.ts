@@ -10,9 +10,10 @@ import type { Filter } from '../../core/store/query.js';
 import type { ListResult, StoredRecord } from '../../core/store/record.js';
 import type { Store } from '../../core/store/store.js';
 import { ownRecords, ownReservation, profile } from './client-data.js';
-import { dynamicAggregate, dynamicCount, dynamicDistinct, dynamicFind, dynamicFindOne, type DynamicFind } from './dynamic-query.js';
+import { dynamicAggregate, dynamicCount, dynamicDistinct, dynamicFind, dynamicFindOne } from './dynamic-query.js';
 import { assertComment, listNotes } from './notes.js';
-import { findRecords, getRecord, type FindRequest } from './reads.js';
+import type { DynamicFind, FindRequest } from './query-requests.js';
+import { findRecords, getRecord } from './reads.js';
 import { RECORDS_ACTOR, RECORDS_KEY, type CreateReply, type RecordsMsg } from './actor.js';
 
 /** What the area needs of its node. */

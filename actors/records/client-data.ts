@@ -5,7 +5,7 @@ import type { Principal } from '../../core/auth/tokens.js';
 import { appError } from '../../core/errors.js';
 import type { ListResult, StoredRecord } from '../../core/store/record.js';
 import type { Store } from '../../core/store/store.js';
-import { customerIdsOf } from '../auth/email-proof.js';
+import { customerIdsOf } from '../auth/index.js';
 import { forReader } from './policy.js';
 import { listRecords, type ListingDeps } from './reads.js';
 

@@ -12,6 +12,7 @@ import type { Filter, SortOrder } from '../../core/store/query.js';
 import type { ListResult, StoredRecord } from '../../core/store/record.js';
 import type { Store } from '../../core/store/store.js';
 import { assertNoCredentialReference, assertReadable, forReader } from './policy.js';
+import type { DriverSort, DynamicFind } from './query-requests.js';
 import { checkFind, clientQuery, inWorker, runFind, type QueryDeps } from './reads.js';
 
 const ALLOWED_STAGES: ReadonlySet<string> = new Set(PIPELINE_STAGES);
@@ -50,8 +51,6 @@ export function assertPipeline(pipeline: unknown[], where = 'pipeline'): number 
   return stages;
 }
 
-export type DriverSort = string | Record<string, 1 | -1 | 'asc' | 'desc'>;
-
 /** Driver-style sort → the store's single sort path and order. */
 export function storeSort(sort: DriverSort | undefined, sortType: SortOrder | undefined): { sort?: string; sortType?: SortOrder } {
   if (sort === undefined) return {};
@@ -67,18 +66,6 @@ export function storeSort(sort: DriverSort | undefined, sortType: SortOrder | un
 function project(docs: StoredRecord[], projection: Record<string, unknown> | undefined): Record<string, unknown>[] {
   if (!projection || Object.keys(projection).length === 0) return docs;
   return clientQuery(() => runPipeline([{ $project: projection }], docs));
-}
-
-export interface DynamicFind {
-  datatype: string;
-  filter?: Filter;
-  sort?: DriverSort;
-  sortType?: SortOrder;
-  limit?: number;
-  skip?: number;
-  page?: number;
-  pageSize?: number;
-  projection?: Record<string, unknown>;
 }
 
 function findRequest(q: DynamicFind) {

@@ -2,18 +2,9 @@
 // worker): find, dynamic find, count, distinct and aggregate, each with the datatype policy
 // applied, and the routes' own listings. Answers are plain data.
 import type { JobContext } from '../../core/query/protocol.js';
-import type { Filter, FindOptions } from '../../core/store/query.js';
-import { runAggregate, runCount, runDistinct, runDynamicFind, type DynamicFind } from './dynamic-query.js';
-import { runFind, type FindRequest } from './reads.js';
-
-export type RecordsQuery =
-  | { op: 'find'; tenant: string; datatype: string; req: FindRequest }
-  /** A listing of the service's own: a route's filter and sort, trusted, answered as stored. */
-  | { op: 'list'; tenant: string; datatype: string; filter: Filter; opts: FindOptions }
-  | { op: 'dynamicFind'; tenant: string; q: DynamicFind }
-  | { op: 'count'; tenant: string; datatype: string; filter?: Filter }
-  | { op: 'distinct'; tenant: string; datatype: string; field: string; filter?: Filter }
-  | { op: 'aggregate'; tenant: string; datatype: string; pipeline: Record<string, unknown>[] };
+import { runAggregate, runCount, runDistinct, runDynamicFind } from './dynamic-query.js';
+import type { RecordsQuery } from './query-requests.js';
+import { runFind } from './reads.js';
 
 export function run({ store }: JobContext, q: RecordsQuery): unknown {
   switch (q.op) {

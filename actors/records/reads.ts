@@ -9,12 +9,12 @@ import { hasForbiddenSegment } from '../../core/document-limits.js';
 import { AppError, appError } from '../../core/errors.js';
 import { assertClientQuery } from '../../core/query/language.js';
 import type { QueryRunner } from '../../core/query/pool.js';
-import type { Filter, FindOptions, SortOrder } from '../../core/store/query.js';
+import type { Filter, FindOptions } from '../../core/store/query.js';
 import type { ListResult, StoredRecord } from '../../core/store/record.js';
 import type { Store } from '../../core/store/store.js';
-import type { DoorBacklog } from '../scanner/door-backlog.js';
+import type { DoorBacklog } from '../scanner/index.js';
 import { assertNoCredentialReference, assertReadable, forReader } from './policy.js';
-import type { RecordsQuery } from './query-job.js';
+import type { FindRequest, RecordsQuery } from './query-requests.js';
 
 /** The records job the query workers run (query-job.ts beside this file; .ts under tsx). */
 export const RECORDS_QUERY_JOB = new URL(import.meta.url.endsWith('.ts') ? './query-job.ts' : './query-job.js', import.meta.url).href;
@@ -65,16 +65,6 @@ function readRecord(store: Store, tenant: string, datatype: string, sk: string):
   const rec = store.getRecord(tenant, datatype, sk);
   if (!rec) throw appError('ERR_NOT_FOUND', `${datatype} ${sk}`);
   return forReader(rec);
-}
-
-export interface FindRequest {
-  filter?: Filter;
-  page?: number;
-  pageSize?: number;
-  sort?: string;
-  sortType?: SortOrder;
-  skip?: number;
-  limit?: number;
 }
 
 /** Throws 400/403 for a find the service will not run: checked before a worker is asked. */

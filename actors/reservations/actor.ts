@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { newRecord, nextVersion, type StoredRecord } from '../../core/store/record.js';
 import { cancelJob, completeJob, scheduleJob } from '../../core/scheduler.js';
 import { addDays, localDate, localTime, parseInstant } from '../../core/timezone.js';
-import { RecordView } from '../workflow/record-view.js';
+import { RecordView } from '../../core/store/record-view.js';
 import {
   bookingsOf,
   daySlots,

@@ -1,30 +1,7 @@
-// The organisation's reservation settings, kept on the Org object under `reservationSettings` (a
-// field of its own beside `securitySettings` and the storefront's `settings`, so no other writer
-// of the Org can lose it).
-//
-// `servicePointsRequireStaffToken`: the spec's Auth column gives service-point create, update and
-// delete to `customer`, any authenticated customer or staff token, so a customer could add, rename
-// or remove a venue's tables. When on, those three need a staff token (role User). An organisation
-// created by sign-up starts with it on unless it signs up with `openStorefront: true` (the spec's
-// open mode); one whose Org has no such field (created before this default) keeps it off.
+// Saving the organisation's reservation settings (their shape and defaults: actors/org-settings/).
 import { appError } from '../../core/errors.js';
 import { WriteBatch, type Store } from '../../core/store/store.js';
-
-export interface ReservationSettings {
-  servicePointsRequireStaffToken: boolean;
-}
-
-export const RESERVATION_SETTINGS_FIELD = 'reservationSettings';
-
-export function reservationSettingsOf(org: Record<string, unknown> | undefined): ReservationSettings {
-  const s = (org?.[RESERVATION_SETTINGS_FIELD] ?? {}) as Record<string, unknown>;
-  return { servicePointsRequireStaffToken: s.servicePointsRequireStaffToken === true };
-}
-
-/** The `reservationSettings` field of an organisation created now: staff-only unless it asked for the open storefront. */
-export function newOrgReservationSettings(openStorefront: boolean): ReservationSettings {
-  return { servicePointsRequireStaffToken: !openStorefront };
-}
+import { RESERVATION_SETTINGS_FIELD, reservationSettingsOf, type ReservationSettings } from '../org-settings/index.js';
 
 /**
  * Writes the organisation's reservation settings: the whole object under its own field, so the

@@ -5,7 +5,7 @@
 // this patch: the scanner's own reads at once, every other read after the read barrier
 // (door-backlog.ts) has written it.
 import type { StoredRecord } from '../../core/store/record.js';
-import type { ScanEntry } from './door-state.js';
+import type { ScanEntry } from './scan-entry.js';
 
 export interface DoorPatch {
   /** Sequence of the first log entry not yet in the record (the materialized watermark follows it). */

@@ -1,33 +1,9 @@
 // The door's memory of one event: who is inside and where, per-zone occupancy, the check-in
 // counters and the nonces of offline scans. It is a pure fold over the scan log: the live path and
 // activation both go through `apply`, so what a restart rebuilds is exactly what was answered.
-import { UNKNOWN_ZONE, type EventConfig } from '../event-records/records.js';
+import { UNKNOWN_ZONE, type EventConfig } from '../event-records/index.js';
 import { foldPatch, type DoorPatch } from './door-fields.js';
-
-/** One line of the durable scan log `scan:<eventId>`. Every scan is logged, denied ones too. */
-export interface ScanEntry {
-  /** When the scan happened (the offline scanner's `scannedAt`, else receipt), epoch ms. */
-  at: number;
-  kind: 'in' | 'out';
-  ok: boolean;
-  reason: string | null;
-  ticketId: string | null;
-  /** The zone scanned at; `unknown` when the request named none. */
-  zone: string;
-  /** Successful check-out: the zone the ticket was inside (its exit is counted there). */
-  from: string | null;
-  checkpoint: string | null;
-  nonce: string | null;
-  /** Successful check-in that was the ticket's first ever entry (a unique attendee). */
-  first: boolean;
-  /** Who scanned (the staff user id) and on what device. */
-  by: string | null;
-  device: string | null;
-  /** Receipt time when it differs from `at` (offline scans). */
-  receivedAt: number | null;
-  /** The scanned text, kept only when it matched no ticket (audit of bad codes). */
-  code: string | null;
-}
+import type { ScanEntry } from './scan-entry.js';
 
 export interface Counts {
   total: number;

@@ -7,6 +7,7 @@ export * from './locate.js';
 export * from './ticket-code.js';
 export * from './ticket-ops.js';
 export * from './door-state.js';
+export * from './scan-entry.js';
 export * from './door-fields.js';
 export * from './door-backlog.js';
 export * from './record-overlay.js';

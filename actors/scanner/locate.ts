@@ -7,7 +7,7 @@
 // the desk's lookup does, see `byNumberIndex`, and finds tickets written straight into the store.)
 import type { StoredRecord } from '../../core/store/record.js';
 import type { Store } from '../../core/store/store.js';
-import { credentialClaim, numberClaim, TICKET, TICKET_CODE, ticketIdFor } from '../event-records/records.js';
+import { credentialClaim, numberClaim, TICKET, TICKET_CODE, ticketIdFor } from '../event-records/index.js';
 import { parseDynamicCode } from './ticket-code.js';
 
 /** Reads one record: the store, or the scanner's overlay of writes still in flight. */

@@ -3,7 +3,7 @@
 // read-check-write on a ticket can never race another one.
 import type { StoredRecord } from '../../core/store/record.js';
 import type { Store, WriteBatch } from '../../core/store/store.js';
-import { SECRET_NS, TICKET, type EventConfig, type SoldCounts } from '../event-records/records.js';
+import { SECRET_NS, TICKET, type EventConfig, type SoldCounts } from '../event-records/index.js';
 import { withDoor } from './door-fields.js';
 import type { DoorState } from './door-state.js';
 import type { RecordOverlay } from './record-overlay.js';

@@ -15,24 +15,26 @@ import type { ActorContext } from '../../core/actor/runtime.js';
 import { byCredentialCode } from './locate.js';
 import { newCodeSecret } from './ticket-code.js';
 import { iso, readTicket, secretOf, writeTicket, type ScannerState } from './state.js';
-import { exponentOf, majorFields, storedMinor } from '../event-records/money.js';
-import type { Payment } from '../event-records/payment.js';
 import {
   credentialClaim,
   EVENT_ORDER,
+  exponentOf,
+  FULFILLED_NS,
   isLive,
+  majorFields,
   nameKeys,
   newTicketNumber,
   normalizeEmail,
   SECRET_NS,
   SOLD_NS,
+  storedMinor,
   TICKET,
   TICKET_CODE,
   TICKET_TYPE,
   ticketIdFor,
   ticketOfEvent,
-  FULFILLED_NS,
-} from '../event-records/records.js';
+  type Payment,
+} from '../event-records/index.js';
 
 export type IssueSource = 'create' | 'purchase' | 'comp' | 'fulfill' | 'walk-in';
 

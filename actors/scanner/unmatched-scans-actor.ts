@@ -2,7 +2,7 @@
 // event's log, but every scan is logged (issue 5), so they go to the tenant's `scan:_unmatched`
 // log, written by this one actor per tenant (the log's single writer owns its sequence).
 import type { ActorKind } from '../../core/actor/runtime.js';
-import type { ScanEntry } from './door-state.js';
+import type { ScanEntry } from './scan-entry.js';
 
 export const UNMATCHED_SCANS = 'scan-unmatched';
 export const UNMATCHED_LOG = 'scan:_unmatched';

@@ -9,7 +9,7 @@ import type { ActorContext, ActorKind } from '../../core/actor/runtime.js';
 import { appError } from '../../core/errors.js';
 import { isId } from '../../core/ids.js';
 import { newRecord, nextVersion, type StoredRecord } from '../../core/store/record.js';
-import { RecordView } from '../workflow/record-view.js';
+import { RecordView } from '../../core/store/record-view.js';
 
 export const SERVICE_POINTS_ACTOR = 'service-points';
 export const SERVICE_POINT_DATATYPE = 'service_point';

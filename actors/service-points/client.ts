@@ -7,11 +7,11 @@
 //
 // `servicePointId` is the point's sk, or its name (then `businessLocationId` narrows it to one
 // location; without it the name must be unique in the tenant).
+import type { Asker } from '../../core/actor/asker.js';
 import { appError } from '../../core/errors.js';
 import { isId } from '../../core/ids.js';
 import type { StoredRecord } from '../../core/store/record.js';
 import type { Store } from '../../core/store/store.js';
-import type { Asker } from '../workflow/client.js';
 import {
   SERVICE_POINT_DATATYPE,
   SERVICE_POINTS_ACTOR,

@@ -3,7 +3,7 @@
 // actor parses them in the currency of the order. A refusal (400, 404, 409) is thrown as an
 // AppError; the actor keeps its state through it (refusalKeepsState, core/actor/runtime.ts).
 import type { StoredRecord } from '../../core/store/record.js';
-import type { TaskRecord } from '../workflow/messages.js';
+import type { TaskRecord } from '../workflow/index.js';
 
 export const POS_TABS_ACTOR = 'pos-tabs';
 

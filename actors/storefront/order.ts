@@ -2,7 +2,7 @@
 // amount recomputed. Reading is lenient (spec: Fields known per kind → sf_order): records written
 // through the record store may carry money and quantities as strings, lines without ids, or only a
 // `subtotal` on an open tab, and all of them read. Writing is strict: the actor only stores what it
-// parsed with ./money.ts.
+// parsed with core/money.ts.
 //
 // Amounts: a line is quantity × (unit price + modifier prices), its tax is that amount at the
 // line's rate (fixed at the moment the line was added: the product's rate, else the location's),
@@ -22,7 +22,7 @@ import {
   sum,
   taxOn,
   toMajor,
-} from './money.js';
+} from '../../core/money.js';
 
 export const SF_ORDER = 'sf_order';
 export const SF_PRODUCT = 'sf_product';

@@ -3,10 +3,10 @@
 // answering the first result.
 import { appError } from '../../core/errors.js';
 import { assertIdempotencyKey, findIdempotent, fingerprint, recordIdempotent, type IdempotentResult } from '../../core/idempotency.js';
+import { currencyExponent, currencyOf, parseMoney, toMajor } from '../../core/money.js';
 import { GatewayError, type PaymentGateway, type PaymentIntent } from '../../core/payments/gateway.js';
 import { WriteBatch, type Store } from '../../core/store/store.js';
 import type { Clock } from '../../core/clock.js';
-import { currencyExponent, currencyOf, parseMoney, toMajor } from './money.js';
 import { readOrder, SF_ORDER, totalsOf } from './order.js';
 import type { StorefrontServices } from './services.js';
 

@@ -16,7 +16,7 @@
 // tab-splits.ts; what they share is tab-state.ts.
 import type { ActorContext, ActorKind } from '../../core/actor/runtime.js';
 import { appError } from '../../core/errors.js';
-import { RecordView } from '../workflow/record-view.js';
+import { RecordView } from '../../core/store/record-view.js';
 import { POS_TABS_ACTOR, type PosMessage } from './messages.js';
 import { SF_ORDER } from './order.js';
 import { fire } from './tab-firing.js';

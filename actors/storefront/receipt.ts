@@ -3,8 +3,8 @@
 // business and location header, lines with modifiers, subtotal, tax, tip, total, payments, change,
 // footer and the copy's name. `receiptText` renders the same payload as fixed-width text for the
 // print job's body (42 columns: an 80 mm thermal printer's default font).
+import { formatMinor, RATE_SCALE, taxOn, toMajor } from '../../core/money.js';
 import type { StoredRecord } from '../../core/store/record.js';
-import { formatMinor, RATE_SCALE, taxOn, toMajor } from './money.js';
 import { lineSubtotal, lineTax, totalsOf, type Order } from './order.js';
 
 export type Copy = 'customer' | 'merchant';

@@ -6,9 +6,9 @@
 import type { ActorContext, ActorKind } from '../../core/actor/runtime.js';
 import { appError } from '../../core/errors.js';
 import { newRecord, type StoredRecord } from '../../core/store/record.js';
-import { RecordView } from '../workflow/record-view.js';
+import { RecordView } from '../../core/store/record-view.js';
 import { SF_CATEGORY, SF_ORDER } from './order.js';
-import { storefrontSettingsOf, type StorefrontSettings } from './settings.js';
+import { storefrontSettingsOf, type StorefrontSettings } from '../org-settings/index.js';
 
 export const STOREFRONT_ACTOR = 'storefront';
 export const STOREFRONT_KEY = 'main';

@@ -1,10 +1,10 @@
 // Firing: the lines of a tab not yet sent to the kitchen become one task of the kitchen workflow.
 import { createHash } from 'node:crypto';
+import { askerOf } from '../../core/actor/asker.js';
 import { appError } from '../../core/errors.js';
-import { askerOf, createTask } from '../workflow/client.js';
-import { KITCHEN_WORKFLOW } from '../workflow/definitions.js';
+import { QTY_SCALE } from '../../core/money.js';
+import { createTask, KITCHEN_WORKFLOW } from '../workflow/index.js';
 import type { FireReply } from './messages.js';
-import { QTY_SCALE } from './money.js';
 import { SPLIT } from './order.js';
 import { type Ctx, label, loadOrder, pointIdOf, pointNameOf, presented, save } from './tab-state.js';
 

@@ -2,9 +2,9 @@
 import { appError } from '../../core/errors.js';
 import { fingerprint } from '../../core/idempotency.js';
 import { newId } from '../../core/ids.js';
+import { parseMoney } from '../../core/money.js';
 import { GatewayError, type PaymentGateway, type PaymentIntent } from '../../core/payments/gateway.js';
 import type { SettleInput, SettleReply } from './messages.js';
-import { parseMoney } from './money.js';
 import { CLOSED, type Order, totalsOf, type Transaction, transactionData } from './order.js';
 import { askStorefront, assertOpen, type Ctx, freePoint, label, loadOrder, money, remember, replay, save } from './tab-state.js';
 

@@ -1,9 +1,9 @@
 // Splitting a tab: its lines, or equal shares of what is due, move to new open tabs.
 import { appError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
+import { divide, QTY_SCALE } from '../../core/money.js';
 import { newRecord, type StoredRecord } from '../../core/store/record.js';
 import type { SplitReply } from './messages.js';
-import { divide, QTY_SCALE } from './money.js';
 import { OPEN, type Order, readOrder, SF_ORDER, SPLIT, totalsOf } from './order.js';
 import { askStorefront, assertOpen, createFrom, type Ctx, label, loadOrder, save } from './tab-state.js';
 

@@ -1,16 +1,15 @@
 // The POS tabs actor's state and what every step of it shares: the open tabs and their keys, the
 // location, how an order is loaded, saved and created, and the idempotent answers of this location.
+import { askerOf } from '../../core/actor/asker.js';
 import type { ActorContext } from '../../core/actor/runtime.js';
 import { AppError, appError } from '../../core/errors.js';
 import { findIdempotent, recordIdempotent } from '../../core/idempotency.js';
 import { isId } from '../../core/ids.js';
+import { currencyOf, formatMinor } from '../../core/money.js';
 import { newRecord, nextVersion, type StoredRecord } from '../../core/store/record.js';
-import { findLocation, locationNotFound } from '../reservations/queries.js';
-import { SERVICE_POINT_DATATYPE } from '../service-points/actor.js';
-import { setServicePointStatus } from '../service-points/client.js';
-import { askerOf } from '../workflow/client.js';
-import { RecordView } from '../workflow/record-view.js';
-import { currencyOf, formatMinor } from './money.js';
+import { RecordView } from '../../core/store/record-view.js';
+import { findLocation, locationNotFound } from '../reservations/index.js';
+import { SERVICE_POINT_DATATYPE, setServicePointStatus } from '../service-points/index.js';
 import { OPEN, type Order, orderData, readOrder, SF_ORDER } from './order.js';
 import type { StorefrontServices } from './services.js';
 import { STOREFRONT_ACTOR, STOREFRONT_KEY, type StorefrontMessage } from './storefront-actor.js';

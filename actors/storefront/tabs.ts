@@ -2,10 +2,10 @@
 // service points.
 import { appError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
+import { looseMoney, looseRate, parseMoney, parseQuantity, parseRate } from '../../core/money.js';
 import type { StoredRecord } from '../../core/store/record.js';
-import { findLocation } from '../reservations/queries.js';
+import { findLocation } from '../reservations/index.js';
 import type { ItemInput, OpenInput, OpenReply } from './messages.js';
-import { looseMoney, looseRate, parseMoney, parseQuantity, parseRate } from './money.js';
 import { BM_LOCATION_PRODUCT, type Line, type Modifier, SF_PRODUCT, totalsOf } from './order.js';
 import { askStorefront, assertOpen, create, type Ctx, currencyAt, findOpen, findPoint, freePoint, label, loadOrder, location, pointIdOf, pointNameOf, presented, sameText, save, setPointStatus, tabAtPoint } from './tab-state.js';
 

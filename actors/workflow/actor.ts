@@ -10,9 +10,9 @@
 // A stage with `slaMinutes` arms a durable escalation timer when entered; leaving the stage
 // disarms it. Snoozing defers that escalation to the snooze's end.
 import type { ActorContext, ActorKind } from '../../core/actor/runtime.js';
-import { noteServed, SERVICE_TIMES_NS, type ServiceTimes } from '../checkin-queue/service-times.js';
 import { appError } from '../../core/errors.js';
 import { newRecord, nextVersion } from '../../core/store/record.js';
+import { RecordView } from '../../core/store/record-view.js';
 import { cancelJob, completeJob, scheduleJob } from '../../core/scheduler.js';
 import { findDefinition, stageOf, TASK_DATATYPE, type StageDef, type WorkflowDef } from './definitions.js';
 import {
@@ -27,7 +27,7 @@ import {
   type TaskRecord,
   type WorkflowMessage,
 } from './messages.js';
-import { RecordView } from './record-view.js';
+import { noteServed, SERVICE_TIMES_NS, type ServiceTimes } from './service-times.js';
 
 interface WorkflowState {
   view: RecordView;

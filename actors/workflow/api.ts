@@ -1,12 +1,13 @@
 // The workflow area's API for the edge: one call per request. Changes are one message each to the
 // tenant's workflow actor (actors/workflow/actor.ts); lists, SLA views and wait-time analytics read
 // committed state from the store (queries.ts), at the node's clock.
+import type { Asker } from '../../core/actor/asker.js';
 import type { Clock } from '../../core/clock.js';
 import { appError } from '../../core/errors.js';
 import type { FindOptions } from '../../core/store/query.js';
 import type { ListResult } from '../../core/store/record.js';
 import type { ListingDeps } from '../records/index.js';
-import { askWorkflow, type Asker } from './client.js';
+import { askWorkflow } from './client.js';
 import { findDefinition, loadDefinitions, type WorkflowDef } from './definitions.js';
 import type { TaskRecord, WorkflowMessage } from './messages.js';
 import { listTasks, slaEntries, waitTimes, type SlaEntry, type StageWaitStats, type TaskFilters } from './queries.js';

@@ -9,7 +9,7 @@
 //   });
 //   // task.sk is the line's taskId. Firing the same line again with the same uniqueKey returns the
 //   // same live task instead of a second one.
-import type { ActorContext } from '../../core/actor/runtime.js';
+import type { Asker } from '../../core/actor/asker.js';
 import {
   WORKFLOW_ACTOR,
   WORKFLOW_KEY,
@@ -18,16 +18,6 @@ import {
   type TaskRecord,
   type WorkflowMessage,
 } from './messages.js';
-
-/** Anything that can ask an actor: the runtime, or an actor's own context (`ctx`). */
-export interface Asker {
-  ask<R = unknown>(tenant: string, kind: string, key: string, msg: unknown): Promise<R>;
-}
-
-/** An actor's context as an Asker (its asks stay within its own tenant). */
-export function askerOf(ctx: ActorContext): Asker {
-  return { ask: (_tenant, kind, key, msg) => ctx.ask(kind, key, msg) };
-}
 
 /** Sends any workflow message; prefer the named functions below. */
 export function askWorkflow<R = unknown>(runtime: Asker, tenant: string, msg: WorkflowMessage): Promise<R> {

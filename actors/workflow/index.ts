@@ -3,13 +3,11 @@ export { workflowActor } from './actor.js';
 export {
   advanceTask,
   askWorkflow,
-  askerOf,
   cancelTask,
   completeTask,
   createTask,
   createTaskDetailed,
   getTask,
-  type Asker,
 } from './client.js';
 export {
   CHECKIN_SERVING,
@@ -24,5 +22,6 @@ export {
   type WorkflowDef,
 } from './definitions.js';
 export * from './messages.js';
+export { meanServiceMs, SERVICE_SAMPLE, SERVICE_TIMES_NS, type ServiceTimes } from './service-times.js';
 export { createWorkflowApi, type WorkflowApi, type WorkflowParts } from './api.js';
 export type { SlaEntry, TaskFilters } from './queries.js';

@@ -5,7 +5,7 @@ import type { ListResult } from '../../core/store/record.js';
 import type { Store } from '../../core/store/store.js';
 import { loadDefinitions, stageOf, TASK_DATATYPE, type WorkflowDef } from './definitions.js';
 import type { TaskData, TaskRecord } from './messages.js';
-import { listRecords, type ListingDeps } from '../records/reads.js';
+import { listRecords, type ListingDeps } from '../records/index.js';
 
 export interface TaskFilters {
   workflow?: string;

@@ -3,7 +3,7 @@
 // environment like production (the harness sets PORT, HOST, DATA_DIR, LOG_LEVEL; the scenario
 // sets JWT_SECRET so its client processes can sign tokens). The bench org is created on start.
 import { WriteBatch } from '../../core/store/store.js';
-import type { Module } from '../../edge/deps.js';
+import type { Module } from '../../edge/module.js';
 import { chatModule } from '../../edge/modules/chat.js';
 import { serve } from './serve.js';
 

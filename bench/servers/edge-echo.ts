@@ -4,7 +4,7 @@
 // touches no actor or store, so the bench measures the edge alone. Configured like production,
 // from the environment (the harness sets PORT, HOST, DATA_DIR and LOG_LEVEL).
 import { Type } from '@sinclair/typebox';
-import type { Module } from '../../edge/deps.js';
+import type { Module } from '../../edge/module.js';
 import { route } from '../../edge/route.js';
 import { serve } from './serve.js';
 

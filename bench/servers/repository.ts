@@ -4,7 +4,7 @@
 // the fixture straight into the store in large batches (not through HTTP), and only then answers
 // 200 on GET /bench/seeded, which the harness waits for.
 import { WriteBatch } from '../../core/store/store.js';
-import type { Module } from '../../edge/deps.js';
+import type { Module } from '../../edge/module.js';
 import { recordsModule } from '../../edge/modules/records.js';
 import { route } from '../../edge/route.js';
 import { RECORDS, recordOf, TENANT } from '../fixtures/repository-records.js';

@@ -3,7 +3,7 @@
 // scenario sets JWT_SECRET so it can sign staff and customer tokens). The soak org is created on
 // start.
 import { WriteBatch } from '../../core/store/store.js';
-import type { Module } from '../../edge/deps.js';
+import type { Module } from '../../edge/module.js';
 import { modules } from '../../edge/modules.js';
 import { serve } from './serve.js';
 

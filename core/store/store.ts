@@ -1,15 +1,10 @@
 // What actors and routes know of storage: this interface, never LMDB itself.
 import type { FindOptions, Filter } from './query.js';
 import type { ListResult, StoredRecord } from './record.js';
+import type { Org } from './org.js';
 import type { StorageUsage } from './usage.js';
 
-export interface Org {
-  orgId: string;
-  displayName: string;
-  plan?: string;
-  createdate: string;
-  [field: string]: unknown;
-}
+export type { Org } from './org.js';
 
 export type WriteOp =
   | { op: 'putRecord'; record: StoredRecord; ifVersion?: number }

@@ -3,7 +3,7 @@
 // media bytes the size of its stored files, added and taken off by the media store. Keys and
 // secondary indexes are not counted. The counter lives in LMDB beside the data it counts, so it
 // survives a restart and can never disagree with a commit that landed.
-import type { Org } from './store.js';
+import type { Org } from './org.js';
 
 export interface StorageUsage {
   recordBytes: number;

@@ -20,7 +20,7 @@ import {
   securityActor,
   verifyActor,
 } from '../../actors/auth/index.js';
-import type { Module } from '../deps.js';
+import type { Module } from '../module.js';
 import { startPeriodic, stopPeriodic } from '../periodic.js';
 import { appRoutes } from '../routes/auth/apps.js';
 import { passcodeRoutes } from '../routes/auth/passcode.js';

@@ -9,7 +9,8 @@
 //   chat and per session, chat-queue and presence, per tenant, community, per conversation).
 import { chatActors, chatIndexes } from '../../actors/chat/index.js';
 import { CUSTOMER_ACTIVITY } from '../../actors/crm/index.js';
-import type { AppDeps, Module } from '../deps.js';
+import type { AppDeps } from '../deps.js';
+import type { Module } from '../module.js';
 import { aiStreamRoutes } from '../routes/chat/ai-stream.js';
 import { chatRoutes } from '../routes/chat/chat.js';
 import { communityRoutes } from '../routes/chat/community.js';

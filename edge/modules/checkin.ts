@@ -2,7 +2,7 @@
 // live in the workflow area (workflow `check-in`), its service points and bookings in the
 // reservations area.
 import { checkinQueueActor } from '../../actors/checkin-queue/index.js';
-import type { Module } from '../deps.js';
+import type { Module } from '../module.js';
 import { checkinRoutes } from '../routes/checkin/index.js';
 
 export const checkinModule: Module = {

@@ -8,7 +8,7 @@ import { SUPPORT_TICKET, SUPPORT_TICKET_MESSAGE, supportTicketActor } from '../.
 import { COMM_MESSAGE, INBOX_CONVERSATION, inboxActor } from '../../actors/inbox/index.js';
 import { CALL_RECORDING, PHONE_CALL } from '../../actors/phone/index.js';
 import type { ActorKind } from '../../core/actor/runtime.js';
-import type { Module } from '../deps.js';
+import type { Module } from '../module.js';
 import { communicationRoutes } from '../routes/crm/communications.js';
 import { customerActivityRoutes } from '../routes/crm/customer-activity.js';
 import { inboxRoutes } from '../routes/crm/inbox.js';

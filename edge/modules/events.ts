@@ -13,7 +13,8 @@ import {
   TICKET_TYPE,
 } from '../../actors/event-records/index.js';
 import { scannerActor, unmatchedScansActor } from '../../actors/scanner/index.js';
-import type { AppDeps, Module } from '../deps.js';
+import type { AppDeps } from '../deps.js';
+import type { Module } from '../module.js';
 import type { RouteDef } from '../route.js';
 import { startPeriodic, stopPeriodic } from '../periodic.js';
 import { attendeeRoutes } from '../routes/events/attendee.js';

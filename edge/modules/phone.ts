@@ -4,7 +4,8 @@
 import { phoneCallActor } from '../../actors/phone/index.js';
 import { PHONE_DEVICE, phoneDeviceActor } from '../../actors/phone/index.js';
 import { createVoiceProvider } from '../../core/voice.js';
-import type { AppDeps, Module } from '../deps.js';
+import type { AppDeps } from '../deps.js';
+import type { Module } from '../module.js';
 import { inboundRoutes } from '../routes/phone/inbound.js';
 import { phoneRoutes } from '../routes/phone/voice.js';
 

@@ -2,7 +2,7 @@
 // `/dynamic-query/*`), notes on reservations and customer self-service reads (`/client-data/*`).
 // Routes make one call each into the area's API (actors/records/api.ts).
 import { createRecordsApi, recordsActor } from '../../actors/records/index.js';
-import type { Module } from '../deps.js';
+import type { Module } from '../module.js';
 import { clientDataRoutes } from '../routes/records/client-data.js';
 import { dynamicQueryRoutes } from '../routes/records/dynamic-query.js';
 import { notesRoutes } from '../routes/records/notes.js';

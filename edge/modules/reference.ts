@@ -3,7 +3,7 @@
 // routes needs an orgid or a token.
 import { Type } from '@sinclair/typebox';
 import { appError } from '../../core/errors.js';
-import type { Module } from '../deps.js';
+import type { Module } from '../module.js';
 import { statusName } from '../../core/errors.js';
 import { buildAsyncApi, channelsMd } from '../reference/asyncapi.js';
 import { buildCatalogue, type Catalogue, type Endpoint } from '../reference/catalogue.js';

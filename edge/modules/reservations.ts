@@ -6,7 +6,7 @@ import { RESERVATION_DATATYPE, RESERVATION_DEFINITION_DATATYPE } from '../../act
 import { REMINDER_JOB, RESERVATIONS_ACTOR, type ReservationMessage } from '../../actors/reservations/index.js';
 import { LOCATION_DATATYPE } from '../../actors/reservations/index.js';
 import { SERVICE_POINT_DATATYPE, servicePointsActor } from '../../actors/service-points/index.js';
-import type { Module } from '../deps.js';
+import type { Module } from '../module.js';
 import { reservationRoutes } from '../routes/reservations/index.js';
 
 export const reservationsModule: Module = {

@@ -6,7 +6,8 @@ import { storefrontActor } from '../../actors/storefront/index.js';
 import { BM_LOCATION_PRODUCT, SF_CATEGORY, SF_ORDER, SF_PRODUCT } from '../../actors/storefront/index.js';
 import { POS_TABS_ACTOR, type PosMessage } from '../../actors/storefront/index.js';
 import { RECORD_WRITTEN } from '../../actors/records/index.js';
-import type { AppDeps, Module, ModuleNode } from '../deps.js';
+import type { AppDeps } from '../deps.js';
+import type { Module, ModuleNode } from '../module.js';
 import { storefrontRoutes } from '../routes/storefront/index.js';
 
 export const storefrontModule: Module = {

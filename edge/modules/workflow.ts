@@ -5,7 +5,7 @@ import { workflowActor } from '../../actors/workflow/index.js';
 import { askWorkflow, createWorkflowApi } from '../../actors/workflow/index.js';
 import { TASK_DATATYPE } from '../../actors/workflow/index.js';
 import { ESCALATION_JOB, SNOOZE_JOB } from '../../actors/workflow/index.js';
-import type { Module } from '../deps.js';
+import type { Module } from '../module.js';
 import { workflowRoutes } from '../routes/workflow/index.js';
 
 export const workflowModule: Module = {

@@ -6,8 +6,8 @@
 // at-most-once, this channel is not (clients dedupe by seq). Handlers wait for that set-up, so an
 // early event is never lost. The events themselves are chat-events.ts.
 import type { Socket } from 'socket.io';
-import { presenceUser, type ChatConnection } from '../../actors/chat/index.js';
-import type { ChatFeature } from './chat-feature.js';
+import { presenceUser } from '../../actors/chat/index.js';
+import type { ChannelHost, ChatSocketState } from './channel-host.js';
 import { chatEvents, type ChatConn } from './chat-events.js';
 import { bindEvents, compileEvents } from './events.js';
 import { handshake, logDisconnect, type SocketData } from './handshake.js';
@@ -15,16 +15,7 @@ import { NS_CHAT } from './realtime.js';
 import { ChatHandshake, compilePayload } from './schemas.js';
 import { chatTopic } from './topics.js';
 
-/** A customer socket's idle tracking (the session itself is the chat area's). */
-export interface ChatSocketState {
-  readonly chat: ChatConnection;
-  lastActivity: number;
-  warned: boolean;
-  timers: NodeJS.Timeout[];
-  clearTimers(): void;
-}
-
-export function chatChannel(f: ChatFeature): void {
+export function chatChannel(f: ChannelHost): void {
   const { deps, rt, api } = f;
   const { connections, presence } = api;
   const cfg = deps.config.chat;
@@ -157,7 +148,7 @@ export function chatChannel(f: ChatFeature): void {
 }
 
 /** Idle customer sessions: session-expiring, then session-expired and a disconnect. */
-export function sweepChatSockets(f: ChatFeature, now: number): void {
+export function sweepChatSockets(f: ChannelHost, now: number): void {
   const { customerIdleMs, sessionWarningMs } = f.deps.config.chat;
   for (const [socket, state] of f.customerSockets) {
     const idle = now - state.lastActivity;

@@ -7,7 +7,7 @@
 // (chat.communityReplayLimit); past it `replay-truncated` says where each conversation stopped.
 import type { Socket } from 'socket.io';
 import { presenceUser, type CommunityUser } from '../../actors/chat/index.js';
-import type { ChatFeature } from './chat-feature.js';
+import type { ChannelHost } from './channel-host.js';
 import { communityEvents, type CommunityConn } from './community-events.js';
 import { bindEvents, compileEvents } from './events.js';
 import { handshake, logDisconnect, type SocketData } from './handshake.js';
@@ -18,7 +18,7 @@ import { communityTopic } from './topics.js';
 /** How many unfinished conversations `replay-truncated` names (the thread list has them all). */
 const REPLAY_STOPS_LISTED = 100;
 
-export function communityChannel(f: ChatFeature): void {
+export function communityChannel(f: ChannelHost): void {
   const { deps, rt, api } = f;
   const { community: svc, presence } = api;
   const cfg = deps.config.chat;

@@ -4,7 +4,7 @@ import { request as httpRequest } from 'node:http';
 import { Type } from '@sinclair/typebox';
 import t from 'tap';
 import { appError } from '../../core/errors.js';
-import type { Module } from '../../edge/deps.js';
+import type { Module } from '../../edge/module.js';
 import { route, type ResponseStream } from '../../edge/route.js';
 import { startTestApp } from '../helpers/app.js';
 import { request } from '../helpers/http.js';

@@ -1,6 +1,7 @@
 // The shape of the house (README: Architecture), checked on the sources: the edge reaches an area
-// only through its index.ts and never commits, no module-level map carries wiring, and no value
-// import runs in a circle between files (type-only imports are erased and do not count).
+// only through its index.ts and never commits, no module-level map carries wiring, an area reaches
+// another only through its index.ts, the areas stand in layers (no circle between them), and no
+// import runs in a circle between files, type-only imports included.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -45,21 +46,58 @@ t.test('layers - the edge never commits, and no module-level WeakMap carries wir
   t.same(files.filter((f) => /new WeakMap/.test(text.get(f)!)), ['actors/scanner/record-overlay.ts'], 'WeakMaps');
 });
 
-t.test('layers - no value import runs in a circle between files', async (t) => {
-  const graph = new Map(files.map((f) => [f, importsOf(f).filter(([to, typeOnly]) => !typeOnly && text.has(to)).map(([to]) => to)]));
+/** The circles of a graph, each as `a -> b -> ... -> a` (one per back edge a depth-first walk meets). */
+function circlesOf(graph: Map<string, string[]>): string[] {
   const circles: string[] = [];
   const state = new Map<string, 'open' | 'done'>();
   const path: string[] = [];
   const visit = (f: string): void => {
     state.set(f, 'open');
     path.push(f);
-    for (const to of graph.get(f)!) {
+    for (const to of graph.get(f) ?? []) {
       if (state.get(to) === 'open') circles.push([...path.slice(path.indexOf(to)), to].map((p) => relative('.', p)).join(' -> '));
       else if (!state.has(to)) visit(to);
     }
     path.pop();
     state.set(f, 'done');
   };
-  for (const f of files) if (!state.has(f)) visit(f);
-  t.same(circles, [], 'no circle of value imports');
+  for (const f of graph.keys()) if (!state.has(f)) visit(f);
+  return circles;
+}
+
+/** The area of a file under actors/ (`actors/<area>`), undefined elsewhere. */
+const areaOf = (f: string): string | undefined => /^actors\/[^/]+(?=\/)/.exec(f)?.[0];
+
+t.test('layers - no value import runs in a circle between files', async (t) => {
+  const graph = new Map(files.map((f) => [f, importsOf(f).filter(([to, typeOnly]) => !typeOnly && text.has(to)).map(([to]) => to)]));
+  t.same(circlesOf(graph), [], 'no circle of value imports');
+});
+
+t.test('layers - no import runs in a circle between files, type-only imports included', async (t) => {
+  const graph = new Map(files.map((f) => [f, importsOf(f).filter(([to]) => text.has(to)).map(([to]) => to)]));
+  t.same(circlesOf(graph), [], 'no circle of imports');
+});
+
+t.test('layers - an area imports another area only through its index.ts', async (t) => {
+  const inside = files
+    .filter((f) => areaOf(f))
+    .flatMap((f) => importsOf(f).map(([to]) => [f, to] as const))
+    .filter(([f, to]) => areaOf(to) && areaOf(to) !== areaOf(f) && !to.endsWith('/index.ts'))
+    .map(([f, to]) => `${f} -> ${to}`);
+  t.same(inside, [], "no actors/ file imports another area's file other than its index.ts");
+});
+
+t.test('layers - the areas stand in layers: no circle between areas', async (t) => {
+  const graph = new Map<string, string[]>();
+  for (const f of files) {
+    const from = areaOf(f);
+    if (!from) continue;
+    const deps = graph.get(from) ?? [];
+    graph.set(from, deps);
+    for (const [to] of importsOf(f)) {
+      const area = areaOf(to);
+      if (area && area !== from && !deps.includes(area)) deps.push(area);
+    }
+  }
+  t.same(circlesOf(graph), [], 'no circle in the graph of areas');
 });

@@ -3,7 +3,7 @@ import jwt from 'jsonwebtoken';
 import t, { type Test } from 'tap';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { appError } from '../../core/errors.js';
-import type { Module } from '../../edge/deps.js';
+import type { Module } from '../../edge/module.js';
 import { route } from '../../edge/route.js';
 import { createOrg, startTestApp, staffHeaders, tokenFor, TEST_JWT_SECRET } from '../helpers/app.js';
 import { rawRequest, request } from '../helpers/http.js';

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import t from 'tap';
-import type { Module } from '../../edge/deps.js';
+import type { Module } from '../../edge/module.js';
 import { route } from '../../edge/route.js';
 import { startTestApp } from '../helpers/app.js';
 

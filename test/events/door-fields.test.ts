@@ -3,7 +3,7 @@
 // the same order, as the spread gave, and an own `__proto__` key must stay a plain key.
 import t from 'tap';
 import { foldPatch, withDoor } from '../../actors/scanner/door-fields.js';
-import type { ScanEntry } from '../../actors/scanner/door-state.js';
+import type { ScanEntry } from '../../actors/scanner/scan-entry.js';
 import type { StoredRecord } from '../../core/store/record.js';
 
 const at = Date.UTC(2026, 0, 2, 18, 30);

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { occupyServicePoint, setServicePointStatus } from '../../actors/service-points/index.js';
-import { storefrontSettingsOf } from '../../actors/storefront/settings.js';
+import { storefrontSettingsOf } from '../../actors/org-settings/index.js';
 import { createOrg } from '../helpers/app.js';
 import { signupCustomer, signupOrg } from '../helpers/auth.js';
 import { request } from '../helpers/http.js';

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import t from 'tap';
 import { AppError } from '../../core/errors.js';
-import { currencyExponent, divide, formatMinor, lineAmount, parseMoney, parseQuantity, parseRate, taxOn, toMajor } from '../../actors/storefront/money.js';
+import { currencyExponent, divide, formatMinor, lineAmount, parseMoney, parseQuantity, parseRate, taxOn, toMajor } from '../../core/money.js';
 import { openTab, seed, sharedApp, shop } from './world.js';
 
 const shared = await sharedApp(t);

@@ -4,7 +4,7 @@
 // product goes through BigInt and is rounded once, half away from zero. So 0.1 + 0.2 is 30 cents,
 // never 0.30000000000000004. Amounts are answered as numbers in major units (minor / 10^exponent,
 // which is the double nearest to the exact decimal).
-import { appError } from '../../core/errors.js';
+import { appError } from './errors.js';
 
 /** Largest amount in minor units (10^15: exact in a double, far beyond any till). */
 export const MAX_MINOR = 1_000_000_000_000_000;

@@ -4,8 +4,8 @@
 // a served task, so the queue's wait estimate (polled by every waiting guest) reads one entry
 // instead of every task the location ever served.
 import type { WriteBatch } from '../../core/store/store.js';
-import { CHECKIN_WORKFLOW } from '../workflow/definitions.js';
-import type { TaskData } from '../workflow/messages.js';
+import { CHECKIN_WORKFLOW } from './definitions.js';
+import type { TaskData } from './messages.js';
 
 export const SERVICE_TIMES_NS = 'checkin-service-times';
 /** Served guests the average is taken over. */

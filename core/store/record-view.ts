@@ -5,9 +5,9 @@
 // someone else (the record store routes) is seen as soon as it is committed: of two copies the one
 // with the higher `version` wins. Writes carry `ifVersion`, so a lost race is a 409, never a silent
 // overwrite.
-import { compileFilter, type Filter } from '../../core/store/query.js';
-import type { StoredRecord } from '../../core/store/record.js';
-import type { Store, WriteBatch } from '../../core/store/store.js';
+import { compileFilter, type Filter } from './query.js';
+import type { StoredRecord } from './record.js';
+import type { Store, WriteBatch } from './store.js';
 
 interface Entry {
   /** undefined: deleted by this actor. */

@@ -1,0 +1,2 @@
+// The community area's public surface: direct messages and groups between a tenant's users.
+export * from './actor.js';

@@ -1,0 +1,2 @@
+// The presence area's public surface: who of a tenant's agents and customers is online.
+export * from './actor.js';
