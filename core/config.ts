@@ -67,6 +67,7 @@ export interface Config {
     workerHeapMb: number;
     tenantWorkers: number | null;
     spareWorkers: number;
+    warmAtStart: boolean;
     slowTenantMs: number;
     queueMax: number;
     tenantQueueMax: number;
@@ -190,6 +191,7 @@ const ENV: ReadonlyArray<[string, string[], Parse]> = [
   ['QUERY_WORKER_HEAP_MB', ['query', 'workerHeapMb'], int],
   ['QUERY_TENANT_WORKERS', ['query', 'tenantWorkers'], int],
   ['QUERY_SPARE_WORKERS', ['query', 'spareWorkers'], int],
+  ['QUERY_WARM_AT_START', ['query', 'warmAtStart'], bool],
   ['QUERY_SLOW_TENANT_MS', ['query', 'slowTenantMs'], int],
   ['QUERY_QUEUE_MAX', ['query', 'queueMax'], int],
   ['QUERY_TENANT_QUEUE_MAX', ['query', 'tenantQueueMax'], int],

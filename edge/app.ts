@@ -191,7 +191,8 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
   const metrics = new HttpMetrics(runtime, store);
   routes.push(
     ...systemRoutes({
-      ready: () => ready && queries.warm,
+      // Workers started with the first query (QUERY_WARM_AT_START=false) are not waited for.
+      ready: () => ready && (queries.warm || !config.query.warmAtStart),
       metrics: async () => ({ contentType: metrics.contentType, body: await metrics.render() }),
       openapi: deps.openapi,
     }),
@@ -230,7 +231,7 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
   forwarder?.serve(port);
   // Listening already (liveness answers), ready once the query workers are: a node whose workers
   // cannot start goes on, not ready, and says so.
-  if (!(await warmWithin(queries, 60_000))) logger.error('the query workers have not started: /readyz answers 503 until they do');
+  if (config.query.warmAtStart && !(await warmWithin(queries, 60_000))) logger.error('the query workers have not started: /readyz answers 503 until they do');
   ready = true;
   logger.info({ port, host: config.host, dataDir: config.dataDir, nodeId: config.nodeId, routes: routes.length }, 'listening');
 

@@ -10,7 +10,8 @@
 // test files themselves are plain node-tap tests: `npx tap test/x/y.test.ts` still runs one file
 // through tap and tsx.
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { Parser } from 'tap-parser';
 import { buildTree, root } from './test-tree.mjs';
@@ -22,6 +23,8 @@ const JOBS = Number(process.env.TEST_JOBS) || config.jobs || 2;
 const TIMEOUT_S = config.timeout ?? 30;
 /** A file still running after this long is killed and counted as failed, whatever it asked for. */
 const HARD_LIMIT_MS = 20 * 60_000;
+/** How long each file took in the last run on this machine: the longest start first. */
+const DURATIONS = join(tmpdir(), 'bp-test-durations.json');
 /** Test processes running now (killed with this runner). */
 const running = new Set();
 
@@ -40,6 +43,43 @@ function testFiles(args) {
   };
   walk('test');
   return out.sort();
+}
+
+/**
+ * The longest files first, so that the last minutes do not wait on one long file started late:
+ * by the durations of the last run here, else (a fresh machine) files that raise their timeout,
+ * then files that start servers or NATS as processes, then the rest.
+ */
+function longestFirst(files) {
+  let last = {};
+  try {
+    last = JSON.parse(readFileSync(DURATIONS, 'utf8'));
+  } catch {
+    // No earlier run here.
+  }
+  const guess = (f) => {
+    const src = readFileSync(join(root, f), 'utf8');
+    if (/\bt\.setTimeout\(/.test(src)) return 600_000;
+    if (/startServerProcess\(|runFixture\(|startNatsServer\(|new TestCluster\(/.test(src)) return 60_000;
+    return 0;
+  };
+  const weight = new Map(files.map((f) => [f, last[f] ?? guess(f)]));
+  return [...files].sort((a, b) => weight.get(b) - weight.get(a));
+}
+
+function saveDurations(results) {
+  let last = {};
+  try {
+    last = JSON.parse(readFileSync(DURATIONS, 'utf8'));
+  } catch {
+    // First run here.
+  }
+  for (const r of results) last[r.file] = r.ms;
+  try {
+    writeFileSync(DURATIONS, JSON.stringify(last));
+  } catch {
+    // Only a hint for the next run.
+  }
 }
 
 /**
@@ -114,13 +154,14 @@ function report(n, r) {
 }
 
 const args = process.argv.slice(2);
-const files = testFiles(args);
+const files = longestFirst(testFiles(args));
 const tree = buildTree();
 const started = Date.now();
 const total = { total: 0, pass: 0, fail: 0, skip: 0, todo: 0 };
 let next = 0;
 let reported = 0;
 let failedFiles = 0;
+const results = [];
 for (const sig of ['SIGINT', 'SIGTERM'])
   process.on(sig, () => {
     for (const p of running) p.kill('SIGKILL');
@@ -133,11 +174,13 @@ async function worker() {
     const r = await runFile(tree, files[i], i + 1);
     for (const k of Object.keys(total)) total[k] += r.counts[k];
     if (!r.ok) failedFiles++;
+    results.push(r);
     report(++reported, r);
   }
 }
 await Promise.all(Array.from({ length: Math.min(JOBS, files.length) }, worker));
 
+saveDurations(results);
 const summary = Object.entries(total)
   .filter(([k, v]) => k === 'total' || k === 'pass' || v > 0)
   .map(([k, v]) => `${k}: ${v}`)

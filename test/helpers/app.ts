@@ -20,13 +20,14 @@ export function tempDir(t: Teardown, prefix = 'bp-test-'): string {
 }
 
 /**
- * Query workers of a test node: one, and no spare. Each worker is a thread that loads the TypeScript
- * loader and every query job module, which was most of a node's start-up CPU (three threads by
- * default, ~1.5 s of CPU each); what a test asserts does not depend on how many run at once. A test
+ * Query workers of a test node: one, no spare, started with the node's first query (most test
+ * nodes run none). Each worker is a thread that loads every query job module, ~1.5 s of CPU, which
+ * was most of a node's start-up CPU; what a test asserts does not depend on how many run at once
+ * or when they start. A test
  * that sets `query` itself (the pool, budget and fairness tests) gets exactly what it asks for over
  * config/default.json, as before.
  */
-const TEST_QUERY = { workers: 1, spareWorkers: 0 };
+const TEST_QUERY = { workers: 1, spareWorkers: 0, warmAtStart: false };
 
 export async function startTestApp(t: Teardown, opts: StartOptions & { dataDir?: string } = {}): Promise<RunningApp> {
   const dataDir = opts.dataDir ?? tempDir(t);

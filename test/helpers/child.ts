@@ -20,8 +20,8 @@ export function runFixture(fixture: string, args: string[] = [], env: Record<str
   const script = import.meta.url.endsWith('.js') && fixture.endsWith('.ts') && existsSync(fixture.slice(0, -3) + '.js') ? fixture.slice(0, -3) + '.js' : fixture;
   const loader = script.endsWith('.ts') ? ['--import', 'tsx'] : [];
   const proc = spawn(process.execPath, [...loader, script, ...args], {
-    // Routes compile on first use in a test's child, as in startTestApp (a start seconds faster).
-    env: { COMPILE_ROUTES_AT_START: 'false', ...process.env, ...env },
+    // Routes compile and query workers start on first use in a test's child, as in startTestApp.
+    env: { COMPILE_ROUTES_AT_START: 'false', QUERY_WARM_AT_START: 'false', ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: string[] = [];
