@@ -201,7 +201,7 @@ export function phoneRoutes(phone: PhoneApi, voice: VoiceProvider): RouteDef[] {
       roles: ['Admin'],
       tag: TAG,
       summary: 'Add a phone number, or change its label, capabilities and assignment (Admin)',
-      description: 'Keyed by the number: posting a known number replaces its settings. `assignedTo` lists staff emails; empty shares the number with everyone.',
+      description: 'Keyed by the number: posting a known number replaces the settings given and keeps the others. `assignedTo` lists staff emails; empty shares the number with everyone. Changes of one number sent at once are applied one after the other, so none is lost.',
       body: Type.Object({
         number: Type.String({ minLength: 3, maxLength: 32, description: 'E.164, e.g. +15551234567' }),
         label: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
