@@ -2,6 +2,7 @@
 // cards, who a signed-in subject is, and whether a caller may act for another account.
 import type { Principal } from '../../core/auth/tokens.js';
 import { appError } from '../../core/errors.js';
+import { isId } from '../../core/ids.js';
 import type { StoredRecord } from '../../core/store/record.js';
 import type { Org, Store } from '../../core/store/store.js';
 import { provenCustomerByEmail, recordProven } from './email-proof.js';
@@ -64,6 +65,11 @@ export class AccountLookup {
 
   cardByUid(tenant: string, cardUid: string): StoredRecord | undefined {
     return this.store.scan(tenant, CARD, { 'data.cardUid': cardUid })[0];
+  }
+
+  /** A card by its card UID, else by its record id. */
+  card(tenant: string, identifier: string): StoredRecord | undefined {
+    return this.cardByUid(tenant, identifier) ?? (isId(identifier) ? this.store.getRecord(tenant, CARD, identifier) : undefined);
   }
 
   subject(tenant: string, kind: SubjectKind, sub: string): Subject | undefined {

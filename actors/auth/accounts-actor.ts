@@ -3,6 +3,10 @@
 // employee id) is not taken yet" and the write that takes it one step, so two concurrent signups
 // can never both win. Hashes arrive computed (scrypt runs outside the mailbox).
 //
+// The `staff` actor also records staff sign-ins (the directory entry's last use and the device
+// token, device-token.ts), so the entries it creates and deletes with a user have one writer, and
+// forgets the organisation's expired device tokens when the sweep asks (sweep.ts).
+//
 // Organisations themselves are created by `auth-orgs` under the `_global` pseudo-tenant: the new
 // org, its primary contact's user record, credentials and directory entry in one atomic batch.
 import type { ActivationContext, ActorContext, ActorKind } from '../../core/actor/runtime.js';
@@ -30,6 +34,7 @@ import {
   type SecurityData,
   type UserData,
 } from './model.js';
+import { DEVICE_TOKEN_NS, deviceEntryLive, newDeviceToken, parseDeviceToken, type DeviceEntry } from './device-token.js';
 import { RecordOverlay } from './overlay.js';
 
 export const ACCOUNTS = 'auth-accounts';
@@ -53,7 +58,11 @@ export type AccountsMsg =
   | { type: 'revokeApp'; appId: string; by: string }
   | { type: 'createApiKey'; data: ApiKeyData }
   | { type: 'deleteApiKey'; id: string }
-  | { type: 'createCustomer'; email: string; name?: string; phone?: string; passwordHash: string };
+  | { type: 'createCustomer'; email: string; name?: string; phone?: string; passwordHash: string }
+  /** A staff sign-in (key `staff`): answers the device token to send back as x-device-token. */
+  | { type: 'noteSignIn'; userId: string; email?: string; deviceToken?: string }
+  /** Forgets these device tokens of the organisation if they are still expired (key `staff`). */
+  | { type: 'expireDeviceTokens'; keys: string[] };
 
 interface AccountsState {
   ov: RecordOverlay;
@@ -156,6 +165,25 @@ export const accountsActor: ActorKind<AccountsState, AccountsMsg, unknown> = {
         ov.delete(ctx.batch, APIKEY, msg.id);
         return key;
       }
+      case 'noteSignIn': {
+        // The directory entry of a user deleted meanwhile stays deleted.
+        if (msg.email && ov.get(USER, msg.userId)) {
+          const prev = ctx.store.getKv<DirectoryEntry>(GLOBAL_TENANT, NS.directory(msg.email), ctx.tenant);
+          ctx.batch.putKv(GLOBAL_TENANT, NS.directory(msg.email), ctx.tenant, { lastUsedAt: now, addedAt: prev?.addedAt ?? now } satisfies DirectoryEntry);
+        }
+        return { deviceToken: noteDevice(ctx, msg.deviceToken, now) };
+      }
+      case 'expireDeviceTokens': {
+        let removed = 0;
+        for (const key of msg.keys) {
+          const entry = ctx.store.getKv<DeviceEntry>(ctx.tenant, DEVICE_TOKEN_NS, key);
+          if (entry && !deviceEntryLive(entry, now)) {
+            ctx.batch.deleteKv(ctx.tenant, DEVICE_TOKEN_NS, key);
+            removed++;
+          }
+        }
+        return removed;
+      }
       case 'createCustomer': {
         // Customer records made for this address by a booking, a purchase or the CRM are not
         // claimed here: the sign-up only typed the address. The account gets a record of its own,
@@ -182,6 +210,23 @@ export const accountsActor: ActorKind<AccountsState, AccountsMsg, unknown> = {
   },
 };
 
+/**
+ * The x-device-token sent is renewed and answered back when it was issued for this organisation;
+ * otherwise (none, unknown, expired, or another organisation's) a new one is issued, and a token
+ * of another organisation is left as it is: only its own organisation's sign-ins touch it.
+ */
+function noteDevice(ctx: ActorContext, sentToken: string | undefined, now: number): string {
+  const sent = parseDeviceToken(sentToken);
+  const held = sent?.tenant === ctx.tenant ? ctx.store.getKv<DeviceEntry>(ctx.tenant, DEVICE_TOKEN_NS, sent.key) : undefined;
+  if (sent && sentToken && deviceEntryLive(held, now)) {
+    ctx.batch.putKv(ctx.tenant, DEVICE_TOKEN_NS, sent.key, { ...held, usedAt: now } satisfies DeviceEntry);
+    return sentToken;
+  }
+  const issued = newDeviceToken(ctx.tenant);
+  ctx.batch.putKv(ctx.tenant, DEVICE_TOKEN_NS, issued.key, { createdAt: now, usedAt: now } satisfies DeviceEntry);
+  return issued.token;
+}
+
 export interface CreateOrgMsg {
   type: 'createOrg';
   orgName: string;
@@ -199,11 +244,27 @@ export interface CreatedOrg {
   user: StoredRecord;
 }
 
-/** Creates organisations (tenant `_global`, key `orgs`): ids stay unique within the mailbox. */
-export const orgsActor: ActorKind<{ created: Set<string> }, CreateOrgMsg, CreatedOrg> = {
+/**
+ * The sweep (sweep.ts): before device tokens, a client-chosen x-device-id selected the org; those
+ * `_global` entries mean nothing now and are forgotten.
+ */
+export interface ForgetDeviceOrgsMsg {
+  type: 'forgetDeviceOrgs';
+}
+
+/**
+ * Creates organisations (tenant `_global`, key `orgs`): ids stay unique within the mailbox. It
+ * also owns the `_global` legacy device entries the sweep forgets.
+ */
+export const orgsActor: ActorKind<{ created: Set<string> }, CreateOrgMsg | ForgetDeviceOrgsMsg, CreatedOrg | number> = {
   kind: ORGS,
   activate: () => ({ created: new Set() }),
   receive(state, msg, ctx) {
+    if (msg.type === 'forgetDeviceOrgs') {
+      const entries = ctx.store.listKv(GLOBAL_TENANT, NS.deviceOrg);
+      for (const { key } of entries) ctx.batch.deleteKv(GLOBAL_TENANT, NS.deviceOrg, key);
+      return entries.length;
+    }
     const now = ctx.clock.now();
     const iso = new Date(now).toISOString();
     let orgId = '';

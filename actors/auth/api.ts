@@ -9,6 +9,7 @@ import type { AuthDeps } from './deps.js';
 import { EmailVerification } from './email-verification.js';
 import { FailureLimiter } from './limiter.js';
 import { MagicCodes } from './magic-code.js';
+import { OrgDirectory } from './org-directory.js';
 import { Passcodes } from './passcodes.js';
 import { Passwords } from './passwords.js';
 import { PasswordRecovery } from './recovery.js';
@@ -21,6 +22,7 @@ import { TwoFactorAdmin } from './two-factor.js';
 export class AuthApi {
   readonly limiter: FailureLimiter;
   readonly accounts: AccountLookup;
+  readonly orgs: OrgDirectory;
   readonly sessions: Sessions;
   readonly challenges: SignInChallenges;
   readonly verification: EmailVerification;
@@ -37,6 +39,7 @@ export class AuthApi {
   constructor(readonly deps: AuthDeps) {
     this.limiter = new FailureLimiter(deps.clock);
     this.accounts = new AccountLookup(deps.store);
+    this.orgs = new OrgDirectory(deps.store);
     this.sessions = new Sessions(deps, this.accounts);
     this.challenges = new SignInChallenges(deps, this.accounts, this.sessions, this.limiter);
     this.verification = new EmailVerification(deps, this.accounts, this.limiter);

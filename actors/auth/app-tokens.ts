@@ -9,7 +9,7 @@ import { ACCOUNTS, type AccountsMsg } from './accounts-actor.js';
 import type { ClientInfo } from './client-info.js';
 import type { AuthDeps } from './deps.js';
 import type { FailureLimiter } from './limiter.js';
-import { SYSTEM_GROUP, USER, isApp, type UserData } from './model.js';
+import { SYSTEM_GROUP, USER, isApp, publicApp, type PublicApp, type UserData } from './model.js';
 
 export class AppTokens {
   constructor(
@@ -17,6 +17,11 @@ export class AppTokens {
     private readonly accounts: AccountLookup,
     private readonly limiter: FailureLimiter,
   ) {}
+
+  /** The organisation's applications, as listed (never their secrets). */
+  list(tenant: string): PublicApp[] {
+    return this.deps.store.scan(tenant, USER, { 'data.group': SYSTEM_GROUP }).filter(isApp).map(publicApp);
+  }
 
   /** Application token exchange (spec: Tokens and refresh 3). A legacy `key` field is ignored. */
   async exchange(tenant: string, appId: string, secret: string, domain: string | undefined, info: ClientInfo): Promise<{ token: string; tokenType: 'Bearer'; expiresIn: number; appId: string }> {

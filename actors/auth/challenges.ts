@@ -3,7 +3,6 @@
 import { randomBytes } from 'node:crypto';
 import { digestSecret, newNumericCode } from '../../core/auth/password.js';
 import { AppError, appError } from '../../core/errors.js';
-import { WriteBatch } from '../../core/store/store.js';
 import type { AccountLookup, Subject } from './account-lookup.js';
 import type { ClientInfo } from './client-info.js';
 import { sendCode } from './code-sender.js';
@@ -15,6 +14,7 @@ import { NS, type CustomerData, type TwoFactorMethod, type UserData } from './mo
 import { securitySettingsOf } from './org-settings-actor.js';
 import { CODE_KINDS, accountOf } from './outbox-view.js';
 import type { SessionAnswer, Sessions } from './sessions.js';
+import { TRUSTED_DEVICES_ACTOR, type TrustedDevicesMsg } from './trusted-devices-actor.js';
 
 /** The spec's challenge answer: no tokens, exactly these four fields. */
 export interface ChallengeAnswer {
@@ -128,13 +128,9 @@ export class SignInChallenges {
     if (!s) throw appError('ERR_UNAUTHENTICATED', 'the account no longer exists or is disabled');
     const device = ch.device ?? info.device;
     if (trustDevice && device && ch.email) {
-      // One unconditional put of an idempotent fact (this device is trusted for this address):
-      // committed here, as no rule reads it to decide a write; a forget racing it keeps the new
-      // device, which was trusted after the forget began.
-      const label = info.deviceLabel;
-      await this.deps.store.commit(
-        new WriteBatch().putKv(tenant, NS.trusted(ch.email), device, { addedAt: this.deps.clock.now(), ...(label ? { label } : {}) }),
-      );
+      const msg: TrustedDevicesMsg = { type: 'trust', device };
+      if (info.deviceLabel) msg.label = info.deviceLabel;
+      await this.deps.runtime.ask(tenant, TRUSTED_DEVICES_ACTOR, ch.email, msg);
     }
     return this.sessions.issue(tenant, s, { ...info, device });
   }

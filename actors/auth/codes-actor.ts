@@ -45,7 +45,9 @@ export interface Challenge {
 export type ChallengeMsg =
   | { type: 'create'; ch: Challenge }
   | { type: 'verify'; code: string }
-  | { type: 'resend'; codeHash: string; salt: string };
+  | { type: 'resend'; codeHash: string; salt: string }
+  /** The sweep (sweep.ts): forget the challenge if it has expired. */
+  | { type: 'expire' };
 
 export type ChallengeReply =
   | { status: 'ok'; ch: Challenge }
@@ -78,6 +80,10 @@ export const challengeActor: ActorKind<{ v?: Challenge }, ChallengeMsg, Challeng
     }
     const ch = state.v;
     if (!ch) return { status: 'gone' };
+    if (msg.type === 'expire') {
+      if (ch.expiresAt < now) drop();
+      return { status: 'gone' };
+    }
     if (ch.expiresAt <= now) {
       drop();
       return { status: 'gone' };
@@ -131,7 +137,9 @@ export interface OneTimeCode {
 
 export type CodeMsg =
   | { type: 'issue'; sub?: string; kind?: SubjectKind; codeHash: string; salt: string }
-  | { type: 'redeem'; code: string };
+  | { type: 'redeem'; code: string }
+  /** The sweep (sweep.ts): forget the entry once the code has expired and its sends left the limit's window. */
+  | { type: 'expire' };
 
 export type CodeReply =
   | { status: 'ok'; sub?: string; kind?: SubjectKind }
@@ -168,6 +176,14 @@ function oneTimeCodeActor(kind: string, ns: string): ActorKind<{ v?: OneTimeCode
         if (msg.kind !== undefined) m.kind = msg.kind;
         save(m);
         return { status: 'issued' };
+      }
+      if (msg.type === 'expire') {
+        const e = state.v;
+        if (e && e.expiresAt < now && e.issued.every((t) => t < now - CODE_TTL_MS)) {
+          ctx.batch.deleteKv(ctx.tenant, ns, ctx.key);
+          state.v = undefined;
+        }
+        return { status: 'gone' };
       }
       const m = state.v;
       if (!m?.codeHash || !m.salt) return { status: 'gone' };

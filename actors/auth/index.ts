@@ -19,6 +19,9 @@ export { challengeActor, magicActor, resetActor, verifyActor } from './codes-act
 export { ORG_SETTINGS_ACTOR, orgSettingsActor, securitySettingsOf, type OrgSettingsMsg } from './org-settings-actor.js';
 export { refreshActor } from './refresh-actor.js';
 export { SECURITY_ACTOR, securityActor, type SecurityMsg } from './security-actor.js';
+export { TRUSTED_DEVICES_ACTOR, trustedDevicesActor } from './trusted-devices-actor.js';
+export type { DirectoryOrg, OrgUsage } from './org-directory.js';
+export type { EmployeeView } from './staff-accounts.js';
 export { OUTBOX_JOB, type OutboxRead } from './outbox-job.js';
 export { accountOf } from './outbox-view.js';
 export { customerIdsOf, provenEmailOf } from './email-proof.js';

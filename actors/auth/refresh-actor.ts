@@ -5,7 +5,7 @@
 // descendants all stop working (OAuth 2.0 Security BCP, refresh token rotation). The state is in
 // the tenant's kv, so it survives restarts.
 import type { ActorKind } from '../../core/actor/runtime.js';
-import { revokeSession } from '../../core/auth/revocations.js';
+import { REVOKED_SESSIONS_NS, revokeSession, type Revocation } from '../../core/auth/revocations.js';
 import { NS, type SubjectKind } from './model.js';
 
 export const REFRESH_ACTOR = 'auth-refresh';
@@ -26,7 +26,12 @@ export interface Family {
 export type RefreshMsg =
   | { type: 'start'; sub: string; kind: SubjectKind; jti: string; expiresAt: number }
   | { type: 'rotate'; jti: string; newJti: string; expiresAt: number }
-  | { type: 'revoke'; reason: string };
+  | { type: 'revoke'; reason: string }
+  /**
+   * The sweep (sweep.ts): forget the family a minute after its newest token expired, and the
+   * session's revocation once every token it could stop has expired (`revocationLifeMs` after it).
+   */
+  | { type: 'expire'; revocationLifeMs: number };
 
 export type RefreshReply =
   | { status: 'ok'; family: Family }
@@ -49,6 +54,15 @@ export const refreshActor: ActorKind<{ v?: Family }, RefreshMsg, RefreshReply> =
       return { status: 'ok', family: f };
     }
     const f = state.v;
+    if (msg.type === 'expire') {
+      if (f && f.expiresAt + 60_000 < now) {
+        ctx.batch.deleteKv(ctx.tenant, NS.family, ctx.key);
+        state.v = undefined;
+      }
+      const r = ctx.store.getKv<Revocation>(ctx.tenant, REVOKED_SESSIONS_NS, ctx.key);
+      if (r && r.at + msg.revocationLifeMs < now) ctx.batch.deleteKv(ctx.tenant, REVOKED_SESSIONS_NS, ctx.key);
+      return { status: 'unknown' };
+    }
     // Ending the family ends its access tokens too, in the same batch (revocations.ts), so on
     // every node of a cluster the session's refresh and access tokens stop together.
     if (msg.type === 'revoke') {

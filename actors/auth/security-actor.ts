@@ -4,7 +4,7 @@
 import type { ActivationContext, ActorContext, ActorKind } from '../../core/actor/runtime.js';
 import { digestSecret, safeEqual } from '../../core/auth/password.js';
 import { base32Decode, verifyTotp } from '../../core/auth/totp.js';
-import { revoke } from '../../core/auth/revocations.js';
+import { REVOKED_NS, revoke, type Revocation } from '../../core/auth/revocations.js';
 import { appError } from '../../core/errors.js';
 import { newRecord, nextVersion, type StoredRecord } from '../../core/store/record.js';
 import { BACKUP, SECURITY, type BackupData, type SecurityData, type TwoFactorMethod } from './model.js';
@@ -26,7 +26,9 @@ export type SecurityMsg =
   | { type: 'setBackup'; hashes: string[] }
   | { type: 'consume'; code: string }
   | { type: 'proveEmail'; email: string; subjectType: SecurityData['subjectType']; takeOver: boolean }
-  | { type: 'resetPassword'; hash: string; email: string; subjectType: SecurityData['subjectType'] };
+  | { type: 'resetPassword'; hash: string; email: string; subjectType: SecurityData['subjectType'] }
+  /** The sweep (sweep.ts): forget the account's revocation once every token it could stop has expired. */
+  | { type: 'expireRevocation'; lifeMs: number };
 
 /** What proving an address or resetting a password did (email-proof.ts, recovery.ts). */
 export interface ProofResult {
@@ -58,6 +60,11 @@ export const securityActor: ActorKind<SecurityState, SecurityMsg, unknown> = {
     const { ov } = state;
     const sk = ctx.key;
     const now = ctx.clock.now();
+    if (msg.type === 'expireRevocation') {
+      const r = ctx.store.getKv<Revocation>(ctx.tenant, REVOKED_NS, sk);
+      if (r && r.at + msg.lifeMs < now) ctx.batch.deleteKv(ctx.tenant, REVOKED_NS, sk);
+      return { ok: true };
+    }
     const iso = new Date(now).toISOString();
     const rec = ov.get(SECURITY, sk);
     const cur = (rec?.data as SecurityData | undefined) ?? undefined;

@@ -4,12 +4,11 @@ import { randomUUID } from 'node:crypto';
 import { REVOKED_NS, type Revocation } from '../../core/auth/revocations.js';
 import type { Principal } from '../../core/auth/tokens.js';
 import { appError } from '../../core/errors.js';
-import { WriteBatch } from '../../core/store/store.js';
 import type { AccountLookup, Subject } from './account-lookup.js';
 import type { ClientInfo } from './client-info.js';
 import type { AuthDeps } from './deps.js';
-import { DEVICE_TOKEN_NS, deviceEntryLive, newDeviceToken, parseDeviceToken, type DeviceEntry } from './device-token.js';
-import { GLOBAL_TENANT, NS, type DirectoryEntry, type PublicUser, type SubjectKind, type UserData } from './model.js';
+import { ACCOUNTS, type AccountsMsg } from './accounts-actor.js';
+import { NS, type PublicUser, type SubjectKind, type UserData } from './model.js';
 import { REFRESH_ACTOR, type Family, type RefreshMsg, type RefreshReply } from './refresh-actor.js';
 
 export interface SessionAnswer {
@@ -65,37 +64,18 @@ export class Sessions {
   }
 
   /**
-   * Records a staff sign-in: the org directory's last use, and the device token (device-token.ts).
-   * Committed here, not through an actor: both are last-use timestamps no rule reads back to
-   * decide a write (concurrent sign-ins write the same entry with the same meaning, and the
-   * directory's addedAt can only differ by the milliseconds between them): an owning actor would
-   * add a mailbox hop to every staff sign-in and serialize nothing that matters.
-   * The x-device-token sent is renewed and answered back when it was issued for this organisation;
-   * otherwise (none, unknown, expired, or another organisation's) a new one is issued, and a token
-   * of another organisation is left as it is: only its own organisation's sign-ins touch it.
+   * Records a staff sign-in: the org directory's last use, and the device token (device-token.ts),
+   * by the organisation's staff accounts actor, which also writes the directory entry when it
+   * creates or deletes the user.
    */
   private async noteSignIn(tenant: string, s: Subject, info: ClientInfo): Promise<string | undefined> {
     if (s.kind !== 'staff') return undefined;
-    const now = this.deps.clock.now();
-    const batch = new WriteBatch();
+    const msg: AccountsMsg = { type: 'noteSignIn', userId: s.rec.sk };
     const email = (s.rec.data as UserData).email;
-    if (email) {
-      const prev = this.deps.store.getKv<DirectoryEntry>(GLOBAL_TENANT, NS.directory(email), tenant);
-      batch.putKv(GLOBAL_TENANT, NS.directory(email), tenant, { lastUsedAt: now, addedAt: prev?.addedAt ?? now } satisfies DirectoryEntry);
-    }
-    const sent = parseDeviceToken(info.deviceToken);
-    const held = sent?.tenant === tenant ? this.deps.store.getKv<DeviceEntry>(tenant, DEVICE_TOKEN_NS, sent.key) : undefined;
-    let deviceToken: string;
-    if (sent && deviceEntryLive(held, now)) {
-      deviceToken = info.deviceToken!;
-      batch.putKv(tenant, DEVICE_TOKEN_NS, sent.key, { ...held, usedAt: now } satisfies DeviceEntry);
-    } else {
-      const issued = newDeviceToken(tenant);
-      deviceToken = issued.token;
-      batch.putKv(tenant, DEVICE_TOKEN_NS, issued.key, { createdAt: now, usedAt: now } satisfies DeviceEntry);
-    }
-    await this.deps.store.commit(batch);
-    return deviceToken;
+    if (email) msg.email = email;
+    if (info.deviceToken !== undefined) msg.deviceToken = info.deviceToken;
+    const r = await this.deps.runtime.ask<{ deviceToken: string }>(tenant, ACCOUNTS, 'staff', msg);
+    return r.deviceToken;
   }
 
   /** Rotates a refresh token (spec: Tokens and refresh). Reuse of a rotated token revokes the family. */

@@ -7,13 +7,42 @@ import type { StoredRecord } from '../../core/store/record.js';
 import type { AccountLookup } from './account-lookup.js';
 import { ACCOUNTS, type AccountsMsg } from './accounts-actor.js';
 import type { AuthDeps } from './deps.js';
-import { PRIVILEGED_ROLES, SYSTEM_GROUP, normalizeEmail } from './model.js';
+import { PRIVILEGED_ROLES, SYSTEM_GROUP, isApp, normalizeEmail, type UserData } from './model.js';
+
+/** A staff user as the employee list answers it. */
+export interface EmployeeView {
+  id: string;
+  name?: string;
+  email?: string;
+  employeeId: string | null;
+  roles: string[];
+  status: string;
+  hasPasscode: boolean;
+}
 
 export class StaffAccounts {
   constructor(
     private readonly deps: AuthDeps,
     private readonly accounts: AccountLookup,
   ) {}
+
+  /** A page of user records as employees (applications left out), with whether each has a PIN. */
+  employees(tenant: string, users: readonly StoredRecord[]): EmployeeView[] {
+    return users
+      .filter((u) => !isApp(u))
+      .map((u) => {
+        const d = u.data as UserData;
+        return {
+          id: u.sk,
+          ...(d.name ? { name: d.name } : {}),
+          ...(d.email ? { email: d.email } : {}),
+          employeeId: d.employeeId ?? null,
+          roles: [...(d.roles ?? [])],
+          status: d.status ?? 'active',
+          hasPasscode: !!this.accounts.security(tenant, u.sk)?.pinHash,
+        };
+      });
+  }
 
   /**
    * Creates a staff user. The roles that carry this service's privileges (Admin, ConfigAdmin) are

@@ -1,52 +1,70 @@
 // Housekeeping: forgets what has expired (challenges, codes, refresh families, revocations,
 // device tokens) in every organisation.
 //
-// It deletes keys that actors own (codes-actor.ts, refresh-actor.ts) without asking them, on purpose: it
-// deletes only entries every reader already treats as absent (a challenge or family past its
-// expiry, a code whose sends have all left the limit's window, a revocation no live token
-// predates, a device token unused past its life), so no answer of an owning actor changes, and an
-// actor still holding one in memory writes it back with the same meaning. Asking each owner would
-// activate an actor per expired key every hour for nothing.
+// The sweep only finds candidates: each entry is forgotten by the actor that owns its key (the
+// challenge's, the code's, the family's, the account's credentials, the organisation's staff
+// accounts), which checks again on what it holds, so an entry renewed meanwhile is kept and every
+// key keeps one writer. Only expired entries wake an actor.
 import { REVOKED_NS, REVOKED_SESSIONS_NS, type Revocation } from '../../core/auth/revocations.js';
-import { WriteBatch } from '../../core/store/store.js';
-import { CODE_TTL_MS, type Challenge } from './codes-actor.js';
+import { ACCOUNTS, ORGS, type AccountsMsg, type ForgetDeviceOrgsMsg } from './accounts-actor.js';
+import { CHALLENGE_ACTOR, CODE_TTL_MS, MAGIC_ACTOR, RESET_ACTOR, VERIFY_ACTOR, type Challenge, type ChallengeMsg, type CodeMsg } from './codes-actor.js';
 import type { AuthDeps } from './deps.js';
 import { DEVICE_TOKEN_NS, deviceEntryLive, type DeviceEntry } from './device-token.js';
 import { GLOBAL_TENANT, NS } from './model.js';
-import type { Family } from './refresh-actor.js';
+import { REFRESH_ACTOR, type Family, type RefreshMsg } from './refresh-actor.js';
+import { SECURITY_ACTOR, type SecurityMsg } from './security-actor.js';
 
-/** Forgets expired challenges, magic codes and refresh families (every org). Answers how many entries went. */
-export async function sweepExpired(deps: Pick<AuthDeps, 'store' | 'clock' | 'tokens' | 'config'>): Promise<number> {
-  const { store } = deps;
+const CODE_ACTORS: ReadonlyArray<readonly [string, string]> = [
+  [NS.magic, MAGIC_ACTOR],
+  [NS.reset, RESET_ACTOR],
+  [NS.verify, VERIFY_ACTOR],
+];
+
+/** Forgets expired challenges, codes, refresh families, revocations and device tokens (every org). Answers how many candidates it found. */
+export async function sweepExpired(deps: Pick<AuthDeps, 'store' | 'clock' | 'tokens' | 'config' | 'runtime'>): Promise<number> {
+  const { store, runtime } = deps;
   const now = deps.clock.now();
   const revocationLifeMs = (Math.max(deps.tokens.maxLifetimeSeconds, deps.config.auth.refreshTokenTtlSeconds) + 60) * 1000;
-  const batch = new WriteBatch();
-  for (const org of store.listOrgs()) {
-    for (const { key, value } of store.listKv<Challenge>(org.orgId, NS.challenge)) {
-      if (value.expiresAt < now) batch.deleteKv(org.orgId, NS.challenge, key);
+  let found = 0;
+  for (const { orgId: tenant } of store.listOrgs()) {
+    const asks: Promise<unknown>[] = [];
+    const ask = (kind: string, key: string, msg: unknown) => {
+      found++;
+      asks.push(runtime.ask(tenant, kind, key, msg));
+    };
+    for (const { key, value } of store.listKv<Challenge>(tenant, NS.challenge)) {
+      if (value.expiresAt < now) ask(CHALLENGE_ACTOR, key, { type: 'expire' } satisfies ChallengeMsg);
     }
-    for (const ns of [NS.magic, NS.reset, NS.verify]) {
-      for (const { key, value } of store.listKv<{ expiresAt: number; issued: number[] }>(org.orgId, ns)) {
-        if (value.expiresAt < now && value.issued.every((t) => t < now - CODE_TTL_MS)) batch.deleteKv(org.orgId, ns, key);
+    for (const [ns, kind] of CODE_ACTORS) {
+      for (const { key, value } of store.listKv<{ expiresAt: number; issued: number[] }>(tenant, ns)) {
+        if (value.expiresAt < now && value.issued.every((t) => t < now - CODE_TTL_MS)) ask(kind, key, { type: 'expire' } satisfies CodeMsg);
       }
     }
-    for (const { key, value } of store.listKv<Family>(org.orgId, NS.family)) {
-      if (value.expiresAt + 60_000 < now) batch.deleteKv(org.orgId, NS.family, key);
+    // A family and its session's revocation share the key, and one actor owns both.
+    const families = new Set<string>();
+    for (const { key, value } of store.listKv<Family>(tenant, NS.family)) {
+      if (value.expiresAt + 60_000 < now) families.add(key);
     }
     // Once every access and refresh token issued before a revocation has expired, the record
     // has nothing left to stop.
-    for (const ns of [REVOKED_NS, REVOKED_SESSIONS_NS]) {
-      for (const { key, value } of store.listKv<Revocation>(org.orgId, ns)) {
-        if (value.at + revocationLifeMs < now) batch.deleteKv(org.orgId, ns, key);
-      }
+    for (const { key, value } of store.listKv<Revocation>(tenant, REVOKED_SESSIONS_NS)) {
+      if (value.at + revocationLifeMs < now) families.add(key);
     }
-    for (const { key, value } of store.listKv<DeviceEntry>(org.orgId, DEVICE_TOKEN_NS)) {
-      if (!deviceEntryLive(value, now)) batch.deleteKv(org.orgId, DEVICE_TOKEN_NS, key);
+    for (const fam of families) ask(REFRESH_ACTOR, fam, { type: 'expire', revocationLifeMs } satisfies RefreshMsg);
+    for (const { key, value } of store.listKv<Revocation>(tenant, REVOKED_NS)) {
+      if (value.at + revocationLifeMs < now) ask(SECURITY_ACTOR, key, { type: 'expireRevocation', lifeMs: revocationLifeMs } satisfies SecurityMsg);
     }
+    const deviceKeys = store.listKv<DeviceEntry>(tenant, DEVICE_TOKEN_NS).filter(({ value }) => !deviceEntryLive(value, now)).map(({ key }) => key);
+    if (deviceKeys.length > 0) {
+      asks.push(runtime.ask(tenant, ACCOUNTS, 'staff', { type: 'expireDeviceTokens', keys: deviceKeys } satisfies AccountsMsg));
+      found += deviceKeys.length;
+    }
+    await Promise.all(asks);
   }
-  // Before device tokens, a client-chosen x-device-id selected the org: those entries mean nothing now.
-  for (const { key } of store.listKv(GLOBAL_TENANT, NS.deviceOrg)) batch.deleteKv(GLOBAL_TENANT, NS.deviceOrg, key);
-  const n = batch.size;
-  if (n > 0) await store.commit(batch);
-  return n;
+  const legacy = store.listKv(GLOBAL_TENANT, NS.deviceOrg).length;
+  if (legacy > 0) {
+    await runtime.ask(GLOBAL_TENANT, ORGS, 'orgs', { type: 'forgetDeviceOrgs' } satisfies ForgetDeviceOrgsMsg);
+    found += legacy;
+  }
+  return found;
 }

@@ -8,12 +8,12 @@ import type { Principal } from '../../core/auth/tokens.js';
 import { base32Encode, newTotpSecret, otpauthUri } from '../../core/auth/totp.js';
 import { appError, type AppError } from '../../core/errors.js';
 import type { StoredRecord } from '../../core/store/record.js';
-import { WriteBatch } from '../../core/store/store.js';
 import { BACKUP, CUSTOMER, NS, normalizeEmail, type BackupData, type CustomerData, type TwoFactorMethod } from './model.js';
 import { customersByEmail, provenCustomerByEmail, provenEmailOf, recordProven } from './email-proof.js';
 import { SECURITY_ACTOR, backupCodeHash, type SecurityMsg } from './security-actor.js';
 import type { AccountLookup } from './account-lookup.js';
 import type { AuthDeps } from './deps.js';
+import { TRUSTED_DEVICES_ACTOR, type TrustedDevicesMsg } from './trusted-devices-actor.js';
 
 export const BACKUP_CODE_COUNT = 10;
 
@@ -151,20 +151,11 @@ export class TwoFactorAdmin {
     });
   }
 
-  /**
-   * Forgets one trusted device (by its listed id) or all of them. Deletes commit here, not through
-   * an actor: deleting an entry twice is harmless and no rule decides from them in memory.
-   */
+  /** Forgets one trusted device (by its listed id) or all of them (trusted-devices-actor.ts). */
   async forgetDevices(tenant: string, p: Principal, id: string | undefined): Promise<{ removed: number }> {
     const email = this.emailOf(this.person(tenant, p));
     if (!email) return { removed: 0 };
-    const batch = new WriteBatch();
-    for (const { key } of this.deps.store.listKv(tenant, NS.trusted(email))) {
-      if (!id || key.startsWith(id)) batch.deleteKv(tenant, NS.trusted(email), key);
-    }
-    const removed = batch.size;
-    if (id && removed === 0) throw appError('ERR_NOT_FOUND', `trusted device ${id}`);
-    if (removed) await this.deps.store.commit(batch);
-    return { removed };
+    const msg: TrustedDevicesMsg = id === undefined ? { type: 'forget' } : { type: 'forget', id };
+    return this.deps.runtime.ask<{ removed: number }>(tenant, TRUSTED_DEVICES_ACTOR, email, msg);
   }
 }

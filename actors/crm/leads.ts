@@ -1,18 +1,8 @@
-// Leads (datatype `lead`): the rules for creating, changing and searching them. Writes are
-// optimistic: an update carries the version it read and the store refuses a stale one with 409
-// (spec: Versioning 1), so two editors never overwrite each other silently.
-//
-// Why these functions commit themselves rather than through an actor: each write is one record
-// op whose condition the store checks inside the commit's own transaction (a create with
-// ifVersion 0 on a fresh id, an update or delete with the version read), so two writers racing
-// for a lead are already serialized by LMDB and the loser gets the 409 the spec asks for. Nothing
-// else is decided from memory (no counters, no idempotency keys, no messages in an outbox), so
-// an actor's mailbox would add a hop and serialize nothing more. A lead rule that reads one lead
-// to write another, or sends something, belongs in an actor.
-import { AppError, appError } from '../../core/errors.js';
-import { newRecord, nextVersion, type Data, type StoredRecord } from '../../core/store/record.js';
+// Leads (datatype `lead`): the rules for searching and changing them. The writes themselves are
+// made by the lead's actor (lead-actor.ts); these functions only decide what a lead becomes.
+import { appError } from '../../core/errors.js';
+import type { Data } from '../../core/store/record.js';
 import type { Filter } from '../../core/store/query.js';
-import { WriteBatch, type Store } from '../../core/store/store.js';
 
 export const LEAD = 'lead';
 export const LEAD_DEFAULT_STATUS = 'new';
@@ -50,31 +40,14 @@ function normalize(data: Data): Data {
   return out;
 }
 
-export async function createLead(store: Store, tenant: string, fields: Data, now: number): Promise<StoredRecord> {
-  const data = normalize({ status: LEAD_DEFAULT_STATUS, ...fields });
-  const rec = newRecord(tenant, LEAD, data, { now });
-  await store.commit(new WriteBatch().putRecord(rec, 0));
-  return rec;
+/** A new lead's data: the fields as sent, status `new` unless given. */
+export function newLeadData(fields: Data): Data {
+  return normalize({ status: LEAD_DEFAULT_STATUS, ...fields });
 }
 
-/**
- * Applies `changes` to the lead's data as a JSON merge patch (a `null` value removes the field)
- * when `version` is the stored one; otherwise the store answers 409 and nothing is written.
- */
-export async function updateLead(
-  store: Store,
-  tenant: string,
-  id: string,
-  version: number,
-  changes: Data,
-  now: number,
-): Promise<StoredRecord> {
-  const cur = store.getRecord(tenant, LEAD, id);
-  if (!cur) throw appError('ERR_NOT_FOUND', `lead ${id}`);
-  if (cur.version !== version) {
-    throw new AppError('ERR_VERSION_CONFLICT', [`lead ${id}`, version, cur.version]);
-  }
-  const data: Data = { ...cur.data };
+/** `changes` applied to a lead's data as a JSON merge patch (a `null` value removes the field). */
+export function changedLeadData(current: Data, changes: Data): Data {
+  const data: Data = { ...current };
   for (const [k, v] of Object.entries(changes)) {
     if (v === null) delete data[k];
     else data[k] = v;
@@ -83,16 +56,5 @@ export async function updateLead(
     throw appError('ERR_VALIDATION', 'body/data/name cannot be removed from a lead');
   }
   if (data.status === undefined) data.status = LEAD_DEFAULT_STATUS;
-  const next = nextVersion(cur, { data: normalize(data), state: 'updated' }, now);
-  // ifVersion makes the check atomic with the write: a concurrent update that lands between the
-  // read above and this commit still fails this one with 409.
-  await store.commit(new WriteBatch().putRecord(next, version));
-  return next;
-}
-
-export async function deleteLead(store: Store, tenant: string, id: string, version?: number): Promise<StoredRecord> {
-  const cur = store.getRecord(tenant, LEAD, id);
-  if (!cur) throw appError('ERR_NOT_FOUND', `lead ${id}`);
-  await store.commit(new WriteBatch().deleteRecord(tenant, LEAD, id, version ?? cur.version));
-  return cur;
+  return normalize(data);
 }

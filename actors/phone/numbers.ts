@@ -1,10 +1,9 @@
 // The organisation's phone numbers (datatype `phone_number`, id derived from the number). A number
 // is assigned to the staff listed in `assignedTo`; a number with nobody listed is shared by every
-// staff user of the organisation. Registration answers a user's assigned numbers.
-import type { Clock } from '../../core/clock.js';
-import { appError } from '../../core/errors.js';
-import { newRecord, nextVersion, type StoredRecord } from '../../core/store/record.js';
-import { WriteBatch, type Store } from '../../core/store/store.js';
+// staff user of the organisation. Registration answers a user's assigned numbers. Changes are
+// made by the number's actor (number-actor.ts).
+import type { StoredRecord } from '../../core/store/record.js';
+import type { Store } from '../../core/store/store.js';
 import { stableId } from '../../core/stable-id.js';
 
 export const PHONE_NUMBER = 'phone_number';
@@ -46,38 +45,30 @@ export function numbersFor(store: Store, tenant: string, email: string): NumberV
     .sort((a, b) => (a.number < b.number ? -1 : 1));
 }
 
+/** A number as an admin sees it: who it is assigned to, and whether the caller may use it. */
+export interface NumberAdminView extends NumberView {
+  assignedTo: string[];
+  mine: boolean;
+}
+
+export function numberAdminView(rec: StoredRecord, email: string): NumberAdminView {
+  const list = (rec.data.assignedTo as string[]) ?? [];
+  return { ...numberView(rec), assignedTo: list, mine: list.length === 0 || list.includes(email) };
+}
+
+/** Every number of the organisation (or only those `email` may use), in number order. */
+export function numbersAdmin(store: Store, tenant: string, email: string, mineOnly: boolean): NumberAdminView[] {
+  return store
+    .scan(tenant, PHONE_NUMBER)
+    .map((r) => numberAdminView(r, email))
+    .filter((n) => !mineOnly || n.mine)
+    .sort((a, b) => (a.number < b.number ? -1 : 1));
+}
+
 export interface NumberSettings {
   /** E.164, already normalised. */
   number: string;
   label?: string;
   capabilities?: string[];
   assignedTo?: string[];
-}
-
-/**
- * Adds a number, or replaces the settings given for a known one (keyed by the number). The write
- * carries the version it read, so two admins changing one number together get one 409, not a
- * lost change; no actor is needed to serialize it.
- */
-export async function saveNumber(store: Store, clock: Clock, tenant: string, input: NumberSettings): Promise<{ rec: StoredRecord; created: boolean; assignedTo: string[] }> {
-  const id = numberRecordId(input.number);
-  const cur = store.getRecord(tenant, PHONE_NUMBER, id);
-  const data = {
-    number: input.number,
-    label: input.label ?? (cur?.data.label as string | undefined) ?? input.number,
-    capabilities: input.capabilities ?? (cur?.data.capabilities as string[] | undefined) ?? ['voice', 'sms'],
-    assignedTo: (input.assignedTo ?? (cur?.data.assignedTo as string[] | undefined) ?? []).map((e) => e.toLowerCase()),
-  };
-  const now = clock.now();
-  const rec = cur ? nextVersion(cur, { data }, now) : newRecord(tenant, PHONE_NUMBER, data, { sk: id, state: 'active', now });
-  await store.commit(new WriteBatch().putRecord(rec, cur ? cur.version : 0));
-  return { rec, created: !cur, assignedTo: data.assignedTo };
-}
-
-/** Removes a number (404 when unknown); answers the removed record. */
-export async function removeNumber(store: Store, tenant: string, id: string): Promise<StoredRecord> {
-  const cur = store.getRecord(tenant, PHONE_NUMBER, id);
-  if (!cur) throw appError('ERR_NOT_FOUND', `phone number ${id}`);
-  await store.commit(new WriteBatch().deleteRecord(tenant, PHONE_NUMBER, cur.sk, cur.version));
-  return cur;
 }

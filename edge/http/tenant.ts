@@ -1,9 +1,8 @@
 // The request's organisation: the `orgid` header, as the route's tenant mode asks.
+import { orgById } from '../../core/auth/org-lookup.js';
 import { AppError } from '../../core/errors.js';
 import type { Org, Store } from '../../core/store/store.js';
 import type { RouteDef } from '../route.js';
-
-const ORGID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 
 /** The organisation named by `orgid`, as the route's tenant mode asks. */
 export function resolveTenant(store: Store, def: RouteDef, headers: Record<string, string>): Org | undefined {
@@ -14,7 +13,7 @@ export function resolveTenant(store: Store, def: RouteDef, headers: Record<strin
     if (mode === 'optional') return undefined;
     throw new AppError('ERR_ORGID_MISSING');
   }
-  const org = ORGID.test(orgid) ? store.getOrg(orgid) : undefined;
+  const org = orgById(store, orgid);
   if (!org) throw new AppError('ERR_ORGID_INVALID', [orgid.length > 64 ? orgid.slice(0, 64) + '…' : orgid]);
   return org;
 }

@@ -18,6 +18,7 @@ import {
   refreshActor,
   resetActor,
   securityActor,
+  trustedDevicesActor,
   verifyActor,
 } from '../../actors/auth/index.js';
 import type { Module } from '../module.js';
@@ -34,7 +35,7 @@ const SWEEP_EVERY_MS = 60 * 60 * 1000;
 
 export const authModule: Module = {
   name: 'auth',
-  actors: [accountsActor, orgsActor, securityActor, challengeActor, magicActor, resetActor, verifyActor, refreshActor, cardActor, orgSettingsActor],
+  actors: [accountsActor, orgsActor, securityActor, challengeActor, magicActor, resetActor, verifyActor, refreshActor, cardActor, orgSettingsActor, trustedDevicesActor],
   indexes: [
     [USER, 'data.email'],
     [USER, 'data.employeeId'],
@@ -49,7 +50,7 @@ export const authModule: Module = {
     // resolver registered here, before the node takes any request.
     const api = new AuthApi(deps);
     deps.credentials.push((headers, tenant) => api.apiKeys.resolve(headers, tenant));
-    const routes = [...signInRoutes(api), ...verificationRoutes(api), ...profileRoutes(api), ...securityRoutes(api), ...passcodeRoutes(api), ...appRoutes(api), ...usageRoutes(deps)];
+    const routes = [...signInRoutes(api), ...verificationRoutes(api), ...profileRoutes(api), ...securityRoutes(api), ...passcodeRoutes(api), ...appRoutes(api), ...usageRoutes(api, deps.config)];
     return {
       // Every public authentication route (sign-in, lookup, magic code, app key, refresh, signup,
       // challenges) is also limited per client address: guessing happens before there is an org.

@@ -1,7 +1,7 @@
 // The CRM feature area (spec: Endpoints → CRM (staff)): leads, support tickets, customer
 // activity, the inbox and the communications log; plus social sync and the integration
 // catalogue, which have no module of their own.
-import { customerActivityActor, CUSTOMER_ACTIVITY } from '../../actors/crm/index.js';
+import { createCrmApi, customerActivityActor, CUSTOMER_ACTIVITY, leadActor } from '../../actors/crm/index.js';
 import { LEAD } from '../../actors/crm/index.js';
 import { SOCIAL_ACTIVITY, socialSyncActor } from '../../actors/crm/index.js';
 import { SUPPORT_TICKET, SUPPORT_TICKET_MESSAGE, supportTicketActor } from '../../actors/crm/index.js';
@@ -23,6 +23,7 @@ const actors: ActorKind<any, any, any>[] = [
   customerActivityActor,
   inboxActor(),
   socialSyncActor,
+  leadActor,
 ];
 
 export const crmModule: Module = {
@@ -42,13 +43,14 @@ export const crmModule: Module = {
     [CALL_RECORDING, 'data.callSid'],
     [SOCIAL_ACTIVITY, 'data.kind'],
   ],
-  routes() {
+  routes(deps) {
+    const crm = createCrmApi(deps);
     return [
-      ...leadRoutes(),
-      ...ticketRoutes(),
+      ...leadRoutes(crm),
+      ...ticketRoutes(crm),
       ...customerActivityRoutes(),
-      ...inboxRoutes(),
-      ...communicationRoutes(),
+      ...inboxRoutes(crm),
+      ...communicationRoutes(crm),
       ...socialRoutes(),
       ...integrationRoutes(),
     ];

@@ -1,8 +1,7 @@
 // The phone feature area (spec: Endpoints → Phone (staff)): softphone devices with heartbeats,
 // voice access tokens, numbers, the system summary, and the provider webhooks for inbound SMS
 // and calls. The voice provider is built per node from config `voice`.
-import { phoneCallActor } from '../../actors/phone/index.js';
-import { PHONE_DEVICE, phoneDeviceActor } from '../../actors/phone/index.js';
+import { createPhoneApi, PHONE_DEVICE, phoneCallActor, phoneDeviceActor, phoneNumberActor } from '../../actors/phone/index.js';
 import { createVoiceProvider } from '../../core/voice.js';
 import type { AppDeps } from '../deps.js';
 import type { Module } from '../module.js';
@@ -11,10 +10,10 @@ import { phoneRoutes } from '../routes/phone/voice.js';
 
 export const phoneModule: Module = {
   name: 'phone',
-  actors: [phoneDeviceActor, phoneCallActor],
+  actors: [phoneDeviceActor, phoneCallActor, phoneNumberActor],
   indexes: [[PHONE_DEVICE, 'data.email']],
   routes(deps: AppDeps) {
     const voice = createVoiceProvider(deps.config, deps.logger, deps.clock);
-    return [...phoneRoutes(voice), ...inboundRoutes()];
+    return [...phoneRoutes(createPhoneApi(deps), voice), ...inboundRoutes()];
   },
 };

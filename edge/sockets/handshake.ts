@@ -5,6 +5,7 @@
 // reason in `message` and the status in `data`. Connections, refusals and disconnections are
 // logged (info) with namespace, tenant, socket id, role and reason.
 import type { Socket } from 'socket.io';
+import { orgById } from '../../core/auth/org-lookup.js';
 import type { Principal } from '../../core/auth/tokens.js';
 import { AppError, toEnvelope } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
@@ -99,7 +100,7 @@ export function handshake(deps: AppDeps, validate: Validator) {
       if (orgId === undefined) throw new AppError('ERR_VALIDATION', ['payload/orgId is required (or payload/orgid, as the HTTP header spells it)']);
       const principal = deps.tokens.verifyAccess(auth.token);
       if (principal.org !== orgId) throw new AppError('ERR_WRONG_ORG', [orgId]);
-      if (!deps.store.getOrg(orgId)) throw new AppError('ERR_ORGID_INVALID', [orgId]);
+      if (!orgById(deps.store, orgId)) throw new AppError('ERR_ORGID_INVALID', [orgId]);
       if (principal.kind === 'app') throw new AppError('ERR_FORBIDDEN', ['an application token alone does not act for a customer']);
       const user = socketUser(principal, orgId);
       // Verified: the token is not needed again, and every idle connection would keep it.

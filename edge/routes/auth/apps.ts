@@ -1,7 +1,7 @@
 // Application identities and API keys (spec: Authentication → Tokens and refresh 3, Headers,
 // Combinations). Secrets and keys are answered once, at creation, and stored as SHA-256 digests.
 import { Type } from '@sinclair/typebox';
-import { ACCOUNTS, type AccountsMsg, APIKEY, USER, isApp, publicApiKey, publicApp, type AuthApi } from '../../../actors/auth/index.js';
+import { ACCOUNTS, type AccountsMsg, APIKEY, publicApiKey, publicApp, type AuthApi } from '../../../actors/auth/index.js';
 import { pageItems } from '../../../core/store/query.js';
 import type { StoredRecord } from '../../../core/store/record.js';
 import { route, type RouteDef } from '../../route.js';
@@ -81,8 +81,7 @@ export function appRoutes(svc: AuthApi): RouteDef[] {
       query: Type.Object(PageQuery),
       response: listOf(AppSchema),
       handler: (ctx) => {
-        const apps = ctx.deps.store.scan(ctx.tenant, USER, { 'data.group': 'System' }).filter(isApp).map(publicApp);
-        return pageItems(apps, ctx.query.page, ctx.query.pageSize, ctx.deps.config.store);
+        return pageItems(svc.apps.list(ctx.tenant), ctx.query.page, ctx.query.pageSize, ctx.deps.config.store);
       },
     }),
     route({

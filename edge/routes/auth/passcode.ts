@@ -1,11 +1,10 @@
 // Passcodes (PINs) and access cards (spec: Endpoints → Passcodes and access cards). The sign-in
 // route itself is in signin.ts. A PIN is 4 to 8 digits, stored as a scrypt hash.
 import { Type } from '@sinclair/typebox';
-import { ACCOUNTS, type AccountsMsg, CARD, SECURITY, USER, isApp, publicCard, type CardData, type PublicCard, type UserData, SECURITY_ACTOR, type SecurityMsg, type AuthApi } from '../../../actors/auth/index.js';
+import { ACCOUNTS, type AccountsMsg, CARD, USER, publicCard, type CardData, type PublicCard, type UserData, SECURITY_ACTOR, type SecurityMsg, type AuthApi } from '../../../actors/auth/index.js';
 import { hashPassword } from '../../../core/auth/password.js';
 import type { Principal } from '../../../core/auth/tokens.js';
 import { appError } from '../../../core/errors.js';
-import { isId } from '../../../core/ids.js';
 import type { Filter } from '../../../core/store/query.js';
 import type { StoredRecord } from '../../../core/store/record.js';
 import { route, type RouteDef } from '../../route.js';
@@ -161,7 +160,7 @@ export function passcodeRoutes(svc: AuthApi): RouteDef[] {
       errors: [404],
       handler: (ctx) => {
         const id = ctx.params.identifier;
-        const rec = svc.accounts.cardByUid(ctx.tenant, id) ?? (isId(id) ? ctx.deps.store.getRecord(ctx.tenant, CARD, id) : undefined);
+        const rec = svc.accounts.card(ctx.tenant, id);
         if (!rec) throw appError('ERR_NOT_FOUND', `card ${id}`);
         return cardView(svc, ctx.tenant, caller(ctx), rec);
       },
@@ -179,24 +178,7 @@ export function passcodeRoutes(svc: AuthApi): RouteDef[] {
         const filter: Filter = { 'data.group': { $ne: 'System' } };
         if (ctx.query.withEmployeeId) filter['data.employeeId'] = { $exists: true };
         const r = await listRecords(ctx.deps, ctx.tenant, USER, filter, { page: ctx.query.page, pageSize: ctx.query.pageSize, sort: 'data.name' });
-        return {
-          ...r,
-          data: r.data
-            .filter((u) => !isApp(u))
-            .map((u) => {
-              const d = u.data as UserData;
-              const sec = ctx.deps.store.getRecord(ctx.tenant, SECURITY, u.sk)?.data as { pinHash?: string } | undefined;
-              return {
-                id: u.sk,
-                ...(d.name ? { name: d.name } : {}),
-                ...(d.email ? { email: d.email } : {}),
-                employeeId: d.employeeId ?? null,
-                roles: [...(d.roles ?? [])],
-                status: d.status ?? 'active',
-                hasPasscode: !!sec?.pinHash,
-              };
-            }),
-        };
+        return { ...r, data: svc.staff.employees(ctx.tenant, r.data) };
       },
     }),
   ];

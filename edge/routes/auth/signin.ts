@@ -1,7 +1,7 @@
 // Sign-up, sign-in (every documented alias), magic codes, passcode sign-in, the org directory and
 // token refresh (spec: Endpoints → Authentication and profile; Authentication).
 import { Type } from '@sinclair/typebox';
-import { GLOBAL_TENANT, NS, normalizeEmail, type DirectoryEntry, type SubjectKind, type AuthApi } from '../../../actors/auth/index.js';
+import type { AuthApi, SubjectKind } from '../../../actors/auth/index.js';
 import { AppError, appError } from '../../../core/errors.js';
 import { route, type RequestContext, type RouteDef } from '../../route.js';
 import {
@@ -17,20 +17,18 @@ import {
   clientInfo,
 } from './common.js';
 
-const ORGID_HEADER = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
-
 /**
  * The organisation a sign-in is for: the `orgid` header, else `orgId` in the body (the spec sends
  * both). Both present and different is a client bug worth a clear 400.
  */
-function signInTenant(ctx: RequestContext, bodyOrgId: string | undefined): string {
+function signInTenant(svc: AuthApi, ctx: RequestContext, bodyOrgId: string | undefined): string {
   const fromBody = bodyOrgId?.trim();
   if (ctx.tenant) {
     if (fromBody && fromBody !== ctx.tenant) throw appError('ERR_VALIDATION', 'body/orgId differs from the orgid header');
     return ctx.tenant;
   }
   if (!fromBody) throw new AppError('ERR_ORGID_MISSING');
-  if (!ORGID_HEADER.test(fromBody) || !ctx.deps.store.getOrg(fromBody)) throw new AppError('ERR_ORGID_INVALID', [fromBody.slice(0, 64)]);
+  if (!svc.orgs.org(fromBody)) throw new AppError('ERR_ORGID_INVALID', [fromBody.slice(0, 64)]);
   return fromBody;
 }
 
@@ -62,7 +60,7 @@ export function signInRoutes(svc: AuthApi): RouteDef[] {
       body: SignInBody,
       response: SessionSchema,
       errors: [401, 429],
-      handler: (ctx) => svc.passwords.signIn(signInTenant(ctx, ctx.body.orgId), kind, ctx.body.email, ctx.body.password, clientInfo(ctx)),
+      handler: (ctx) => svc.passwords.signIn(signInTenant(svc, ctx, ctx.body.orgId), kind, ctx.body.email, ctx.body.password, clientInfo(ctx)),
     });
 
   const refresh = (path: string, kind: SubjectKind, summary: string) =>
@@ -96,19 +94,7 @@ export function signInRoutes(svc: AuthApi): RouteDef[] {
       description: 'No orgid and no token. Most recently used organisation first; an empty list means there is no such account.',
       body: Body({ email: Type.String({ minLength: 1, maxLength: 254 }) }),
       response: Type.Object({ orgs: Type.Array(Type.Object({ orgId: Type.String(), displayName: Type.String() })) }),
-      handler: (ctx) => {
-        const { store } = ctx.deps;
-        const entries = store.listKv<DirectoryEntry>(GLOBAL_TENANT, NS.directory(normalizeEmail(ctx.body.email)));
-        entries.sort(
-          (a, b) => b.value.lastUsedAt - a.value.lastUsedAt || b.value.addedAt - a.value.addedAt || (a.key < b.key ? -1 : 1),
-        );
-        const orgs = [];
-        for (const { key } of entries) {
-          const org = store.getOrg(key);
-          if (org) orgs.push({ orgId: org.orgId, displayName: String(org.displayName ?? org.orgId) });
-        }
-        return { orgs };
-      },
+      handler: (ctx) => ({ orgs: svc.orgs.orgsOf(ctx.body.email) }),
     }),
     signIn('/profile/user/signin', 'staff', 'Staff sign-in with email and password'),
     signIn('/profile/signin', 'staff', 'Staff sign-in (alias of /profile/user/signin)'),

@@ -2,7 +2,8 @@
 // organisation), for its Admins. The figures are the store's counters (core/store/usage.ts), kept
 // in each write's transaction, so reading them costs one lookup however much is stored.
 import { Type } from '@sinclair/typebox';
-import type { AppDeps } from '../../deps.js';
+import type { AuthApi } from '../../../actors/auth/index.js';
+import type { Config } from '../../../core/config.js';
 import { route, type RouteDef } from '../../route.js';
 import { storageQuota } from '../../storage-quota.js';
 import { TAG_AUTH } from './common.js';
@@ -20,8 +21,8 @@ const UsageSchema = Type.Object({
   media: Type.Object(Usage.properties, { description: 'The size of the organisation’s stored files (event media uploads)' }),
 });
 
-export function usageRoutes(deps: AppDeps): RouteDef[] {
-  const quota = storageQuota(deps.config);
+export function usageRoutes(svc: AuthApi, config: Config): RouteDef[] {
+  const quota = storageQuota(config);
   return [
     route({
       method: 'GET',
@@ -38,15 +39,7 @@ export function usageRoutes(deps: AppDeps): RouteDef[] {
         '(they count, but are never refused by the quota). Separately, when the server’s disk is below its free-space floor, ' +
         'every write but a delete answers 507 `ERR_INSUFFICIENT_STORAGE`.',
       response: UsageSchema,
-      handler: (ctx) => {
-        const used = deps.store.usage(ctx.tenant);
-        const limits = quota?.limitsOf(ctx.tenant, deps.store.getOrg(ctx.tenant));
-        return {
-          plan: limits?.plan ?? null,
-          records: { usedBytes: used.recordBytes, quotaBytes: limits?.recordBytes ?? null },
-          media: { usedBytes: used.mediaBytes, quotaBytes: limits?.mediaBytes ?? null },
-        };
-      },
+      handler: (ctx) => svc.orgs.usage(ctx.tenant, quota),
     }),
   ];
 }

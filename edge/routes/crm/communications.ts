@@ -3,8 +3,8 @@
 // SMS through the inbox (`POST /crm/inbox/update?send=true`). Every list is newest first.
 import { Type } from '@sinclair/typebox';
 import { COMM_MESSAGE } from '../../../actors/inbox/index.js';
-import { CALL_RECORDING, PHONE_CALL, recordingRecordId } from '../../../actors/phone/index.js';
-import { appError } from '../../../core/errors.js';
+import { CALL_RECORDING, PHONE_CALL } from '../../../actors/phone/index.js';
+import type { CrmApi } from '../../../actors/crm/index.js';
 import type { Filter } from '../../../core/store/query.js';
 import { route, type RouteDef } from '../../route.js';
 import { crmList } from './listing.js';
@@ -15,7 +15,7 @@ const Direction = Enum(['inbound', 'outbound']);
 const AnyRecord = RecordOf();
 const ContactQ = Type.Optional(Type.String({ minLength: 1, maxLength: 320, description: 'A phone number or address on either side' }));
 
-export function communicationRoutes(): RouteDef[] {
+export function communicationRoutes(crm: CrmApi): RouteDef[] {
   return [
     route({
       method: 'GET',
@@ -107,11 +107,7 @@ export function communicationRoutes(): RouteDef[] {
       params: Type.Object({ sid: Type.String({ minLength: 1, maxLength: 64 }) }),
       response: AnyRecord,
       errors: [404],
-      handler: (ctx) => {
-        const rec = ctx.deps.store.getRecord(ctx.tenant, CALL_RECORDING, recordingRecordId(ctx.params.sid));
-        if (!rec) throw appError('ERR_NOT_FOUND', `recording ${ctx.params.sid}`);
-        return rec;
-      },
+      handler: (ctx) => crm.recording(ctx.tenant, ctx.params.sid),
     }),
   ];
 }

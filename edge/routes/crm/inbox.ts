@@ -3,20 +3,18 @@
 // flags and assignment that, with `?send=true`, also wraps a message into a record and sends it
 // through the channel's outbox provider (which is how staff send an SMS).
 import { Type } from '@sinclair/typebox';
-import { CHANNELS, conversationId, normalizeContact, parseParties, type Channel } from '../../../actors/inbox/index.js';
+import { CHANNELS, conversationId, normalizeContact, type Channel } from '../../../actors/inbox/index.js';
 import {
-  COMM_MESSAGE,
   CONVERSATION_STATUSES,
   INBOX_ACTOR,
-  INBOX_CONVERSATION,
   type InboxMsg,
   type InboxReply,
 } from '../../../actors/inbox/index.js';
-import { AppError, appError } from '../../../core/errors.js';
+import { AppError } from '../../../core/errors.js';
+import type { CrmApi } from '../../../actors/crm/index.js';
 import { route, type RouteDef } from '../../route.js';
 import { crmList } from './listing.js';
 import { Enum, Email, Id, ListOf, PageProps, RecordOf } from './schemas.js';
-import { listRecords } from '../../../actors/records/index.js';
 
 const TAG = 'Inbox';
 const ChannelT = Enum(CHANNELS);
@@ -39,7 +37,7 @@ const MessageRecord = RecordOf(
   }),
 );
 
-export function inboxRoutes(): RouteDef[] {
+export function inboxRoutes(crm: CrmApi): RouteDef[] {
   return [
     route({
       method: 'GET',
@@ -75,19 +73,7 @@ export function inboxRoutes(): RouteDef[] {
       }),
       response: Type.Object({ conversation: ConversationRecord, messages: ListOf(MessageRecord) }),
       errors: [404],
-      handler: async (ctx) => {
-        const { id } = parseParties(ctx.params.parties);
-        const conversation = ctx.deps.store.getRecord(ctx.tenant, INBOX_CONVERSATION, id);
-        if (!conversation) throw appError('ERR_NOT_FOUND', `conversation ${ctx.params.parties}`);
-        const messages = await listRecords(
-          ctx.deps,
-          ctx.tenant,
-          COMM_MESSAGE,
-          { 'data.conversationId': id },
-          { page: ctx.query.page, pageSize: ctx.query.pageSize, sort: 'data.at', sortType: ctx.query.sortType ?? 'asc' },
-        );
-        return { conversation, messages };
-      },
+      handler: (ctx) => crm.conversation(ctx.tenant, ctx.params.parties, ctx.query),
     }),
     route({
       method: 'POST',

@@ -3,8 +3,7 @@
 // (the spec shows no lead schema); PUT takes the spec's update body `{data, version}` and answers
 // 409 when `version` is not the stored one.
 import { Type } from '@sinclair/typebox';
-import { createLead, deleteLead, LEAD, leadFilter, updateLead } from '../../../actors/crm/index.js';
-import { appError } from '../../../core/errors.js';
+import { LEAD, leadFilter, type CrmApi } from '../../../actors/crm/index.js';
 import { route, type RouteDef } from '../../route.js';
 import { Enum, Email, Id, ListOf, PageProps, RecordOf } from './schemas.js';
 import { listRecords } from '../../../actors/records/index.js';
@@ -51,7 +50,7 @@ const LeadChanges = Type.Object(
 
 const SORTS = ['createdate', 'modifydate', 'data.name', 'data.status', 'data.value'] as const;
 
-export function leadRoutes(): RouteDef[] {
+export function leadRoutes(crm: CrmApi): RouteDef[] {
   return [
     route({
       method: 'GET',
@@ -88,7 +87,7 @@ export function leadRoutes(): RouteDef[] {
       status: 201,
       body: Type.Object(LeadFields, { additionalProperties: true }),
       response: LeadRecord,
-      handler: (ctx) => createLead(ctx.deps.store, ctx.tenant, ctx.body, ctx.deps.clock.now()),
+      handler: (ctx) => crm.createLead(ctx.tenant, ctx.body),
     }),
     route({
       method: 'GET',
@@ -99,11 +98,7 @@ export function leadRoutes(): RouteDef[] {
       params: Type.Object({ id: Id }),
       response: LeadRecord,
       errors: [404],
-      handler: (ctx) => {
-        const rec = ctx.deps.store.getRecord(ctx.tenant, LEAD, ctx.params.id);
-        if (!rec) throw appError('ERR_NOT_FOUND', `lead ${ctx.params.id}`);
-        return rec;
-      },
+      handler: (ctx) => crm.lead(ctx.tenant, ctx.params.id),
     }),
     route({
       method: 'PUT',
@@ -117,8 +112,7 @@ export function leadRoutes(): RouteDef[] {
       body: Type.Object({ data: LeadChanges, version: Type.Integer({ minimum: 1 }) }),
       response: LeadRecord,
       errors: [404, 409],
-      handler: (ctx) =>
-        updateLead(ctx.deps.store, ctx.tenant, ctx.params.id, ctx.body.version, ctx.body.data, ctx.deps.clock.now()),
+      handler: (ctx) => crm.updateLead(ctx.tenant, ctx.params.id, ctx.body.version, ctx.body.data),
     }),
     route({
       method: 'DELETE',
@@ -132,7 +126,7 @@ export function leadRoutes(): RouteDef[] {
       response: Type.Object({ id: Type.String(), deleted: Type.Boolean() }),
       errors: [404, 409],
       handler: async (ctx) => {
-        await deleteLead(ctx.deps.store, ctx.tenant, ctx.params.id, ctx.query.version);
+        await crm.deleteLead(ctx.tenant, ctx.params.id, ctx.query.version);
         return { id: ctx.params.id, deleted: true };
       },
     }),

@@ -6,17 +6,16 @@ import { Type } from '@sinclair/typebox';
 import {
   SUPPORT_TICKET,
   SUPPORT_TICKET_ACTOR,
-  SUPPORT_TICKET_MESSAGE,
   TICKET_PRIORITIES,
   TICKET_STATUSES,
   type Author,
   type TicketMsg,
   type TicketReply,
 } from '../../../actors/crm/index.js';
-import { appError } from '../../../core/errors.js';
 import { newId } from '../../../core/ids.js';
 import type { Filter } from '../../../core/store/query.js';
 import type { RequestContext } from '../../route.js';
+import type { CrmApi } from '../../../actors/crm/index.js';
 import { route, type RouteDef } from '../../route.js';
 import { Enum, Email, Id, ListOf, PageProps, RecordOf } from './schemas.js';
 import { listRecords } from '../../../actors/records/index.js';
@@ -42,25 +41,12 @@ function ask(ctx: RequestContext, id: string, msg: TicketMsg): Promise<TicketRep
   return ctx.deps.runtime.ask<TicketReply>(ctx.tenant, SUPPORT_TICKET_ACTOR, id, msg);
 }
 
-function thread(ctx: RequestContext<{ id: string }, { page?: number; pageSize?: number }>, kind: 'message' | 'comment') {
-  if (!ctx.deps.store.getRecord(ctx.tenant, SUPPORT_TICKET, ctx.params.id)) {
-    throw appError('ERR_NOT_FOUND', `support ticket ${ctx.params.id}`);
-  }
-  // Oldest first: a thread reads top to bottom. Ids grow with time, so they break ties in order.
-  return listRecords(
-    ctx.deps,
-    ctx.tenant,
-    SUPPORT_TICKET_MESSAGE,
-    { 'data.ticketId': ctx.params.id, 'data.kind': kind },
-    { page: ctx.query.page, pageSize: ctx.query.pageSize, sort: 'data.at', sortType: 'asc' },
-  );
-}
 
 function escapeRegex(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-export function ticketRoutes(): RouteDef[] {
+export function ticketRoutes(crm: CrmApi): RouteDef[] {
   return [
     route({
       method: 'GET',
@@ -131,11 +117,7 @@ export function ticketRoutes(): RouteDef[] {
       params: Type.Object({ id: Id }),
       response: TicketRecord,
       errors: [404],
-      handler: (ctx) => {
-        const rec = ctx.deps.store.getRecord(ctx.tenant, SUPPORT_TICKET, ctx.params.id);
-        if (!rec) throw appError('ERR_NOT_FOUND', `support ticket ${ctx.params.id}`);
-        return rec;
-      },
+      handler: (ctx) => crm.ticket(ctx.tenant, ctx.params.id),
     }),
     route({
       method: 'PUT',
@@ -175,7 +157,7 @@ export function ticketRoutes(): RouteDef[] {
       query: Type.Object(PageProps),
       response: ListOf(EntryRecord),
       errors: [404],
-      handler: (ctx) => thread(ctx, 'message'),
+      handler: (ctx) => crm.ticketThread(ctx.tenant, ctx.params.id, 'message', ctx.query),
     }),
     route({
       method: 'POST',
@@ -207,7 +189,7 @@ export function ticketRoutes(): RouteDef[] {
       query: Type.Object(PageProps),
       response: ListOf(EntryRecord),
       errors: [404],
-      handler: (ctx) => thread(ctx, 'comment'),
+      handler: (ctx) => crm.ticketThread(ctx.tenant, ctx.params.id, 'comment', ctx.query),
     }),
     route({
       method: 'POST',

@@ -3,22 +3,10 @@
 // with online state, fresh tokens, the organisation's numbers, who has which phone, and a system
 // summary that never shows a secret.
 import { Type } from '@sinclair/typebox';
-import {
-  DEVICE_CAPABILITIES,
-  deviceRecordId,
-  HEARTBEAT_INTERVAL_SECONDS,
-  HEARTBEAT_TTL_SECONDS,
-  isOnline,
-  PHONE_DEVICE,
-  PHONE_DEVICE_ACTOR,
-  type DeviceMsg,
-} from '../../../actors/phone/index.js';
+import { DEVICE_CAPABILITIES, HEARTBEAT_INTERVAL_SECONDS, HEARTBEAT_TTL_SECONDS, numberAdminView, type PhoneApi } from '../../../actors/phone/index.js';
 import { normalizePhone } from '../../../actors/inbox/index.js';
-import { numbersFor, numberView, PHONE_NUMBER, removeNumber, saveNumber } from '../../../actors/phone/index.js';
 import { appError } from '../../../core/errors.js';
-import type { StoredRecord } from '../../../core/store/record.js';
 import { voiceIdentity, type VoiceProvider } from '../../../core/voice.js';
-import type { AppDeps } from '../../deps.js';
 import { route, type RequestContext, type RouteDef } from '../../route.js';
 import { Enum, Email, Id, ListOf, pageOf, PageProps } from '../crm/schemas.js';
 
@@ -74,25 +62,6 @@ const HeartbeatT = {
   heartbeatTtlSeconds: Type.Integer(),
 };
 
-function deviceView(rec: StoredRecord, now: number) {
-  const d = rec.data as Record<string, unknown>;
-  const last = String(d.lastSeenAt);
-  return {
-    id: rec.sk,
-    deviceId: String(d.deviceId),
-    email: String(d.email),
-    identity: String(d.identity),
-    platform: String(d.platform),
-    label: String(d.label ?? d.platform),
-    capabilities: (d.capabilities as string[]) ?? [],
-    clientInfo: (d.clientInfo as Record<string, unknown>) ?? {},
-    registeredAt: String(d.registeredAt),
-    lastSeenAt: last,
-    online: isOnline(rec, now),
-    expiresAt: new Date(Date.parse(last) + HEARTBEAT_TTL_SECONDS * 1000).toISOString(),
-  };
-}
-
 /** The caller's email, required for a voice identity. */
 function callerEmail(ctx: RequestContext): string {
   const email = ctx.principal?.email;
@@ -100,25 +69,7 @@ function callerEmail(ctx: RequestContext): string {
   return email.trim().toLowerCase();
 }
 
-function device(ctx: RequestContext, deviceId: string, msg: DeviceMsg): Promise<StoredRecord> {
-  return ctx.deps.runtime.ask<StoredRecord>(ctx.tenant, PHONE_DEVICE_ACTOR, deviceRecordId(deviceId), msg);
-}
-
-function deviceCounts(deps: AppDeps, tenant: string) {
-  const now = deps.clock.now();
-  const all = deps.store.scan(tenant, PHONE_DEVICE);
-  const byPlatform: Record<string, number> = {};
-  let online = 0;
-  for (const d of all) {
-    const on = isOnline(d, now);
-    if (on) online++;
-    const p = String(d.data.platform);
-    byPlatform[p] = (byPlatform[p] ?? 0) + 1;
-  }
-  return { total: all.length, online, offline: all.length - online, byPlatform };
-}
-
-export function phoneRoutes(voice: VoiceProvider): RouteDef[] {
+export function phoneRoutes(phone: PhoneApi, voice: VoiceProvider): RouteDef[] {
   const token = (ctx: RequestContext, email: string) => ({
     ...voice.accessToken(voiceIdentity(ctx.tenant, email)),
     provider: voice.name,
@@ -142,7 +93,7 @@ export function phoneRoutes(voice: VoiceProvider): RouteDef[] {
       handler: async (ctx) => {
         const email = callerEmail(ctx);
         const identity = voiceIdentity(ctx.tenant, email);
-        const rec = await device(ctx, ctx.body.deviceId, {
+        const device = await phone.device(ctx.tenant, ctx.body.deviceId, {
           type: 'register',
           owner: { email, identity, userId: ctx.principal!.sub },
           ...ctx.body,
@@ -150,8 +101,8 @@ export function phoneRoutes(voice: VoiceProvider): RouteDef[] {
         });
         return {
           ...token(ctx, email),
-          numbers: numbersFor(ctx.deps.store, ctx.tenant, email),
-          device: deviceView(rec, ctx.deps.clock.now()),
+          numbers: phone.numbersFor(ctx.tenant, email),
+          device,
           heartbeatIntervalSeconds: HEARTBEAT_INTERVAL_SECONDS,
           heartbeatTtlSeconds: HEARTBEAT_TTL_SECONDS,
         };
@@ -168,8 +119,7 @@ export function phoneRoutes(voice: VoiceProvider): RouteDef[] {
       response: Type.Object({ deviceId: Type.String(), online: Type.Boolean(), lastSeenAt: Type.String(), expiresAt: Type.String(), ...HeartbeatT }),
       errors: [404],
       handler: async (ctx) => {
-        const rec = await device(ctx, ctx.body.deviceId, { type: 'heartbeat', email: callerEmail(ctx) });
-        const v = deviceView(rec, ctx.deps.clock.now());
+        const v = await phone.device(ctx.tenant, ctx.body.deviceId, { type: 'heartbeat', email: callerEmail(ctx) });
         return {
           deviceId: v.deviceId,
           online: v.online,
@@ -190,7 +140,7 @@ export function phoneRoutes(voice: VoiceProvider): RouteDef[] {
       response: Type.Object({ deviceId: Type.String(), unregistered: Type.Boolean() }),
       errors: [404],
       handler: async (ctx) => {
-        await device(ctx, ctx.body.deviceId, {
+        await phone.device(ctx.tenant, ctx.body.deviceId, {
           type: 'unregister',
           email: callerEmail(ctx),
           admin: ctx.principal!.roles.includes('Admin'),
@@ -215,13 +165,8 @@ export function phoneRoutes(voice: VoiceProvider): RouteDef[] {
       response: ListOf(DeviceT, { online: Type.Integer(), offline: Type.Integer() }),
       handler: (ctx) => {
         const q = ctx.query;
-        const now = ctx.deps.clock.now();
         const email = q.mine ? callerEmail(ctx) : q.email?.toLowerCase();
-        const views = ctx.deps.store
-          .scan(ctx.tenant, PHONE_DEVICE, email ? { 'data.email': email } : undefined)
-          .map((r) => deviceView(r, now))
-          .filter((d) => (q.online === undefined || d.online === q.online) && (!q.platform || d.platform === q.platform.toLowerCase()))
-          .sort((a, b) => (a.lastSeenAt !== b.lastSeenAt ? (a.lastSeenAt < b.lastSeenAt ? 1 : -1) : a.id < b.id ? -1 : 1));
+        const views = phone.devices(ctx.tenant, { email, online: q.online, platform: q.platform });
         const online = views.filter((d) => d.online).length;
         return pageOf(ctx.deps, views, q, { online, offline: views.length - online });
       },
@@ -245,15 +190,7 @@ export function phoneRoutes(voice: VoiceProvider): RouteDef[] {
       query: Type.Object({ mine: Type.Optional(Type.Boolean()), ...PageProps }),
       response: ListOf(NumberAdmin),
       handler: (ctx) => {
-        const email = callerEmail(ctx);
-        const all = ctx.deps.store
-          .scan(ctx.tenant, PHONE_NUMBER)
-          .map((r) => {
-            const assignedTo = (r.data.assignedTo as string[]) ?? [];
-            return { ...numberView(r), assignedTo, mine: assignedTo.length === 0 || assignedTo.includes(email) };
-          })
-          .filter((n) => !ctx.query.mine || n.mine)
-          .sort((a, b) => (a.number < b.number ? -1 : 1));
+        const all = phone.numbers(ctx.tenant, callerEmail(ctx), ctx.query.mine === true);
         return pageOf(ctx.deps, all, ctx.query);
       },
     }),
@@ -264,7 +201,7 @@ export function phoneRoutes(voice: VoiceProvider): RouteDef[] {
       roles: ['Admin'],
       tag: TAG,
       summary: 'Add a phone number, or change its label, capabilities and assignment (Admin)',
-      description: 'Keyed by the number: posting a known number replaces its settings. `assignedTo` lists staff emails; empty shares the number with everyone.',
+      description: 'Keyed by the number: posting a known number replaces the settings given and keeps the others. `assignedTo` lists staff emails; empty shares the number with everyone. Changes of one number sent at once are applied one after the other, so none is lost.',
       body: Type.Object({
         number: Type.String({ minLength: 3, maxLength: 32, description: 'E.164, e.g. +15551234567' }),
         label: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
@@ -275,10 +212,9 @@ export function phoneRoutes(voice: VoiceProvider): RouteDef[] {
       handler: async (ctx) => {
         const number = normalizePhone(ctx.body.number);
         if (!number || !number.startsWith('+')) throw appError('ERR_VALIDATION', 'body/number must be an E.164 phone number, e.g. +15551234567');
-        const saved = await saveNumber(ctx.deps.store, ctx.deps.clock, ctx.tenant, { ...ctx.body, number });
+        const saved = await phone.saveNumber(ctx.tenant, { ...ctx.body, number });
         if (saved.created) ctx.status = 201;
-        const email = callerEmail(ctx);
-        return { ...numberView(saved.rec), assignedTo: saved.assignedTo, mine: saved.assignedTo.length === 0 || saved.assignedTo.includes(email) };
+        return numberAdminView(saved.rec, callerEmail(ctx));
       },
     }),
     route({
@@ -292,7 +228,7 @@ export function phoneRoutes(voice: VoiceProvider): RouteDef[] {
       response: Type.Object({ id: Type.String(), deleted: Type.Boolean() }),
       errors: [404],
       handler: async (ctx) => {
-        const gone = await removeNumber(ctx.deps.store, ctx.tenant, ctx.params.id);
+        const gone = await phone.removeNumber(ctx.tenant, ctx.params.id);
         return { id: gone.sk, deleted: true };
       },
     }),
@@ -314,35 +250,8 @@ export function phoneRoutes(voice: VoiceProvider): RouteDef[] {
         { sharedNumbers: Type.Array(Type.String()) },
       ),
       handler: (ctx) => {
-        const now = ctx.deps.clock.now();
-        const users = new Map<string, { numbers: string[]; total: number; online: number }>();
-        const user = (email: string) => {
-          let u = users.get(email);
-          if (!u) users.set(email, (u = { numbers: [], total: 0, online: 0 }));
-          return u;
-        };
-        const shared: string[] = [];
-        for (const n of ctx.deps.store.scan(ctx.tenant, PHONE_NUMBER)) {
-          const list = (n.data.assignedTo as string[]) ?? [];
-          if (list.length === 0) shared.push(String(n.data.number));
-          for (const e of list) user(e).numbers.push(String(n.data.number));
-        }
-        for (const d of ctx.deps.store.scan(ctx.tenant, PHONE_DEVICE)) {
-          const u = user(String(d.data.email));
-          u.total++;
-          if (isOnline(d, now)) u.online++;
-        }
-        const want = ctx.query.email?.toLowerCase();
-        const rows = [...users.entries()]
-          .filter(([email]) => !want || email === want)
-          .sort(([a], [b]) => (a < b ? -1 : 1))
-          .map(([email, u]) => ({
-            email,
-            identity: voiceIdentity(ctx.tenant, email),
-            numbers: u.numbers.sort(),
-            devices: { total: u.total, online: u.online },
-          }));
-        return pageOf(ctx.deps, rows, ctx.query, { sharedNumbers: shared.sort() });
+        const { rows, shared } = phone.userPhones(ctx.tenant, ctx.query.email?.toLowerCase());
+        return pageOf(ctx.deps, rows, ctx.query, { sharedNumbers: shared });
       },
     }),
     route({
@@ -379,8 +288,7 @@ export function phoneRoutes(voice: VoiceProvider): RouteDef[] {
           header: WEBHOOK_SECRET_HEADER,
           paths: ['/phone/inbound/sms', '/phone/inbound/call'],
         },
-        numbers: ctx.deps.store.count(ctx.tenant, PHONE_NUMBER),
-        devices: deviceCounts(ctx.deps, ctx.tenant),
+        ...phone.counts(ctx.tenant),
       }),
     }),
   ];
