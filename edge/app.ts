@@ -111,10 +111,10 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
   }
   // Client queries run in worker threads, each under a budget. They start now, with every job
   // module loaded, and /readyz says ready only once they have: the first query after a start does
-  // not wait for a thread to start. Undecodable records the workers meet count with the node's
-  // (LmdbStore.noteUnreadable).
+  // not wait for a thread to start (QUERY_WARM_AT_START false: they start with the first query).
+  // Undecodable records the workers meet count with the node's (LmdbStore.noteUnreadable).
   const queries = createQueryPool(config, logger, (n) => lmdb.noteUnreadable(n), QUERY_JOBS);
-  queries.start();
+  if (config.query.warmAtStart) queries.start();
   const bus = opts.bus ?? (await createBus({ natsUrl: config.natsUrl ?? undefined, logger }));
   // Cluster mode (NATS_URL): writes go through the commit stream, a tenant's actors and requests
   // live on its owner. Without NATS none of it is loaded.
