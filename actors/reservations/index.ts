@@ -3,5 +3,6 @@ export { reservationsActor } from './actor.js';
 export * from './definition.js';
 export * from './messages.js';
 export * from './queries.js';
-export { newOrgReservationSettings, reservationSettingsOf, saveReservationSettings, RESERVATION_SETTINGS_FIELD, type ReservationSettings } from './settings.js';
+export { newOrgReservationSettings, reservationSettingsOf, RESERVATION_SETTINGS_FIELD, RESERVATION_SETTINGS_KEY, type ReservationSettings } from './settings.js';
+export { createReservationsApi, type ReservationsApi, type ReservationsParts } from './api.js';
 export { RESERVATION_READS_JOB, type ReservationRead } from './read-job.js';
