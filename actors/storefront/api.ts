@@ -12,7 +12,8 @@ import type { ListResult, StoredRecord } from '../../core/store/record.js';
 import type { Store } from '../../core/store/store.js';
 import { listRecords, type ListingDeps } from '../records/index.js';
 import type { ReservationsApi } from '../reservations/index.js';
-import { listPosCategories } from './catalog.js';
+import { listPosCategories, type ProductQuery } from './catalog.js';
+import { CATALOG_JOB, type CatalogRead } from './catalog-job.js';
 import { askPos, type PosMessage } from './messages.js';
 import { CLOSED, presentOrder, readOrder, SF_ORDER } from './order.js';
 import { createPaymentIntent, type IntentRequest, type IntentView } from './payment-intents.js';
@@ -35,6 +36,8 @@ export interface StorefrontApi {
   updateSettings(tenant: string, patch: Partial<StorefrontSettings>): Promise<StorefrontSettings>;
   /** True when the organisation keeps its POS for staff and applications (`posRequiresStaffToken`). */
   closed(tenant: string): boolean;
+  /** Products with their availability at a location, by name: a read of every product, in a query worker. */
+  products(tenant: string, query: ProductQuery, limits: PageLimits): Promise<ListResult>;
   categories(tenant: string, q: { businessLocationId?: string; page?: number; pageSize?: number }, limits: PageLimits): ListResult;
   createCategory(tenant: string, data: Record<string, unknown>): Promise<StoredRecord>;
   /** An order with every amount computed (404 when there is none). */
@@ -74,6 +77,7 @@ export function createStorefrontApi(parts: StorefrontParts, reservations: Reserv
     settings: (tenant) => storefrontSettingsOf(store.getOrg(tenant)),
     updateSettings: (tenant, patch) => ask(tenant, { type: 'update-settings', patch }),
     closed: (tenant) => storefrontSettingsOf(store.getOrg(tenant)).posRequiresStaffToken,
+    products: (tenant, query, limits) => parts.queries.run(tenant, CATALOG_JOB, { tenant, query, limits } satisfies CatalogRead),
     categories: (tenant, q, limits) => listPosCategories(store, tenant, q, limits),
     createCategory: (tenant, data) => ask(tenant, { type: 'create-category', data }),
     order: (tenant, id) => presentOrder(stored(tenant, id), currency()),

@@ -1,7 +1,8 @@
 // Check-in queue routes (spec: Endpoints → Check-in queue; all staff). Changes go to the check-in
 // actor of the location concerned, which asks the workflow, service-points and reservations
-// actors in turn; reads go to the store. `businessLocationId` is always the location slug; an sk
-// sent instead finds nothing, so lists come back empty (spec: Errors 10).
+// actors in turn; reads go through the check-in API (actors/checkin-queue/api.ts).
+// `businessLocationId` is always the location slug; an sk sent instead finds nothing, so lists
+// come back empty (spec: Errors 10).
 import { Type } from '@sinclair/typebox';
 import { AppError, appError } from '../../../core/errors.js';
 import { dayRange, parseDate } from '../../../core/timezone.js';
@@ -14,7 +15,6 @@ import type { AppDeps } from '../../deps.js';
 import { route, type RouteDef } from '../../route.js';
 import { FreeObject, recordOf } from '../../schemas.js';
 import { byOf, IdParam, ISODate, ISODateTime, ListOf, Paging, RecordList, RecordSchema, Slug, StringEnum } from '../workflow/schemas.js';
-import { RESERVATION_READS_JOB, type ReservationRead } from '../../../actors/reservations/index.js';
 
 const TAG = 'Check-in queue';
 const TaskIdParam = IdParam('taskId', 'Check-in task id (sk)');
@@ -342,15 +342,13 @@ export function checkinRoutes(deps: AppDeps): RouteDef[] {
       }),
       response: RecordList,
       handler: (ctx) =>
-        ctx.deps.queries.run(ctx.tenant, RESERVATION_READS_JOB, {
-          op: 'upcoming',
-          tenant: ctx.tenant,
-          now: ctx.deps.clock.now(),
-          opts: { hours: ctx.query.hours ?? 2, lateMinutes: ctx.query.lateMinutes ?? 30, location: ctx.query.businessLocationId },
+        reservations.upcoming(ctx.tenant, {
+          hours: ctx.query.hours ?? 2,
+          lateMinutes: ctx.query.lateMinutes ?? 30,
+          location: ctx.query.businessLocationId,
           page: ctx.query.page,
           pageSize: ctx.query.pageSize,
-          limits: ctx.deps.config.store,
-        } satisfies ReservationRead),
+        }),
     }),
 
     route({
@@ -372,15 +370,13 @@ export function checkinRoutes(deps: AppDeps): RouteDef[] {
       handler: (ctx) => {
         const q = ctx.query;
         if (q.date && !parseDate(q.date)) throw appError('ERR_VALIDATION', 'query/date is not a calendar date');
-        return ctx.deps.queries.run(ctx.tenant, RESERVATION_READS_JOB, {
-          op: 'today',
-          tenant: ctx.tenant,
-          now: ctx.deps.clock.now(),
-          opts: { location: q.businessLocationId, date: q.date, includeCancelled: q.includeCancelled },
+        return reservations.today(ctx.tenant, {
+          location: q.businessLocationId,
+          date: q.date,
+          includeCancelled: q.includeCancelled,
           page: q.page,
           pageSize: q.pageSize,
-          limits: ctx.deps.config.store,
-        } satisfies ReservationRead);
+        });
       },
     }),
   ];

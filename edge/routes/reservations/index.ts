@@ -1,27 +1,19 @@
 // Reservation and service point routes (spec: Endpoints → Reservations and service points).
-// Bookings are written by the reservations actor of their definition; service points by the
-// service-points actor of their location; reads go to the store.
+// Each handler makes one call into the reservations API (bookings, settings: their actors; reads:
+// the store or the query pool) or the service-points API (the actor of the point's location).
 import { Type } from '@sinclair/typebox';
 import { AppError, appError } from '../../../core/errors.js';
 import { assertIdempotencyKey } from '../../../core/idempotency.js';
 import type { StoredRecord } from '../../../core/store/record.js';
 import { parseDate } from '../../../core/timezone.js';
 import type { Principal } from '../../../core/auth/tokens.js';
-import {
-  parseDefinition,
-  RESERVATION_DEFINITION_DATATYPE,
-  resolveService,
-  type Definition,
-} from '../../../actors/reservations/index.js';
-import { createReservationsApi, present, type Owner, type ReservationsApi, type SlotView } from '../../../actors/reservations/index.js';
-import { listPoints } from '../../../actors/checkin-queue/index.js';
+import { parseDefinition, type Definition } from '../../../actors/reservations/index.js';
+import { createReservationsApi, present, type Owner, type ReservationsApi } from '../../../actors/reservations/index.js';
+import { createCheckinApi } from '../../../actors/checkin-queue/index.js';
 import { createServicePointsApi } from '../../../actors/service-points/index.js';
 import type { AppDeps } from '../../deps.js';
 import { route, type RequestContext, type RouteDef } from '../../route.js';
 import { IdParam, ISODate, Paging, RecordList, RecordSchema, Slug, StringEnum } from '../workflow/schemas.js';
-import { listRecords } from '../../../actors/records/index.js';
-import { RESERVATION_READS_JOB, type ReservationRead } from '../../../actors/reservations/index.js';
-import type { QueryRunner } from '../../../core/query/pool.js';
 
 const TAG = 'Reservations';
 const SP_TAG = 'Service points';
@@ -62,11 +54,6 @@ const RESERVED = new Set([
 ]);
 
 const MAX_ANSWERS = 100;
-
-/** A reservation read that scans a tenant's bookings, in a query worker (actors/reservations/read-job.ts). */
-function reservationRead<T = unknown>(ctx: { tenant: string; deps: { queries: QueryRunner } }, q: ReservationRead): Promise<T> {
-  return ctx.deps.queries.run<T>(ctx.tenant, RESERVATION_READS_JOB, q);
-}
 
 function ownerOf(p: Principal | undefined): Owner {
   if (!p) throw appError('ERR_UNAUTHENTICATED', 'send a bearer token in the Authorization header');
@@ -197,6 +184,7 @@ const SlotSchema = Type.Object({
 export function reservationRoutes(deps: AppDeps): RouteDef[] {
   const api = createReservationsApi(deps);
   const points = createServicePointsApi(deps);
+  const checkin = createCheckinApi(deps, api);
   return [
     route({
       method: 'GET',
@@ -208,11 +196,7 @@ export function reservationRoutes(deps: AppDeps): RouteDef[] {
       query: Type.Object({ ...Paging }),
       response: RecordList,
       handler: async (ctx) => {
-        const page = await listRecords(ctx.deps, ctx.tenant, RESERVATION_DEFINITION_DATATYPE, {}, {
-          page: ctx.query.page,
-          pageSize: ctx.query.pageSize,
-          sort: 'data.name',
-        });
+        const page = await api.definitions(ctx.tenant, { page: ctx.query.page, pageSize: ctx.query.pageSize });
         return { ...page, data: page.data.map((r) => presentDefinition(parseDefinition(r))) };
       },
     }),
@@ -248,21 +232,10 @@ export function reservationRoutes(deps: AppDeps): RouteDef[] {
         slots: Type.Array(SlotSchema),
       }),
       errors: [404],
-      handler: async (ctx) => {
+      handler: (ctx) => {
         const b = ctx.body;
         if (!parseDate(b.serviceDate)) throw appError('ERR_VALIDATION', 'body/serviceDate is not a calendar date');
-        const def = api.definition(ctx.tenant, b.reservationDefinitionId);
-        if (!def) throw appError('ERR_NOT_FOUND', `reservation definition ${b.reservationDefinitionId}`);
-        const service = resolveService(def, b.serviceName);
-        const partySize = b.partySize ?? 1;
-        return {
-          reservationDefinitionId: def.id,
-          service: { ...(service.id !== undefined ? { id: service.id } : {}), name: service.name, durationMinutes: service.durationMinutes, capacity: service.capacity },
-          serviceDate: b.serviceDate,
-          timezone: def.timezone,
-          partySize,
-          slots: await reservationRead<SlotView[]>(ctx, { op: 'slots', tenant: ctx.tenant, def, service, date: b.serviceDate, partySize, now: ctx.deps.clock.now() }),
-        };
+        return api.slots(ctx.tenant, b);
       },
     }),
 
@@ -283,17 +256,11 @@ export function reservationRoutes(deps: AppDeps): RouteDef[] {
       }),
       response: RecordList,
       handler: (ctx) =>
-        reservationRead(ctx, {
-          op: 'own',
-          tenant: ctx.tenant,
-          customerId: ownerOf(ctx.principal).customerId,
-          opts: {
-            page: ctx.query.page,
-            pageSize: ctx.query.pageSize,
-            status: ctx.query.status,
-            from: ctx.query.upcoming ? ctx.deps.clock.now() : undefined,
-          },
-          limits: ctx.deps.config.store,
+        api.ownBookings(ctx.tenant, ownerOf(ctx.principal).customerId, {
+          page: ctx.query.page,
+          pageSize: ctx.query.pageSize,
+          status: ctx.query.status,
+          upcoming: ctx.query.upcoming,
         }),
     }),
 
@@ -468,7 +435,7 @@ export function reservationRoutes(deps: AppDeps): RouteDef[] {
       }),
       response: RecordList,
       handler: (ctx) =>
-        listPoints(ctx.deps, ctx.tenant, { location: ctx.query.businessLocationId, status: ctx.query.status }, {
+        checkin.points(ctx.tenant, { location: ctx.query.businessLocationId, status: ctx.query.status }, {
           page: ctx.query.page,
           pageSize: ctx.query.pageSize,
         }),

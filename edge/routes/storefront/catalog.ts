@@ -4,7 +4,6 @@ import { appError } from '../../../core/errors.js';
 import type { StorefrontApi } from '../../../actors/storefront/index.js';
 import { route, type RouteDef } from '../../route.js';
 import { ListOf, Paging, RecordSchema, Slug, TAG } from './common.js';
-import { CATALOG_JOB, type CatalogRead } from '../../../actors/storefront/index.js';
 
 const ADMIN_ROLES = ['Admin', 'ConfigAdmin'];
 
@@ -38,7 +37,7 @@ export function catalogRoutes(sf: StorefrontApi): RouteDef[] {
         ...Paging,
       }),
       response: ListOf(RecordSchema),
-      handler: (ctx) => ctx.deps.queries.run(ctx.tenant, CATALOG_JOB, { tenant: ctx.tenant, query: ctx.query, limits: ctx.deps.config.store } satisfies CatalogRead),
+      handler: (ctx) => sf.products(ctx.tenant, ctx.query, ctx.deps.config.store),
     }),
 
     route({
