@@ -7,7 +7,7 @@ import type { NodeServices } from '../core/actor/services.js';
 import { ChatFeature } from './sockets/chat-feature.js';
 import { DEFAULT_DOOR_SETTINGS, DoorBacklog, type MaterializeStep } from '../actors/scanner/index.js';
 import { SCANNER } from '../actors/scanner/index.js';
-import { EventMedia } from './routes/events/media.js';
+import { EventMedia } from './event-media.js';
 import { StoreRevocations } from '../core/auth/revocations.js';
 import { TokenService } from '../core/auth/tokens.js';
 import type { Bus } from '../core/bus/bus.js';

@@ -11,8 +11,10 @@ import type { StoredRecord } from '../../core/store/record.js';
 import type { Store } from '../../core/store/store.js';
 import { EVENTS, EVENTS_KEY, type EventsMsg } from './actor.js';
 import { LocalPayments, type PaymentsProvider } from './payments.js';
-import { findEvent, TICKET } from '../event-records/index.js';
-import { SCANNER, type ScannerMsg } from '../scanner/index.js';
+import { EVENT_MEDIA, findEvent, TICKET } from '../event-records/index.js';
+import type { Principal } from '../../core/auth/tokens.js';
+import { customerIdsOf, provenEmailOf } from '../auth/index.js';
+import { locateTicket, type Located, SCANNER, type ScanEntry, type ScannerMsg, UNMATCHED_SCANS } from '../scanner/index.js';
 
 /** The node's parts the events area uses (the edge passes its whole set; the type parameter keeps it). */
 export interface EventsDeps {
@@ -62,6 +64,64 @@ export class EventsApi<D extends EventsDeps = EventsDeps> {
     const ev = ticket && typeof ticket.data.event === 'string' ? this.findEvent(tenant, ticket.data.event) : undefined;
     if (!ticket || !ev) throw appError('ERR_NOT_FOUND', `ticket ${id}`);
     return { ticket, eventId: ev.sk };
+  }
+
+  /**
+   * The event a scan is for: the one it names, else the one its ticket or code points at, with the
+   * ticket the code was found to name on the way (handed to the scanner). No event: the scan names
+   * none and its code matches no ticket.
+   */
+  scanTarget(tenant: string, ref: { eventId?: string; ticketId?: string; code?: string }): { ev: StoredRecord | undefined; located?: Located } {
+    if (ref.eventId !== undefined) return { ev: this.event(tenant, ref.eventId) };
+    let t: StoredRecord | undefined;
+    let located: Located | undefined;
+    if (ref.ticketId !== undefined) t = this.deps.store.getRecord(tenant, TICKET, ref.ticketId);
+    else {
+      const found = locateTicket(this.deps.store, tenant, ref.code ?? '');
+      t = found?.ticket;
+      located = found?.located;
+    }
+    const ev = t && typeof t.data.event === 'string' ? this.findEvent(tenant, t.data.event) : undefined;
+    return ev && located ? { ev, located } : { ev };
+  }
+
+  /** Records a scan that matched no event (the tenant's unmatched-scans log). */
+  unmatchedScan<R>(tenant: string, entry: ScanEntry): Promise<R> {
+    return this.deps.runtime.ask<R>(tenant, UNMATCHED_SCANS, '_', entry);
+  }
+
+  /**
+   * Whose tickets a caller holds: by holder email only once its account proved that address, and
+   * by the customer ids that are its own (actors/auth/email-proof.ts).
+   */
+  holderOf(tenant: string, p: Principal): { email?: string; customerIds: string[] } {
+    const email = provenEmailOf(this.deps.store, tenant, p);
+    return { ...(email ? { email } : {}), customerIds: customerIdsOf(this.deps.store, tenant, p) };
+  }
+
+  /** Writes behind what a crash left at the door of every organisation (a single node, before it serves). */
+  resumeDoors(backlog: { resume(tenants: string[]): Promise<void> }): Promise<void> {
+    return backlog.resume(this.deps.store.listOrgs().map((o) => o.orgId));
+  }
+
+  /** The media record `id`, if any. */
+  mediaRecord(tenant: string, id: string): StoredRecord | undefined {
+    return this.deps.store.getRecord(tenant, EVENT_MEDIA, id);
+  }
+
+  /** The media record of event `eventId` that names stored file `fileId`, if any. */
+  mediaOfFile(tenant: string, eventId: string, fileId: string): StoredRecord | undefined {
+    return this.deps.store.find(tenant, EVENT_MEDIA, { 'data.event': eventId, 'data.file.id': fileId }, { pageSize: 1 }).data[0];
+  }
+
+  /** The ids of the stored files the tenant's media records name. */
+  mediaFileIds(tenant: string): Set<string> {
+    const ids = new Set<string>();
+    for (const r of this.deps.store.scan(tenant, EVENT_MEDIA)) {
+      const id = (r.data.file as { id?: unknown } | undefined)?.id;
+      if (typeof id === 'string') ids.add(id);
+    }
+    return ids;
   }
 
   scanner<R>(tenant: string, eventId: string, msg: ScannerMsg): Promise<R> {

@@ -1,7 +1,8 @@
 // The reservations actor: one per reservation definition. It books (capacity checked against every
 // live booking of the service, its own in-flight ones included), reschedules, cancels, stamps
 // check-ins, and sends confirmations and reminders. A booking, its confirmation message and its
-// reminder timer are written in one batch: all of them exist, or none.
+// reminder timer are written in one batch: all of them exist, or none. The one keyed
+// RESERVATION_SETTINGS_KEY holds no definition: it writes the organisation's reservation settings.
 //
 // Booking status (spec: "Reservation status values and transitions: not shown", so ours):
 //   confirmed ──update {status: 'cancelled'}──▶ cancelled
@@ -34,6 +35,8 @@ import {
   type ReservationMessage,
   type UpdateReservationInput,
 } from './messages.js';
+import { updateReservationSettings } from './settings.js';
+import type { ReservationSettings } from '../org-settings/index.js';
 
 interface State {
   view: RecordView;
@@ -41,6 +44,8 @@ interface State {
   idem: Map<string, { print: string; body: unknown }>;
   /** Confirmation numbers handed out by this activation. */
   numbers: Set<string>;
+  /** The settings this actor last wrote (only the one keyed RESERVATION_SETTINGS_KEY writes them). */
+  settings: ReservationSettings | undefined;
 }
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
@@ -428,6 +433,9 @@ function receive(state: State, msg: ReservationMessage, ctx: ActorContext): unkn
         return { sent: Boolean(sent) };
       })();
 
+    case 'update-settings':
+      return (state.settings = updateReservationSettings(ctx, state.settings, msg.patch));
+
     default:
       throw appError('ERR_BAD_REQUEST', `unknown reservations message ${(msg as { type?: unknown }).type}`);
   }
@@ -435,6 +443,6 @@ function receive(state: State, msg: ReservationMessage, ctx: ActorContext): unkn
 
 export const reservationsActor: ActorKind<State, ReservationMessage, unknown> = {
   kind: RESERVATIONS_ACTOR,
-  activate: (ctx) => ({ view: new RecordView(ctx.store, ctx.tenant), idem: new Map(), numbers: new Set() }),
+  activate: (ctx) => ({ view: new RecordView(ctx.store, ctx.tenant), idem: new Map(), numbers: new Set(), settings: undefined }),
   receive,
 };

@@ -2,6 +2,7 @@
 // the definition's sk), the one writer of that definition's `reservation` records. Capacity checks
 // and the check-in stamp are read-check-writes, so they run here one at a time.
 import type { StoredRecord } from '../../core/store/record.js';
+import type { ReservationSettings } from '../org-settings/index.js';
 
 export const RESERVATIONS_ACTOR = 'reservations';
 export const REMINDER_JOB = 'reservation.reminder';
@@ -54,6 +55,8 @@ export type ReservationMessage =
   | { type: 'update'; id: string; changes: UpdateReservationInput; owner: Owner; version?: number }
   | { type: 'send-reminder'; id: string; owner: Owner }
   | { type: 'stamp-check-in'; id: string; taskId: string }
-  | { type: 'fire-reminder'; jobId: string; reservationId: string };
+  | { type: 'fire-reminder'; jobId: string; reservationId: string }
+  /** Only to the actor keyed RESERVATION_SETTINGS_KEY (settings.ts). */
+  | { type: 'update-settings'; patch: Partial<ReservationSettings> };
 
 export type ReservationRecord = StoredRecord;

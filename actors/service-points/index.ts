@@ -18,3 +18,4 @@ export {
   setServicePointStatus,
   type PointDeps,
 } from './client.js';
+export { createServicePointsApi, type ServicePointsApi, type ServicePointsParts } from './api.js';

@@ -9,8 +9,8 @@ export { storefrontSettingsOf, DEFAULT_STOREFRONT_SETTINGS, type StorefrontSetti
 export * from './order.js';
 export { buildPayload, receiptText, type Copy, type PayloadKind, type ReceiptPayload } from './receipt.js';
 export { listProducts, listPosCategories } from './catalog.js';
-export { createPaymentIntent, gatewayCall, gatewayOf, intentView, type IntentRequest, type IntentView } from './payment-intents.js';
-export { queueReceipt } from './receipt-outbox.js';
+export { gatewayCall, gatewayOf, intentView, type IntentRequest, type IntentView } from './payment-intents.js';
+export { createStorefrontApi, type StorefrontApi, type StorefrontParts } from './api.js';
 export { CATALOG_JOB, type CatalogRead } from './catalog-job.js';
 export { formatMinor, toMajor } from '../../core/money.js';
 export { contactOf, isOrderRecord, withoutPersonalData } from './privacy.js';

@@ -1,14 +1,24 @@
 // Card payment intents made with a node's gateway: the amount and currency drawn from the tab they
 // pay, gateway failures turned into the error table, and a retry with the same idempotency key
-// answering the first result.
+// answering the first result (recorded by the storefront actor, the writer of that record).
+import type { ActorRuntime } from '../../core/actor/runtime.js';
 import { appError } from '../../core/errors.js';
-import { assertIdempotencyKey, findIdempotent, fingerprint, recordIdempotent, type IdempotentResult } from '../../core/idempotency.js';
+import { assertIdempotencyKey, findIdempotent, fingerprint, type IdempotentResult } from '../../core/idempotency.js';
 import { currencyExponent, currencyOf, parseMoney, toMajor } from '../../core/money.js';
 import { GatewayError, type PaymentGateway, type PaymentIntent } from '../../core/payments/gateway.js';
-import { WriteBatch, type Store } from '../../core/store/store.js';
+import type { Store } from '../../core/store/store.js';
 import type { Clock } from '../../core/clock.js';
 import { readOrder, SF_ORDER, totalsOf } from './order.js';
 import type { StorefrontServices } from './services.js';
+import { STOREFRONT_ACTOR, STOREFRONT_KEY, type StorefrontMessage } from './storefront-actor.js';
+
+/** What making an intent needs of the node. */
+export interface IntentParts {
+  readonly store: Store;
+  readonly clock: Clock;
+  readonly runtime: Pick<ActorRuntime, 'ask'>;
+  readonly storefront: StorefrontServices;
+}
 
 export interface IntentRequest {
   amount?: unknown;
@@ -62,19 +72,18 @@ export type IntentView = ReturnType<typeof intentView>;
  * even once the tab it paid is closed (the client that never heard the first answer retries after
  * paying), and retries arriving together make one intent. The answer is recorded after the gateway
  * made the intent; a crash in between is covered by the gateway itself, which is handed the same key.
- * Nothing else writes an idempotency record under this key, so no actor serializes it: the node's
- * gate does, per tenant and key.
+ * The gateway call stays out of the storefront actor (its mailbox would wait on the processor); the
+ * node's gate serializes retries per tenant and key, and the actor writes the answer.
  */
 export async function createPaymentIntent(
-  store: Store,
-  clock: Clock,
-  services: StorefrontServices,
+  parts: IntentParts,
   tenant: string,
   processor: string,
   body: IntentRequest,
   methodTypes: string[],
   status: number,
 ): Promise<IdempotentResult<IntentView>> {
+  const { store, clock, storefront: services } = parts;
   assertIdempotencyKey(body.idempotencyKey);
   const key = body.idempotencyKey;
   if (!key) return { status, body: await makeIntent(store, services, tenant, processor, body, methodTypes) };
@@ -83,9 +92,8 @@ export async function createPaymentIntent(
     const hit = findIdempotent<IntentView>(store, tenant, key, print, clock);
     if (hit) return hit;
     const out = { status, body: await makeIntent(store, services, tenant, processor, body, methodTypes) };
-    const batch = new WriteBatch();
-    recordIdempotent(batch, tenant, key, print, out, clock);
-    await store.commit(batch);
+    const msg: StorefrontMessage = { type: 'record-intent', key, print, result: out };
+    await parts.runtime.ask(tenant, STOREFRONT_ACTOR, STOREFRONT_KEY, msg);
     return out;
   });
 }

@@ -1,11 +1,11 @@
-// Print jobs and sent receipts leave through the outbox: stored now, in a transaction of their own
-// (nothing else changes with them), and handed to the provider by the dispatcher after commit.
-import type { OutboxEntry, OutboxMessage, OutboxProvider } from '../../core/outbox.js';
-import { WriteBatch, type Store } from '../../core/store/store.js';
+// Print jobs and sent receipts leave through the outbox: the storefront actor stores each in a
+// write of its own (nothing else changes with it), and the dispatcher hands it to the provider
+// after commit.
+import type { ActorRuntime } from '../../core/actor/runtime.js';
+import type { OutboxEntry, OutboxMessage } from '../../core/outbox.js';
+import { STOREFRONT_ACTOR, STOREFRONT_KEY, type StorefrontMessage } from './storefront-actor.js';
 
-export async function queueReceipt(store: Store, outbox: OutboxProvider, tenant: string, msg: OutboxMessage): Promise<OutboxEntry> {
-  const batch = new WriteBatch();
-  const sent = await outbox.send(tenant, msg, batch);
-  await store.commit(batch);
-  return sent;
+export function queueReceipt(runtime: Pick<ActorRuntime, 'ask'>, tenant: string, msg: OutboxMessage): Promise<OutboxEntry> {
+  const ask: StorefrontMessage = { type: 'queue-receipt', msg };
+  return runtime.ask<OutboxEntry>(tenant, STOREFRONT_ACTOR, STOREFRONT_KEY, ask);
 }

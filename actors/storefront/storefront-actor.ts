@@ -1,10 +1,13 @@
 // The storefront's tenant-wide actor (kind `storefront`, key `main`): what several locations share
 // and so must be serialised once per tenant. It hands out order numbers (per tenant, never twice),
 // records which order a card payment intent was applied to (one intent pays one order, even when
-// two locations try at once), creates POS categories (names unique) and writes the organisation's
-// storefront settings. The POS tabs actors ask it; it never asks them.
+// two locations try at once), creates POS categories (names unique), writes the organisation's
+// storefront settings, records the first answer to a payment intent made with an idempotency key,
+// and queues receipts and print jobs in the outbox. The POS tabs actors ask it; it never asks them.
 import type { ActorContext, ActorKind } from '../../core/actor/runtime.js';
 import { appError } from '../../core/errors.js';
+import { recordIdempotent, type IdempotentResult } from '../../core/idempotency.js';
+import type { OutboxMessage } from '../../core/outbox.js';
 import { newRecord, type StoredRecord } from '../../core/store/record.js';
 import { RecordView } from '../../core/store/record-view.js';
 import { SF_CATEGORY, SF_ORDER } from './order.js';
@@ -22,7 +25,11 @@ export type StorefrontMessage =
   | { type: 'next-order-numbers'; count: number }
   | { type: 'claim-ref'; gateway: string; ref: string; orderId: string }
   | { type: 'create-category'; data: Record<string, unknown> }
-  | { type: 'update-settings'; patch: Partial<StorefrontSettings> };
+  | { type: 'update-settings'; patch: Partial<StorefrontSettings> }
+  /** The answer to an intent made with idempotency key `key` (payment-intents.ts). */
+  | { type: 'record-intent'; key: string; print: string; result: IdempotentResult }
+  /** A receipt, check or print job for the outbox: stored with nothing else, sent after commit. */
+  | { type: 'queue-receipt'; msg: OutboxMessage };
 
 interface State {
   lastNumber: number | undefined;
@@ -90,6 +97,13 @@ function receive(state: State, msg: StorefrontMessage, ctx: ActorContext): unkno
       state.settings = next;
       return next;
     }
+
+    case 'record-intent':
+      recordIdempotent(ctx.batch, ctx.tenant, msg.key, msg.print, msg.result, ctx.clock);
+      return msg.result;
+
+    case 'queue-receipt':
+      return ctx.services.outbox.send(ctx.tenant, msg.msg, ctx.batch);
 
     default:
       throw appError('ERR_BAD_REQUEST', `unknown storefront message ${(msg as { type?: unknown }).type}`);

@@ -68,7 +68,7 @@ export const eventsModule: Module = {
     const backlog = deps.services.doorBacklog;
     // A single node writes what a crash left behind before it serves; in a cluster a tenant's
     // owner does it on the first read or scan of the tenant.
-    if (!deps.config.natsUrl) await backlog.resume(deps.store.listOrgs().map((o) => o.orgId));
+    if (!deps.config.natsUrl) await new EventsApi(deps).resumeDoors(backlog);
     // Hourly, from a minute after start: files no media record names (see sweepOrphanFiles).
     startPeriodic(deps, 'media file sweep', () => sweepOrphanFiles(deps), ORPHAN_SWEEP_EVERY_MS, ORPHAN_SWEEP_FIRST_MS);
   },

@@ -1,41 +1,26 @@
 // Check-in queue routes (spec: Endpoints → Check-in queue; all staff). Changes go to the check-in
 // actor of the location concerned, which asks the workflow, service-points and reservations
-// actors in turn; reads go to the store. `businessLocationId` is always the location slug; an sk
-// sent instead finds nothing, so lists come back empty (spec: Errors 10).
+// actors in turn; reads go through the check-in API (actors/checkin-queue/api.ts).
+// `businessLocationId` is always the location slug; an sk sent instead finds nothing, so lists
+// come back empty (spec: Errors 10).
 import { Type } from '@sinclair/typebox';
 import { AppError, appError } from '../../../core/errors.js';
 import { dayRange, parseDate } from '../../../core/timezone.js';
-import { CHECKIN_ACTOR, type CheckinMessage } from '../../../actors/checkin-queue/index.js';
-import { history, listPoints, liveTasks, position, summary } from '../../../actors/checkin-queue/index.js';
-import { RESERVATION_DATATYPE } from '../../../actors/reservations/index.js';
-import { findDefinition } from '../../../actors/reservations/index.js';
-import { locationTimezone } from '../../../actors/reservations/index.js';
+import { createCheckinApi, type CheckinApi } from '../../../actors/checkin-queue/index.js';
+import { createReservationsApi } from '../../../actors/reservations/index.js';
 import { pageItems } from '../../../core/store/query.js';
-import { locationOfPoint } from '../../../actors/service-points/index.js';
-import { CHECKIN_WAITING, CHECKIN_WORKFLOW, TASK_DATATYPE } from '../../../actors/workflow/index.js';
+import { createServicePointsApi } from '../../../actors/service-points/index.js';
+import { CHECKIN_WAITING } from '../../../actors/workflow/index.js';
 import type { AppDeps } from '../../deps.js';
-import { route, type RequestContext, type RouteDef } from '../../route.js';
+import { route, type RouteDef } from '../../route.js';
 import { FreeObject, recordOf } from '../../schemas.js';
-import { requireLocation } from '../reservations/index.js';
 import { byOf, IdParam, ISODate, ISODateTime, ListOf, Paging, RecordList, RecordSchema, Slug, StringEnum } from '../workflow/schemas.js';
-import { RESERVATION_READS_JOB, type ReservationRead } from '../../../actors/reservations/index.js';
 
 const TAG = 'Check-in queue';
 const TaskIdParam = IdParam('taskId', 'Check-in task id (sk)');
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
-function ask<R>(ctx: RequestContext, location: string, msg: CheckinMessage): Promise<R> {
-  return ctx.deps.runtime.ask<R>(ctx.tenant, CHECKIN_ACTOR, location, msg);
-}
-
-/** The location of a check-in task (404 when it is no check-in task of this tenant). */
-function taskLocation(ctx: RequestContext, taskId: string): string {
-  const task = ctx.deps.store.getRecord(ctx.tenant, TASK_DATATYPE, taskId);
-  if (!task || task.data.workflowId !== CHECKIN_WORKFLOW) throw appError('ERR_NOT_FOUND', `check-in task ${taskId}`);
-  return typeof task.data.businessLocationId === 'string' ? task.data.businessLocationId : '';
-}
-
-function taskAction(kind: 'leave' | 'no-show', summary: string, description: string): RouteDef {
+function taskAction(api: CheckinApi, kind: 'leave' | 'no-show', summary: string, description: string): RouteDef {
   return route({
     method: 'POST',
     path: `/checkin/:taskId/${kind}`,
@@ -46,7 +31,7 @@ function taskAction(kind: 'leave' | 'no-show', summary: string, description: str
     params: TaskIdParam,
     response: RecordSchema,
     errors: [404, 409],
-    handler: (ctx) => ask(ctx, taskLocation(ctx, ctx.params.taskId), { type: kind, taskId: ctx.params.taskId, by: byOf(ctx.principal) }),
+    handler: (ctx) => api.ask(ctx.tenant, api.taskLocation(ctx.tenant, ctx.params.taskId), { type: kind, taskId: ctx.params.taskId, by: byOf(ctx.principal) }),
   });
 }
 
@@ -56,7 +41,10 @@ const QueueItem = recordOf(FreeObject, {
 
 const ServedSchema = Type.Object({ task: RecordSchema, servicePoint: RecordSchema });
 
-export function checkinRoutes(_deps: AppDeps): RouteDef[] {
+export function checkinRoutes(deps: AppDeps): RouteDef[] {
+  const reservations = createReservationsApi(deps);
+  const api = createCheckinApi(deps, reservations);
+  const points = createServicePointsApi(deps);
   return [
     route({
       method: 'POST',
@@ -90,8 +78,8 @@ export function checkinRoutes(_deps: AppDeps): RouteDef[] {
           throw new AppError('ERR_VALIDATION', [msg], { messages: [msg] });
         }
         if (customer.email && !EMAIL.test(customer.email)) throw appError('ERR_VALIDATION', 'body/email must be an email address');
-        requireLocation(ctx, b.businessLocationId);
-        return ask(ctx, b.businessLocationId, { type: 'walk-in', customer, partySize: b.partySize, notes: b.notes, by: byOf(ctx.principal) });
+        reservations.requireLocation(ctx.tenant, b.businessLocationId);
+        return api.ask(ctx.tenant, b.businessLocationId, { type: 'walk-in', customer, partySize: b.partySize, notes: b.notes, by: byOf(ctx.principal) });
       },
     }),
 
@@ -114,17 +102,8 @@ export function checkinRoutes(_deps: AppDeps): RouteDef[] {
       response: RecordSchema,
       errors: [404, 409],
       handler: (ctx) => {
-        const booking = ctx.deps.store.getRecord(ctx.tenant, RESERVATION_DATATYPE, ctx.params.reservationId);
-        if (!booking) throw appError('ERR_NOT_FOUND', `reservation ${ctx.params.reservationId}`);
-        let location = ctx.body.businessLocationId;
-        if (location) requireLocation(ctx, location);
-        else {
-          const own = booking.data.businessLocationId;
-          const def = findDefinition(ctx.deps.store, ctx.tenant, String(booking.data.reservationDefinitionId ?? ''));
-          location = typeof own === 'string' && own ? own : def?.businessLocationId;
-        }
-        if (!location) throw appError('ERR_VALIDATION', 'body/businessLocationId is required: the booking names no location');
-        return ask(ctx, location, {
+        const { booking, location } = api.bookingLocation(ctx.tenant, ctx.params.reservationId, ctx.body.businessLocationId);
+        return api.ask(ctx.tenant, location, {
           type: 'from-reservation',
           reservationId: booking.sk,
           partySize: ctx.body.partySize,
@@ -150,7 +129,7 @@ export function checkinRoutes(_deps: AppDeps): RouteDef[] {
       response: ServedSchema,
       errors: [404, 409],
       handler: (ctx) =>
-        ask(ctx, taskLocation(ctx, ctx.params.taskId), {
+        api.ask(ctx.tenant, api.taskLocation(ctx.tenant, ctx.params.taskId), {
           type: 'assign',
           taskId: ctx.params.taskId,
           servicePointId: ctx.body.servicePointId,
@@ -159,11 +138,13 @@ export function checkinRoutes(_deps: AppDeps): RouteDef[] {
     }),
 
     taskAction(
+      api,
       'leave',
       'The guest left the queue',
       'Cancels the task with outcome `left`. A guest who was being served leaves the point `dirty`. A finished task: 409.',
     ),
     taskAction(
+      api,
       'no-show',
       'The guest did not come when called',
       'Cancels a waiting task with outcome `no_show`. A task being served (use leave) or finished: 409.',
@@ -186,7 +167,7 @@ export function checkinRoutes(_deps: AppDeps): RouteDef[] {
       response: RecordSchema,
       errors: [404, 409],
       handler: (ctx) =>
-        ask(ctx, taskLocation(ctx, ctx.params.taskId), {
+        api.ask(ctx.tenant, api.taskLocation(ctx.tenant, ctx.params.taskId), {
           type: 'notify',
           taskId: ctx.params.taskId,
           message: ctx.body.message,
@@ -212,8 +193,8 @@ export function checkinRoutes(_deps: AppDeps): RouteDef[] {
       response: Type.Object({ servicePoint: RecordSchema, completedTasks: Type.Array(RecordSchema) }),
       errors: [404, 409],
       handler: (ctx) => {
-        const location = locationOfPoint(ctx.deps.store, ctx.tenant, ctx.params.spId, ctx.body.businessLocationId);
-        return ask(ctx, location, { type: 'clear', point: ctx.params.spId, finalStatus: ctx.body.finalStatus, by: byOf(ctx.principal) });
+        const location = points.locationOf(ctx.tenant, ctx.params.spId, ctx.body.businessLocationId);
+        return api.ask(ctx.tenant, location, { type: 'clear', point: ctx.params.spId, finalStatus: ctx.body.finalStatus, by: byOf(ctx.principal) });
       },
     }),
 
@@ -226,7 +207,7 @@ export function checkinRoutes(_deps: AppDeps): RouteDef[] {
       query: Type.Object({ businessLocationId: Type.Optional(Slug), status: Type.Optional(Type.String({ maxLength: 40 })), ...Paging }),
       response: RecordList,
       handler: (ctx) =>
-        listPoints(ctx.deps, ctx.tenant, { location: ctx.query.businessLocationId, status: ctx.query.status }, {
+        api.points(ctx.tenant, { location: ctx.query.businessLocationId, status: ctx.query.status }, {
           page: ctx.query.page,
           pageSize: ctx.query.pageSize,
         }),
@@ -242,7 +223,7 @@ export function checkinRoutes(_deps: AppDeps): RouteDef[] {
       query: Type.Object({ businessLocationId: Type.Optional(Slug), ...Paging }),
       response: RecordList,
       handler: (ctx) =>
-        listPoints(ctx.deps, ctx.tenant, { location: ctx.query.businessLocationId, availableOnly: true }, {
+        api.points(ctx.tenant, { location: ctx.query.businessLocationId, availableOnly: true }, {
           page: ctx.query.page,
           pageSize: ctx.query.pageSize,
         }),
@@ -258,7 +239,7 @@ export function checkinRoutes(_deps: AppDeps): RouteDef[] {
       response: ListOf(QueueItem),
       handler: (ctx) => {
         let n = 0;
-        const items = liveTasks(ctx.deps.store, ctx.tenant, ctx.query.businessLocationId).map((t) => ({
+        const items = api.liveTasks(ctx.tenant, ctx.query.businessLocationId).map((t) => ({
           ...t,
           queuePosition: t.data.stageId === CHECKIN_WAITING ? ++n : 0,
         }));
@@ -287,7 +268,7 @@ export function checkinRoutes(_deps: AppDeps): RouteDef[] {
         servicePoints: Type.Integer(),
         availableServicePoints: Type.Integer(),
       }),
-      handler: (ctx) => summary(ctx.deps.store, ctx.tenant, ctx.query.businessLocationId, ctx.deps.clock.now()),
+      handler: (ctx) => api.summary(ctx.tenant, ctx.query.businessLocationId),
     }),
 
     route({
@@ -312,10 +293,10 @@ export function checkinRoutes(_deps: AppDeps): RouteDef[] {
         let to = q.to ? Date.parse(q.to) : undefined;
         if (q.date) {
           if (!parseDate(q.date)) throw appError('ERR_VALIDATION', 'query/date is not a calendar date');
-          const tz = q.businessLocationId ? locationTimezone(ctx.deps.store, ctx.tenant, q.businessLocationId) : 'UTC';
+          const tz = q.businessLocationId ? reservations.locationTimezone(ctx.tenant, q.businessLocationId) : 'UTC';
           [from, to] = dayRange(q.date, tz);
         }
-        return history(ctx.deps, ctx.tenant, q.businessLocationId, { from, to }, { page: q.page, pageSize: q.pageSize });
+        return api.history(ctx.tenant, q.businessLocationId, { from, to }, { page: q.page, pageSize: q.pageSize });
       },
     }),
 
@@ -340,9 +321,7 @@ export function checkinRoutes(_deps: AppDeps): RouteDef[] {
       }),
       errors: [404],
       handler: (ctx) => {
-        const task = ctx.deps.store.getRecord(ctx.tenant, TASK_DATATYPE, ctx.params.taskId);
-        if (!task || task.data.workflowId !== CHECKIN_WORKFLOW) throw appError('ERR_NOT_FOUND', `check-in task ${ctx.params.taskId}`);
-        return position(ctx.deps.store, ctx.tenant, task as Parameters<typeof position>[2]);
+        return api.position(ctx.tenant, ctx.params.taskId);
       },
     }),
 
@@ -363,15 +342,13 @@ export function checkinRoutes(_deps: AppDeps): RouteDef[] {
       }),
       response: RecordList,
       handler: (ctx) =>
-        ctx.deps.queries.run(ctx.tenant, RESERVATION_READS_JOB, {
-          op: 'upcoming',
-          tenant: ctx.tenant,
-          now: ctx.deps.clock.now(),
-          opts: { hours: ctx.query.hours ?? 2, lateMinutes: ctx.query.lateMinutes ?? 30, location: ctx.query.businessLocationId },
+        reservations.upcoming(ctx.tenant, {
+          hours: ctx.query.hours ?? 2,
+          lateMinutes: ctx.query.lateMinutes ?? 30,
+          location: ctx.query.businessLocationId,
           page: ctx.query.page,
           pageSize: ctx.query.pageSize,
-          limits: ctx.deps.config.store,
-        } satisfies ReservationRead),
+        }),
     }),
 
     route({
@@ -393,15 +370,13 @@ export function checkinRoutes(_deps: AppDeps): RouteDef[] {
       handler: (ctx) => {
         const q = ctx.query;
         if (q.date && !parseDate(q.date)) throw appError('ERR_VALIDATION', 'query/date is not a calendar date');
-        return ctx.deps.queries.run(ctx.tenant, RESERVATION_READS_JOB, {
-          op: 'today',
-          tenant: ctx.tenant,
-          now: ctx.deps.clock.now(),
-          opts: { location: q.businessLocationId, date: q.date, includeCancelled: q.includeCancelled },
+        return reservations.today(ctx.tenant, {
+          location: q.businessLocationId,
+          date: q.date,
+          includeCancelled: q.includeCancelled,
           page: q.page,
           pageSize: q.pageSize,
-          limits: ctx.deps.config.store,
-        } satisfies ReservationRead);
+        });
       },
     }),
   ];

@@ -5,7 +5,6 @@
 import type { AppDeps } from '../../deps.js';
 import { Type } from '@sinclair/typebox';
 import type { Principal } from '../../../core/auth/tokens.js';
-import { customerIdsOf, provenEmailOf } from '../../../actors/auth/index.js';
 import { appError } from '../../../core/errors.js';
 import type { StoredRecord } from '../../../core/store/record.js';
 import { route, type RouteDef } from '../../route.js';
@@ -15,23 +14,14 @@ import { TicketWithCode } from './tickets.js';
 
 const TAG = 'Attendee';
 
-/**
- * Whose tickets the caller holds: by holder email only once its account proved that address, and
- * by the customer ids that are its own (actors/auth/email-proof.ts). A sign-up that merely typed
- * an address sees no ticket issued to it.
- */
-function holderOf(svc: EventsApi<AppDeps>, tenant: string, p: Principal): { email?: string; customerIds: string[] } {
-  const email = provenEmailOf(svc.deps.store, tenant, p);
-  return { ...(email ? { email } : {}), customerIds: customerIdsOf(svc.deps.store, tenant, p) };
-}
-
 function owns(svc: EventsApi<AppDeps>, tenant: string, p: Principal, t: StoredRecord): boolean {
-  const h = holderOf(svc, tenant, p);
+  // A sign-up that merely typed an address sees no ticket issued to it (EventsApi.holderOf).
+  const h = svc.holderOf(tenant, p);
   return (h.email !== undefined && t.data.holderEmail === h.email) || h.customerIds.includes(String(t.data.customerId));
 }
 
 function myTickets(svc: EventsApi<AppDeps>, tenant: string, p: Principal): StoredRecord[] {
-  return ticketsOfHolder(svc, tenant, holderOf(svc, tenant, p));
+  return ticketsOfHolder(svc, tenant, svc.holderOf(tenant, p));
 }
 
 export function attendeeRoutes(svc: EventsApi<AppDeps>): RouteDef[] {

@@ -1,6 +1,6 @@
 // Events administration (spec: Endpoints → Events, all staff-only): events with their zones and
 // ticket types, publishing, sessions and the schedule, participants, media records. Writes go
-// through the tenant's events actor; reads go to the store. An event is named by id or slug.
+// through the tenant's events actor; reads through the events API. An event is named by id or slug.
 import type { AppDeps } from '../../deps.js';
 import { Type } from '@sinclair/typebox';
 import { appError } from '../../../core/errors.js';

@@ -14,19 +14,16 @@
 // the media record is written and the record is one write. The client's file name is kept only as
 // sanitised metadata (core/media-files.ts).
 import { Type, type Static } from '@sinclair/typebox';
-import type { Config } from '../../../core/config.js';
 import { AppError, appError } from '../../../core/errors.js';
-import type { Logger } from '../../../core/log.js';
-import { MediaFiles, sanitizeFileName, type StoredFile } from '../../../core/media-files.js';
+import { sanitizeFileName, type StoredFile } from '../../../core/media-files.js';
 import type { StoredRecord } from '../../../core/store/record.js';
-import type { Store } from '../../../core/store/store.js';
 import { EVENT_MEDIA } from '../../../actors/event-records/index.js';
 import type { AppDeps } from '../../deps.js';
 import { parseMultipart } from '../../multipart.js';
-import { storageQuota } from '../../storage-quota.js';
+import { FILE_KINDS, type FileKind, type MediaState, type UploadMeta } from '../../event-media.js';
 import { route, type RequestContext, type RouteDef } from '../../route.js';
 import { EventRef, RecordSchema } from './schemas.js';
-import type { EventsApi } from '../../../actors/events/index.js';
+import { EventsApi } from '../../../actors/events/index.js';
 
 const TAG = 'Events';
 const MULTIPART = 'multipart/form-data';
@@ -34,80 +31,9 @@ const JSON_TYPE = 'application/json';
 const OCTETS = 'application/octet-stream';
 /** Room for the multipart framing and text fields around a file of the size cap. */
 const MULTIPART_OVERHEAD = 64 * 1024;
-const FILE_KINDS = ['image', 'video', 'audio', 'document'] as const;
 const MIME = /^[a-z0-9][a-z0-9!#$&^_.+-]{0,126}\/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}$/;
 /** Types a browser may show inline; anything else (HTML, SVG, scripts) is sent as an attachment. */
 const INLINE = /^(image\/(png|jpeg|gif|webp|avif|bmp)|video\/(mp4|webm|ogg|quicktime)|audio\/(mpeg|mp4|ogg|wav|webm|aac|flac)|application\/pdf|text\/plain)$/;
-
-type FileKind = (typeof FILE_KINDS)[number];
-
-interface UploadMeta {
-  eventId: string;
-  title: string | undefined;
-  kind: FileKind | undefined;
-  description: string | undefined;
-  fileName: string;
-  mimeType: string;
-  by: string | null;
-}
-
-interface MediaState {
-  files: MediaFiles<UploadMeta>;
-  /** Completed uploads: upload id → tenant and media record id, so a retried complete answers it again. */
-  completed: Map<string, { tenant: string; mediaId: string; timer: NodeJS.Timeout }>;
-}
-
-declare module '../../../core/actor/services.js' {
-  interface NodeServices {
-    /** The node's stored event media files and the chunked uploads in progress (made on first use). */
-    readonly eventMedia: EventMedia;
-  }
-}
-
-/** One node's media files and uploads: a port (core/actor/services.ts), built by edge/app.ts. */
-export class EventMedia {
-  private state: MediaState | undefined;
-
-  constructor(
-    private readonly config: Config,
-    private readonly store: Store,
-    private readonly logger: Logger,
-  ) {}
-
-  /** The files and uploads, made on first use (a node without the events module never pays for them). */
-  get(): MediaState {
-    if (this.state) return this.state;
-    const { config, store, logger } = this;
-    const u = config.uploads;
-    const quota = storageQuota(config);
-    const s: MediaState = {
-      files: new MediaFiles<UploadMeta>({
-        root: u.dir ?? `${config.dataDir}/media`,
-        maxBytes: u.maxBytes,
-        chunkBytes: u.chunkBytes,
-        chunkTimeoutMs: u.chunkTimeoutMs,
-        store,
-        limitsOf: (tenant) => quota?.limitsOf(tenant, store.getOrg(tenant)),
-        minFreeDiskBytes: config.quotas.minFreeDiskBytes,
-      }),
-      completed: new Map(),
-    };
-    this.state = s;
-    // Files stored before media was counted: counted once per tenant, off any request's path.
-    void s.files.countAll().catch((err: unknown) => logger.warn({ err }, 'could not count stored media files'));
-    return s;
-  }
-
-  /** Drops unfinished uploads and their temp files. */
-  async close(): Promise<void> {
-    const s = this.state;
-    if (!s) return;
-    this.state = undefined;
-    for (const c of s.completed.values()) clearTimeout(c.timer);
-    s.completed.clear();
-    await s.files.close();
-  }
-}
 
 function stateOf(deps: AppDeps): MediaState {
   return deps.services.eventMedia.get();
@@ -174,22 +100,12 @@ function fileFields(f: Record<string, unknown>, at: string): Pick<UploadMeta, 't
 export async function removeStoredFiles(deps: AppDeps, tenant: string, records: readonly StoredRecord[]): Promise<void> {
   const files = stateOf(deps).files;
   // A record written through the record store may name the same file: that one keeps it.
-  const stillNamed = namedFiles(deps, tenant);
+  const stillNamed = new EventsApi(deps).mediaFileIds(tenant);
   for (const r of records) {
     const id = (r.data.file as { id?: unknown } | undefined)?.id;
     if (typeof id !== 'string' || stillNamed.has(id)) continue;
     await files.remove(tenant, id).catch((err: unknown) => deps.logger.warn({ err, tenant, fileId: id }, 'could not remove a deleted media file'));
   }
-}
-
-/** The stored files the tenant's media records name. */
-function namedFiles(deps: AppDeps, tenant: string): Set<string> {
-  const ids = new Set<string>();
-  for (const r of deps.store.scan(tenant, EVENT_MEDIA)) {
-    const id = (r.data.file as { id?: unknown } | undefined)?.id;
-    if (typeof id === 'string') ids.add(id);
-  }
-  return ids;
 }
 
 /** A stored file is an orphan once no media record has named it for this long (see sweepOrphanFiles). */
@@ -205,6 +121,7 @@ export const ORPHAN_AGE_MS = 60 * 60 * 1000;
  */
 export async function sweepOrphanFiles(deps: AppDeps, olderThanMs = ORPHAN_AGE_MS): Promise<number> {
   const files = stateOf(deps).files;
+  const events = new EventsApi(deps);
   // Wall-clock time, as the file times are.
   const cutoff = Date.now() - olderThanMs;
   const named = new Map<string, Set<string>>();
@@ -212,7 +129,7 @@ export async function sweepOrphanFiles(deps: AppDeps, olderThanMs = ORPHAN_AGE_M
   for (const f of await files.listStored()) {
     if (f.storedAt > cutoff) continue;
     let ids = named.get(f.tenant);
-    if (!ids) named.set(f.tenant, (ids = namedFiles(deps, f.tenant)));
+    if (!ids) named.set(f.tenant, (ids = events.mediaFileIds(f.tenant)));
     if (ids.has(f.id)) continue;
     await files.remove(f.tenant, f.id).then(
       () => removed++,
@@ -362,7 +279,7 @@ export function mediaRoutes(svc: EventsApi<AppDeps>, jsonCreate: ReturnType<type
       errors: [404],
       handler: async (ctx) => {
         const ev = svc.event(ctx.tenant, ctx.params.id);
-        const rec = deps.store.find(ctx.tenant, EVENT_MEDIA, { 'data.event': ev.sk, 'data.file.id': ctx.params.fileId }, { pageSize: 1 }).data[0];
+        const rec = svc.mediaOfFile(ctx.tenant, ev.sk, ctx.params.fileId);
         if (!rec) throw appError('ERR_NOT_FOUND', `file ${ctx.params.fileId}`);
         const file = rec.data.file as { id: string; name: string; sha256: string };
         const mime = mimeOf(rec.data.mimeType as string);
@@ -469,7 +386,7 @@ export function mediaRoutes(svc: EventsApi<AppDeps>, jsonCreate: ReturnType<type
         svc.serialize(ctx.tenant, `media-upload:${ctx.params.uploadId}`, async () => {
           const done = st.completed.get(ctx.params.uploadId);
           if (done && done.tenant === ctx.tenant) {
-            const rec = deps.store.getRecord(ctx.tenant, EVENT_MEDIA, done.mediaId);
+            const rec = svc.mediaRecord(ctx.tenant, done.mediaId);
             if (rec && rec.data.event === svc.event(ctx.tenant, ctx.params.id).sk) return rec;
           }
           uploadOf(ctx);

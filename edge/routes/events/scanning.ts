@@ -6,8 +6,8 @@
 import type { AppDeps } from '../../deps.js';
 import { appError } from '../../../core/errors.js';
 import type { StoredRecord } from '../../../core/store/record.js';
-import { TICKET, DEFAULT_CODE_SKEW_SECONDS } from '../../../actors/event-records/index.js';
-import { type CheckinStats as Stats, type ZoneOccupancy as ZoneOcc, locateTicket, type Located, scanEntry, type ScanInput, type ScanReply, type ValidateReply, UNMATCHED_SCANS } from '../../../actors/scanner/index.js';
+import { DEFAULT_CODE_SKEW_SECONDS } from '../../../actors/event-records/index.js';
+import { type CheckinStats as Stats, type ZoneOccupancy as ZoneOcc, type Located, scanEntry, type ScanInput, type ScanReply, type ValidateReply } from '../../../actors/scanner/index.js';
 import { doorFree } from './door-wait.js';
 import { route, type RouteDef } from '../../route.js';
 import {
@@ -45,22 +45,6 @@ interface Target {
   located?: Located;
 }
 
-/** The event a scan is for: the one it names, else the one its code points at. */
-function eventFor(svc: EventsApi<AppDeps>, tenant: string, b: ScanBody): Target {
-  if (b.eventId !== undefined) return { ev: svc.event(tenant, b.eventId) };
-  const store = svc.deps.store;
-  let t: StoredRecord | undefined;
-  let located: Located | undefined;
-  if (b.ticketId !== undefined) t = store.getRecord(tenant, TICKET, b.ticketId);
-  else {
-    const found = locateTicket(store, tenant, b.code ?? '');
-    t = found?.ticket;
-    located = found?.located;
-  }
-  const ev = t && typeof t.data.event === 'string' ? svc.findEvent(tenant, t.data.event) : undefined;
-  return ev && located ? { ev, located } : { ev };
-}
-
 /** Checks what only the event can tell (its zones, its clock-skew tolerance) and builds the input. */
 function scanInput(svc: EventsApi<AppDeps>, ev: StoredRecord | undefined, b: ScanBody, at: string): ScanInput {
   if (b.zone !== undefined && ev) {
@@ -81,11 +65,11 @@ function unmatched(svc: EventsApi<AppDeps>, tenant: string, kind: 'in' | 'out', 
   const e = scanEntry(kind, s, by, svc.deps.clock.now());
   e.reason = 'invalid_code';
   if (s.code !== undefined) e.code = s.code.slice(0, 256);
-  return svc.deps.runtime.ask<ScanReply>(tenant, UNMATCHED_SCANS, '_', e);
+  return svc.unmatchedScan<ScanReply>(tenant, e);
 }
 
 function scan(svc: EventsApi<AppDeps>, tenant: string, kind: 'in' | 'out', b: ScanBody, by: string | null): Promise<ScanReply> {
-  const { ev, located } = eventFor(svc, tenant, b);
+  const { ev, located }: Target = svc.scanTarget(tenant, b);
   const s = scanInput(svc, ev, b, 'body');
   if (!ev) return unmatched(svc, tenant, kind, s, by);
   if (located) s.located = located;
@@ -162,7 +146,7 @@ export function scanningRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
           if (b.code === undefined && (direction === 'in' || b.ticketId === undefined)) {
             throw appError('ERR_VALIDATION', direction === 'in' ? `${at}/code is required` : `${at}/code or ${at}/ticketId is required`);
           }
-          const { ev, located } = eventFor(svc, ctx.tenant, b);
+          const { ev, located }: Target = svc.scanTarget(ctx.tenant, b);
           const s = scanInput(svc, ev, b, at);
           if (!ev) {
             results[i] = unmatched(svc, ctx.tenant, direction, s, by);
@@ -198,7 +182,7 @@ export function scanningRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
       errors: [404],
       handler: async (ctx) => {
         const b = ctx.body;
-        const { ev, located } = eventFor(svc, ctx.tenant, b);
+        const { ev, located }: Target = svc.scanTarget(ctx.tenant, b);
         scanInput(svc, ev, b, 'body');
         if (!ev) return { valid: false, reason: 'invalid_code' } satisfies ValidateReply;
         return svc.scanner<ValidateReply>(ctx.tenant, ev.sk, { type: 'validate', code: b.code, zone: b.zone, ...(located ? { located } : {}) });

@@ -1,33 +1,19 @@
 // Reservation and service point routes (spec: Endpoints → Reservations and service points).
-// Bookings are written by the reservations actor of their definition; service points by the
-// service-points actor of their location; reads go to the store.
+// Each handler makes one call into the reservations API (bookings, settings: their actors; reads:
+// the store or the query pool) or the service-points API (the actor of the point's location).
 import { Type } from '@sinclair/typebox';
 import { AppError, appError } from '../../../core/errors.js';
 import { assertIdempotencyKey } from '../../../core/idempotency.js';
-import { isId } from '../../../core/ids.js';
 import type { StoredRecord } from '../../../core/store/record.js';
 import { parseDate } from '../../../core/timezone.js';
 import type { Principal } from '../../../core/auth/tokens.js';
-import {
-  findDefinition,
-  parseDefinition,
-  RESERVATION_DATATYPE,
-  RESERVATION_DEFINITION_DATATYPE,
-  resolveService,
-  type Definition,
-} from '../../../actors/reservations/index.js';
-import { RESERVATIONS_ACTOR, type Owner, type ReservationMessage } from '../../../actors/reservations/index.js';
-import { findLocation, LOCATION_DATATYPE, locationNotFound, present, type SlotView } from '../../../actors/reservations/index.js';
-import { reservationSettingsOf, saveReservationSettings } from '../../../actors/reservations/index.js';
-import { listPoints } from '../../../actors/checkin-queue/index.js';
-import { SERVICE_POINT_DATATYPE } from '../../../actors/service-points/index.js';
-import { askServicePoints } from '../../../actors/service-points/index.js';
+import { parseDefinition, type Definition } from '../../../actors/reservations/index.js';
+import { createReservationsApi, present, type Owner, type ReservationsApi } from '../../../actors/reservations/index.js';
+import { createCheckinApi } from '../../../actors/checkin-queue/index.js';
+import { createServicePointsApi } from '../../../actors/service-points/index.js';
 import type { AppDeps } from '../../deps.js';
 import { route, type RequestContext, type RouteDef } from '../../route.js';
 import { IdParam, ISODate, Paging, RecordList, RecordSchema, Slug, StringEnum } from '../workflow/schemas.js';
-import { listRecords } from '../../../actors/records/index.js';
-import { RESERVATION_READS_JOB, type ReservationRead } from '../../../actors/reservations/index.js';
-import type { QueryRunner } from '../../../core/query/pool.js';
 
 const TAG = 'Reservations';
 const SP_TAG = 'Service points';
@@ -68,11 +54,6 @@ const RESERVED = new Set([
 ]);
 
 const MAX_ANSWERS = 100;
-
-/** A reservation read that scans a tenant's bookings, in a query worker (actors/reservations/read-job.ts). */
-function reservationRead<T = unknown>(ctx: { tenant: string; deps: { queries: QueryRunner } }, q: ReservationRead): Promise<T> {
-  return ctx.deps.queries.run<T>(ctx.tenant, RESERVATION_READS_JOB, q);
-}
 
 function ownerOf(p: Principal | undefined): Owner {
   if (!p) throw appError('ERR_UNAUTHENTICATED', 'send a bearer token in the Authorization header');
@@ -120,8 +101,8 @@ const SettingsSchema = Type.Object({
  * The organisation setting `servicePointsRequireStaffToken`: when on, a service-point write needs a
  * staff token with role User (a customer's or another staff token: 403).
  */
-function requireStaffIfConfigured(ctx: RequestContext): void {
-  if (!reservationSettingsOf(ctx.deps.store.getOrg(ctx.tenant)).servicePointsRequireStaffToken) return;
+function requireStaffIfConfigured(api: ReservationsApi, ctx: RequestContext): void {
+  if (!api.settings(ctx.tenant).servicePointsRequireStaffToken) return;
   const p = ctx.principal;
   if (!(p && p.kind === 'staff' && p.roles.includes('User'))) {
     throw appError('ERR_FORBIDDEN', 'this organisation requires a staff token to change service points (servicePointsRequireStaffToken)');
@@ -135,25 +116,10 @@ const SP_GATE_NOTE =
   '(spec: Auth `customer`).';
 
 /** A booking the caller owns (another customer's is a 404: spec Errors, 404). */
-function ownBooking(ctx: RequestContext, id: string): StoredRecord {
-  const rec = ctx.deps.store.getRecord(ctx.tenant, RESERVATION_DATATYPE, id);
+function ownBooking(api: ReservationsApi, ctx: RequestContext, id: string): StoredRecord {
+  const rec = api.booking(ctx.tenant, id);
   if (!rec || rec.data.customerId !== ownerOf(ctx.principal).customerId) throw appError('ERR_NOT_FOUND', `reservation ${id}`);
   return rec;
-}
-
-function askReservations<R>(ctx: RequestContext, definitionId: string, msg: ReservationMessage): Promise<R> {
-  return ctx.deps.runtime.ask<R>(ctx.tenant, RESERVATIONS_ACTOR, definitionId, msg);
-}
-
-/** The location a write names: it must exist by slug; its sk gets a 400 that says what to send. */
-export function requireLocation(ctx: RequestContext, slug: string): StoredRecord {
-  const loc = findLocation(ctx.deps.store, ctx.tenant, slug);
-  if (loc) return loc;
-  const byId = isId(slug) ? ctx.deps.store.getRecord(ctx.tenant, LOCATION_DATATYPE, slug) : undefined;
-  if (byId) {
-    throw appError('ERR_VALIDATION', `body/businessLocationId must be the location slug ("${String(byId.data.name)}"), not the location's id`);
-  }
-  throw locationNotFound(slug);
 }
 
 /** A definition as clients see it: services (the implicit one included) and timezone resolved. */
@@ -215,7 +181,10 @@ const SlotSchema = Type.Object({
   available: Type.Boolean({ description: 'remaining >= partySize' }),
 });
 
-export function reservationRoutes(_deps: AppDeps): RouteDef[] {
+export function reservationRoutes(deps: AppDeps): RouteDef[] {
+  const api = createReservationsApi(deps);
+  const points = createServicePointsApi(deps);
+  const checkin = createCheckinApi(deps, api);
   return [
     route({
       method: 'GET',
@@ -227,11 +196,7 @@ export function reservationRoutes(_deps: AppDeps): RouteDef[] {
       query: Type.Object({ ...Paging }),
       response: RecordList,
       handler: async (ctx) => {
-        const page = await listRecords(ctx.deps, ctx.tenant, RESERVATION_DEFINITION_DATATYPE, {}, {
-          page: ctx.query.page,
-          pageSize: ctx.query.pageSize,
-          sort: 'data.name',
-        });
+        const page = await api.definitions(ctx.tenant, { page: ctx.query.page, pageSize: ctx.query.pageSize });
         return { ...page, data: page.data.map((r) => presentDefinition(parseDefinition(r))) };
       },
     }),
@@ -267,21 +232,10 @@ export function reservationRoutes(_deps: AppDeps): RouteDef[] {
         slots: Type.Array(SlotSchema),
       }),
       errors: [404],
-      handler: async (ctx) => {
+      handler: (ctx) => {
         const b = ctx.body;
         if (!parseDate(b.serviceDate)) throw appError('ERR_VALIDATION', 'body/serviceDate is not a calendar date');
-        const def = findDefinition(ctx.deps.store, ctx.tenant, b.reservationDefinitionId);
-        if (!def) throw appError('ERR_NOT_FOUND', `reservation definition ${b.reservationDefinitionId}`);
-        const service = resolveService(def, b.serviceName);
-        const partySize = b.partySize ?? 1;
-        return {
-          reservationDefinitionId: def.id,
-          service: { ...(service.id !== undefined ? { id: service.id } : {}), name: service.name, durationMinutes: service.durationMinutes, capacity: service.capacity },
-          serviceDate: b.serviceDate,
-          timezone: def.timezone,
-          partySize,
-          slots: await reservationRead<SlotView[]>(ctx, { op: 'slots', tenant: ctx.tenant, def, service, date: b.serviceDate, partySize, now: ctx.deps.clock.now() }),
-        };
+        return api.slots(ctx.tenant, b);
       },
     }),
 
@@ -302,17 +256,11 @@ export function reservationRoutes(_deps: AppDeps): RouteDef[] {
       }),
       response: RecordList,
       handler: (ctx) =>
-        reservationRead(ctx, {
-          op: 'own',
-          tenant: ctx.tenant,
-          customerId: ownerOf(ctx.principal).customerId,
-          opts: {
-            page: ctx.query.page,
-            pageSize: ctx.query.pageSize,
-            status: ctx.query.status,
-            from: ctx.query.upcoming ? ctx.deps.clock.now() : undefined,
-          },
-          limits: ctx.deps.config.store,
+        api.ownBookings(ctx.tenant, ownerOf(ctx.principal).customerId, {
+          page: ctx.query.page,
+          pageSize: ctx.query.pageSize,
+          status: ctx.query.status,
+          upcoming: ctx.query.upcoming,
         }),
     }),
 
@@ -326,8 +274,8 @@ export function reservationRoutes(_deps: AppDeps): RouteDef[] {
       response: RecordSchema,
       errors: [404],
       handler: (ctx) => {
-        const rec = ownBooking(ctx, ctx.params.id);
-        return present(rec, findDefinition(ctx.deps.store, ctx.tenant, String(rec.data.reservationDefinitionId ?? '')));
+        const rec = ownBooking(api, ctx, ctx.params.id);
+        return present(rec, api.definition(ctx.tenant, String(rec.data.reservationDefinitionId ?? '')));
       },
     }),
 
@@ -357,9 +305,9 @@ export function reservationRoutes(_deps: AppDeps): RouteDef[] {
           throw appError('ERR_FORBIDDEN', 'customers book for themselves: leave customerId out');
         }
         const defId = String(body.reservationDefinitionId);
-        if (!findDefinition(ctx.deps.store, ctx.tenant, defId)) throw appError('ERR_NOT_FOUND', `reservation definition ${defId}`);
+        if (!api.definition(ctx.tenant, defId)) throw appError('ERR_NOT_FOUND', `reservation definition ${defId}`);
         const b = ctx.body;
-        return askReservations<StoredRecord>(ctx, defId, {
+        return api.ask<StoredRecord>(ctx.tenant, defId, {
           type: 'create',
           owner,
           idempotencyKey: b.idempotencyKey,
@@ -396,10 +344,10 @@ export function reservationRoutes(_deps: AppDeps): RouteDef[] {
         refuseWrapped(body);
         const id = ctx.body.id ?? ctx.body.reservationId;
         if (!id) throw new AppError('ERR_VALIDATION', ['body/id is required'], { messages: ['body/id is required'] });
-        const rec = ownBooking(ctx, id);
+        const rec = ownBooking(api, ctx, id);
         const b = ctx.body;
         const answers = answersOf(body);
-        return askReservations<StoredRecord>(ctx, String(rec.data.reservationDefinitionId ?? ''), {
+        return api.ask<StoredRecord>(ctx.tenant, String(rec.data.reservationDefinitionId ?? ''), {
           type: 'update',
           id,
           owner: ownerOf(ctx.principal),
@@ -435,8 +383,8 @@ export function reservationRoutes(_deps: AppDeps): RouteDef[] {
       }),
       errors: [404, 409],
       handler: (ctx) => {
-        const rec = ownBooking(ctx, ctx.params.reservationId);
-        return askReservations(ctx, String(rec.data.reservationDefinitionId ?? ''), {
+        const rec = ownBooking(api, ctx, ctx.params.reservationId);
+        return api.ask(ctx.tenant, String(rec.data.reservationDefinitionId ?? ''), {
           type: 'send-reminder',
           id: rec.sk,
           owner: ownerOf(ctx.principal),
@@ -452,7 +400,7 @@ export function reservationRoutes(_deps: AppDeps): RouteDef[] {
       tag: SP_TAG,
       summary: "The organisation's reservation settings (role Admin or ConfigAdmin)",
       response: SettingsSchema,
-      handler: (ctx) => reservationSettingsOf(ctx.deps.store.getOrg(ctx.tenant)),
+      handler: (ctx) => api.settings(ctx.tenant),
     }),
 
     route({
@@ -469,7 +417,7 @@ export function reservationRoutes(_deps: AppDeps): RouteDef[] {
         'venue’s tables (the spec’s default).',
       body: Type.Object({ servicePointsRequireStaffToken: Type.Boolean() }, { additionalProperties: false }),
       response: SettingsSchema,
-      handler: (ctx) => saveReservationSettings(ctx.deps.store, ctx.tenant, ctx.body),
+      handler: (ctx) => api.updateSettings(ctx.tenant, ctx.body),
     }),
 
     // Service points: read and changed at the customer level (spec: Auth `customer`); the
@@ -487,7 +435,7 @@ export function reservationRoutes(_deps: AppDeps): RouteDef[] {
       }),
       response: RecordList,
       handler: (ctx) =>
-        listPoints(ctx.deps, ctx.tenant, { location: ctx.query.businessLocationId, status: ctx.query.status }, {
+        checkin.points(ctx.tenant, { location: ctx.query.businessLocationId, status: ctx.query.status }, {
           page: ctx.query.page,
           pageSize: ctx.query.pageSize,
         }),
@@ -502,11 +450,7 @@ export function reservationRoutes(_deps: AppDeps): RouteDef[] {
       params: IdParam('id', 'Service point id (sk)'),
       response: RecordSchema,
       errors: [404],
-      handler: (ctx) => {
-        const rec = ctx.deps.store.getRecord(ctx.tenant, SERVICE_POINT_DATATYPE, ctx.params.id);
-        if (!rec) throw appError('ERR_NOT_FOUND', `service point ${ctx.params.id}`);
-        return rec;
-      },
+      handler: (ctx) => points.get(ctx.tenant, ctx.params.id),
     }),
 
     route({
@@ -530,11 +474,11 @@ export function reservationRoutes(_deps: AppDeps): RouteDef[] {
       response: RecordSchema,
       errors: [403, 404, 409],
       handler: (ctx) => {
-        requireStaffIfConfigured(ctx);
-        requireLocation(ctx, ctx.body.businessLocationId);
+        requireStaffIfConfigured(api, ctx);
+        api.requireLocation(ctx.tenant, ctx.body.businessLocationId);
         const data: Record<string, unknown> = { ...(ctx.body as Record<string, unknown>) };
         for (const k of ['id', 'sk', 'pk', 'version', 'datatype', 'data', 'isNew']) delete data[k];
-        return askServicePoints(ctx.deps.runtime, ctx.tenant, ctx.body.businessLocationId, { type: 'create', data });
+        return points.create(ctx.tenant, ctx.body.businessLocationId, data);
       },
     }),
 
@@ -558,17 +502,10 @@ export function reservationRoutes(_deps: AppDeps): RouteDef[] {
       response: RecordSchema,
       errors: [403, 404, 409],
       handler: (ctx) => {
-        requireStaffIfConfigured(ctx);
-        const rec = ctx.deps.store.getRecord(ctx.tenant, SERVICE_POINT_DATATYPE, ctx.body.id);
-        if (!rec) throw appError('ERR_NOT_FOUND', `service point ${ctx.body.id}`);
+        requireStaffIfConfigured(api, ctx);
         const changes: Record<string, unknown> = { ...(ctx.body as Record<string, unknown>) };
         for (const k of ['id', 'sk', 'pk', 'version', 'datatype', 'data', 'isNew']) delete changes[k];
-        return askServicePoints(ctx.deps.runtime, ctx.tenant, String(rec.data.businessLocationId ?? ''), {
-          type: 'update',
-          point: rec.sk,
-          changes,
-          version: ctx.body.version,
-        });
+        return points.update(ctx.tenant, ctx.body.id, changes, ctx.body.version);
       },
     }),
 
@@ -583,10 +520,8 @@ export function reservationRoutes(_deps: AppDeps): RouteDef[] {
       response: Type.Object({ deleted: Type.Boolean(), id: Type.String() }),
       errors: [403, 404, 409],
       handler: (ctx) => {
-        requireStaffIfConfigured(ctx);
-        const rec = ctx.deps.store.getRecord(ctx.tenant, SERVICE_POINT_DATATYPE, ctx.params.id);
-        if (!rec) throw appError('ERR_NOT_FOUND', `service point ${ctx.params.id}`);
-        return askServicePoints(ctx.deps.runtime, ctx.tenant, String(rec.data.businessLocationId ?? ''), { type: 'delete', point: rec.sk });
+        requireStaffIfConfigured(api, ctx);
+        return points.remove(ctx.tenant, ctx.params.id);
       },
     }),
   ];

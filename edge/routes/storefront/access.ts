@@ -13,9 +13,7 @@
 // caller gets the order without them (actors/storefront/privacy.ts).
 import { appError } from '../../../core/errors.js';
 import type { Principal } from '../../../core/auth/tokens.js';
-import { isOrderRecord, withoutPersonalData } from '../../../actors/storefront/index.js';
-import { storefrontSettingsOf } from '../../../actors/storefront/index.js';
-import type { AppDeps } from '../../deps.js';
+import { isOrderRecord, withoutPersonalData, type StorefrontApi } from '../../../actors/storefront/index.js';
 import type { RequestContext, RouteDef } from '../../route.js';
 
 export function isStaff(p: Principal | undefined): boolean {
@@ -32,15 +30,11 @@ export function customerOf(p: Principal | undefined): string | undefined {
   return p?.kind === 'customer' ? (p.customerId ?? p.sub) : undefined;
 }
 
-export function storefrontClosed(deps: AppDeps, tenant: string): boolean {
-  return storefrontSettingsOf(deps.store.getOrg(tenant)).posRequiresStaffToken;
-}
-
 const REASON = 'this organisation keeps its storefront closed (posRequiresStaffToken): send a staff or an application token';
 
 /** The closed storefront's check: staff or application; otherwise 401 without a token, 403 with another. */
-export function requireStaffOrAppIfClosed(caller: { tenant: string; principal: Principal | undefined; deps: AppDeps }): void {
-  if (!storefrontClosed(caller.deps, caller.tenant)) return;
+export function requireStaffOrAppIfClosed(sf: Pick<StorefrontApi, 'closed'>, caller: { tenant: string; principal: Principal | undefined }): void {
+  if (!sf.closed(caller.tenant)) return;
   const p = caller.principal;
   if (!p) throw appError('ERR_UNAUTHENTICATED', REASON);
   if (!isStaff(p) && !isApplication(p)) throw appError('ERR_FORBIDDEN', REASON);
@@ -68,16 +62,21 @@ const MODES =
   "the answer carries the guest's email, phone, address and customer id only for staff or the order's own customer; anyone else " +
   "sees the guest's name and none of those.";
 
-/** A storefront route of the POS: behind the closed-storefront check, its answer shown as the caller may see it. */
-export function posRoute(def: RouteDef, note = ''): RouteDef {
-  const handler = def.handler;
-  return {
-    ...def,
-    description: (def.description ?? def.summary) + note + MODES,
-    guard: requireStaffOrAppIfClosed,
-    handler: async (ctx: RequestContext) => {
-      requireStaffOrAppIfClosed(ctx);
-      return shownTo(ctx.principal, await handler(ctx));
-    },
+export type PosRoute = (def: RouteDef, note?: string) => RouteDef;
+
+/** Makes storefront routes of the POS: behind the closed-storefront check, their answer shown as the caller may see it. */
+export function posRouteOf(sf: Pick<StorefrontApi, 'closed'>): PosRoute {
+  const guard = (caller: { tenant: string; principal: Principal | undefined }) => requireStaffOrAppIfClosed(sf, caller);
+  return (def, note = '') => {
+    const handler = def.handler;
+    return {
+      ...def,
+      description: (def.description ?? def.summary) + note + MODES,
+      guard,
+      handler: async (ctx: RequestContext) => {
+        guard(ctx);
+        return shownTo(ctx.principal, await handler(ctx));
+      },
+    };
   };
 }

@@ -1,14 +1,9 @@
 // Products, POS categories and the organisation's storefront settings.
 import { Type } from '@sinclair/typebox';
 import { appError } from '../../../core/errors.js';
-import type { StoredRecord } from '../../../core/store/record.js';
-import { listPosCategories } from '../../../actors/storefront/index.js';
-import { storefrontSettingsOf, type StorefrontSettings } from '../../../actors/storefront/index.js';
-import { STOREFRONT_ACTOR, STOREFRONT_KEY, type StorefrontMessage } from '../../../actors/storefront/index.js';
-import type { AppDeps } from '../../deps.js';
+import type { StorefrontApi } from '../../../actors/storefront/index.js';
 import { route, type RouteDef } from '../../route.js';
 import { ListOf, Paging, RecordSchema, Slug, TAG } from './common.js';
-import { CATALOG_JOB, type CatalogRead } from '../../../actors/storefront/index.js';
 
 const ADMIN_ROLES = ['Admin', 'ConfigAdmin'];
 
@@ -21,7 +16,7 @@ const SettingsSchema = Type.Object({
   }),
 });
 
-export function catalogRoutes(_deps: AppDeps): RouteDef[] {
+export function catalogRoutes(sf: StorefrontApi): RouteDef[] {
   return [
     route({
       method: 'GET',
@@ -42,7 +37,7 @@ export function catalogRoutes(_deps: AppDeps): RouteDef[] {
         ...Paging,
       }),
       response: ListOf(RecordSchema),
-      handler: (ctx) => ctx.deps.queries.run(ctx.tenant, CATALOG_JOB, { tenant: ctx.tenant, query: ctx.query, limits: ctx.deps.config.store } satisfies CatalogRead),
+      handler: (ctx) => sf.products(ctx.tenant, ctx.query, ctx.deps.config.store),
     }),
 
     route({
@@ -56,7 +51,7 @@ export function catalogRoutes(_deps: AppDeps): RouteDef[] {
         '**Access.** Open in both storefront modes (the catalogue).',
       query: Type.Object({ businessLocationId: Type.Optional(Slug), ...Paging }),
       response: ListOf(RecordSchema),
-      handler: (ctx) => listPosCategories(ctx.deps.store, ctx.tenant, ctx.query, ctx.deps.config.store),
+      handler: (ctx) => sf.categories(ctx.tenant, ctx.query, ctx.deps.config.store),
     }),
 
     route({
@@ -83,7 +78,7 @@ export function catalogRoutes(_deps: AppDeps): RouteDef[] {
         const data: Record<string, unknown> = { ...ctx.body, name: ctx.body.name.trim(), showInPos: ctx.body.showInPos ?? true };
         if (!data.name) throw appError('ERR_VALIDATION', 'body/name must not be blank');
         if (ctx.principal) data.createdBy = ctx.principal.sub;
-        return ctx.deps.runtime.ask<StoredRecord>(ctx.tenant, STOREFRONT_ACTOR, STOREFRONT_KEY, { type: 'create-category', data } satisfies StorefrontMessage);
+        return sf.createCategory(ctx.tenant, data);
       },
     }),
 
@@ -95,7 +90,7 @@ export function catalogRoutes(_deps: AppDeps): RouteDef[] {
       tag: TAG,
       summary: "The organisation's storefront settings (role Admin or ConfigAdmin)",
       response: SettingsSchema,
-      handler: (ctx) => storefrontSettingsOf(ctx.deps.store.getOrg(ctx.tenant)),
+      handler: (ctx) => sf.settings(ctx.tenant),
     }),
 
     route({
@@ -115,8 +110,7 @@ export function catalogRoutes(_deps: AppDeps): RouteDef[] {
         'email, phone, address and customer id, and only staff send a receipt to an address not already on the order.',
       body: Type.Object({ posRequiresStaffToken: Type.Optional(Type.Boolean()) }, { additionalProperties: false, minProperties: 1 }),
       response: SettingsSchema,
-      handler: (ctx) =>
-        ctx.deps.runtime.ask<StorefrontSettings>(ctx.tenant, STOREFRONT_ACTOR, STOREFRONT_KEY, { type: 'update-settings', patch: ctx.body } satisfies StorefrontMessage),
+      handler: (ctx) => sf.updateSettings(ctx.tenant, ctx.body),
     }),
   ];
 }

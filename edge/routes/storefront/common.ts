@@ -1,12 +1,7 @@
-// What the storefront routes share: schemas, the location of an order, and this node's storefront
-// services (who may call a route is access.ts).
+// What the storefront routes share: schemas and this node's storefront services (who may call a
+// route is access.ts).
 import { Type, type TSchema } from '@sinclair/typebox';
-import { appError } from '../../../core/errors.js';
-import { isId } from '../../../core/ids.js';
-import type { StoredRecord } from '../../../core/store/record.js';
-import { findLocation, LOCATION_DATATYPE, locationNotFound } from '../../../actors/reservations/index.js';
 import type { StorefrontServices } from '../../../actors/storefront/index.js';
-import { SF_ORDER } from '../../../actors/storefront/index.js';
 import type { AppDeps } from '../../deps.js';
 import type { RequestContext } from '../../route.js';
 
@@ -84,22 +79,3 @@ export function byOf(ctx: RequestContext): string | undefined {
   return ctx.principal?.sub;
 }
 
-/** The stored order `id` and the location whose tabs actor owns it. */
-export function orderAndLocation(ctx: RequestContext, id: string): { rec: StoredRecord; location: string } {
-  const rec = ctx.deps.store.getRecord(ctx.tenant, SF_ORDER, id);
-  if (!rec) throw appError('ERR_NOT_FOUND', `order ${id}`);
-  const location = rec.data.businessLocationId;
-  if (typeof location !== 'string' || !location) {
-    throw appError('ERR_CONFLICT', `order ${id} has no data.businessLocationId; POS operations need the location slug`);
-  }
-  return { rec, location };
-}
-
-/** The location a write names: it must exist by slug; its sk gets a 400 that says what to send. */
-export function requireLocation(ctx: RequestContext, slug: string): StoredRecord {
-  const loc = findLocation(ctx.deps.store, ctx.tenant, slug);
-  if (loc) return loc;
-  const byId = isId(slug) ? ctx.deps.store.getRecord(ctx.tenant, LOCATION_DATATYPE, slug) : undefined;
-  if (byId) throw appError('ERR_VALIDATION', `body/businessLocationId must be the location slug ("${String(byId.data.name)}"), not the location's id`);
-  throw locationNotFound(slug);
-}

@@ -2,8 +2,8 @@
 import { Type } from '@sinclair/typebox';
 import { appError } from '../../../core/errors.js';
 import type { StoredRecord } from '../../../core/store/record.js';
-import { askPos, type FireReply, type ItemInput } from '../../../actors/storefront/index.js';
-import { presentOrder, SF_ORDER } from '../../../actors/storefront/index.js';
+import { type FireReply, type ItemInput, type StorefrontApi } from '../../../actors/storefront/index.js';
+import { presentOrder } from '../../../actors/storefront/index.js';
 import type { AppDeps } from '../../deps.js';
 import { route, type RouteDef } from '../../route.js';
 import {
@@ -12,14 +12,13 @@ import {
   IdParam,
   ListOf,
   MoneyLike,
-  orderAndLocation,
   page,
   Paging,
   RecordSchema,
   servicesOf,
   TAG,
 } from './common.js';
-import { posRoute } from './access.js';
+import { posRouteOf } from './access.js';
 
 const MAX_ITEMS = 100;
 
@@ -50,7 +49,8 @@ function itemsOf(body: unknown): ItemInput[] {
   return items as unknown as ItemInput[];
 }
 
-export function orderRoutes(deps: AppDeps): RouteDef[] {
+export function orderRoutes(deps: AppDeps, sf: StorefrontApi): RouteDef[] {
+  const posRoute = posRouteOf(sf);
   const currency = () => servicesOf(deps).defaultCurrency;
   const max = deps.config.store.maxPageSize;
   return [
@@ -67,11 +67,7 @@ export function orderRoutes(deps: AppDeps): RouteDef[] {
         params: IdParam,
         response: RecordSchema,
         errors: [404],
-        handler: (ctx) => {
-          const rec = ctx.deps.store.getRecord(ctx.tenant, SF_ORDER, ctx.params.id);
-          if (!rec) throw appError('ERR_NOT_FOUND', `order ${ctx.params.id}`);
-          return presentOrder(rec, currency());
-        },
+        handler: (ctx) => sf.order(ctx.tenant, ctx.params.id),
       }),
     ),
 
@@ -87,9 +83,7 @@ export function orderRoutes(deps: AppDeps): RouteDef[] {
         response: ListOf(FreeObject),
         errors: [404],
         handler: (ctx) => {
-          const rec = ctx.deps.store.getRecord(ctx.tenant, SF_ORDER, ctx.params.id);
-          if (!rec) throw appError('ERR_NOT_FOUND', `order ${ctx.params.id}`);
-          const payments = presentOrder(rec, currency()).data.payments as unknown[];
+          const payments = sf.order(ctx.tenant, ctx.params.id).data.payments as unknown[];
           return page(payments, ctx.query.page, ctx.query.pageSize, max);
         },
       }),
@@ -107,10 +101,7 @@ export function orderRoutes(deps: AppDeps): RouteDef[] {
       handler: (ctx) => {
         const p = ctx.principal!;
         const who = p.customerId ?? p.sub;
-        const n = Number(ctx.params.orderNumber);
-        const rec = ctx.deps.store.scan(ctx.tenant, SF_ORDER, { 'data.orderNumber': { $in: [n, ctx.params.orderNumber] } }).find((r) => r.data.customerId === who);
-        if (!rec) throw appError('ERR_NOT_FOUND', `order ${ctx.params.orderNumber}`);
-        return presentOrder(rec, currency());
+        return sf.ownOrder(ctx.tenant, who, ctx.params.orderNumber);
       },
     }),
 
@@ -133,8 +124,8 @@ export function orderRoutes(deps: AppDeps): RouteDef[] {
         errors: [404, 409],
         handler: async (ctx) => {
           const items = itemsOf(ctx.body);
-          const { location } = orderAndLocation(ctx, ctx.params.id);
-          const rec = await askPos<StoredRecord>(ctx.deps.runtime, ctx.tenant, location, { type: 'add-items', orderId: ctx.params.id, items, by: byOf(ctx) });
+          const { location } = sf.orderAndLocation(ctx.tenant, ctx.params.id);
+          const rec = await sf.askPos<StoredRecord>(ctx.tenant, location, { type: 'add-items', orderId: ctx.params.id, items, by: byOf(ctx) });
           return presentOrder(rec, currency());
         },
       }),
@@ -155,8 +146,8 @@ export function orderRoutes(deps: AppDeps): RouteDef[] {
         response: Type.Object({ order: RecordSchema, task: Type.Union([RecordSchema, Type.Null()]), fired: Type.Integer() }),
         errors: [404, 409],
         handler: async (ctx) => {
-          const { location } = orderAndLocation(ctx, ctx.params.id);
-          const reply = await askPos<FireReply>(ctx.deps.runtime, ctx.tenant, location, { type: 'fire', orderId: ctx.params.id, by: byOf(ctx) });
+          const { location } = sf.orderAndLocation(ctx.tenant, ctx.params.id);
+          const reply = await sf.askPos<FireReply>(ctx.tenant, location, { type: 'fire', orderId: ctx.params.id, by: byOf(ctx) });
           return { order: presentOrder(reply.order, currency()), task: reply.task, fired: reply.fired };
         },
       }),

@@ -7,11 +7,10 @@ import { Type } from '@sinclair/typebox';
 import { appError } from '../../../core/errors.js';
 import type { PaymentGateway } from '../../../core/payments/gateway.js';
 import { LocalGateway } from '../../../core/payments/local.js';
-import { createPaymentIntent, gatewayCall, gatewayOf as gatewayOfNode, intentView, type IntentRequest } from '../../../actors/storefront/index.js';
-import type { AppDeps } from '../../deps.js';
+import { gatewayCall, gatewayOf as gatewayOfNode, intentView, type IntentRequest, type StorefrontApi } from '../../../actors/storefront/index.js';
 import { route, type RequestContext, type RouteDef } from '../../route.js';
-import { MoneyLike, PAY_TAG, requireLocation, servicesOf, Slug } from './common.js';
-import { posRoute } from './access.js';
+import { MoneyLike, PAY_TAG, servicesOf, Slug } from './common.js';
+import { posRouteOf } from './access.js';
 
 const Processor = Type.Object({ processor: Type.String({ minLength: 1, maxLength: 40, description: 'Payment processor: a configured gateway (local, stripe)' }) });
 
@@ -42,13 +41,14 @@ function gatewayOf(ctx: RequestContext, name: string): PaymentGateway {
   return gatewayOfNode(servicesOf(ctx.deps), name);
 }
 
-async function createIntent(ctx: RequestContext, processor: string, body: IntentRequest, methodTypes: string[]) {
-  const out = await createPaymentIntent(ctx.deps.store, ctx.deps.clock, servicesOf(ctx.deps), ctx.tenant, processor, body, methodTypes, ctx.status);
+async function createIntent(sf: StorefrontApi, ctx: RequestContext, processor: string, body: IntentRequest, methodTypes: string[]) {
+  const out = await sf.createIntent(ctx.tenant, processor, body, methodTypes, ctx.status);
   ctx.status = out.status;
   return out.body;
 }
 
-export function paymentRoutes(_deps: AppDeps): RouteDef[] {
+export function paymentRoutes(sf: StorefrontApi): RouteDef[] {
+  const posRoute = posRouteOf(sf);
   return [
     route({
       method: 'GET',
@@ -82,7 +82,7 @@ export function paymentRoutes(_deps: AppDeps): RouteDef[] {
       status: 201,
       response: IntentSchema,
       errors: [402, 404, 409, 503],
-      handler: (ctx) => createIntent(ctx, ctx.params.processor, ctx.body, ['card']),
+      handler: (ctx) => createIntent(sf, ctx, ctx.params.processor, ctx.body, ['card']),
     }),
 
     posRoute(
@@ -101,7 +101,7 @@ export function paymentRoutes(_deps: AppDeps): RouteDef[] {
         status: 201,
         response: IntentSchema,
         errors: [402, 404, 409, 503],
-        handler: (ctx) => createIntent(ctx, ctx.params.processor, ctx.body, ['card_present']),
+        handler: (ctx) => createIntent(sf, ctx, ctx.params.processor, ctx.body, ['card_present']),
       }),
     ),
 
@@ -183,7 +183,7 @@ export function paymentRoutes(_deps: AppDeps): RouteDef[] {
         errors: [404, 503],
         handler: (ctx) => {
           const g = gatewayOf(ctx, ctx.params.processor);
-          const loc = requireLocation(ctx, ctx.body.businessLocationId);
+          const loc = sf.requireLocation(ctx.tenant, ctx.body.businessLocationId);
           const addr = loc.data.address && typeof loc.data.address === 'object' ? (loc.data.address as Record<string, unknown>) : undefined;
           const str = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
           const displayName = ctx.body.displayName ?? str(loc.data.displayName) ?? str(loc.data.title) ?? ctx.body.businessLocationId;

@@ -4,39 +4,23 @@
 import { Type } from '@sinclair/typebox';
 import { appError } from '../../../core/errors.js';
 import type { OutboxMessage } from '../../../core/outbox.js';
-import { queueReceipt } from '../../../actors/storefront/index.js';
-import { findLocation } from '../../../actors/reservations/index.js';
-import { readOrder, SF_ORDER } from '../../../actors/storefront/index.js';
 import { formatMinor } from '../../../actors/storefront/index.js';
-import { buildPayload, receiptText, type Copy, type PayloadKind, type ReceiptPayload } from '../../../actors/storefront/index.js';
-import type { AppDeps } from '../../deps.js';
+import { receiptText, type Copy, type PayloadKind, type StorefrontApi } from '../../../actors/storefront/index.js';
 import { route, type RequestContext, type RouteDef } from '../../route.js';
-import { FreeObject, IdParam, servicesOf, TAG } from './common.js';
-import { isStaff, posRoute } from './access.js';
-import { contactOf } from '../../../actors/storefront/index.js';
+import { FreeObject, IdParam, TAG } from './common.js';
+import { isStaff, posRouteOf, type PosRoute } from './access.js';
 
 const CopyEnum = Type.Unsafe<Copy>({ type: 'string', enum: ['customer', 'merchant'], description: 'Which copy (default customer)' });
 
 const Queued = Type.Object({ id: Type.String(), channel: Type.String(), to: Type.String(), kind: Type.String(), provider: Type.String() });
 
-function payloadOf(ctx: RequestContext, id: string, kind: PayloadKind, copy: Copy): { payload: ReceiptPayload; exponent: number } {
-  const rec = ctx.deps.store.getRecord(ctx.tenant, SF_ORDER, id);
-  if (!rec) throw appError('ERR_NOT_FOUND', `order ${id}`);
-  const order = readOrder(rec, servicesOf(ctx.deps).defaultCurrency);
-  const slug = typeof rec.data.businessLocationId === 'string' ? rec.data.businessLocationId : '';
-  const org = ctx.deps.store.getOrg(ctx.tenant);
-  const location = slug ? findLocation(ctx.deps.store, ctx.tenant, slug) : undefined;
-  const printedAt = new Date(ctx.deps.clock.now()).toISOString();
-  return { payload: buildPayload(kind, copy, order, org, location, printedAt), exponent: order.exponent };
-}
-
 /** Queues the message in the outbox (core/outbox.ts): stored now, handed to the provider by the dispatcher. */
-async function queue(ctx: RequestContext, msg: OutboxMessage) {
-  const sent = await queueReceipt(ctx.deps.store, ctx.deps.outbox, ctx.tenant, msg);
+async function queue(sf: StorefrontApi, tenant: string, msg: OutboxMessage) {
+  const sent = await sf.queueReceipt(tenant, msg);
   return { id: sent.id, channel: sent.channel, to: sent.to, kind: sent.kind ?? '', provider: sent.provider };
 }
 
-function payloadRoute(kind: PayloadKind): RouteDef {
+function payloadRoute(sf: StorefrontApi, posRoute: PosRoute, kind: PayloadKind): RouteDef {
   return posRoute(route({
     method: 'GET',
     path: `/storefront/pos/tab/:id/${kind}-payload`,
@@ -52,11 +36,11 @@ function payloadRoute(kind: PayloadKind): RouteDef {
     query: Type.Object({ copy: Type.Optional(CopyEnum) }),
     response: FreeObject,
     errors: [404],
-    handler: (ctx) => payloadOf(ctx, ctx.params.id, kind, ctx.query.copy ?? 'customer').payload,
+    handler: (ctx) => sf.receiptPayload(ctx.tenant, ctx.params.id, kind, ctx.query.copy ?? 'customer').payload,
   }));
 }
 
-function printRoute(kind: PayloadKind): RouteDef {
+function printRoute(sf: StorefrontApi, posRoute: PosRoute, kind: PayloadKind): RouteDef {
   return posRoute(
     route({
       method: 'POST',
@@ -73,10 +57,10 @@ function printRoute(kind: PayloadKind): RouteDef {
       response: Type.Object({ queued: Queued, payload: FreeObject }),
       errors: [404],
       handler: async (ctx) => {
-        const { payload, exponent } = payloadOf(ctx, ctx.params.id, kind, ctx.body.copy ?? 'customer');
-        const loc = findLocation(ctx.deps.store, ctx.tenant, payload.location.businessLocationId);
+        const { payload, exponent } = sf.receiptPayload(ctx.tenant, ctx.params.id, kind, ctx.body.copy ?? 'customer');
+        const loc = sf.location(ctx.tenant, payload.location.businessLocationId);
         const to = ctx.body.printerId ?? (typeof loc?.data.receiptPrinterId === 'string' ? loc.data.receiptPrinterId : 'default');
-        const queued = await queue(ctx, {
+        const queued = await queue(sf, ctx.tenant, {
           channel: 'print',
           to,
           kind,
@@ -100,13 +84,12 @@ const normalPhone = (v: string) => v.replace(/[ ()-]/g, '');
  * else: the order's contact only; a body naming another is refused before anything is queued.
  */
 function recipients(
+  sf: StorefrontApi,
   ctx: RequestContext<unknown, unknown, { email?: string; phone?: string }>,
   staff: boolean,
 ): { email?: string; phone?: string } {
-  const rec = ctx.deps.store.getRecord(ctx.tenant, SF_ORDER, (ctx.params as { id: string }).id);
-  if (!rec) throw appError('ERR_NOT_FOUND', `order ${(ctx.params as { id: string }).id}`);
+  const onOrder = sf.orderContact(ctx.tenant, (ctx.params as { id: string }).id);
   const body = ctx.body ?? {};
-  const onOrder = contactOf(rec);
   // A contact typed at the till is not checked there: one that is no address or number is not used.
   const contact = {
     email: onOrder.email && EMAIL.test(onOrder.email.trim()) ? normalEmail(onOrder.email) : undefined,
@@ -133,12 +116,13 @@ function masked(to: string): string {
   return to.length > 4 ? '*'.repeat(to.length - 4) + to.slice(-4) : '****';
 }
 
-export function receiptRoutes(_deps: AppDeps): RouteDef[] {
+export function receiptRoutes(sf: StorefrontApi): RouteDef[] {
+  const posRoute = posRouteOf(sf);
   return [
-    payloadRoute('receipt'),
-    payloadRoute('check'),
-    printRoute('check'),
-    printRoute('receipt'),
+    payloadRoute(sf, posRoute, 'receipt'),
+    payloadRoute(sf, posRoute, 'check'),
+    printRoute(sf, posRoute, 'check'),
+    printRoute(sf, posRoute, 'receipt'),
     posRoute(
       route({
         method: 'POST',
@@ -165,13 +149,13 @@ export function receiptRoutes(_deps: AppDeps): RouteDef[] {
         errors: [403, 404],
         handler: async (ctx) => {
           const staff = isStaff(ctx.principal);
-          const { email, phone } = recipients(ctx, staff);
-          const { payload, exponent } = payloadOf(ctx, ctx.params.id, 'receipt', ctx.body.copy ?? 'customer');
+          const { email, phone } = recipients(sf, ctx, staff);
+          const { payload, exponent } = sf.receiptPayload(ctx.tenant, ctx.params.id, 'receipt', ctx.body.copy ?? 'customer');
           const title = `Receipt for order #${payload.order.orderNumber} at ${payload.business.name}`;
           const queued = [];
           if (email) {
             queued.push(
-              await queue(ctx, {
+              await queue(sf, ctx.tenant, {
                 channel: 'email',
                 to: email,
                 kind: 'receipt',
@@ -184,7 +168,7 @@ export function receiptRoutes(_deps: AppDeps): RouteDef[] {
           if (phone) {
             const total = formatMinor(Math.round(payload.total * 10 ** exponent), exponent);
             queued.push(
-              await queue(ctx, {
+              await queue(sf, ctx.tenant, {
                 channel: 'sms',
                 to: phone,
                 kind: 'receipt',

@@ -6,10 +6,9 @@ import type { Principal } from '../../../core/auth/tokens.js';
 import { appError } from '../../../core/errors.js';
 import { assertIdempotencyKey } from '../../../core/idempotency.js';
 import type { StoredRecord } from '../../../core/store/record.js';
-import { findLocation } from '../../../actors/reservations/index.js';
-import { setServicePointStatus } from '../../../actors/service-points/index.js';
-import { askPos, type OpenReply, type PosMessage, type SettleReply, type SplitReply } from '../../../actors/storefront/index.js';
-import { CLOSED, presentOrder, SF_ORDER } from '../../../actors/storefront/index.js';
+import type { ServicePointsApi } from '../../../actors/service-points/index.js';
+import { type OpenReply, type PosMessage, type SettleReply, type SplitReply, type StorefrontApi } from '../../../actors/storefront/index.js';
+import { presentOrder } from '../../../actors/storefront/index.js';
 import type { AppDeps } from '../../deps.js';
 import { route, type RequestContext, type RouteDef } from '../../route.js';
 import {
@@ -17,18 +16,15 @@ import {
   IdParam,
   ListOf,
   MoneyLike,
-  orderAndLocation,
   page,
   Paging,
   RecordSchema,
-  requireLocation,
   servicesOf,
   SettleResult,
   Slug,
   TAG,
 } from './common.js';
-import { listRecords } from '../../../actors/records/index.js';
-import { customerOf, isStaff, posRoute } from './access.js';
+import { customerOf, isStaff, posRouteOf } from './access.js';
 
 const Customer = Type.Object({
   name: Type.Optional(Type.String({ maxLength: 200 })),
@@ -58,14 +54,15 @@ function instant(v: string | undefined, field: string, endOfDay: boolean): strin
   return new Date(dateOnly && endOfDay ? ms + 86_400_000 : ms).toISOString();
 }
 
-export function tabRoutes(deps: AppDeps): RouteDef[] {
+export function tabRoutes(deps: AppDeps, sf: StorefrontApi, points: ServicePointsApi): RouteDef[] {
+  const posRoute = posRouteOf(sf);
   const currency = () => servicesOf(deps).defaultCurrency;
   const max = deps.config.store.maxPageSize;
   /** A settle or a refund: one message to the location's tabs actor, answered `{order, transaction}`. */
   const moneyMove = async (ctx: RequestContext, msg: Extract<PosMessage, { type: 'settle' | 'refund' }>) => {
     assertIdempotencyKey(msg.input.idempotencyKey);
-    const { location } = orderAndLocation(ctx, msg.orderId);
-    const reply = await askPos<SettleReply>(ctx.deps.runtime, ctx.tenant, location, msg);
+    const { location } = sf.orderAndLocation(ctx.tenant, msg.orderId);
+    const reply = await sf.askPos<SettleReply>(ctx.tenant, location, msg);
     return { order: presentOrder(reply.order, currency()), transaction: reply.transaction };
   };
   return [
@@ -98,10 +95,10 @@ export function tabRoutes(deps: AppDeps): RouteDef[] {
         response: RecordSchema,
         errors: [404, 409],
         handler: async (ctx) => {
-          requireLocation(ctx, ctx.body.businessLocationId);
+          sf.requireLocation(ctx.tenant, ctx.body.businessLocationId);
           const p = ctx.principal;
           const { customerId: named, ...contact } = ctx.body.customer ?? {};
-          const reply = await askPos<OpenReply>(ctx.deps.runtime, ctx.tenant, ctx.body.businessLocationId, {
+          const reply = await sf.askPos<OpenReply>(ctx.tenant, ctx.body.businessLocationId, {
             type: 'open',
             input: {
               tabLabel: ctx.body.tabLabel,
@@ -129,8 +126,8 @@ export function tabRoutes(deps: AppDeps): RouteDef[] {
         response: ListOf(RecordSchema),
         handler: async (ctx) => {
           const slug = ctx.query.businessLocationId;
-          if (!findLocation(ctx.deps.store, ctx.tenant, slug)) return page([], ctx.query.page, ctx.query.pageSize, max);
-          const open = await askPos<StoredRecord[]>(ctx.deps.runtime, ctx.tenant, slug, { type: 'list-open' });
+          if (!sf.location(ctx.tenant, slug)) return page([], ctx.query.page, ctx.query.pageSize, max);
+          const open = await sf.askPos<StoredRecord[]>(ctx.tenant, slug, { type: 'list-open' });
           return page(open, ctx.query.page, ctx.query.pageSize, max);
         },
       }),
@@ -152,22 +149,11 @@ export function tabRoutes(deps: AppDeps): RouteDef[] {
           ...Paging,
         }),
         response: ListOf(RecordSchema),
-        handler: async (ctx) => {
+        handler: (ctx) => {
           const from = instant(ctx.query.from, 'from', false);
           const to = instant(ctx.query.to, 'to', true);
           if (from && to && from >= to) throw appError('ERR_VALIDATION', 'query/from must be before query/to');
-          const range: Record<string, string> = {};
-          if (from) range.$gte = from;
-          if (to) range.$lt = to;
-          const filter: Record<string, unknown> = { 'data.businessLocationId': ctx.query.businessLocationId, 'data.status': CLOSED };
-          if (from || to) filter['data.closedAt'] = range;
-          const result = await listRecords(ctx.deps, ctx.tenant, SF_ORDER, filter, {
-            page: ctx.query.page,
-            pageSize: ctx.query.pageSize,
-            sort: 'data.closedAt',
-            sortType: 'desc',
-          });
-          return { ...result, data: result.data.map((r) => presentOrder(r, currency())) };
+          return sf.closedTabs(ctx.tenant, ctx.query.businessLocationId, { from, to }, { page: ctx.query.page, pageSize: ctx.query.pageSize });
         },
       }),
     ),
@@ -246,8 +232,8 @@ export function tabRoutes(deps: AppDeps): RouteDef[] {
         errors: [404, 409],
         handler: async (ctx) => {
           if ((ctx.body.itemIds === undefined) === (ctx.body.parts === undefined)) throw appError('ERR_VALIDATION', 'send either body/itemIds or body/parts');
-          const { location } = orderAndLocation(ctx, ctx.params.id);
-          const reply = await askPos<SplitReply>(ctx.deps.runtime, ctx.tenant, location, {
+          const { location } = sf.orderAndLocation(ctx.tenant, ctx.params.id);
+          const reply = await sf.askPos<SplitReply>(ctx.tenant, location, {
             type: 'split',
             orderId: ctx.params.id,
             itemIds: ctx.body.itemIds,
@@ -274,8 +260,8 @@ export function tabRoutes(deps: AppDeps): RouteDef[] {
         response: RecordSchema,
         errors: [404, 409],
         handler: async (ctx) => {
-          const { location } = orderAndLocation(ctx, ctx.params.id);
-          const rec = await askPos<StoredRecord>(ctx.deps.runtime, ctx.tenant, location, {
+          const { location } = sf.orderAndLocation(ctx.tenant, ctx.params.id);
+          const rec = await sf.askPos<StoredRecord>(ctx.tenant, location, {
             type: 'assign-point',
             orderId: ctx.params.id,
             servicePointId: ctx.body.servicePointId,
@@ -299,8 +285,8 @@ export function tabRoutes(deps: AppDeps): RouteDef[] {
         response: RecordSchema,
         errors: [404, 409],
         handler: async (ctx) => {
-          const { location } = orderAndLocation(ctx, ctx.params.id);
-          const rec = await askPos<StoredRecord>(ctx.deps.runtime, ctx.tenant, location, {
+          const { location } = sf.orderAndLocation(ctx.tenant, ctx.params.id);
+          const rec = await sf.askPos<StoredRecord>(ctx.tenant, location, {
             type: 'release-point',
             orderId: ctx.params.id,
             status: ctx.body.status,
@@ -326,7 +312,7 @@ export function tabRoutes(deps: AppDeps): RouteDef[] {
         response: RecordSchema,
         errors: [404, 409],
         handler: (ctx) =>
-          setServicePointStatus(ctx.deps, ctx.tenant, {
+          points.setStatus(ctx.tenant, {
             servicePointId: ctx.params.id,
             status: ctx.body.status,
             ...(ctx.body.businessLocationId ? { businessLocationId: ctx.body.businessLocationId } : {}),
