@@ -10,10 +10,10 @@
 // sources reuses it; trees a day old are removed.
 import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import ts from 'typescript';
 
 export const root = fileURLToPath(new URL('..', import.meta.url));
 /** Not part of the tree: installed, built, generated or run-time directories. */
@@ -45,6 +45,9 @@ function treePackage() {
 }
 
 function transpile(rel, text) {
+  // Loaded only when a tree is built: a test process that merely asks where the tree is does not
+  // load the compiler.
+  const ts = createRequire(import.meta.url)('typescript');
   return ts.transpileModule(text, {
     fileName: rel,
     compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext, sourceMap: false },
@@ -82,7 +85,7 @@ export function buildTree() {
     rmSync(work, { recursive: true, force: true });
     if (!existsSync(join(dir, '.complete'))) throw new Error(`could not prepare the test tree in ${dir}`);
   }
-  process.stderr.write(`npm test: transpiled ${list.length} files into ${dir} in ${Date.now() - started} ms\n`);
+  process.stderr.write(`test tree: transpiled ${list.length} files into ${dir} in ${Date.now() - started} ms\n`);
   return dir;
 }
 
