@@ -8,9 +8,8 @@ import type { Bus } from '../../core/bus/bus.js';
 import { ActorRuntime, refuseAfterWrites, type ActorKind } from '../../core/actor/runtime.js';
 import { someServices } from '../../core/actor/services.js';
 import { AppError, appError } from '../../core/errors.js';
-import { LmdbStore } from '../../core/store/lmdb-store.js';
-import type { WriteBatch } from '../../core/store/store.js';
 import { tempDir } from '../helpers/app.js';
+import { gatedStore } from '../helpers/gated-store.js';
 
 /** `n` is persisted; `seen` lives in memory only, so a reload shows as `seen` starting over. */
 interface Ledger {
@@ -67,16 +66,6 @@ function ledger(kind: string, refusalKeepsState: ActorKind<Ledger, Msg, unknown>
       }
     },
   };
-}
-
-/** A store whose commits land only when the test lets them. */
-function gatedStore(tt: Parameters<typeof tempDir>[0]) {
-  const store = new LmdbStore({ path: tempDir(tt), mapSizeGiB: 1 });
-  const held: Array<() => void> = [];
-  let holding = false;
-  const commit = store.commit.bind(store);
-  store.commit = (b: WriteBatch) => (holding ? new Promise<void>((r) => held.push(r)).then(() => commit(b)) : commit(b));
-  return { store, hold: () => (holding = true), release: () => { holding = false; for (const r of held.splice(0)) r(); } };
 }
 
 function setup(tt: Parameters<typeof tempDir>[0], keeps: ActorKind<Ledger, Msg, unknown>['refusalKeepsState']) {

@@ -6,9 +6,8 @@
 import t from 'tap';
 import { ActorRuntime, type ActorKind } from '../../core/actor/runtime.js';
 import { someServices } from '../../core/actor/services.js';
-import { LmdbStore } from '../../core/store/lmdb-store.js';
-import type { WriteBatch } from '../../core/store/store.js';
 import { tempDir } from '../helpers/app.js';
+import { gatedStore } from '../helpers/gated-store.js';
 
 type Msg = { type: 'add'; by: number } | { type: 'get' } | { type: 'boom' };
 
@@ -23,16 +22,6 @@ const counter: ActorKind<{ n: number }, Msg, number> = {
     return st.n;
   },
 };
-
-/** A store whose commits land only when the test lets them. */
-function gatedStore(tt: Parameters<typeof tempDir>[0]) {
-  const store = new LmdbStore({ path: tempDir(tt), mapSizeGiB: 1 });
-  const held: Array<() => void> = [];
-  let holding = false;
-  const commit = store.commit.bind(store);
-  store.commit = (b: WriteBatch) => (holding ? new Promise<void>((r) => held.push(r)).then(() => commit(b)) : commit(b));
-  return { store, hold: () => (holding = true), release: () => { holding = false; for (const r of held.splice(0)) r(); } };
-}
 
 t.test('sync handlers: replies in order, each after its commit; a throw rebuilds from the store', async (t) => {
   const { store, hold, release } = gatedStore(t);
