@@ -1,6 +1,6 @@
 // The events area's public surface: the per-node API (event lookup, the events and scanner
 // actors, payments) and the issuing steps built on it.
-export { EventsApi, byCreated, type EventsDeps } from './events-api.js';
+export { EventsApi, byCreated, type EventsDeps } from './api.js';
 export {
   compTickets,
   createTicket,
