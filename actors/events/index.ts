@@ -24,4 +24,5 @@ export {
   ticketTypeRecord,
   ticketTypesOf,
 } from './event-reads.js';
-export { type ChildKind, type EventInput, type EventWithTypes, eventsActor } from './actor.js';
+export { eventsActor } from './actor.js';
+export type { ChildKind, EventInput, EventWithTypes } from './messages.js';
