@@ -1,4 +1,5 @@
-// What the CRM actors (lead, support ticket, customer activity, social sync) accept and answer, and their kinds' names.
+// What the CRM actors (lead, support ticket, customer activity, social sync) accept and answer,
+// and their kinds' names.
 import type { Data, StoredRecord } from '../../core/store/record.js';
 
 export const LEAD_ACTOR = 'crm-lead';
