@@ -1,5 +1,6 @@
-// What the chat-room and chat-session actors accept and answer, and their kinds' names.
-import type { ChatData, ChatMessage, ChatStatus, Participant } from './types.js';
+// What the chat-room and chat-session actors accept and answer (a chat's messages among it), and
+// their kinds' names.
+import type { ChatData, ChatStatus, Participant, Receipts } from './types.js';
 
 export const CHAT_ROOM_ACTOR = 'chat-room';
 
@@ -65,4 +66,29 @@ export interface SessionReply {
   ok: boolean;
   resumed: boolean;
   session: ChatSessionData | null;
+}
+
+/** One message of a chat, as the room actor logs it (chatLog) and answers it. */
+export interface ChatMessage {
+  id: string;
+  seq: number;
+  chatId: string;
+  from: Participant;
+  text: string;
+  type: 'text' | 'system';
+  at: string;
+  clientId?: string;
+  metadata?: Record<string, unknown>;
+}
+
+/** A message as listed: with its delivery state from the other side's receipts. */
+export interface ListedMessage extends ChatMessage {
+  status: 'sent' | 'delivered' | 'read';
+}
+
+export function messageStatus(m: ChatMessage, r: Receipts): ListedMessage['status'] {
+  const other = m.from.role === 'customer' ? r.agent : r.customer;
+  if (other.read >= m.seq) return 'read';
+  if (other.delivered >= m.seq) return 'delivered';
+  return 'sent';
 }

@@ -10,16 +10,8 @@ import type { ActorContext, ActorKind, ActivationContext } from '../../core/acto
 import { appError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import { newRecord, nextVersion, type StoredRecord } from '../../core/store/record.js';
-import {
-  CHAT_DATATYPE,
-  chatLog,
-  emptyReceipts,
-  type ChatData,
-  type ChatMessage,
-  type ChatStatus,
-  type Participant,
-} from './types.js';
-import { CHAT_ROOM_ACTOR, type ChatRoomMsg, type ChatRoomReply, type OpenSpec } from './messages.js';
+import { CHAT_DATATYPE, chatLog, emptyReceipts, type ChatData, type ChatStatus, type Participant } from './types.js';
+import { CHAT_ROOM_ACTOR, type ChatMessage, type ChatRoomMsg, type ChatRoomReply, type OpenSpec } from './messages.js';
 
 /** Client message ids remembered per chat, so a resent message is acked again, not stored twice. */
 const CLIENT_IDS = 500;
