@@ -15,54 +15,10 @@ import { appError } from '../../core/errors.js';
 import { newRecord, nextVersion, type StoredRecord } from '../../core/store/record.js';
 import type { Org } from '../../core/store/store.js';
 import { newOrgReservationSettings, newOrgStorefrontSettings, RESERVATION_SETTINGS_FIELD } from '../org-settings/index.js';
-import {
-  APIKEY,
-  BACKUP,
-  CUSTOMER,
-  DEFAULT_SECURITY_SETTINGS,
-  FOUNDER_ROLES,
-  GLOBAL_TENANT,
-  NS,
-  SECURITY,
-  SYSTEM_GROUP,
-  USER,
-  isApp,
-  orgSlug,
-  type ApiKeyData,
-  type CustomerData,
-  type DirectoryEntry,
-  type SecurityData,
-  type UserData,
-} from './model.js';
+import { APIKEY, BACKUP, CUSTOMER, DEFAULT_SECURITY_SETTINGS, FOUNDER_ROLES, GLOBAL_TENANT, NS, SECURITY, SYSTEM_GROUP, USER, isApp, orgSlug, type CustomerData, type DirectoryEntry, type SecurityData, type UserData } from './model.js';
 import { DEVICE_TOKEN_NS, deviceEntryLive, newDeviceToken, parseDeviceToken, type DeviceEntry } from './device-token.js';
 import { RecordOverlay } from './overlay.js';
-
-export const ACCOUNTS = 'auth-accounts';
-export const ORGS = 'auth-orgs';
-
-export type AccountsMsg =
-  | {
-      type: 'createUser';
-      email: string;
-      name?: string;
-      roles: string[];
-      employeeId?: string;
-      phone?: string;
-      passwordHash: string;
-      createdBy?: string;
-    }
-  | { type: 'setEmployeeId'; userId: string; employeeId: string }
-  | { type: 'deleteUser'; userId: string }
-  | { type: 'setUserStatus'; userId: string; status: 'active' | 'disabled'; by: string }
-  | { type: 'createApp'; name: string; domains: string[]; secretHash: string; createdBy: string }
-  | { type: 'revokeApp'; appId: string; by: string }
-  | { type: 'createApiKey'; data: ApiKeyData }
-  | { type: 'deleteApiKey'; id: string }
-  | { type: 'createCustomer'; email: string; name?: string; phone?: string; passwordHash: string }
-  /** A staff sign-in (key `staff`): answers the device token to send back as x-device-token. */
-  | { type: 'noteSignIn'; userId: string; email?: string; deviceToken?: string }
-  /** Forgets these device tokens of the organisation if they are still expired (key `staff`). */
-  | { type: 'expireDeviceTokens'; keys: string[] };
+import { ACCOUNTS, type AccountsMsg, type CreatedOrg, ORGS, type OrgsMsg } from './messages.js';
 
 interface AccountsState {
   ov: RecordOverlay;
@@ -227,36 +183,11 @@ function noteDevice(ctx: ActorContext, sentToken: string | undefined, now: numbe
   return issued.token;
 }
 
-export interface CreateOrgMsg {
-  type: 'createOrg';
-  orgName: string;
-  email: string;
-  name?: string;
-  passwordHash: string;
-  /** The rate-limit plan to write on the organisation; none: the server's default plan applies. */
-  plan?: string;
-  /** Start in the spec's open storefront (no token needed for tabs and service points); default closed. */
-  openStorefront?: boolean;
-}
-
-export interface CreatedOrg {
-  org: Org;
-  user: StoredRecord;
-}
-
-/**
- * The sweep (sweep.ts): before device tokens, a client-chosen x-device-id selected the org; those
- * `_global` entries mean nothing now and are forgotten.
- */
-export interface ForgetDeviceOrgsMsg {
-  type: 'forgetDeviceOrgs';
-}
-
 /**
  * Creates organisations (tenant `_global`, key `orgs`): ids stay unique within the mailbox. It
  * also owns the `_global` legacy device entries the sweep forgets.
  */
-export const orgsActor: ActorKind<{ created: Set<string> }, CreateOrgMsg | ForgetDeviceOrgsMsg, CreatedOrg | number> = {
+export const orgsActor: ActorKind<{ created: Set<string> }, OrgsMsg, CreatedOrg | number> = {
   kind: ORGS,
   activate: () => ({ created: new Set() }),
   receive(state, msg, ctx) {

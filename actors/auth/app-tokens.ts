@@ -5,7 +5,7 @@ import { appError } from '../../core/errors.js';
 import { isId } from '../../core/ids.js';
 import type { StoredRecord } from '../../core/store/record.js';
 import type { AccountLookup } from './account-lookup.js';
-import { ACCOUNTS, type AccountsMsg } from './accounts-actor.js';
+import { ACCOUNTS, type AccountsMsg } from './messages.js';
 import type { ClientInfo } from './client-info.js';
 import type { AuthDeps } from './deps.js';
 import type { FailureLimiter } from './limiter.js';

@@ -7,20 +7,9 @@
 import type { ActivationContext, ActorKind } from '../../core/actor/runtime.js';
 import { appError } from '../../core/errors.js';
 import { newRecord, nextVersion, type StoredRecord } from '../../core/store/record.js';
-import { CARD, type CardData, type CardStatus } from './model.js';
+import { CARD, type CardData } from './model.js';
 import { RecordOverlay } from './overlay.js';
-
-export const CARD_ACTOR = 'auth-card';
-
-export interface Caller {
-  userId: string;
-  employeeId?: string;
-  admin: boolean;
-}
-
-export type CardMsg =
-  | { type: 'register'; employeeId: string; userId: string; label?: string; caller: Caller }
-  | { type: 'status'; status: CardStatus; caller: Caller };
+import { CARD_ACTOR, type CardMsg } from './messages.js';
 
 export const cardActor: ActorKind<{ ov: RecordOverlay }, CardMsg, StoredRecord> = {
   kind: CARD_ACTOR,

@@ -6,7 +6,8 @@ import { AppError, appError } from '../../core/errors.js';
 import type { AccountLookup, Subject } from './account-lookup.js';
 import type { ClientInfo } from './client-info.js';
 import { sendCode } from './code-sender.js';
-import { CHALLENGE_ACTOR, CODE_TTL_MS, codeHash, type Challenge, type ChallengeMsg, type ChallengeReply } from './codes-actor.js';
+import { CODE_TTL_MS, codeHash } from './codes-actor.js';
+import { type Challenge, CHALLENGE_ACTOR, type ChallengeMsg, type ChallengeReply, TRUSTED_DEVICES_ACTOR, type TrustedDevicesMsg } from './messages.js';
 import type { AuthDeps } from './deps.js';
 import { provenCustomerByEmail } from './email-proof.js';
 import { ADDRESS_RULE, type FailureLimiter } from './limiter.js';
@@ -14,7 +15,6 @@ import { NS, type CustomerData, type TwoFactorMethod, type UserData } from './mo
 import { securitySettingsOf } from './org-settings-actor.js';
 import { CODE_KINDS, accountOf } from './outbox-view.js';
 import type { SessionAnswer, Sessions } from './sessions.js';
-import { TRUSTED_DEVICES_ACTOR, type TrustedDevicesMsg } from './trusted-devices-actor.js';
 
 /** The spec's challenge answer: no tokens, exactly these four fields. */
 export interface ChallengeAnswer {

@@ -12,49 +12,13 @@
 // for its write (the attempt count) to be committed.
 import type { ActivationContext, ActorContext, ActorKind } from '../../core/actor/runtime.js';
 import { digestSecret, safeEqual } from '../../core/auth/password.js';
-import { NS, type SubjectKind, type TwoFactorMethod } from './model.js';
-import { SECURITY_ACTOR, type ConsumeResult, type SecurityMsg } from './security-actor.js';
-
-export const CHALLENGE_ACTOR = 'auth-challenge';
-export const MAGIC_ACTOR = 'auth-magic';
+import { NS, type SubjectKind } from './model.js';
+import { type Challenge, CHALLENGE_ACTOR, type ChallengeMsg, type ChallengeReply, type CodeMsg, type CodeReply, type ConsumeResult, MAGIC_ACTOR, RESET_ACTOR, SECURITY_ACTOR, type SecurityMsg, VERIFY_ACTOR } from './messages.js';
 
 export const CODE_TTL_MS = 10 * 60 * 1000;
 export const MAX_ATTEMPTS = 5;
 /** Codes sent per challenge (the first included), and magic codes per address per TTL window. */
 export const MAX_SENDS = 5;
-
-export interface Challenge {
-  sub: string;
-  kind: SubjectKind;
-  email: string;
-  method: TwoFactorMethod;
-  reason: 'org' | 'personal' | 'new-device';
-  /** Where the code went (email or phone). */
-  to?: string;
-  codeHash?: string;
-  salt?: string;
-  /** The record holding the authenticator (the person's customer record). */
-  factorSubject?: string;
-  device?: string;
-  attempts: number;
-  sends: number;
-  createdAt: number;
-  expiresAt: number;
-}
-
-export type ChallengeMsg =
-  | { type: 'create'; ch: Challenge }
-  | { type: 'verify'; code: string }
-  | { type: 'resend'; codeHash: string; salt: string }
-  /** The sweep (sweep.ts): forget the challenge if it has expired. */
-  | { type: 'expire' };
-
-export type ChallengeReply =
-  | { status: 'ok'; ch: Challenge }
-  | { status: 'wrong'; attemptsLeft: number }
-  | { status: 'gone' }
-  | { status: 'limit' }
-  | { status: 'not-sendable' };
 
 export function codeHash(code: string, salt: string): string {
   return digestSecret(code, `code:${salt}`);
@@ -135,26 +99,8 @@ export interface OneTimeCode {
   issued: number[];
 }
 
-export type CodeMsg =
-  | { type: 'issue'; sub?: string; kind?: SubjectKind; codeHash: string; salt: string }
-  | { type: 'redeem'; code: string }
-  /** The sweep (sweep.ts): forget the entry once the code has expired and its sends left the limit's window. */
-  | { type: 'expire' };
-
-export type CodeReply =
-  | { status: 'ok'; sub?: string; kind?: SubjectKind }
-  | { status: 'issued' }
-  | { status: 'limit'; retryAfterSeconds: number }
-  | { status: 'wrong'; attemptsLeft: number }
-  | { status: 'gone' };
-
 /** Kept under their first names: the magic code was the first of these. */
 export type MagicCode = OneTimeCode;
-export type MagicMsg = CodeMsg;
-export type MagicReply = CodeReply;
-
-export const RESET_ACTOR = 'auth-reset';
-export const VERIFY_ACTOR = 'auth-verify';
 
 function oneTimeCodeActor(kind: string, ns: string): ActorKind<{ v?: OneTimeCode }, CodeMsg, CodeReply> {
   return {

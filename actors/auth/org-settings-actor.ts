@@ -5,10 +5,7 @@
 import type { ActorKind } from '../../core/actor/runtime.js';
 import { appError } from '../../core/errors.js';
 import { DEFAULT_SECURITY_SETTINGS, type SecuritySettings } from './model.js';
-
-export const ORG_SETTINGS_ACTOR = 'auth-org';
-
-export type OrgSettingsMsg = { type: 'update'; patch: Partial<SecuritySettings> };
+import { ORG_SETTINGS_ACTOR, type OrgSettingsMsg } from './messages.js';
 
 export function securitySettingsOf(org: Record<string, unknown> | undefined): SecuritySettings {
   const s = (org?.securitySettings ?? {}) as Partial<SecuritySettings>;

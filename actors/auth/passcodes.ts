@@ -5,7 +5,7 @@ import type { Principal } from '../../core/auth/tokens.js';
 import { AppError, appError } from '../../core/errors.js';
 import type { StoredRecord } from '../../core/store/record.js';
 import type { AccountLookup } from './account-lookup.js';
-import { CARD_ACTOR, type CardMsg } from './card-actor.js';
+import { CARD_ACTOR, type CardMsg } from './messages.js';
 import type { ClientInfo } from './client-info.js';
 import type { AuthDeps } from './deps.js';
 import { DEVICE_TOKEN_NS, deviceEntryLive, parseDeviceToken, type DeviceEntry } from './device-token.js';

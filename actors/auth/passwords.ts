@@ -8,7 +8,7 @@ import type { ClientInfo } from './client-info.js';
 import type { AuthDeps } from './deps.js';
 import type { FailureLimiter } from './limiter.js';
 import { normalizeEmail, type SubjectKind, type UserData } from './model.js';
-import { SECURITY_ACTOR, type SecurityMsg } from './security-actor.js';
+import { SECURITY_ACTOR, type SecurityMsg } from './messages.js';
 import type { SessionAnswer, Sessions } from './sessions.js';
 
 const BAD_CREDENTIALS = 'the email or password is not right';

@@ -6,38 +6,8 @@
 // the tenant's kv, so it survives restarts.
 import type { ActorKind } from '../../core/actor/runtime.js';
 import { REVOKED_SESSIONS_NS, revokeSession, type Revocation } from '../../core/auth/revocations.js';
-import { NS, type SubjectKind } from './model.js';
-
-export const REFRESH_ACTOR = 'auth-refresh';
-
-export interface Family {
-  sub: string;
-  kind: SubjectKind;
-  current: string;
-  revoked: boolean;
-  revokedReason?: string;
-  rotations: number;
-  createdAt: number;
-  rotatedAt: number;
-  /** When the newest token of the family expires; the sweeper forgets the family after it. */
-  expiresAt: number;
-}
-
-export type RefreshMsg =
-  | { type: 'start'; sub: string; kind: SubjectKind; jti: string; expiresAt: number }
-  | { type: 'rotate'; jti: string; newJti: string; expiresAt: number }
-  | { type: 'revoke'; reason: string }
-  /**
-   * The sweep (sweep.ts): forget the family a minute after its newest token expired, and the
-   * session's revocation once every token it could stop has expired (`revocationLifeMs` after it).
-   */
-  | { type: 'expire'; revocationLifeMs: number };
-
-export type RefreshReply =
-  | { status: 'ok'; family: Family }
-  | { status: 'reuse' }
-  | { status: 'revoked' }
-  | { status: 'unknown' };
+import { NS } from './model.js';
+import { type Family, REFRESH_ACTOR, type RefreshMsg, type RefreshReply } from './messages.js';
 
 export const refreshActor: ActorKind<{ v?: Family }, RefreshMsg, RefreshReply> = {
   kind: REFRESH_ACTOR,

@@ -7,42 +7,12 @@ import { base32Decode, verifyTotp } from '../../core/auth/totp.js';
 import { REVOKED_NS, revoke, type Revocation } from '../../core/auth/revocations.js';
 import { appError } from '../../core/errors.js';
 import { newRecord, nextVersion, type StoredRecord } from '../../core/store/record.js';
-import { BACKUP, SECURITY, type BackupData, type SecurityData, type TwoFactorMethod } from './model.js';
+import { BACKUP, SECURITY, type BackupData, type SecurityData } from './model.js';
 import { RecordOverlay } from './overlay.js';
-
-export const SECURITY_ACTOR = 'auth-security';
+import { type ConsumeResult, type ProofResult, SECURITY_ACTOR, type SecurityMsg } from './messages.js';
 
 /** An enrolment not confirmed within this time must be started again. */
 const TOTP_PENDING_MS = 15 * 60 * 1000;
-
-export type SecurityMsg =
-  | { type: 'setPassword'; hash: string; subjectType: SecurityData['subjectType'] }
-  | { type: 'setPin'; hash: string }
-  | { type: 'removePin' }
-  | { type: 'totpBegin'; secret: string; subjectType: SecurityData['subjectType'] }
-  | { type: 'totpConfirm'; code: string }
-  | { type: 'enable'; method: TwoFactorMethod; subjectType: SecurityData['subjectType'] }
-  | { type: 'disable'; code?: string }
-  | { type: 'setBackup'; hashes: string[] }
-  | { type: 'consume'; code: string }
-  | { type: 'proveEmail'; email: string; subjectType: SecurityData['subjectType']; takeOver: boolean }
-  | { type: 'resetPassword'; hash: string; email: string; subjectType: SecurityData['subjectType'] }
-  /** The sweep (sweep.ts): forget the account's revocation once every token it could stop has expired. */
-  | { type: 'expireRevocation'; lifeMs: number };
-
-/** What proving an address or resetting a password did (email-proof.ts, recovery.ts). */
-export interface ProofResult {
-  ok: true;
-  /** Credentials someone set before the address was proven were dropped. */
-  tookOver: boolean;
-  /** When the account's earlier sessions were revoked (ms); none: nothing was revoked. */
-  revokedAt?: number;
-}
-
-export interface ConsumeResult {
-  ok: boolean;
-  via?: 'totp' | 'backup';
-}
 
 /** Backup codes are compared case- and separator-insensitively; the salt ties a hash to its owner. */
 export function backupCodeHash(subject: string, code: string): string {

@@ -7,9 +7,8 @@ import { appError } from '../../core/errors.js';
 import type { AccountLookup, Subject } from './account-lookup.js';
 import type { ClientInfo } from './client-info.js';
 import type { AuthDeps } from './deps.js';
-import { ACCOUNTS, type AccountsMsg } from './accounts-actor.js';
+import { ACCOUNTS, type AccountsMsg, type Family, REFRESH_ACTOR, type RefreshMsg, type RefreshReply } from './messages.js';
 import { NS, type PublicUser, type SubjectKind, type UserData } from './model.js';
-import { REFRESH_ACTOR, type Family, type RefreshMsg, type RefreshReply } from './refresh-actor.js';
 
 export interface SessionAnswer {
   token: string;

@@ -1,7 +1,7 @@
 // Self-service sign-up: a new organisation with its founder, or a customer of an organisation.
 import { hashPassword } from '../../core/auth/password.js';
 import type { Subject } from './account-lookup.js';
-import { ACCOUNTS, ORGS, type AccountsMsg, type CreatedOrg, type CreateOrgMsg } from './accounts-actor.js';
+import { ACCOUNTS, ORGS, type AccountsMsg, type CreatedOrg, type CreateOrgMsg } from './messages.js';
 import type { ClientInfo } from './client-info.js';
 import type { AuthDeps } from './deps.js';
 import type { EmailVerification } from './email-verification.js';

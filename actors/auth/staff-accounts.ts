@@ -5,7 +5,7 @@ import type { Principal } from '../../core/auth/tokens.js';
 import { appError } from '../../core/errors.js';
 import type { StoredRecord } from '../../core/store/record.js';
 import type { AccountLookup } from './account-lookup.js';
-import { ACCOUNTS, type AccountsMsg } from './accounts-actor.js';
+import { ACCOUNTS, type AccountsMsg } from './messages.js';
 import type { AuthDeps } from './deps.js';
 import { PRIVILEGED_ROLES, SYSTEM_GROUP, isApp, normalizeEmail, type UserData } from './model.js';
 

@@ -6,13 +6,11 @@
 // accounts), which checks again on what it holds, so an entry renewed meanwhile is kept and every
 // key keeps one writer. Only expired entries wake an actor.
 import { REVOKED_NS, REVOKED_SESSIONS_NS, type Revocation } from '../../core/auth/revocations.js';
-import { ACCOUNTS, ORGS, type AccountsMsg, type ForgetDeviceOrgsMsg } from './accounts-actor.js';
-import { CHALLENGE_ACTOR, CODE_TTL_MS, MAGIC_ACTOR, RESET_ACTOR, VERIFY_ACTOR, type Challenge, type ChallengeMsg, type CodeMsg } from './codes-actor.js';
+import { ACCOUNTS, type AccountsMsg, type Challenge, CHALLENGE_ACTOR, type ChallengeMsg, type CodeMsg, type Family, type ForgetDeviceOrgsMsg, MAGIC_ACTOR, ORGS, REFRESH_ACTOR, type RefreshMsg, RESET_ACTOR, SECURITY_ACTOR, type SecurityMsg, VERIFY_ACTOR } from './messages.js';
+import { CODE_TTL_MS } from './codes-actor.js';
 import type { AuthDeps } from './deps.js';
 import { DEVICE_TOKEN_NS, deviceEntryLive, type DeviceEntry } from './device-token.js';
 import { GLOBAL_TENANT, NS } from './model.js';
-import { REFRESH_ACTOR, type Family, type RefreshMsg } from './refresh-actor.js';
-import { SECURITY_ACTOR, type SecurityMsg } from './security-actor.js';
 
 const CODE_ACTORS: ReadonlyArray<readonly [string, string]> = [
   [NS.magic, MAGIC_ACTOR],

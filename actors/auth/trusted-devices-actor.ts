@@ -4,18 +4,12 @@
 import type { ActorKind } from '../../core/actor/runtime.js';
 import { appError } from '../../core/errors.js';
 import { NS } from './model.js';
-
-export const TRUSTED_DEVICES_ACTOR = 'auth-trusted-devices';
+import { TRUSTED_DEVICES_ACTOR, type TrustedDevicesMsg } from './messages.js';
 
 export interface TrustedEntry {
   addedAt: number;
   label?: string;
 }
-
-export type TrustedDevicesMsg =
-  | { type: 'trust'; device: string; label?: string }
-  /** One device by the start of its key (the listed id), or every device without `id`. */
-  | { type: 'forget'; id?: string };
 
 export const trustedDevicesActor: ActorKind<Record<string, never>, TrustedDevicesMsg, { removed: number } | { trusted: true }> = {
   kind: TRUSTED_DEVICES_ACTOR,

@@ -10,10 +10,10 @@ import { appError, type AppError } from '../../core/errors.js';
 import type { StoredRecord } from '../../core/store/record.js';
 import { BACKUP, CUSTOMER, NS, normalizeEmail, type BackupData, type CustomerData, type TwoFactorMethod } from './model.js';
 import { customersByEmail, provenCustomerByEmail, provenEmailOf, recordProven } from './email-proof.js';
-import { SECURITY_ACTOR, backupCodeHash, type SecurityMsg } from './security-actor.js';
+import { backupCodeHash } from './security-actor.js';
+import { SECURITY_ACTOR, type SecurityMsg, TRUSTED_DEVICES_ACTOR, type TrustedDevicesMsg } from './messages.js';
 import type { AccountLookup } from './account-lookup.js';
 import type { AuthDeps } from './deps.js';
-import { TRUSTED_DEVICES_ACTOR, type TrustedDevicesMsg } from './trusted-devices-actor.js';
 
 export const BACKUP_CODE_COUNT = 10;
 

@@ -5,41 +5,11 @@
 // two agents never take the same one) and then asks that chat to accept the agent, which it only
 // does while the chat is still queued.
 import type { ActorKind, ActivationContext } from '../../core/actor/runtime.js';
-import { CHAT_DATATYPE, type ChatData, type Participant } from '../chat-room/index.js';
-
-export const QUEUE_KEY = 'main';
-
-export interface QueueEntry {
-  chatId: string;
-  /** Epoch ms. */
-  queuedAt: number;
-  department: string | null;
-  customer: Participant;
-  subject: string | null;
-}
+import { CHAT_DATATYPE, type ChatData } from '../chat-room/index.js';
+import { CHAT_QUEUE_ACTOR, type QueueEntry, type QueueMsg, type QueueReply, type QueueView } from './messages.js';
 
 export interface QueueState {
   entries: QueueEntry[];
-}
-
-export type QueueMsg =
-  | { type: 'enqueue'; entry: QueueEntry }
-  | { type: 'remove'; chatId: string }
-  | { type: 'pick'; department?: string | null }
-  | { type: 'list' }
-  | { type: 'position'; chatId: string };
-
-export interface QueueView extends QueueEntry {
-  position: number;
-}
-
-export interface QueueReply {
-  /** The entry this message is about (picked, enqueued, looked up), with its position. */
-  entry: QueueView | null;
-  waiting: number;
-  /** Every waiting chat with its position (list, and after each change so callers can notify). */
-  entries: QueueView[];
-  changed: boolean;
 }
 
 export function entryFromChat(d: ChatData, queuedAt: number): QueueEntry {
@@ -61,8 +31,6 @@ function insert(s: QueueState, e: QueueEntry): number {
   s.entries.splice(i, 0, e);
   return i;
 }
-
-export const CHAT_QUEUE_ACTOR = 'chat-queue';
 
 export const chatQueueActor: ActorKind<QueueState, QueueMsg, QueueReply> = {
   kind: CHAT_QUEUE_ACTOR,

@@ -10,15 +10,8 @@ import type { ActorContext, ActorKind, ActivationContext } from '../../core/acto
 import { appError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import { newRecord, nextVersion, type StoredRecord } from '../../core/store/record.js';
-import {
-  CHAT_DATATYPE,
-  chatLog,
-  emptyReceipts,
-  type ChatData,
-  type ChatMessage,
-  type ChatStatus,
-  type Participant,
-} from './types.js';
+import { CHAT_DATATYPE, chatLog, emptyReceipts, type ChatData, type ChatStatus, type Participant } from './types.js';
+import { CHAT_ROOM_ACTOR, type ChatMessage, type ChatRoomMsg, type ChatRoomReply, type OpenSpec } from './messages.js';
 
 /** Client message ids remembered per chat, so a resent message is acked again, not stored twice. */
 const CLIENT_IDS = 500;
@@ -27,35 +20,6 @@ export interface ChatRoomState {
   rec: StoredRecord<ChatData> | undefined;
   seq: number;
   clientIds: Map<string, ChatMessage>;
-}
-
-export interface OpenSpec {
-  customer: Participant;
-  widgetId: string | null;
-  sessionId: string | null;
-  /** The widget has AI on: a first message opens the chat with the AI, else in the queue. */
-  ai: boolean;
-}
-
-export type ChatRoomMsg =
-  | { type: 'get' }
-  | { type: 'request'; customer: Participant; department?: string | null; subject?: string | null; widgetId?: string | null; sessionId?: string | null }
-  | { type: 'send'; from: Participant; text: string; clientId?: string; metadata?: Record<string, unknown>; open?: OpenSpec; msgType?: 'text' | 'system' }
-  | { type: 'assign'; agent: Participant; from: ChatStatus[] }
-  | { type: 'transfer'; by: Participant; to: Participant | null; department?: string | null; note?: string | null; supervisor?: boolean }
-  | { type: 'resume-ai'; by: Participant }
-  | { type: 'requeue'; by: Participant; department?: string | null }
-  | { type: 'close'; by: Participant; reason?: string | null }
-  | { type: 'receipt'; by: Participant; seq: number; status: 'delivered' | 'read' };
-
-export interface ChatRoomReply {
-  chat: ChatData | null;
-  /** Status before this message. */
-  previous: ChatStatus | null;
-  changed: boolean;
-  lastSeq: number;
-  message?: ChatMessage;
-  duplicate?: boolean;
 }
 
 function iso(ctx: { clock: { now(): number } }): string {
@@ -165,8 +129,6 @@ function send(s: ChatRoomState, msg: Extract<ChatRoomMsg, { type: 'send' }>, ctx
   remember(s, m);
   return reply(s, changed ? null : previous, changed, { message: m });
 }
-
-export const CHAT_ROOM_ACTOR = 'chat-room';
 
 export const chatRoomActor: ActorKind<ChatRoomState, ChatRoomMsg, ChatRoomReply> = {
   kind: CHAT_ROOM_ACTOR,

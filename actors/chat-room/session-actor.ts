@@ -5,45 +5,11 @@
 import type { ActorKind, ActivationContext } from '../../core/actor/runtime.js';
 import { newRecord, nextVersion, type StoredRecord } from '../../core/store/record.js';
 import { CHAT_SESSION_DATATYPE } from './types.js';
-
-export interface ChatSessionData {
-  [field: string]: unknown;
-  sessionId: string;
-  userId: string;
-  kind: 'customer' | 'staff';
-  email: string | null;
-  chatId: string | null;
-  widgetId: string | null;
-  status: 'active' | 'expired';
-  lastSeenAt: string;
-  expiredAt: string | null;
-}
+import { CHAT_SESSION_ACTOR, type ChatSessionData, type SessionMsg, type SessionReply } from './messages.js';
 
 export interface SessionState {
   rec: StoredRecord<ChatSessionData> | undefined;
 }
-
-export type SessionMsg =
-  | {
-      type: 'open';
-      userId: string;
-      kind: 'customer' | 'staff';
-      email: string | null;
-      /** The chat to use when the session is new (or to switch to on resume). */
-      chatId: string | null;
-      widgetId: string | null;
-    }
-  | { type: 'set-chat'; userId: string; chatId: string }
-  | { type: 'expire'; userId: string };
-
-export interface SessionReply {
-  /** False when the session id was unknown, someone else's or expired: the caller opens a new one. */
-  ok: boolean;
-  resumed: boolean;
-  session: ChatSessionData | null;
-}
-
-export const CHAT_SESSION_ACTOR = 'chat-session';
 
 export const chatSessionActor: ActorKind<SessionState, SessionMsg, SessionReply> = {
   kind: CHAT_SESSION_ACTOR,

@@ -1,5 +1,5 @@
-// Shapes shared by the chat actors and the edge: a chat (support conversation), its messages and
-// the people in it.
+// Shapes shared by the chat actors and the edge: a chat (support conversation), its receipts and
+// the people in it (a chat's messages: messages.ts).
 
 export const CHAT_DATATYPE = 'chat';
 export const CHAT_SESSION_DATATYPE = 'chat_session';
@@ -52,30 +52,6 @@ export interface ChatData {
   closeReason: string | null;
   receipts: Receipts;
   transfers: Array<{ from: Participant | null; to: Participant | null; department: string | null; note: string | null; at: string }>;
-}
-
-export interface ChatMessage {
-  id: string;
-  seq: number;
-  chatId: string;
-  from: Participant;
-  text: string;
-  type: 'text' | 'system';
-  at: string;
-  clientId?: string;
-  metadata?: Record<string, unknown>;
-}
-
-/** A message as listed: with its delivery state from the other side's receipts. */
-export interface ListedMessage extends ChatMessage {
-  status: 'sent' | 'delivered' | 'read';
-}
-
-export function messageStatus(m: ChatMessage, r: Receipts): ListedMessage['status'] {
-  const other = m.from.role === 'customer' ? r.agent : r.customer;
-  if (other.read >= m.seq) return 'read';
-  if (other.delivered >= m.seq) return 'delivered';
-  return 'sent';
 }
 
 export function emptyReceipts(): Receipts {

@@ -9,7 +9,7 @@ import type { ListResult, StoredRecord } from '../../core/store/record.js';
 import type { ListingDeps } from '../records/index.js';
 import type { ReservationsApi } from '../reservations/index.js';
 import { CHECKIN_WORKFLOW, TASK_DATATYPE, type TaskRecord } from '../workflow/index.js';
-import { CHECKIN_ACTOR, type CheckinMessage } from './actor.js';
+import { CHECKIN_ACTOR, type CheckinMessage } from './messages.js';
 import { history, listPoints, liveTasks, position, summary, type Position, type QueueSummary } from './queries.js';
 
 export interface CheckinParts extends ListingDeps {

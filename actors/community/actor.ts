@@ -7,6 +7,7 @@
 import type { ActorContext, ActorKind, ActivationContext } from '../../core/actor/runtime.js';
 import { appError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
+import { COMMUNITY_ACTOR, type CommunityMessage, type CommunityMsg, type CommunityReply } from './messages.js';
 
 /** Group members: kv namespace per group, key = user id. */
 export const groupMembersNs = (groupId: string) => `community-group:${groupId}`;
@@ -28,26 +29,6 @@ export function groupKey(groupId: string): string {
   return `g:${groupId}`;
 }
 
-export interface CommunityUser {
-  id: string;
-  name?: string;
-  email?: string;
-}
-
-export interface CommunityMessage {
-  id: string;
-  seq: number;
-  /** The conversation key (`d:<a>:<b>` or `g:<groupId>`). */
-  threadId: string;
-  groupId?: string;
-  /** The recipient of a direct message. */
-  to?: string;
-  from: CommunityUser;
-  text: string;
-  at: string;
-  clientId?: string;
-}
-
 export interface CommunityState {
   seq: number;
   /** Group members (groups only). */
@@ -63,20 +44,6 @@ export interface UserThreadEntry {
   /** The other user of a direct thread. */
   with: string;
   at: string;
-}
-
-export type CommunityMsg =
-  | { type: 'join'; userId: string }
-  | { type: 'leave'; userId: string }
-  | { type: 'send'; from: CommunityUser; to?: string; text: string; clientId?: string }
-  | { type: 'mark-read'; userId: string; seq: number };
-
-export interface CommunityReply {
-  message?: CommunityMessage;
-  duplicate?: boolean;
-  changed: boolean;
-  members: number;
-  lastSeq: number;
 }
 
 function isGroup(key: string): boolean {
@@ -144,8 +111,6 @@ function writeReadMark(s: CommunityState, userId: string, seq: number, ctx: Acto
   ctx.batch.putKv(ctx.tenant, readMarksNs(userId), ctx.key, { seq, at: new Date(ctx.clock.now()).toISOString() });
   return true;
 }
-
-export const COMMUNITY_ACTOR = 'community';
 
 export const communityActor: ActorKind<CommunityState, CommunityMsg, CommunityReply> = {
   kind: COMMUNITY_ACTOR,

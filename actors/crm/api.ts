@@ -13,7 +13,7 @@ import { CALL_RECORDING, recordingRecordId } from '../phone/index.js';
 import { INLINE_LISTING_MAX, listRecords, type ListingDeps } from '../records/index.js';
 import { CRM_LISTINGS_JOB, type CrmListingRead } from './listings-job.js';
 import { crmListing, sourcesOf, type CrmListing } from './listings.js';
-import { LEAD_ACTOR, type LeadMsg } from './lead-actor.js';
+import { LEAD_ACTOR, type LeadMsg } from './messages.js';
 import { LEAD } from './leads.js';
 import { SUPPORT_TICKET, SUPPORT_TICKET_MESSAGE } from './support-ticket-actor.js';
 

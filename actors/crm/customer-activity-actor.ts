@@ -4,12 +4,9 @@
 // a write for the same person and "nothing left afterwards" holds.
 import type { ActorKind } from '../../core/actor/runtime.js';
 import { newRecord, type StoredRecord } from '../../core/store/record.js';
+import { type ActivityMsg, type ActivityType, CUSTOMER_ACTIVITY_ACTOR } from './messages.js';
 
 export const CUSTOMER_ACTIVITY = 'customer_activity';
-export const CUSTOMER_ACTIVITY_ACTOR = 'customer-activity';
-
-export const ACTIVITY_TYPES = ['screen_view', 'action', 'search', 'event_action'] as const;
-export type ActivityType = (typeof ACTIVITY_TYPES)[number];
 
 /** Importance when the caller sends none: a ticket purchase is 5 (spec: CRM), views count least. */
 const DEFAULT_IMPORTANCE: Record<ActivityType, number> = { screen_view: 1, search: 2, action: 2, event_action: 3 };
@@ -19,18 +16,6 @@ export function defaultImportance(type: ActivityType, name: string): number {
   if (type === 'event_action' && TICKET_PURCHASE.test(name)) return 5;
   return DEFAULT_IMPORTANCE[type];
 }
-
-export interface ActivityInput {
-  email: string;
-  type: ActivityType;
-  name: string;
-  importance?: number;
-  properties?: Record<string, unknown>;
-  /** ISO 8601; defaults to now. */
-  at?: string;
-}
-
-export type ActivityMsg = { type: 'record'; activity: ActivityInput } | { type: 'erase' };
 
 export function normalizeEmail(email: string): string {
   return email.trim().toLowerCase();

@@ -7,15 +7,9 @@
 // (ifVersion), which the store checks in the commit's own transaction.
 import type { ActorKind } from '../../core/actor/runtime.js';
 import { AppError, appError } from '../../core/errors.js';
-import { newRecord, nextVersion, type Data, type StoredRecord } from '../../core/store/record.js';
+import { newRecord, nextVersion, type StoredRecord } from '../../core/store/record.js';
 import { LEAD, changedLeadData, newLeadData } from './leads.js';
-
-export const LEAD_ACTOR = 'crm-lead';
-
-export type LeadMsg =
-  | { type: 'create'; fields: Data }
-  | { type: 'update'; version: number; changes: Data }
-  | { type: 'delete'; version?: number };
+import { LEAD_ACTOR, type LeadMsg } from './messages.js';
 
 export const leadActor: ActorKind<Record<string, never>, LeadMsg, StoredRecord> = {
   kind: LEAD_ACTOR,

@@ -5,36 +5,15 @@
 import type { ActorKind } from '../../core/actor/runtime.js';
 import { newRecord, nextVersion, type StoredRecord } from '../../core/store/record.js';
 import { stableId } from '../../core/stable-id.js';
+import { type IngestResult, SOCIAL_ACTOR, type SocialSyncMsg } from './messages.js';
 
 export const SOCIAL_ACTIVITY = 'social_activity';
-export const SOCIAL_ACTOR = 'social-sync';
-export const SOCIAL_KINDS = ['comment', 'message', 'engagement'] as const;
-export type SocialKind = (typeof SOCIAL_KINDS)[number];
-
-export interface SocialItem {
-  kind: SocialKind;
-  platform: string;
-  externalId: string;
-  postId?: string;
-  author?: { id?: string; name?: string; handle?: string };
-  text?: string;
-  url?: string;
-  direction?: 'inbound' | 'outbound';
-  metrics?: Record<string, number>;
-  at?: string;
-  [field: string]: unknown;
-}
-
-export interface IngestResult {
-  created: StoredRecord[];
-  updated: StoredRecord[];
-}
 
 export function socialRecordId(platform: string, kind: string, externalId: string): string {
   return stableId('social', platform, kind, externalId);
 }
 
-export const socialSyncActor: ActorKind<null, { items: SocialItem[] }, IngestResult> = {
+export const socialSyncActor: ActorKind<null, SocialSyncMsg, IngestResult> = {
   kind: SOCIAL_ACTOR,
   // Whether an item is new is read from the store: a second ingest right behind the first must see it.
   readsOwnWrites: true,

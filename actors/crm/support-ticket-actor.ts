@@ -10,42 +10,13 @@
 import type { ActorContext, ActorKind, ActivationContext } from '../../core/actor/runtime.js';
 import { AppError, appError } from '../../core/errors.js';
 import { newRecord, nextVersion, type Data, type StoredRecord } from '../../core/store/record.js';
+import { type Author, SUPPORT_TICKET_ACTOR, type TicketMsg, type TicketReply } from './messages.js';
 
 export const SUPPORT_TICKET = 'support_ticket';
 export const SUPPORT_TICKET_MESSAGE = 'support_ticket_message';
-export const SUPPORT_TICKET_ACTOR = 'support-ticket';
 
 export const TICKET_STATUSES = ['open', 'pending', 'on_hold', 'solved', 'closed'] as const;
 export const TICKET_PRIORITIES = ['low', 'normal', 'high', 'urgent'] as const;
-
-export interface Author {
-  type: 'staff' | 'requester';
-  email?: string;
-  name?: string;
-  id?: string;
-}
-
-export interface TicketFields {
-  subject: string;
-  requester: { email: string; name?: string };
-  status?: string;
-  priority?: string;
-  assignee?: string | null;
-  channel?: string;
-  tags?: string[];
-  [field: string]: unknown;
-}
-
-export type TicketMsg =
-  | { type: 'create'; fields: TicketFields; description?: string; author: Author }
-  | { type: 'update'; version: number; changes: Data; author: Author }
-  | { type: 'reply'; body: string; subject?: string; status?: string; author: Author }
-  | { type: 'comment'; body: string; author: Author };
-
-export interface TicketReply {
-  ticket: StoredRecord;
-  message?: StoredRecord;
-}
 
 type State = { ticket: StoredRecord | undefined };
 

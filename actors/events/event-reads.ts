@@ -15,7 +15,7 @@ import {
   ticketOfEvent,
   type SoldCounts,
 } from '../event-records/index.js';
-import { byCreated, type EventsApi } from './events-api.js';
+import { byCreated, type EventsApi } from './api.js';
 
 /** The stored event (fresh, not the lookup cache) and its ticket types, oldest first. */
 export function eventRecordWithTypes(api: EventsApi, tenant: string, eventId: string): { ev: StoredRecord | undefined; types: StoredRecord[] } {

@@ -1,6 +1,6 @@
 // The events area's public surface: the per-node API (event lookup, the events and scanner
 // actors, payments) and the issuing steps built on it.
-export { EventsApi, byCreated, type EventsDeps } from './events-api.js';
+export { EventsApi, byCreated, type EventsDeps } from './api.js';
 export {
   compTickets,
   createTicket,
@@ -24,4 +24,5 @@ export {
   ticketTypeRecord,
   ticketTypesOf,
 } from './event-reads.js';
-export { type ChildKind, type EventInput, type EventWithTypes, eventsActor } from './actor.js';
+export { eventsActor } from './actor.js';
+export type { ChildKind, EventInput, EventWithTypes } from './messages.js';

@@ -8,7 +8,7 @@ import { assertIdempotencyKey, findIdempotent, fingerprint } from '../../core/id
 import { toMajor } from '../../core/money.js';
 import type { StoredRecord } from '../../core/store/record.js';
 import { signCode, isIssueReplay, replayIssue, type IssueItem, type IssueMsg, type IssueResult } from '../scanner/index.js';
-import type { EventsApi } from './events-api.js';
+import type { EventsApi } from './api.js';
 import { EVENT_ORDER, exponentOf, FULFILLED_NS, isLive, storedMinor, TICKET, TICKET_TYPE } from '../event-records/index.js';
 import { PaymentDeclinedError, type Payment } from './payments.js';
 

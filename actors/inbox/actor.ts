@@ -11,59 +11,10 @@ import { appError } from '../../core/errors.js';
 import { newRecord, nextVersion, type Data, type StoredRecord } from '../../core/store/record.js';
 import { stableId } from '../../core/stable-id.js';
 import type { Channel } from './contact.js';
+import { INBOX_ACTOR, type InboxMsg, type InboxReply } from './messages.js';
 
 export const INBOX_CONVERSATION = 'inbox_conversation';
 export const COMM_MESSAGE = 'comm_message';
-export const INBOX_ACTOR = 'inbox-conversation';
-export const CONVERSATION_STATUSES = ['open', 'pending', 'closed'] as const;
-export type ConversationStatus = (typeof CONVERSATION_STATUSES)[number];
-
-export interface InboundMessage {
-  channel: Channel;
-  /** Normalized (see contact.ts). */
-  contact: string;
-  contactName?: string;
-  /** Our side: the number or address the message was sent to. */
-  address?: string;
-  body: string;
-  subject?: string;
-  /** Provider id (message SID, social message id): a repeat with the same one is ignored. */
-  externalId?: string;
-  at?: string;
-  meta?: Record<string, unknown>;
-}
-
-export interface OutboundMessage {
-  body: string;
-  subject?: string;
-  /** Our side (an SMS number, a sender address); defaults to the address the contact last wrote to. */
-  from?: string;
-}
-
-export interface Sender {
-  email?: string;
-  id: string;
-}
-
-export type InboxMsg =
-  | { type: 'receive'; message: InboundMessage }
-  | {
-      type: 'update';
-      channel?: Channel;
-      contact?: string;
-      status?: ConversationStatus;
-      read?: boolean;
-      messageIds?: string[];
-      assignedTo?: string | null;
-      send?: OutboundMessage;
-      by: Sender;
-    };
-
-export interface InboxReply {
-  conversation: StoredRecord;
-  message?: StoredRecord;
-  duplicate?: boolean;
-}
 
 type State = { conversation: StoredRecord | undefined };
 

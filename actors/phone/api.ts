@@ -5,8 +5,8 @@ import type { ActorRuntime } from '../../core/actor/runtime.js';
 import type { Clock } from '../../core/clock.js';
 import type { StoredRecord } from '../../core/store/record.js';
 import type { Store } from '../../core/store/store.js';
-import { PHONE_DEVICE_ACTOR, deviceRecordId, type DeviceMsg } from './device-actor.js';
-import { PHONE_NUMBER_ACTOR, type NumberMsg, type SavedNumber } from './number-actor.js';
+import { deviceRecordId } from './device-actor.js';
+import { PHONE_DEVICE_ACTOR, PHONE_NUMBER_ACTOR, type DeviceMsg, type NumberMsg, type SavedNumber } from './messages.js';
 import { numberRecordId, numbersAdmin, numbersFor, type NumberAdminView, type NumberSettings, type NumberView } from './numbers.js';
 import { deviceView, listDevices, phoneCounts, userPhones, type DeviceFilter, type DeviceView, type PhoneCounts, type UserPhones } from './reads.js';
 

@@ -6,10 +6,10 @@
 import type { ActorKind, ActivationContext } from '../../core/actor/runtime.js';
 import { newRecord, nextVersion, type Data, type StoredRecord } from '../../core/store/record.js';
 import { stableId } from '../../core/stable-id.js';
+import { type CallEvent, type CallReply, PHONE_CALL_ACTOR } from './messages.js';
 
 export const PHONE_CALL = 'phone_call';
 export const CALL_RECORDING = 'call_recording';
-export const PHONE_CALL_ACTOR = 'phone-call';
 
 export const CALL_STATUSES = ['queued', 'ringing', 'in-progress', 'completed', 'busy', 'failed', 'no-answer', 'canceled'] as const;
 const FINAL = new Set(['completed', 'busy', 'failed', 'no-answer', 'canceled']);
@@ -19,23 +19,6 @@ export function callRecordId(sid: string): string {
 }
 export function recordingRecordId(sid: string): string {
   return stableId('recording', sid);
-}
-
-export interface CallEvent {
-  sid: string;
-  direction: 'inbound' | 'outbound';
-  from: string;
-  to: string;
-  status: string;
-  durationSeconds?: number;
-  startedAt?: string;
-  endedAt?: string;
-  recording?: { sid: string; url: string; durationSeconds?: number };
-}
-
-export interface CallReply {
-  call: StoredRecord;
-  recording?: StoredRecord;
 }
 
 type State = { call: StoredRecord | undefined };

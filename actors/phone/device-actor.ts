@@ -7,9 +7,9 @@ import type { ActorKind, ActivationContext } from '../../core/actor/runtime.js';
 import { appError } from '../../core/errors.js';
 import { newRecord, nextVersion, type StoredRecord } from '../../core/store/record.js';
 import { stableId } from '../../core/stable-id.js';
+import { type DeviceMsg, PHONE_DEVICE_ACTOR } from './messages.js';
 
 export const PHONE_DEVICE = 'phone_device';
-export const PHONE_DEVICE_ACTOR = 'phone-device';
 export const HEARTBEAT_INTERVAL_SECONDS = 60;
 export const HEARTBEAT_TTL_SECONDS = 90;
 export const DEVICE_CAPABILITIES = ['voice', 'sms'] as const;
@@ -22,25 +22,6 @@ export function isOnline(device: StoredRecord, now: number): boolean {
   const seen = Date.parse(String(device.data.lastSeenAt));
   return Number.isFinite(seen) && now - seen < HEARTBEAT_TTL_SECONDS * 1000;
 }
-
-export interface DeviceOwner {
-  email: string;
-  identity: string;
-  userId: string;
-}
-
-export type DeviceMsg =
-  | {
-      type: 'register';
-      owner: DeviceOwner;
-      deviceId: string;
-      platform: string;
-      label?: string;
-      capabilities: string[];
-      clientInfo?: Record<string, unknown>;
-    }
-  | { type: 'heartbeat'; email: string }
-  | { type: 'unregister'; email: string; admin: boolean };
 
 type State = { device: StoredRecord | undefined };
 

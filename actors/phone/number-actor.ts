@@ -6,17 +6,8 @@
 import type { ActorKind } from '../../core/actor/runtime.js';
 import { appError } from '../../core/errors.js';
 import { newRecord, nextVersion, type StoredRecord } from '../../core/store/record.js';
-import { PHONE_NUMBER, type NumberSettings } from './numbers.js';
-
-export const PHONE_NUMBER_ACTOR = 'phone-number';
-
-export type NumberMsg = { type: 'save'; settings: NumberSettings } | { type: 'remove' };
-
-export interface SavedNumber {
-  rec: StoredRecord;
-  created: boolean;
-  assignedTo: string[];
-}
+import { PHONE_NUMBER } from './numbers.js';
+import { type NumberMsg, PHONE_NUMBER_ACTOR, type SavedNumber } from './messages.js';
 
 export const phoneNumberActor: ActorKind<Record<string, never>, NumberMsg, SavedNumber | StoredRecord> = {
   kind: PHONE_NUMBER_ACTOR,

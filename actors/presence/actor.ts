@@ -8,19 +8,8 @@
 // are kept in the store (kv `presence`) so they survive a restart. The actor has no timers: the
 // edge asks it to `sweep` when the earliest grace period or REST freshness runs out.
 import type { ActorKind, ActivationContext } from '../../core/actor/runtime.js';
-
-export const PRESENCE_KEY = 'tenant';
+import { PRESENCE_ACTOR, type PresenceChange, type PresenceMsg, type PresenceReply, type PresenceStatus, type PresenceUser, type PresenceView, type UserKind } from './messages.js';
 const KV = 'presence';
-
-export type PresenceStatus = 'online' | 'away' | 'busy' | 'offline';
-export type UserKind = 'agent' | 'customer';
-
-export interface PresenceUser {
-  userId: string;
-  email: string | null;
-  name: string | null;
-  kind: UserKind;
-}
 
 interface Entry extends PresenceUser {
   sockets: Set<string>;
@@ -35,38 +24,8 @@ interface Entry extends PresenceUser {
   restUntil: number;
 }
 
-export interface PresenceView extends PresenceUser {
-  status: PresenceStatus;
-  online: boolean;
-  connections: number;
-  lastSeen: string | null;
-}
-
-export interface PresenceChange extends PresenceView {
-  /** True when the user went from offline to online or back (not just a status change). */
-  onlineChanged: boolean;
-}
-
 export interface PresenceState {
   users: Map<string, Entry>;
-}
-
-export type PresenceMsg =
-  | { type: 'connect'; user: PresenceUser; socketId: string }
-  | { type: 'disconnect'; user: PresenceUser; socketId: string; graceMs: number }
-  | { type: 'set-status'; user: PresenceUser; status: PresenceStatus; viaRest: boolean; ttlMs: number }
-  | { type: 'sweep'; graceMs: number }
-  | { type: 'get'; kind: UserKind; email: string }
-  | { type: 'list'; kind?: UserKind; onlineOnly: boolean }
-  | { type: 'stats' };
-
-export interface PresenceReply {
-  changes: PresenceChange[];
-  /** Epoch ms of the next moment a sweep may change something (0: nothing new pending). */
-  dueAt: number;
-  users?: PresenceView[];
-  user?: PresenceView | null;
-  stats?: { agents: Record<PresenceStatus, number>; customers: { online: number; offline: number }; connections: number };
 }
 
 interface Stored {
@@ -102,8 +61,6 @@ function view(e: Entry, online: boolean): PresenceView {
     lastSeen: e.lastSeen === null ? null : new Date(e.lastSeen).toISOString(),
   };
 }
-
-export const PRESENCE_ACTOR = 'presence';
 
 export const presenceActor: ActorKind<PresenceState, PresenceMsg, PresenceReply> = {
   kind: PRESENCE_ACTOR,

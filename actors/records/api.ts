@@ -14,7 +14,7 @@ import { dynamicAggregate, dynamicCount, dynamicDistinct, dynamicFind, dynamicFi
 import { assertComment, listNotes } from './notes.js';
 import type { DynamicFind, FindRequest } from './query-requests.js';
 import { findRecords, getRecord } from './reads.js';
-import { RECORDS_ACTOR, RECORDS_KEY, type CreateReply, type RecordsMsg } from './actor.js';
+import { RECORDS_ACTOR, RECORDS_KEY, type CreateReply, type RecordsMsg } from './messages.js';
 
 /** What the area needs of its node. */
 export interface RecordsParts {

@@ -17,7 +17,7 @@ import type { ActorContext, ActorKind, ActivationContext } from '../../core/acto
 import { appError } from '../../core/errors.js';
 import { recordIdempotent } from '../../core/idempotency.js';
 import { nextVersion, type StoredRecord } from '../../core/store/record.js';
-import { issue, ticketOp, type IssueMsg, type IssueResult, type TicketOpMsg } from './ticket-ops.js';
+import { issue, ticketOp } from './ticket-ops.js';
 import { EVENT, eventConfig, SOLD_NS, TICKET, ticketOfEvent, UNKNOWN_ZONE, type SoldCounts } from '../event-records/index.js';
 import { DOOR_BEHIND_NS, DOOR_MATERIALIZED_NS, type MaterializeStep } from './door-backlog.js';
 import { withDoor, type DoorPatch } from './door-fields.js';
@@ -27,61 +27,7 @@ import { byCredentialCode, byStaticCode, type Located, type RecordReader } from 
 import { RecordOverlay } from './record-overlay.js';
 import { readTicket, secretOf, type ScannerState } from './state.js';
 import { parseDynamicCode, verifySignature, withinWindow } from './ticket-code.js';
-
-export const SCANNER = 'scanner';
-
-/** Stable denial reasons, documented in the OpenAPI description of the scan routes. */
-export const DENIAL_REASONS = [
-  'invalid_code',
-  'bad_signature',
-  'expired_code',
-  'wrong_event',
-  'already_checked_in',
-  'refunded',
-  'cancelled',
-  'not_active',
-  'zone_full',
-  'not_checked_in',
-] as const;
-export type DenialReason = (typeof DENIAL_REASONS)[number];
-
-export interface ScanInput {
-  code?: string;
-  /** Check-out only: the ticket by id instead of a code. */
-  ticketId?: string;
-  zone?: string;
-  checkpoint?: string;
-  nonce?: string;
-  /** When an offline scanner made the scan (epoch ms). */
-  scannedAt?: number;
-  device?: string;
-  /** The ticket the edge already found for the code (to route a scan naming no event): not resolved again. */
-  located?: Located;
-}
-
-export interface ScanReply {
-  success: boolean;
-  ticket?: StoredRecord;
-  reason?: DenialReason;
-}
-
-export interface ValidateReply {
-  valid: boolean;
-  ticket?: StoredRecord;
-  reason?: DenialReason;
-}
-
-export type ScannerMsg =
-  | ({ type: 'in' | 'out'; by: string | null } & ScanInput)
-  | { type: 'validate'; code: string; zone?: string; located?: Located }
-  | { type: 'batch'; by: string | null; scans: Array<ScanInput & { direction: 'in' | 'out' }> }
-  | { type: 'stats' }
-  | { type: 'occupancy' }
-  | { type: 'reload' }
-  /** Writes up to `max` tickets' door fields into their records; answers how many are still behind. */
-  | { type: 'materialize'; max: number }
-  | IssueMsg
-  | TicketOpMsg;
+import { type DenialReason, type ScanInput, SCANNER, type ScannerMsg, type ScanReply, type ValidateReply, type WalkInResult } from './messages.js';
 
 const PAGE = 4096;
 
@@ -335,10 +281,6 @@ function validate(st: ScannerState, code: string, zone: string | undefined, now:
   if (!r.ticket) return { valid: false, reason: r.reason ?? 'invalid_code' };
   const reason = refusal(st, r.ticket, zone ?? UNKNOWN_ZONE);
   return reason ? { valid: false, reason, ticket: r.ticket } : { valid: true, ticket: r.ticket };
-}
-
-export interface WalkInResult extends IssueResult {
-  checkins?: ScanReply[];
 }
 
 function receive(st: ScannerState, msg: ScannerMsg, ctx: ActorContext): unknown {

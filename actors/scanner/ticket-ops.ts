@@ -35,54 +35,7 @@ import {
   ticketOfEvent,
   type Payment,
 } from '../event-records/index.js';
-
-export type IssueSource = 'create' | 'purchase' | 'comp' | 'fulfill' | 'walk-in';
-
-export interface IssueItem {
-  ticketTypeId: string;
-  quantity: number;
-  holderEmail?: string;
-  holderName?: string;
-  holderPhone?: string;
-  customerId?: string;
-  /** A chosen static code (single-ticket create only); generated when absent. */
-  number?: string;
-}
-
-export interface IssueMsg {
-  type: 'issue';
-  source: IssueSource;
-  items: IssueItem[];
-  by: string | null;
-  note?: string;
-  /** Purchases: the buyer and the payment already taken. */
-  order?: {
-    buyer: { email: string; name?: string };
-    customerId?: string;
-    /** Minor units (stored in major units, see ./money.ts). */
-    amount: number;
-    currency: string;
-    /** As recorded and answered: its `amount` in major units. */
-    payment: Payment | null;
-  };
-  /** Fulfilment of an order paid elsewhere: remembered so a second fulfil returns the same tickets. */
-  fulfillOrderId?: string;
-  idempotency?: { key: string; print: string };
-  /**
-   * Like `idempotency`, for results too large to store whole (a comp of 25,000 tickets): issue()
-   * records the result as a reference (`IssueReplay`) in the same batch, and each ticket carries
-   * `issueId` and `issueSeq`, from which a retry rebuilds the answer (replayIssue).
-   */
-  replay?: { key: string; print: string };
-  /** Walk-ins: check the new tickets in at once. */
-  checkIn?: { zone?: string; checkpoint?: string; device?: string };
-}
-
-export interface IssueResult {
-  tickets: StoredRecord[];
-  order?: StoredRecord;
-  payment?: Payment | null;
-}
+import type { IssueMsg, IssueResult, IssueSource, TicketOpMsg } from './messages.js';
 
 /** What a replayable issue records under its idempotency key: where its result can be read. */
 export interface IssueReplay {
@@ -111,15 +64,6 @@ export function replayIssue(store: Store, tenant: string, r: IssueReplay): Issue
   }
   return result;
 }
-
-export type TicketOpMsg =
-  | { type: 'transfer'; ticketId: string; holderEmail: string; holderName?: string; by: string | null }
-  | { type: 'refund'; ticketId: string; refund: Record<string, unknown> | null; reason?: string; by: string | null }
-  | { type: 'cancel'; ticketId: string; reason?: string; by: string | null }
-  | { type: 'activate'; ticketId: string; credentialCode?: string; by: string | null }
-  | { type: 'secret'; ticketId: string }
-  | { type: 'badge-printed'; ticketId: string; printer?: string; by: string | null }
-  | { type: 'perk-claim'; ticketId: string; perkId: string; note?: string; by: string | null };
 
 type Data = Record<string, any>;
 

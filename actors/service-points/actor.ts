@@ -10,8 +10,7 @@ import { appError } from '../../core/errors.js';
 import { isId } from '../../core/ids.js';
 import { newRecord, nextVersion, type StoredRecord } from '../../core/store/record.js';
 import { RecordView } from '../../core/store/record-view.js';
-
-export const SERVICE_POINTS_ACTOR = 'service-points';
+import { type OccupyReply, type ReleaseReply, SERVICE_POINTS_ACTOR, type ServicePointMessage } from './messages.js';
 export const SERVICE_POINT_DATATYPE = 'service_point';
 
 /** Statuses assign refuses. */
@@ -20,25 +19,6 @@ export const OCCUPIED = 'occupied';
 
 /** Fields only this actor sets (assign and clear); edits cannot write them. */
 const MANAGED = ['currentTaskId', 'occupiedAt', 'clearedAt', 'businessLocationId'] as const;
-
-export type ServicePointMessage =
-  | { type: 'create'; data: Record<string, unknown> }
-  | { type: 'update'; point: string; changes: Record<string, unknown>; version?: number }
-  | { type: 'delete'; point: string }
-  | { type: 'occupy'; point: string; taskId: string }
-  | { type: 'release'; point: string; status: string; onlyIfTaskId?: string }
-  | { type: 'set-status'; point: string; status: string };
-
-export interface OccupyReply {
-  point: StoredRecord;
-  previousStatus: string | null;
-}
-
-export interface ReleaseReply {
-  point: StoredRecord;
-  /** The task that was being served there (if the point knew one). */
-  taskId: string | null;
-}
 
 interface State {
   slug: string;

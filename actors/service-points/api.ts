@@ -4,7 +4,8 @@ import type { ActorRuntime } from '../../core/actor/runtime.js';
 import { appError } from '../../core/errors.js';
 import type { StoredRecord } from '../../core/store/record.js';
 import type { Store } from '../../core/store/store.js';
-import { SERVICE_POINT_DATATYPE, type ServicePointMessage } from './actor.js';
+import { SERVICE_POINT_DATATYPE } from './actor.js';
+import type { ServicePointMessage } from './messages.js';
 import { askServicePoints, locationOfPoint, setServicePointStatus } from './client.js';
 
 export interface ServicePointsParts {

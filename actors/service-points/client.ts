@@ -12,13 +12,8 @@ import { appError } from '../../core/errors.js';
 import { isId } from '../../core/ids.js';
 import type { StoredRecord } from '../../core/store/record.js';
 import type { Store } from '../../core/store/store.js';
-import {
-  SERVICE_POINT_DATATYPE,
-  SERVICE_POINTS_ACTOR,
-  type OccupyReply,
-  type ReleaseReply,
-  type ServicePointMessage,
-} from './actor.js';
+import { SERVICE_POINT_DATATYPE } from './actor.js';
+import { SERVICE_POINTS_ACTOR, type OccupyReply, type ReleaseReply, type ServicePointMessage } from './messages.js';
 
 export interface PointDeps {
   runtime: Asker;

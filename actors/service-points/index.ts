@@ -1,15 +1,6 @@
 // The service-points area's public surface (the storefront writes point status through it).
-export {
-  BUSY_STATUSES,
-  OCCUPIED,
-  SERVICE_POINT_DATATYPE,
-  SERVICE_POINTS_ACTOR,
-  isBusy,
-  servicePointsActor,
-  type OccupyReply,
-  type ReleaseReply,
-  type ServicePointMessage,
-} from './actor.js';
+export { BUSY_STATUSES, OCCUPIED, SERVICE_POINT_DATATYPE, isBusy, servicePointsActor } from './actor.js';
+export { SERVICE_POINTS_ACTOR, type OccupyReply, type ReleaseReply, type ServicePointMessage } from './messages.js';
 export {
   askServicePoints,
   locationOfPoint,

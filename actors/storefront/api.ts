@@ -14,7 +14,7 @@ import { listRecords, type ListingDeps } from '../records/index.js';
 import type { ReservationsApi } from '../reservations/index.js';
 import { listPosCategories, type ProductQuery } from './catalog.js';
 import { CATALOG_JOB, type CatalogRead } from './catalog-job.js';
-import { askPos, type PosMessage } from './messages.js';
+import { askPos, type PosMessage, STOREFRONT_ACTOR, STOREFRONT_KEY, type StorefrontMessage } from './messages.js';
 import { CLOSED, presentOrder, readOrder, SF_ORDER } from './order.js';
 import { createPaymentIntent, type IntentRequest, type IntentView } from './payment-intents.js';
 import { contactOf } from './privacy.js';
@@ -22,7 +22,6 @@ import { buildPayload, type Copy, type PayloadKind, type ReceiptPayload } from '
 import { queueReceipt } from './receipt-outbox.js';
 import type { StorefrontServices } from './services.js';
 import { storefrontSettingsOf, type StorefrontSettings } from '../org-settings/index.js';
-import { STOREFRONT_ACTOR, STOREFRONT_KEY, type StorefrontMessage } from './storefront-actor.js';
 
 export interface StorefrontParts extends ListingDeps {
   readonly runtime: Pick<ActorRuntime, 'ask'>;

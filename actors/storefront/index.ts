@@ -3,7 +3,7 @@ export * from './messages.js';
 export { posTabsActor } from './pos-tabs-actor.js';
 export { MAX_LINES } from './tabs.js';
 export { MAX_PAYMENTS } from './tab-payments.js';
-export { storefrontActor, STOREFRONT_ACTOR, STOREFRONT_KEY, ORDER_NUMBER_BASE, type StorefrontMessage } from './storefront-actor.js';
+export { storefrontActor, ORDER_NUMBER_BASE } from './storefront-actor.js';
 export { createStorefrontServices, type StorefrontServices } from './services.js';
 export { storefrontSettingsOf, DEFAULT_STOREFRONT_SETTINGS, type StorefrontSettings } from '../org-settings/index.js';
 export * from './order.js';

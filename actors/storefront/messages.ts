@@ -1,8 +1,12 @@
-// The POS tabs actor's messages (kind `pos-tabs`, key: the location slug) and the typed call that
-// sends them. Inputs carry money and quantities as they arrived (numbers or numeric strings); the
+// The storefront area's actor messages: the POS tabs actor's (kind `pos-tabs`, key: the location
+// slug) with the typed call that sends them, and the storefront actor's (kind `storefront`, key
+// `main`). Inputs carry money and quantities as they arrived (numbers or numeric strings); the
 // actor parses them in the currency of the order. A refusal (400, 404, 409) is thrown as an
 // AppError; the actor keeps its state through it (refusalKeepsState, core/actor/runtime.ts).
+import type { IdempotentResult } from '../../core/idempotency.js';
+import type { OutboxMessage } from '../../core/outbox.js';
 import type { StoredRecord } from '../../core/store/record.js';
+import type { StorefrontSettings } from '../org-settings/index.js';
 import type { TaskRecord } from '../workflow/index.js';
 
 export const POS_TABS_ACTOR = 'pos-tabs';
@@ -86,6 +90,20 @@ export interface SplitReply {
   order: StoredRecord;
   orders: StoredRecord[];
 }
+
+/** The storefront actor (one per tenant): order numbers, gateway references, categories, settings, intents, receipts. */
+export const STOREFRONT_ACTOR = 'storefront';
+export const STOREFRONT_KEY = 'main';
+
+export type StorefrontMessage =
+  | { type: 'next-order-numbers'; count: number }
+  | { type: 'claim-ref'; gateway: string; ref: string; orderId: string }
+  | { type: 'create-category'; data: Record<string, unknown> }
+  | { type: 'update-settings'; patch: Partial<StorefrontSettings> }
+  /** The answer to an intent made with idempotency key `key` (payment-intents.ts). */
+  | { type: 'record-intent'; key: string; print: string; result: IdempotentResult }
+  /** A receipt, check or print job for the outbox: stored with nothing else, sent after commit. */
+  | { type: 'queue-receipt'; msg: OutboxMessage };
 
 interface Asker {
   ask<R = unknown>(tenant: string, kind: string, key: string, msg: unknown): Promise<R>;

@@ -10,7 +10,7 @@ import type { Store } from '../../core/store/store.js';
 import type { Clock } from '../../core/clock.js';
 import { readOrder, SF_ORDER, totalsOf } from './order.js';
 import type { StorefrontServices } from './services.js';
-import { STOREFRONT_ACTOR, STOREFRONT_KEY, type StorefrontMessage } from './storefront-actor.js';
+import { STOREFRONT_ACTOR, STOREFRONT_KEY, type StorefrontMessage } from './messages.js';
 
 /** What making an intent needs of the node. */
 export interface IntentParts {

@@ -3,7 +3,7 @@
 // after commit.
 import type { ActorRuntime } from '../../core/actor/runtime.js';
 import type { OutboxEntry, OutboxMessage } from '../../core/outbox.js';
-import { STOREFRONT_ACTOR, STOREFRONT_KEY, type StorefrontMessage } from './storefront-actor.js';
+import { STOREFRONT_ACTOR, STOREFRONT_KEY, type StorefrontMessage } from './messages.js';
 
 export function queueReceipt(runtime: Pick<ActorRuntime, 'ask'>, tenant: string, msg: OutboxMessage): Promise<OutboxEntry> {
   const ask: StorefrontMessage = { type: 'queue-receipt', msg };

@@ -6,30 +6,17 @@
 // and queues receipts and print jobs in the outbox. The POS tabs actors ask it; it never asks them.
 import type { ActorContext, ActorKind } from '../../core/actor/runtime.js';
 import { appError } from '../../core/errors.js';
-import { recordIdempotent, type IdempotentResult } from '../../core/idempotency.js';
-import type { OutboxMessage } from '../../core/outbox.js';
+import { recordIdempotent } from '../../core/idempotency.js';
 import { newRecord, type StoredRecord } from '../../core/store/record.js';
 import { RecordView } from '../../core/store/record-view.js';
 import { SF_CATEGORY, SF_ORDER } from './order.js';
 import { storefrontSettingsOf, type StorefrontSettings } from '../org-settings/index.js';
-
-export const STOREFRONT_ACTOR = 'storefront';
-export const STOREFRONT_KEY = 'main';
+import { STOREFRONT_ACTOR, type StorefrontMessage } from './messages.js';
 
 const NS = 'storefront';
 const ORDER_NUMBER_KEY = 'orderNumber';
 /** The first order number of a tenant is this + 1. */
 export const ORDER_NUMBER_BASE = 1000;
-
-export type StorefrontMessage =
-  | { type: 'next-order-numbers'; count: number }
-  | { type: 'claim-ref'; gateway: string; ref: string; orderId: string }
-  | { type: 'create-category'; data: Record<string, unknown> }
-  | { type: 'update-settings'; patch: Partial<StorefrontSettings> }
-  /** The answer to an intent made with idempotency key `key` (payment-intents.ts). */
-  | { type: 'record-intent'; key: string; print: string; result: IdempotentResult }
-  /** A receipt, check or print job for the outbox: stored with nothing else, sent after commit. */
-  | { type: 'queue-receipt'; msg: OutboxMessage };
 
 interface State {
   lastNumber: number | undefined;

@@ -12,7 +12,7 @@ import { findLocation, locationNotFound } from '../reservations/index.js';
 import { SERVICE_POINT_DATATYPE, setServicePointStatus } from '../service-points/index.js';
 import { OPEN, type Order, orderData, readOrder, SF_ORDER } from './order.js';
 import type { StorefrontServices } from './services.js';
-import { STOREFRONT_ACTOR, STOREFRONT_KEY, type StorefrontMessage } from './storefront-actor.js';
+import { STOREFRONT_ACTOR, STOREFRONT_KEY, type StorefrontMessage } from './messages.js';
 
 export const MAX_IDEM_MEMORY = 10_000;
 

@@ -1,7 +1,8 @@
 // The shape of the house (README: Architecture), checked on the sources: the edge reaches an area
 // only through its index.ts and never commits, no module-level map carries wiring, an area reaches
-// another only through its index.ts, the areas stand in layers (no circle between them), and no
-// import runs in a circle between files, type-only imports included.
+// another only through its index.ts, the areas stand in layers (no circle between them), no
+// import runs in a circle between files, type-only imports included, and an area's files are named
+// for what they hold (api.ts, actor.ts or <kind>-actor.ts, messages.ts, <name>-job.ts).
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -100,4 +101,73 @@ t.test('layers - the areas stand in layers: no circle between areas', async (t) 
     }
   }
   t.same(circlesOf(graph), [], 'no circle in the graph of areas');
+});
+
+/** A file's name without its folder. */
+const baseOf = (f: string): string => f.slice(f.lastIndexOf('/') + 1);
+const areaFiles = files.filter((f) => areaOf(f));
+
+/** The type arguments of each `: ActorKind<...>` annotation that names a kind's definition (not a list of kinds). */
+function actorKindsOf(source: string): string[][] {
+  const out: string[][] = [];
+  for (const m of source.matchAll(/:\s*ActorKind</g)) {
+    const args: string[] = [];
+    let depth = 1;
+    let from = m.index! + m[0].length;
+    let i = from;
+    for (; depth > 0; i++) {
+      const c = source[i];
+      if (c === '<' || c === '{' || c === '(' || c === '[') depth++;
+      else if (c === '>' || c === '}' || c === ')' || c === ']') depth--;
+      if ((c === ',' && depth === 1) || depth === 0) {
+        args.push(source.slice(from, i).trim());
+        from = i + 1;
+      }
+    }
+    if (/^\s*[={]/.test(source.slice(i))) out.push(args);
+  }
+  return out;
+}
+
+t.test("layers - an area's files are named for what they hold", async (t) => {
+  const apis = areaFiles.filter((f) => /^export (?:async )?function create\w+Api\b|^export class \w+Api\b/m.test(text.get(f)!));
+  t.same(apis.filter((f) => baseOf(f) !== 'api.ts'), [], "a file that defines an area's API is its api.ts");
+  t.ok(apis.length >= 10, `the areas' APIs are found (${apis.length})`);
+
+  const kinds = files.filter((f) => actorKindsOf(text.get(f)!).length > 0);
+  t.same(kinds.filter((f) => !/^(?:.+-)?actor\.ts$/.test(baseOf(f))), [], 'a file that defines an actor kind is actor.ts or <kind>-actor.ts');
+  t.ok(kinds.length >= 20, `the actor kinds are found (${kinds.length})`);
+
+  // The job modules the query workers load (edge/query-jobs.ts lists them by their constants).
+  const listed = /QUERY_JOBS[^=]*=\s*\[([^\]]*)\]/.exec(text.get('edge/query-jobs.ts')!)![1].split(',').map((s) => s.trim()).filter(Boolean);
+  const modules = listed.map((name) => {
+    const at = areaFiles.find((f) => new RegExp(`^export const ${name} = new URL\\(`, 'm').test(text.get(f)!));
+    const url = at && new RegExp(`^export const ${name} = new URL\\([^;]*'(\\./[^']+)\\.ts'`, 'm').exec(text.get(at)!)?.[1];
+    return at && url ? normalize(join(dirname(at), url)) + '.ts' : `${name}: not found`;
+  });
+  t.equal(modules.length, 5, 'the query jobs are found');
+  t.same(modules.filter((f) => !text.has(f) || !baseOf(f).endsWith('-job.ts')), [], 'a query-pool job module is <name>-job.ts');
+});
+
+t.test("layers - an area's actor messages live in its messages.ts", async (t) => {
+  const declared = new Map<string, string>();
+  for (const f of areaFiles) {
+    for (const m of text.get(f)!.matchAll(/^export (?:type|interface) (\w+)/gm)) declared.set(`${areaOf(f)}:${m[1]}`, f);
+  }
+  const misplaced = [...declared].filter(([key, f]) => /(?:Msg|Message)$/.test(key) && baseOf(f) !== 'messages.ts').map(([key, f]) => `${key.split(':')[1]} in ${f}`);
+  t.same(misplaced, [], 'an exported type named *Msg or *Message lives in a messages.ts');
+  // What each kind accepts is a type its area's messages.ts declares, not an inline shape or a type of the actor file.
+  const accepted = areaFiles.flatMap((f) =>
+    actorKindsOf(text.get(f)!).map(([, msg]) => {
+      const home = declared.get(`${areaOf(f)}:${msg}`);
+      return `${f}: ${msg} in ${home ?? 'no exported type of the area'}`;
+    }),
+  );
+  t.same(accepted.filter((line) => !line.endsWith('/messages.ts')), [], "an actor kind's message type is declared in its area's messages.ts");
+  // A messages.ts is what callers import to address a kind without the actor: it imports no actor file.
+  const back = areaFiles
+    .filter((f) => baseOf(f) === 'messages.ts')
+    .flatMap((f) => importsOf(f).map(([to]) => `${f} -> ${to}`))
+    .filter((edge) => /-> .*(?:^|\/|-)actor\.ts$/.test(edge));
+  t.same(back, [], 'no messages.ts imports an actor file');
 });

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { CUSTOMER_ACTIVITY_ACTOR } from '../../actors/crm/customer-activity-actor.js';
+import { CUSTOMER_ACTIVITY_ACTOR } from '../../actors/crm/messages.js';
 import { ManualClock } from '../../core/clock.js';
 import { A, assertStaffOnly, B, messages, setup } from './setup.js';
 

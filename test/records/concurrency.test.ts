@@ -2,7 +2,7 @@
 // Limits → Idempotency), against a real server and a real LMDB.
 import { randomUUID } from 'node:crypto';
 import t from 'tap';
-import { RECORDS_ACTOR, RECORDS_KEY, type CreateReply, type RecordsMsg } from '../../actors/records/actor.js';
+import { RECORDS_ACTOR, RECORDS_KEY, type CreateReply, type RecordsMsg } from '../../actors/records/messages.js';
 import { ManualClock } from '../../core/clock.js';
 import { IDEMPOTENCY_NS, IDEMPOTENCY_TTL_MS } from '../../core/idempotency.js';
 import { startTestApp, staffHeaders, tempDir } from '../helpers/app.js';

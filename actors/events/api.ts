@@ -9,7 +9,7 @@ import { IdempotencyGate } from '../../core/idempotency.js';
 import type { Logger } from '../../core/log.js';
 import type { StoredRecord } from '../../core/store/record.js';
 import type { Store } from '../../core/store/store.js';
-import { EVENTS, EVENTS_KEY, type EventsMsg } from './actor.js';
+import { EVENTS, EVENTS_KEY, type EventsMsg } from './messages.js';
 import { LocalPayments, type PaymentsProvider } from './payments.js';
 import { EVENT_MEDIA, findEvent, TICKET } from '../event-records/index.js';
 import type { Principal } from '../../core/auth/tokens.js';

@@ -1,0 +1,55 @@
+// The chat area's API: support chat, presence, the community and AI streams over one node's
+// runtime, store and ports.
+import type { ActorRuntime } from '../../core/actor/runtime.js';
+import type { NodeServices } from '../../core/actor/services.js';
+import type { Clock } from '../../core/clock.js';
+import type { Logger } from '../../core/log.js';
+import type { Store } from '../../core/store/store.js';
+import { AiStreams } from './ai-streams.js';
+import { ChatConnections } from './chat-connections.js';
+import { ChatService } from './chat-service.js';
+import { CommunityService } from './community-service.js';
+import type { ChatServices, ChatSettings } from './ports.js';
+import { PresenceService } from './presence-service.js';
+
+export interface ChatApi {
+  readonly chat: ChatService;
+  /** A /chat connection's rules: its session and chat, replay, who may touch which chat. */
+  readonly connections: ChatConnections;
+  readonly presence: PresenceService;
+  readonly community: CommunityService;
+  /** The AI answers of this node, readable as they arrive (GET /ai/stream/:streamId). */
+  readonly streams: AiStreams;
+  /** Stops timers and AI answers in flight (node shutdown). */
+  close(): void;
+}
+
+/**
+ * The chat area over a node's runtime, store and ports (`services.chatFanout`, `services.ai`;
+ * declared in ports.ts). A test passes its own ports.
+ */
+export function createChatApi(
+  runtime: ActorRuntime,
+  store: Store,
+  ports: Pick<NodeServices, 'chatFanout' | 'ai'>,
+  node: { settings: ChatSettings; clock: Clock; logger: Logger },
+): ChatApi {
+  const { settings } = node;
+  const services: ChatServices = { fanout: ports.chatFanout, ai: ports.ai, clock: node.clock, logger: node.logger };
+  const streams = new AiStreams(settings.aiStreamTtlMs, () => services.clock.now());
+  const presence = new PresenceService(runtime, services, settings);
+  const chat = new ChatService(runtime, store, services, streams, presence);
+  const community = new CommunityService(runtime, store, services, settings);
+  return {
+    chat,
+    connections: new ChatConnections(runtime, store, services.clock, chat),
+    presence,
+    community,
+    streams,
+    close() {
+      presence.close();
+      community.close();
+      chat.shutdown();
+    },
+  };
+}

@@ -1,0 +1,128 @@
+// What the scanner actors (one per event; the tenant's unmatched scans) accept and answer, and
+// their kinds' names.
+import type { StoredRecord } from '../../core/store/record.js';
+import type { Located } from './locate.js';
+import type { ScanEntry } from './scan-entry.js';
+import type { Payment } from '../event-records/index.js';
+
+export const SCANNER = 'scanner';
+
+/** Stable denial reasons, documented in the OpenAPI description of the scan routes. */
+export const DENIAL_REASONS = [
+  'invalid_code',
+  'bad_signature',
+  'expired_code',
+  'wrong_event',
+  'already_checked_in',
+  'refunded',
+  'cancelled',
+  'not_active',
+  'zone_full',
+  'not_checked_in',
+] as const;
+
+export type DenialReason = (typeof DENIAL_REASONS)[number];
+
+export interface ScanInput {
+  code?: string;
+  /** Check-out only: the ticket by id instead of a code. */
+  ticketId?: string;
+  zone?: string;
+  checkpoint?: string;
+  nonce?: string;
+  /** When an offline scanner made the scan (epoch ms). */
+  scannedAt?: number;
+  device?: string;
+  /** The ticket the edge already found for the code (to route a scan naming no event): not resolved again. */
+  located?: Located;
+}
+
+export interface ScanReply {
+  success: boolean;
+  ticket?: StoredRecord;
+  reason?: DenialReason;
+}
+
+export interface ValidateReply {
+  valid: boolean;
+  ticket?: StoredRecord;
+  reason?: DenialReason;
+}
+
+export type ScannerMsg =
+  | ({ type: 'in' | 'out'; by: string | null } & ScanInput)
+  | { type: 'validate'; code: string; zone?: string; located?: Located }
+  | { type: 'batch'; by: string | null; scans: Array<ScanInput & { direction: 'in' | 'out' }> }
+  | { type: 'stats' }
+  | { type: 'occupancy' }
+  | { type: 'reload' }
+  /** Writes up to `max` tickets' door fields into their records; answers how many are still behind. */
+  | { type: 'materialize'; max: number }
+  | IssueMsg
+  | TicketOpMsg;
+
+export interface WalkInResult extends IssueResult {
+  checkins?: ScanReply[];
+}
+
+export type IssueSource = 'create' | 'purchase' | 'comp' | 'fulfill' | 'walk-in';
+
+export interface IssueItem {
+  ticketTypeId: string;
+  quantity: number;
+  holderEmail?: string;
+  holderName?: string;
+  holderPhone?: string;
+  customerId?: string;
+  /** A chosen static code (single-ticket create only); generated when absent. */
+  number?: string;
+}
+
+export interface IssueMsg {
+  type: 'issue';
+  source: IssueSource;
+  items: IssueItem[];
+  by: string | null;
+  note?: string;
+  /** Purchases: the buyer and the payment already taken. */
+  order?: {
+    buyer: { email: string; name?: string };
+    customerId?: string;
+    /** Minor units (stored in major units, see ./money.ts). */
+    amount: number;
+    currency: string;
+    /** As recorded and answered: its `amount` in major units. */
+    payment: Payment | null;
+  };
+  /** Fulfilment of an order paid elsewhere: remembered so a second fulfil returns the same tickets. */
+  fulfillOrderId?: string;
+  idempotency?: { key: string; print: string };
+  /**
+   * Like `idempotency`, for results too large to store whole (a comp of 25,000 tickets): issue()
+   * records the result as a reference (`IssueReplay`) in the same batch, and each ticket carries
+   * `issueId` and `issueSeq`, from which a retry rebuilds the answer (replayIssue).
+   */
+  replay?: { key: string; print: string };
+  /** Walk-ins: check the new tickets in at once. */
+  checkIn?: { zone?: string; checkpoint?: string; device?: string };
+}
+
+export interface IssueResult {
+  tickets: StoredRecord[];
+  order?: StoredRecord;
+  payment?: Payment | null;
+}
+
+export type TicketOpMsg =
+  | { type: 'transfer'; ticketId: string; holderEmail: string; holderName?: string; by: string | null }
+  | { type: 'refund'; ticketId: string; refund: Record<string, unknown> | null; reason?: string; by: string | null }
+  | { type: 'cancel'; ticketId: string; reason?: string; by: string | null }
+  | { type: 'activate'; ticketId: string; credentialCode?: string; by: string | null }
+  | { type: 'secret'; ticketId: string }
+  | { type: 'badge-printed'; ticketId: string; printer?: string; by: string | null }
+  | { type: 'perk-claim'; ticketId: string; perkId: string; note?: string; by: string | null };
+
+export const UNMATCHED_SCANS = 'scan-unmatched';
+
+/** A scan whose code matched no ticket, logged as it was made. */
+export type UnmatchedScanMsg = ScanEntry;
