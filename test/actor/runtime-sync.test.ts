@@ -6,6 +6,7 @@
 import t from 'tap';
 import { ActorRuntime, type ActorKind } from '../../core/actor/runtime.js';
 import { someServices } from '../../core/actor/services.js';
+import { LmdbStore } from '../../core/store/lmdb-store.js';
 import { tempDir } from '../helpers/app.js';
 import { gatedStore } from '../helpers/gated-store.js';
 
