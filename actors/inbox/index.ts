@@ -15,3 +15,4 @@ export {
   type OutboundMessage,
   type Sender,
 } from './actor.js';
+export { createInboxApi, type ConversationChange, type ConversationRef, type InboxApi, type InboxParts } from './api.js';

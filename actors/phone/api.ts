@@ -5,6 +5,7 @@ import type { ActorRuntime } from '../../core/actor/runtime.js';
 import type { Clock } from '../../core/clock.js';
 import type { StoredRecord } from '../../core/store/record.js';
 import type { Store } from '../../core/store/store.js';
+import { callRecordId, PHONE_CALL_ACTOR, type CallEvent, type CallReply } from './call-actor.js';
 import { PHONE_DEVICE_ACTOR, deviceRecordId, type DeviceMsg } from './device-actor.js';
 import { PHONE_NUMBER_ACTOR, type NumberMsg, type SavedNumber } from './number-actor.js';
 import { numberRecordId, numbersAdmin, numbersFor, type NumberAdminView, type NumberSettings, type NumberView } from './numbers.js';
@@ -30,6 +31,8 @@ export interface PhoneApi {
   removeNumber(tenant: string, id: string): Promise<StoredRecord>;
   userPhones(tenant: string, email: string | undefined): { rows: UserPhones[]; shared: string[] };
   counts(tenant: string): PhoneCounts;
+  /** A provider's call callback: one record per call SID; a final status is never replaced by an earlier one arriving late. */
+  callEvent(tenant: string, ev: CallEvent): Promise<CallReply>;
 }
 
 export function createPhoneApi(parts: PhoneParts): PhoneApi {
@@ -44,5 +47,6 @@ export function createPhoneApi(parts: PhoneParts): PhoneApi {
     removeNumber: (tenant, id) => number<StoredRecord>(tenant, id, { type: 'remove' }),
     userPhones: (tenant, email) => userPhones(store, tenant, email, clock.now()),
     counts: (tenant) => phoneCounts(store, tenant, clock.now()),
+    callEvent: (tenant, ev) => runtime.ask<CallReply>(tenant, PHONE_CALL_ACTOR, callRecordId(ev.sid), ev),
   };
 }
