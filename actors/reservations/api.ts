@@ -54,8 +54,6 @@ export interface ReservationsApi {
   /** A location's bookings of one day (today by default) in the location's timezone. */
   today(tenant: string, q: Paging & { location: string; date?: string; includeCancelled?: boolean }): Promise<ListResult & { date: string; timezone: string }>;
   booking(tenant: string, id: string): StoredRecord | undefined;
-  /** One message to the reservations actor of definition `definitionId`. */
-  ask<R>(tenant: string, definitionId: string, msg: ReservationMessage): Promise<R>;
   location(tenant: string, slug: string): StoredRecord | undefined;
   /** The location a write names: it must exist by slug (404); its sk gets a 400 that says what to send. */
   requireLocation(tenant: string, slug: string): StoredRecord;
@@ -132,7 +130,6 @@ export function createReservationsApi(parts: ReservationsParts): ReservationsApi
         limits,
       }),
     booking: (tenant, id) => store.getRecord(tenant, RESERVATION_DATATYPE, id),
-    ask: (tenant, definitionId, msg) => runtime.ask(tenant, RESERVATIONS_ACTOR, definitionId, msg),
     location: (tenant, slug) => findLocation(store, tenant, slug),
     requireLocation(tenant, slug) {
       const loc = findLocation(store, tenant, slug);
