@@ -8,13 +8,15 @@ import { appError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import type { PageLimits } from '../../core/store/query.js';
 import type { Data, ListResult, StoredRecord } from '../../core/store/record.js';
-import { COMM_MESSAGE, INBOX_CONVERSATION, parseParties } from '../inbox/index.js';
+import { COMM_MESSAGE, createInboxApi, INBOX_CONVERSATION, normalizeContact, parseParties } from '../inbox/index.js';
 import { CALL_RECORDING, recordingRecordId } from '../phone/index.js';
 import { INLINE_LISTING_MAX, listRecords, type ListingDeps } from '../records/index.js';
 import { CRM_LISTINGS_JOB, type CrmListingRead } from './listings-job.js';
 import { crmListing, sourcesOf, type CrmListing } from './listings.js';
-import { LEAD_ACTOR, type LeadMsg } from './messages.js';
+import { LEAD_ACTOR, type LeadMsg, CUSTOMER_ACTIVITY_ACTOR, type ActivityInput, type ActivityMsg, SOCIAL_ACTOR, type IngestResult, type SocialItem, SUPPORT_TICKET_ACTOR, type Author, type TicketFields, type TicketMsg, type TicketReply } from './messages.js';
 import { LEAD } from './leads.js';
+import { normalizeEmail } from './customer-activity-actor.js';
+
 import { SUPPORT_TICKET, SUPPORT_TICKET_MESSAGE } from './support-ticket-actor.js';
 
 /** What the area needs of its node. */
@@ -45,6 +47,20 @@ export interface CrmApi {
   recording(tenant: string, sid: string): StoredRecord;
   /** A CRM list (inbox, communications, activity, social): small ones inline, large ones in a query worker. */
   list<T>(tenant: string, listing: CrmListing): Promise<T>;
+  /** Opens a ticket (and, with a description, its first message). */
+  createTicket(tenant: string, fields: TicketFields, description: string | undefined, author: Author): Promise<TicketReply>;
+  /** 404 for an unknown ticket, 409 when `version` is not the stored one. */
+  updateTicket(tenant: string, id: string, version: number, changes: Data, author: Author): Promise<TicketReply>;
+  /** A public reply, emailed to the requester through the outbox in the same write; `status` optionally moves the ticket. */
+  replyToTicket(tenant: string, id: string, reply: { body: string; subject?: string; status?: string }, author: Author): Promise<TicketReply>;
+  /** An internal comment, never sent. */
+  commentOnTicket(tenant: string, id: string, body: string, author: Author): Promise<TicketReply>;
+  /** Records one activity of the person `activity.email` names (normalized here). */
+  recordActivity(tenant: string, activity: ActivityInput): Promise<StoredRecord>;
+  /** Erases every activity record of a person (right to erasure): the normalized email and how many went. */
+  eraseActivity(tenant: string, email: string): Promise<{ email: string; erased: number }>;
+  /** Stores social items (a repeat updates) and threads new inbound messages into the inbox (channel social). */
+  ingestSocial(tenant: string, items: SocialItem[]): Promise<{ received: number; created: number; updated: number; threaded: number }>;
 }
 
 function found(rec: StoredRecord | undefined, what: string): StoredRecord {
@@ -68,6 +84,24 @@ export function listCrm<T>(parts: Pick<CrmParts, 'store' | 'queries' | 'config'>
 export function createCrmApi(parts: CrmParts): CrmApi {
   const { runtime, store, clock } = parts;
   const lead = (tenant: string, id: string, msg: LeadMsg) => runtime.ask<StoredRecord>(tenant, LEAD_ACTOR, id, msg);
+  const askTicket = (tenant: string, id: string, msg: TicketMsg) => runtime.ask<TicketReply>(tenant, SUPPORT_TICKET_ACTOR, id, msg);
+  const askActivity = <R = StoredRecord>(tenant: string, email: string, msg: ActivityMsg) => runtime.ask<R>(tenant, CUSTOMER_ACTIVITY_ACTOR, email, msg);
+  const inbox = createInboxApi(parts);
+  /** A social direct message into the inbox, as a conversation with `<platform>:<author handle or id>`. */
+  const threadSocial = async (tenant: string, rec: StoredRecord): Promise<void> => {
+    const d = rec.data as SocialItem & { platform: string; at: string };
+    const who = d.author?.handle ?? d.author?.id ?? '';
+    await inbox.receive(tenant, {
+      channel: 'social',
+      contact: normalizeContact('social', `${d.platform}:${who}`),
+      contactName: d.author?.name,
+      body: String(d.text ?? ''),
+      // The inbox ignores a repeat of the same platform message.
+      externalId: `${d.platform}:${d.externalId}`,
+      at: d.at,
+      meta: { platform: d.platform, socialActivityId: rec.sk, ...(d.postId ? { postId: d.postId } : {}) },
+    });
+  };
   return {
     lead: (tenant, id) => found(store.getRecord(tenant, LEAD, id), `lead ${id}`),
     createLead: (tenant, fields) => lead(tenant, newId(clock.now()), { type: 'create', fields }),
@@ -92,5 +126,28 @@ export function createCrmApi(parts: CrmParts): CrmApi {
     },
     recording: (tenant, sid) => found(store.getRecord(tenant, CALL_RECORDING, recordingRecordId(sid)), `recording ${sid}`),
     list: (tenant, listing) => listCrm(parts, tenant, listing),
+    createTicket: (tenant, fields, description, author) => askTicket(tenant, newId(clock.now()), { type: 'create', fields, description, author }),
+    updateTicket: (tenant, id, version, changes, author) => askTicket(tenant, id, { type: 'update', version, changes, author }),
+    replyToTicket: (tenant, id, reply, author) => askTicket(tenant, id, { type: 'reply', body: reply.body, subject: reply.subject, status: reply.status, author }),
+    commentOnTicket: (tenant, id, body, author) => askTicket(tenant, id, { type: 'comment', body, author }),
+    recordActivity: (tenant, activity) => {
+      const email = normalizeEmail(activity.email);
+      return askActivity(tenant, email, { type: 'record', activity: { ...activity, email } });
+    },
+    eraseActivity: async (tenant, email) => {
+      const who = normalizeEmail(email);
+      const r = await askActivity<{ erased: number }>(tenant, who, { type: 'erase' });
+      return { email: who, erased: r.erased };
+    },
+    ingestSocial: async (tenant, items) => {
+      const res = await runtime.ask<IngestResult>(tenant, SOCIAL_ACTOR, 'ingest', { items });
+      let threaded = 0;
+      for (const rec of res.created) {
+        if (rec.data.kind !== 'message' || rec.data.direction !== 'inbound') continue;
+        await threadSocial(tenant, rec);
+        threaded++;
+      }
+      return { received: items.length, created: res.created.length, updated: res.updated.length, threaded };
+    },
   };
 }

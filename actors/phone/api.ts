@@ -5,8 +5,9 @@ import type { ActorRuntime } from '../../core/actor/runtime.js';
 import type { Clock } from '../../core/clock.js';
 import type { StoredRecord } from '../../core/store/record.js';
 import type { Store } from '../../core/store/store.js';
+import { callRecordId } from './call-actor.js';
 import { deviceRecordId } from './device-actor.js';
-import { PHONE_DEVICE_ACTOR, PHONE_NUMBER_ACTOR, type DeviceMsg, type NumberMsg, type SavedNumber } from './messages.js';
+import { PHONE_CALL_ACTOR, PHONE_DEVICE_ACTOR, PHONE_NUMBER_ACTOR, type CallEvent, type CallReply, type DeviceMsg, type NumberMsg, type SavedNumber } from './messages.js';
 import { numberRecordId, numbersAdmin, numbersFor, type NumberAdminView, type NumberSettings, type NumberView } from './numbers.js';
 import { deviceView, listDevices, phoneCounts, userPhones, type DeviceFilter, type DeviceView, type PhoneCounts, type UserPhones } from './reads.js';
 
@@ -30,6 +31,8 @@ export interface PhoneApi {
   removeNumber(tenant: string, id: string): Promise<StoredRecord>;
   userPhones(tenant: string, email: string | undefined): { rows: UserPhones[]; shared: string[] };
   counts(tenant: string): PhoneCounts;
+  /** A provider's call callback: one record per call SID; a final status is never replaced by an earlier one arriving late. */
+  callEvent(tenant: string, ev: CallEvent): Promise<CallReply>;
 }
 
 export function createPhoneApi(parts: PhoneParts): PhoneApi {
@@ -44,5 +47,6 @@ export function createPhoneApi(parts: PhoneParts): PhoneApi {
     removeNumber: (tenant, id) => number<StoredRecord>(tenant, id, { type: 'remove' }),
     userPhones: (tenant, email) => userPhones(store, tenant, email, clock.now()),
     counts: (tenant) => phoneCounts(store, tenant, clock.now()),
+    callEvent: (tenant, ev) => runtime.ask<CallReply>(tenant, PHONE_CALL_ACTOR, callRecordId(ev.sid), ev),
   };
 }

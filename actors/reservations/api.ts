@@ -3,6 +3,7 @@
 // keyed RESERVATION_SETTINGS_KEY); reads of one definition, booking or location go to the store,
 // reads over many bookings (slots, a customer's own, upcoming, today) to the query pool.
 import type { ActorRuntime } from '../../core/actor/runtime.js';
+import type { ScheduledJob } from '../../core/scheduler.js';
 import type { Clock } from '../../core/clock.js';
 import { appError } from '../../core/errors.js';
 import { isId } from '../../core/ids.js';
@@ -10,7 +11,7 @@ import type { PageLimits } from '../../core/store/query.js';
 import type { ListResult, StoredRecord } from '../../core/store/record.js';
 import { listRecords, type ListingDeps } from '../records/index.js';
 import { findDefinition, RESERVATION_DATATYPE, RESERVATION_DEFINITION_DATATYPE, resolveService, type Definition } from './definition.js';
-import { RESERVATIONS_ACTOR, type ReservationMessage } from './messages.js';
+import { RESERVATIONS_ACTOR, type CreateReservationInput, type Owner, type ReservationMessage, type UpdateReservationInput } from './messages.js';
 import { findLocation, LOCATION_DATATYPE, locationNotFound, locationTimezone, type SlotView } from './queries.js';
 import { RESERVATION_READS_JOB, type ReservationRead } from './read-job.js';
 import { RESERVATION_SETTINGS_KEY } from './settings.js';
@@ -53,12 +54,21 @@ export interface ReservationsApi {
   /** A location's bookings of one day (today by default) in the location's timezone. */
   today(tenant: string, q: Paging & { location: string; date?: string; includeCancelled?: boolean }): Promise<ListResult & { date: string; timezone: string }>;
   booking(tenant: string, id: string): StoredRecord | undefined;
-  /** One message to the reservations actor of definition `definitionId`. */
-  ask<R>(tenant: string, definitionId: string, msg: ReservationMessage): Promise<R>;
   location(tenant: string, slug: string): StoredRecord | undefined;
   /** The location a write names: it must exist by slug (404); its sk gets a 400 that says what to send. */
   requireLocation(tenant: string, slug: string): StoredRecord;
   locationTimezone(tenant: string, slug: string): string;
+  /**
+   * Books a place (404 for an unknown definition; 409 when the slot is full), with its confirmation
+   * queued and its reminder scheduled in the same write; a repeated `idempotencyKey` answers the first booking.
+   */
+  book(tenant: string, owner: Owner, input: CreateReservationInput, idempotencyKey?: string): Promise<StoredRecord>;
+  /** Changes or cancels `booking` (stale `version`, full slot, cancelled or checked in: 409). */
+  changeBooking(tenant: string, booking: StoredRecord, owner: Owner, changes: UpdateReservationInput, version?: number): Promise<StoredRecord>;
+  /** Sends `booking`'s reminder now, through the outbox. */
+  sendReminder(tenant: string, booking: StoredRecord, owner: Owner): Promise<unknown>;
+  /** Runs a due reminder job (REMINDER_JOB) the bookings' actor scheduled. */
+  fireReminder(job: ScheduledJob): Promise<void>;
 }
 
 export function createReservationsApi(parts: ReservationsParts): ReservationsApi {
@@ -66,6 +76,9 @@ export function createReservationsApi(parts: ReservationsParts): ReservationsApi
   const limits = parts.config.store;
   // Reads over every booking of a location or definition run in a query worker (read-job.ts).
   const read = <T>(tenant: string, q: ReservationRead) => parts.queries.run<T>(tenant, RESERVATION_READS_JOB, q);
+  // A booking's changes go to the actor of its definition.
+  const bookings = <R>(tenant: string, definitionId: string, msg: ReservationMessage) => runtime.ask<R>(tenant, RESERVATIONS_ACTOR, definitionId, msg);
+  const definitionOf = (booking: StoredRecord) => String(booking.data.reservationDefinitionId ?? '');
   return {
     settings: (tenant) => reservationSettingsOf(store.getOrg(tenant)),
     updateSettings: (tenant, patch) => {
@@ -117,7 +130,6 @@ export function createReservationsApi(parts: ReservationsParts): ReservationsApi
         limits,
       }),
     booking: (tenant, id) => store.getRecord(tenant, RESERVATION_DATATYPE, id),
-    ask: (tenant, definitionId, msg) => runtime.ask(tenant, RESERVATIONS_ACTOR, definitionId, msg),
     location: (tenant, slug) => findLocation(store, tenant, slug),
     requireLocation(tenant, slug) {
       const loc = findLocation(store, tenant, slug);
@@ -129,5 +141,17 @@ export function createReservationsApi(parts: ReservationsParts): ReservationsApi
       throw locationNotFound(slug);
     },
     locationTimezone: (tenant, slug) => locationTimezone(store, tenant, slug),
+    book(tenant, owner, input, idempotencyKey) {
+      const defId = input.reservationDefinitionId;
+      if (!findDefinition(store, tenant, defId)) throw appError('ERR_NOT_FOUND', `reservation definition ${defId}`);
+      return bookings<StoredRecord>(tenant, defId, { type: 'create', owner, idempotencyKey, input });
+    },
+    changeBooking: (tenant, booking, owner, changes, version) =>
+      bookings<StoredRecord>(tenant, definitionOf(booking), { type: 'update', id: booking.sk, owner, version, changes }),
+    sendReminder: (tenant, booking, owner) => bookings(tenant, definitionOf(booking), { type: 'send-reminder', id: booking.sk, owner }),
+    async fireReminder(job) {
+      const msg: ReservationMessage = { type: 'fire-reminder', jobId: job.id, reservationId: String(job.payload.reservationId) };
+      await bookings(job.tenant, String(job.payload.reservationDefinitionId ?? ''), msg);
+    },
   };
 }

@@ -14,7 +14,7 @@ import { listRecords, type ListingDeps } from '../records/index.js';
 import type { ReservationsApi } from '../reservations/index.js';
 import { listPosCategories, type ProductQuery } from './catalog.js';
 import { CATALOG_JOB, type CatalogRead } from './catalog-job.js';
-import { askPos, type PosMessage, STOREFRONT_ACTOR, STOREFRONT_KEY, type StorefrontMessage } from './messages.js';
+import { askPos, POS_TABS_ACTOR, type PosMessage, STOREFRONT_ACTOR, STOREFRONT_KEY, type StorefrontMessage } from './messages.js';
 import { CLOSED, presentOrder, readOrder, SF_ORDER } from './order.js';
 import { createPaymentIntent, type IntentRequest, type IntentView } from './payment-intents.js';
 import { contactOf } from './privacy.js';
@@ -24,7 +24,7 @@ import type { StorefrontServices } from './services.js';
 import { storefrontSettingsOf, type StorefrontSettings } from '../org-settings/index.js';
 
 export interface StorefrontParts extends ListingDeps {
-  readonly runtime: Pick<ActorRuntime, 'ask'>;
+  readonly runtime: Pick<ActorRuntime, 'ask' | 'isLive'>;
   readonly store: Store;
   readonly clock: Clock;
   readonly services: ListingDeps['services'] & { readonly storefront: StorefrontServices };
@@ -61,6 +61,12 @@ export interface StorefrontApi {
   /** Queues a receipt, check or print job in the outbox through the storefront actor. */
   queueReceipt(tenant: string, msg: OutboxMessage): Promise<OutboxEntry>;
   createIntent(tenant: string, processor: string, body: IntentRequest, methodTypes: string[], status: number): Promise<IdempotentResult<IntentView>>;
+  /**
+   * Tells the POS of order `orderId`'s location that the tab was written elsewhere (the record
+   * store). Only a live POS actor needs telling, since it keeps its open tabs in memory: one that
+   * activates later reads the store.
+   */
+  tabWritten(tenant: string, orderId: string): Promise<void>;
 }
 
 export function createStorefrontApi(parts: StorefrontParts, reservations: ReservationsApi): StorefrontApi {
@@ -119,5 +125,10 @@ export function createStorefrontApi(parts: StorefrontParts, reservations: Reserv
     queueReceipt: (tenant, msg) => queueReceipt(runtime, tenant, msg),
     createIntent: (tenant, processor, body, methodTypes, status) =>
       createPaymentIntent({ store, clock, runtime, storefront: parts.services.storefront }, tenant, processor, body, methodTypes, status),
+    async tabWritten(tenant, orderId) {
+      const location = store.getRecord(tenant, SF_ORDER, orderId)?.data.businessLocationId;
+      if (typeof location !== 'string' || !runtime.isLive(tenant, POS_TABS_ACTOR, location)) return;
+      await askPos(runtime, tenant, location, { type: 'tab-written', orderId });
+    },
   };
 }

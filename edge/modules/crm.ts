@@ -5,7 +5,7 @@ import { createCrmApi, customerActivityActor, CUSTOMER_ACTIVITY, leadActor } fro
 import { LEAD } from '../../actors/crm/index.js';
 import { SOCIAL_ACTIVITY, socialSyncActor } from '../../actors/crm/index.js';
 import { SUPPORT_TICKET, SUPPORT_TICKET_MESSAGE, supportTicketActor } from '../../actors/crm/index.js';
-import { COMM_MESSAGE, INBOX_CONVERSATION, inboxActor } from '../../actors/inbox/index.js';
+import { COMM_MESSAGE, createInboxApi, INBOX_CONVERSATION, inboxActor } from '../../actors/inbox/index.js';
 import { CALL_RECORDING, PHONE_CALL } from '../../actors/phone/index.js';
 import type { ActorKind } from '../../core/actor/runtime.js';
 import type { Module } from '../module.js';
@@ -48,10 +48,10 @@ export const crmModule: Module = {
     return [
       ...leadRoutes(crm),
       ...ticketRoutes(crm),
-      ...customerActivityRoutes(),
-      ...inboxRoutes(crm),
+      ...customerActivityRoutes(crm),
+      ...inboxRoutes(crm, createInboxApi(deps)),
       ...communicationRoutes(crm),
-      ...socialRoutes(),
+      ...socialRoutes(crm),
       ...integrationRoutes(),
     ];
   },

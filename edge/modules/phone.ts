@@ -2,6 +2,7 @@
 // voice access tokens, numbers, the system summary, and the provider webhooks for inbound SMS
 // and calls. The voice provider is built per node from config `voice`.
 import { createPhoneApi, PHONE_DEVICE, phoneCallActor, phoneDeviceActor, phoneNumberActor } from '../../actors/phone/index.js';
+import { createInboxApi } from '../../actors/inbox/index.js';
 import { createVoiceProvider } from '../../core/voice.js';
 import type { AppDeps } from '../deps.js';
 import type { Module } from '../module.js';
@@ -14,6 +15,7 @@ export const phoneModule: Module = {
   indexes: [[PHONE_DEVICE, 'data.email']],
   routes(deps: AppDeps) {
     const voice = createVoiceProvider(deps.config, deps.logger, deps.clock);
-    return [...phoneRoutes(createPhoneApi(deps), voice), ...inboundRoutes()];
+    const phone = createPhoneApi(deps);
+    return [...phoneRoutes(phone, voice), ...inboundRoutes(phone, createInboxApi(deps))];
   },
 };

@@ -3,7 +3,7 @@
 // reminder timers.
 import { reservationsActor } from '../../actors/reservations/index.js';
 import { RESERVATION_DATATYPE, RESERVATION_DEFINITION_DATATYPE } from '../../actors/reservations/index.js';
-import { REMINDER_JOB, RESERVATIONS_ACTOR, type ReservationMessage } from '../../actors/reservations/index.js';
+import { createReservationsApi, REMINDER_JOB } from '../../actors/reservations/index.js';
 import { LOCATION_DATATYPE } from '../../actors/reservations/index.js';
 import { SERVICE_POINT_DATATYPE, servicePointsActor } from '../../actors/service-points/index.js';
 import type { Module } from '../module.js';
@@ -24,10 +24,7 @@ export const reservationsModule: Module = {
   ],
   routes: reservationRoutes,
   start(deps) {
-    const scheduler = deps.services.scheduler;
-    scheduler.register(REMINDER_JOB, async (job) => {
-      const msg: ReservationMessage = { type: 'fire-reminder', jobId: job.id, reservationId: String(job.payload.reservationId) };
-      await deps.runtime.ask(job.tenant, RESERVATIONS_ACTOR, String(job.payload.reservationDefinitionId ?? ''), msg);
-    });
+    const reservations = createReservationsApi(deps);
+    deps.services.scheduler.register(REMINDER_JOB, (job) => reservations.fireReminder(job));
   },
 };

@@ -4,7 +4,7 @@
 import { posTabsActor } from '../../actors/storefront/index.js';
 import { storefrontActor } from '../../actors/storefront/index.js';
 import { BM_LOCATION_PRODUCT, SF_CATEGORY, SF_ORDER, SF_PRODUCT } from '../../actors/storefront/index.js';
-import { createStorefrontApi, POS_TABS_ACTOR, type PosMessage } from '../../actors/storefront/index.js';
+import { createStorefrontApi } from '../../actors/storefront/index.js';
 import { createReservationsApi } from '../../actors/reservations/index.js';
 import { RECORD_WRITTEN } from '../../actors/records/index.js';
 import type { AppDeps } from '../deps.js';
@@ -41,10 +41,7 @@ function tabsHearWrites(deps: AppDeps): ModuleNode {
         const e = event as { datatype?: unknown; sk?: unknown };
         if (e.datatype !== SF_ORDER || typeof e.sk !== 'string') return;
         const tenant = subject.slice(prefix.length);
-        const location = sf.orderLocation(tenant, e.sk);
-        if (location === undefined || !deps.runtime.isLive(tenant, POS_TABS_ACTOR, location)) return;
-        const msg: PosMessage = { type: 'tab-written', orderId: e.sk };
-        deps.runtime.ask(tenant, POS_TABS_ACTOR, location, msg).catch((err: unknown) => deps.logger.warn({ err, tenant }, 'could not tell the POS of a tab written elsewhere'));
+        sf.tabWritten(tenant, e.sk).catch((err: unknown) => deps.logger.warn({ err, tenant }, 'could not tell the POS of a tab written elsewhere'));
       });
     },
     stop() {

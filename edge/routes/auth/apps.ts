@@ -1,9 +1,8 @@
 // Application identities and API keys (spec: Authentication → Tokens and refresh 3, Headers,
 // Combinations). Secrets and keys are answered once, at creation, and stored as SHA-256 digests.
 import { Type } from '@sinclair/typebox';
-import { ACCOUNTS, type AccountsMsg, APIKEY, publicApiKey, publicApp, type AuthApi } from '../../../actors/auth/index.js';
+import { APIKEY, publicApiKey, publicApp, type AuthApi } from '../../../actors/auth/index.js';
 import { pageItems } from '../../../core/store/query.js';
-import type { StoredRecord } from '../../../core/store/record.js';
 import { route, type RouteDef } from '../../route.js';
 import {
   Body,
@@ -95,10 +94,7 @@ export function appRoutes(svc: AuthApi): RouteDef[] {
       body: Body({ appId: Id }),
       response: AppSchema,
       errors: [404],
-      handler: async (ctx) => {
-        const msg: AccountsMsg = { type: 'revokeApp', appId: ctx.body.appId, by: caller(ctx).sub };
-        return publicApp(await ctx.deps.runtime.ask<StoredRecord>(ctx.tenant, ACCOUNTS, 'staff', msg));
-      },
+      handler: async (ctx) => publicApp(await svc.revokeApp(ctx.tenant, ctx.body.appId, caller(ctx).sub)),
     }),
     route({
       method: 'POST',
@@ -147,7 +143,7 @@ export function appRoutes(svc: AuthApi): RouteDef[] {
       response: Type.Object({ deleted: Type.Boolean(), id: Type.String() }),
       errors: [404],
       handler: async (ctx) => {
-        await ctx.deps.runtime.ask(ctx.tenant, ACCOUNTS, 'staff', { type: 'deleteApiKey', id: ctx.params.id } satisfies AccountsMsg);
+        await svc.deleteApiKey(ctx.tenant, ctx.params.id);
         return { deleted: true, id: ctx.params.id };
       },
     }),

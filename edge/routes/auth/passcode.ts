@@ -1,12 +1,10 @@
 // Passcodes (PINs) and access cards (spec: Endpoints → Passcodes and access cards). The sign-in
 // route itself is in signin.ts. A PIN is 4 to 8 digits, stored as a scrypt hash.
 import { Type } from '@sinclair/typebox';
-import { ACCOUNTS, type AccountsMsg, CARD, USER, publicCard, type CardData, type PublicCard, type UserData, SECURITY_ACTOR, type SecurityMsg, type AuthApi } from '../../../actors/auth/index.js';
-import { hashPassword } from '../../../core/auth/password.js';
+import { CARD, USER, publicCard, type CardData, type AuthApi } from '../../../actors/auth/index.js';
 import type { Principal } from '../../../core/auth/tokens.js';
 import { appError } from '../../../core/errors.js';
 import type { Filter } from '../../../core/store/query.js';
-import type { StoredRecord } from '../../../core/store/record.js';
 import { route, type RouteDef } from '../../route.js';
 import {
   Body,
@@ -31,35 +29,10 @@ const EmployeeSchema = Type.Object({
   hasPasscode: Type.Boolean(),
 });
 
-/**
- * The user a passcode route acts on: yourself, or (role Admin) body.userId when you hold every role
- * that user holds and it is not the primary contact: whoever sets a PIN knows it and can sign in
- * with it, skipping 2FA.
- */
-function targetUser(svc: AuthApi, tenant: string, p: Principal, userId: string | undefined): StoredRecord {
-  const id = userId ?? p.sub;
-  if (id !== p.sub && !p.roles.includes('Admin')) throw appError('ERR_FORBIDDEN', "only an Admin may change another user's passcode");
-  const user = svc.accounts.userById(tenant, id);
-  if (!user) throw appError('ERR_NOT_FOUND', `user ${id}`);
-  svc.accounts.assertMayActFor(tenant, p, user, "change the passcode");
-  return user;
-}
-
-/**
- * A card UID is what a reader presents to sign in, so it is shown in full only to the card's
- * holder and to Admins who may act for the holder; anyone else sees its last 4 characters.
- */
-function cardView(svc: AuthApi, tenant: string, p: Principal, rec: StoredRecord): PublicCard {
-  const card = publicCard(rec);
-  const holder = svc.accounts.userById(tenant, card.userId);
-  if (card.userId === p.sub || (holder && !svc.accounts.whyNotActFor(tenant, p, holder))) return card;
-  return { ...card, cardUid: card.cardUid.length > 8 ? `…${card.cardUid.slice(-4)}` : '…' };
-}
-
 export function passcodeRoutes(svc: AuthApi): RouteDef[] {
   const cardList = async (tenant: string, p: Principal, filter: Filter, q: { page?: number; pageSize?: number }) => {
     const r = await listRecords(svc.deps, tenant, CARD, filter, { page: q.page, pageSize: q.pageSize, sort: 'createdate', sortType: 'asc' });
-    return { ...r, data: r.data.map((c) => cardView(svc, tenant, p, c)) };
+    return { ...r, data: r.data.map((c) => svc.pins.cardView(tenant, p, c)) };
   };
   return [
     route({
@@ -73,18 +46,7 @@ export function passcodeRoutes(svc: AuthApi): RouteDef[] {
       body: Body({ pin: Type.String({ pattern: '^[0-9]{4,8}$' }), employeeId: Type.Optional(EmployeeIdSchema), userId: Type.Optional(Id) }),
       response: Type.Object({ userId: Type.String(), employeeId: Type.String(), hasPasscode: Type.Boolean() }),
       errors: [403, 404, 409],
-      handler: async (ctx) => {
-        const user = targetUser(svc, ctx.tenant, caller(ctx), ctx.body.userId);
-        const current = (user.data as UserData).employeeId;
-        const employeeId = ctx.body.employeeId ?? current;
-        if (!employeeId) throw appError('ERR_VALIDATION', 'body/employeeId is required: this user has no employee id yet');
-        if (employeeId !== current) {
-          await ctx.deps.runtime.ask(ctx.tenant, ACCOUNTS, 'staff', { type: 'setEmployeeId', userId: user.sk, employeeId } satisfies AccountsMsg);
-        }
-        const hash = await hashPassword(ctx.body.pin);
-        await ctx.deps.runtime.ask(ctx.tenant, SECURITY_ACTOR, user.sk, { type: 'setPin', hash } satisfies SecurityMsg);
-        return { userId: user.sk, employeeId, hasPasscode: true };
-      },
+      handler: (ctx) => svc.pins.set(ctx.tenant, caller(ctx), ctx.body),
     }),
     route({
       method: 'POST',
@@ -95,11 +57,7 @@ export function passcodeRoutes(svc: AuthApi): RouteDef[] {
       body: Body({ userId: Type.Optional(Id) }),
       response: Type.Object({ userId: Type.String(), hasPasscode: Type.Boolean(), removed: Type.Boolean() }),
       errors: [403, 404],
-      handler: async (ctx) => {
-        const user = targetUser(svc, ctx.tenant, caller(ctx), ctx.body.userId);
-        const r = await ctx.deps.runtime.ask<{ removed: boolean }>(ctx.tenant, SECURITY_ACTOR, user.sk, { type: 'removePin' } satisfies SecurityMsg);
-        return { userId: user.sk, hasPasscode: false, removed: r.removed };
-      },
+      handler: (ctx) => svc.pins.remove(ctx.tenant, caller(ctx), ctx.body.userId),
     }),
     route({
       method: 'POST',
@@ -162,7 +120,7 @@ export function passcodeRoutes(svc: AuthApi): RouteDef[] {
         const id = ctx.params.identifier;
         const rec = svc.accounts.card(ctx.tenant, id);
         if (!rec) throw appError('ERR_NOT_FOUND', `card ${id}`);
-        return cardView(svc, ctx.tenant, caller(ctx), rec);
+        return svc.pins.cardView(ctx.tenant, caller(ctx), rec);
       },
     }),
     route({

@@ -1,7 +1,7 @@
 // The signed-in user's profile, self-service delete, the organisation's security settings and the
 // outbox listing (spec: Endpoints → Authentication and profile).
 import { Type } from '@sinclair/typebox';
-import { ACCOUNTS, type AccountsMsg, ORG_SETTINGS_ACTOR, securitySettingsOf, type OrgSettingsMsg, OUTBOX_JOB, type OutboxRead, accountOf, type AuthApi, type SecuritySettings } from '../../../actors/auth/index.js';
+import { securitySettingsOf, OUTBOX_JOB, type OutboxRead, accountOf, type AuthApi, type SecuritySettings } from '../../../actors/auth/index.js';
 import { appError } from '../../../core/errors.js';
 import { route, type RouteDef } from '../../route.js';
 import { Body, Id, NewPasswordSchema, PageQuery, PublicUserSchema, TAG_2FA, TAG_AUTH, caller, clientInfo, listOf } from './common.js';
@@ -68,16 +68,7 @@ export function profileRoutes(svc: AuthApi): RouteDef[] {
         "Refused (403) for the organisation's primary contact. Deletes the user, its credentials and its directory entry; its refresh tokens, API keys and every access token already issued stop working on the next request, on every node.",
       response: Type.Object({ deleted: Type.Boolean(), id: Type.String() }),
       errors: [403],
-      handler: async (ctx) => {
-        const p = caller(ctx);
-        const org = svc.accounts.org(ctx.tenant);
-        if (org.primaryContactUserId === p.sub) {
-          throw appError('ERR_FORBIDDEN', "the organisation's primary contact cannot delete their own account; make someone else the primary contact first");
-        }
-        await ctx.deps.runtime.ask(ctx.tenant, ACCOUNTS, 'staff', { type: 'deleteUser', userId: p.sub } satisfies AccountsMsg);
-        if (p.sid) await svc.sessions.revokeFamily(ctx.tenant, p.sid, 'account deleted');
-        return { deleted: true, id: p.sub };
-      },
+      handler: (ctx) => svc.deleteSelf(ctx.tenant, caller(ctx)),
     }),
     route({
       method: 'POST',
@@ -143,7 +134,7 @@ export function profileRoutes(svc: AuthApi): RouteDef[] {
       handler: (ctx) => {
         const { securitySettings, ...flat } = ctx.body as { securitySettings?: Partial<SecuritySettings> } & Partial<SecuritySettings>;
         const patch = { ...securitySettings, ...flat };
-        return ctx.deps.runtime.ask(ctx.tenant, ORG_SETTINGS_ACTOR, 'settings', { type: 'update', patch } satisfies OrgSettingsMsg);
+        return svc.updateSecuritySettings(ctx.tenant, patch);
       },
     }),
     route({

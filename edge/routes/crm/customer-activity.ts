@@ -1,8 +1,7 @@
 // Customer activity (spec: Endpoints → CRM (staff)): record what a person did, read it back as a
 // timeline or a summary, and erase all of it (the right to erasure).
 import { Type } from '@sinclair/typebox';
-import { ACTIVITY_TYPES, CUSTOMER_ACTIVITY_ACTOR, normalizeEmail, type ActivityMsg } from '../../../actors/crm/index.js';
-import type { StoredRecord } from '../../../core/store/record.js';
+import { ACTIVITY_TYPES, normalizeEmail, type CrmApi } from '../../../actors/crm/index.js';
 import { route, type RouteDef } from '../../route.js';
 import { crmList } from './listing.js';
 import { Enum, Email, ListOf, PageProps, RecordOf, SinceUntilProps } from './schemas.js';
@@ -24,7 +23,7 @@ const ActivityRecord = RecordOf(
 );
 const Named = Type.Array(Type.Object({ name: Type.String(), count: Type.Integer() }));
 
-export function customerActivityRoutes(): RouteDef[] {
+export function customerActivityRoutes(crm: CrmApi): RouteDef[] {
   return [
     route({
       method: 'POST',
@@ -44,11 +43,7 @@ export function customerActivityRoutes(): RouteDef[] {
         at: Type.Optional(Type.String({ format: 'date-time' })),
       }),
       response: ActivityRecord,
-      handler: (ctx) => {
-        const email = normalizeEmail(ctx.body.email);
-        const msg: ActivityMsg = { type: 'record', activity: { ...ctx.body, email } };
-        return ctx.deps.runtime.ask<StoredRecord>(ctx.tenant, CUSTOMER_ACTIVITY_ACTOR, email, msg);
-      },
+      handler: (ctx) => crm.recordActivity(ctx.tenant, ctx.body),
     }),
     route({
       method: 'GET',
@@ -91,11 +86,7 @@ export function customerActivityRoutes(): RouteDef[] {
       description: 'Answers how many records were removed. Other people\'s activity is untouched.',
       body: Type.Object({ email: Email }),
       response: Type.Object({ email: Type.String(), erased: Type.Integer() }),
-      handler: async (ctx) => {
-        const email = normalizeEmail(ctx.body.email);
-        const r = await ctx.deps.runtime.ask<{ erased: number }>(ctx.tenant, CUSTOMER_ACTIVITY_ACTOR, email, { type: 'erase' });
-        return { email, erased: r.erased };
-      },
+      handler: (ctx) => crm.eraseActivity(ctx.tenant, ctx.body.email),
     }),
   ];
 }

@@ -3,13 +3,7 @@
 // flags and assignment that, with `?send=true`, also wraps a message into a record and sends it
 // through the channel's outbox provider (which is how staff send an SMS).
 import { Type } from '@sinclair/typebox';
-import { CHANNELS, conversationId, normalizeContact, type Channel } from '../../../actors/inbox/index.js';
-import {
-  CONVERSATION_STATUSES,
-  INBOX_ACTOR,
-  type InboxMsg,
-  type InboxReply,
-} from '../../../actors/inbox/index.js';
+import { CHANNELS, CONVERSATION_STATUSES, normalizeContact, type ConversationRef, type InboxApi } from '../../../actors/inbox/index.js';
 import { AppError } from '../../../core/errors.js';
 import type { CrmApi } from '../../../actors/crm/index.js';
 import { route, type RouteDef } from '../../route.js';
@@ -37,7 +31,7 @@ const MessageRecord = RecordOf(
   }),
 );
 
-export function inboxRoutes(crm: CrmApi): RouteDef[] {
+export function inboxRoutes(crm: CrmApi, inbox: InboxApi): RouteDef[] {
   return [
     route({
       method: 'GET',
@@ -116,26 +110,17 @@ export function inboxRoutes(crm: CrmApi): RouteDef[] {
           problems.push('body must change something: status, read, assignedTo or (with send=true) message');
         }
         if (problems.length) throw new AppError('ERR_VALIDATION', [problems.join('; ')], { messages: problems });
-        let id = b.conversationId;
-        let channel: Channel | undefined;
-        let contact: string | undefined;
-        if (!id) {
-          channel = b.channel!;
-          contact = normalizeContact(channel, b.contact!, 'body/contact');
-          id = conversationId(channel, contact);
-        }
-        const msg: InboxMsg = {
-          type: 'update',
-          channel,
-          contact,
+        const ref: ConversationRef = b.conversationId
+          ? { conversationId: b.conversationId }
+          : { channel: b.channel!, contact: normalizeContact(b.channel!, b.contact!, 'body/contact') };
+        return inbox.update(ctx.tenant, ref, {
           status: b.status,
           read: b.read,
           messageIds: b.messageIds,
           assignedTo: b.assignedTo,
           send: send ? b.message : undefined,
           by: { email: ctx.principal!.email, id: ctx.principal!.sub },
-        };
-        return ctx.deps.runtime.ask<InboxReply>(ctx.tenant, INBOX_ACTOR, id, msg);
+        });
       },
     }),
   ];

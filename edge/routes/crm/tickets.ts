@@ -3,16 +3,7 @@
 // `GET|POST /crm/tickets/comments/:id` (never sent, never listed with the messages). The spec
 // shows no way to open or list tickets; `/crm/tickets/detail[/:id]` does that, shaped like leads.
 import { Type } from '@sinclair/typebox';
-import {
-  SUPPORT_TICKET,
-  SUPPORT_TICKET_ACTOR,
-  TICKET_PRIORITIES,
-  TICKET_STATUSES,
-  type Author,
-  type TicketMsg,
-  type TicketReply,
-} from '../../../actors/crm/index.js';
-import { newId } from '../../../core/ids.js';
+import { SUPPORT_TICKET, TICKET_PRIORITIES, TICKET_STATUSES, type Author } from '../../../actors/crm/index.js';
 import type { Filter } from '../../../core/store/query.js';
 import type { RequestContext } from '../../route.js';
 import type { CrmApi } from '../../../actors/crm/index.js';
@@ -35,10 +26,6 @@ const Body = Type.String({ minLength: 1, maxLength: 50_000 });
 function author(ctx: RequestContext): Author {
   const p = ctx.principal!;
   return { type: 'staff', email: p.email, id: p.sub };
-}
-
-function ask(ctx: RequestContext, id: string, msg: TicketMsg): Promise<TicketReply> {
-  return ctx.deps.runtime.ask<TicketReply>(ctx.tenant, SUPPORT_TICKET_ACTOR, id, msg);
 }
 
 
@@ -104,8 +91,7 @@ export function ticketRoutes(crm: CrmApi): RouteDef[] {
       response: Type.Object({ ticket: TicketRecord, message: Type.Optional(EntryRecord) }),
       handler: async (ctx) => {
         const { description, ...fields } = ctx.body;
-        const id = newId(ctx.deps.clock.now());
-        return ask(ctx, id, { type: 'create', fields, description, author: author(ctx) });
+        return crm.createTicket(ctx.tenant, fields, description, author(ctx));
       },
     }),
     route({
@@ -143,7 +129,7 @@ export function ticketRoutes(crm: CrmApi): RouteDef[] {
       response: TicketRecord,
       errors: [404, 409],
       handler: async (ctx) =>
-        (await ask(ctx, ctx.params.id, { type: 'update', version: ctx.body.version, changes: ctx.body.data, author: author(ctx) }))
+        (await crm.updateTicket(ctx.tenant, ctx.params.id, ctx.body.version, ctx.body.data, author(ctx)))
           .ticket,
     }),
     route({
@@ -177,7 +163,7 @@ export function ticketRoutes(crm: CrmApi): RouteDef[] {
       response: Type.Object({ ticket: TicketRecord, message: EntryRecord }),
       errors: [404],
       handler: (ctx) =>
-        ask(ctx, ctx.params.id, { type: 'reply', body: ctx.body.body, subject: ctx.body.subject, status: ctx.body.status, author: author(ctx) }),
+        crm.replyToTicket(ctx.tenant, ctx.params.id, ctx.body, author(ctx)),
     }),
     route({
       method: 'GET',
@@ -202,7 +188,7 @@ export function ticketRoutes(crm: CrmApi): RouteDef[] {
       body: Type.Object({ body: Body }),
       response: Type.Object({ ticket: TicketRecord, message: EntryRecord }),
       errors: [404],
-      handler: (ctx) => ask(ctx, ctx.params.id, { type: 'comment', body: ctx.body.body, author: author(ctx) }),
+      handler: (ctx) => crm.commentOnTicket(ctx.tenant, ctx.params.id, ctx.body.body, author(ctx)),
     }),
   ];
 }

@@ -8,9 +8,8 @@
 // webhook with the same `sid` is recorded once.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { Type, type TSchema } from '@sinclair/typebox';
-import { conversationId, normalizeContact, normalizePhone } from '../../../actors/inbox/index.js';
-import { INBOX_ACTOR, type InboxMsg, type InboxReply } from '../../../actors/inbox/index.js';
-import { CALL_STATUSES, callRecordId, PHONE_CALL_ACTOR, type CallEvent, type CallReply } from '../../../actors/phone/index.js';
+import { normalizeContact, normalizePhone, type InboxApi } from '../../../actors/inbox/index.js';
+import { CALL_STATUSES, type CallEvent, type PhoneApi } from '../../../actors/phone/index.js';
 import { AppError } from '../../../core/errors.js';
 import { compileRoute } from '../../compile.js';
 import { route, type RequestContext, type RouteDef } from '../../route.js';
@@ -74,7 +73,7 @@ function describeBody(schema: TSchema): string {
     .join(', ');
 }
 
-export function inboundRoutes(): RouteDef[] {
+export function inboundRoutes(phone: PhoneApi, inbox: InboxApi): RouteDef[] {
   const validSms = bodyValidator(SmsBody);
   const validCall = bodyValidator(CallBody);
   return [
@@ -96,22 +95,16 @@ export function inboundRoutes(): RouteDef[] {
         checkSecret(ctx);
         validSms(ctx.body);
         const b = ctx.body as { from: string; to: string; body: string; sid?: string; receivedAt?: string; media?: string[] };
-        const contact = normalizeContact('sms', b.from, 'body/from');
-        const id = conversationId('sms', contact);
-        const msg: InboxMsg = {
-          type: 'receive',
-          message: {
-            channel: 'sms',
-            contact,
-            address: normalizePhone(b.to) ?? b.to.trim(),
-            body: b.body,
-            externalId: b.sid,
-            at: b.receivedAt,
-            ...(b.media?.length ? { meta: { media: b.media } } : {}),
-          },
-        };
-        const r = await ctx.deps.runtime.ask<InboxReply>(ctx.tenant, INBOX_ACTOR, id, msg);
-        return { received: true, duplicate: Boolean(r.duplicate), messageId: r.message!.sk, conversationId: id };
+        const r = await inbox.receive(ctx.tenant, {
+          channel: 'sms',
+          contact: normalizeContact('sms', b.from, 'body/from'),
+          address: normalizePhone(b.to) ?? b.to.trim(),
+          body: b.body,
+          externalId: b.sid,
+          at: b.receivedAt,
+          ...(b.media?.length ? { meta: { media: b.media } } : {}),
+        });
+        return { received: true, duplicate: Boolean(r.duplicate), messageId: r.message!.sk, conversationId: r.conversationId };
       },
     }),
     route({
@@ -137,7 +130,7 @@ export function inboundRoutes(): RouteDef[] {
           from: normalizePhone(b.from) ?? b.from.trim(),
           to: normalizePhone(b.to) ?? b.to.trim(),
         };
-        const r = await ctx.deps.runtime.ask<CallReply>(ctx.tenant, PHONE_CALL_ACTOR, callRecordId(b.sid), ev);
+        const r = await phone.callEvent(ctx.tenant, ev);
         return { callId: r.call.sk, status: String(r.call.data.status), ...(r.recording ? { recordingId: r.recording.sk } : {}) };
       },
     }),

@@ -305,13 +305,11 @@ export function reservationRoutes(deps: AppDeps): RouteDef[] {
           throw appError('ERR_FORBIDDEN', 'customers book for themselves: leave customerId out');
         }
         const defId = String(body.reservationDefinitionId);
-        if (!api.definition(ctx.tenant, defId)) throw appError('ERR_NOT_FOUND', `reservation definition ${defId}`);
         const b = ctx.body;
-        return api.ask<StoredRecord>(ctx.tenant, defId, {
-          type: 'create',
+        return api.book(
+          ctx.tenant,
           owner,
-          idempotencyKey: b.idempotencyKey,
-          input: {
+          {
             reservationDefinitionId: defId,
             service: b.service ?? b.serviceId ?? b.serviceName,
             startTime: String(body.startTime),
@@ -322,7 +320,8 @@ export function reservationRoutes(deps: AppDeps): RouteDef[] {
             customerId: b.customerId,
             answers: answersOf(body),
           },
-        });
+          b.idempotencyKey,
+        );
       },
     }),
 
@@ -347,12 +346,11 @@ export function reservationRoutes(deps: AppDeps): RouteDef[] {
         const rec = ownBooking(api, ctx, id);
         const b = ctx.body;
         const answers = answersOf(body);
-        return api.ask<StoredRecord>(ctx.tenant, String(rec.data.reservationDefinitionId ?? ''), {
-          type: 'update',
-          id,
-          owner: ownerOf(ctx.principal),
-          version: b.version,
-          changes: {
+        return api.changeBooking(
+          ctx.tenant,
+          rec,
+          ownerOf(ctx.principal),
+          {
             service: b.service,
             startTime: b.startTime,
             endTime: b.endTime,
@@ -362,7 +360,8 @@ export function reservationRoutes(deps: AppDeps): RouteDef[] {
             status: b.status,
             answers: Object.keys(answers).length ? answers : undefined,
           },
-        });
+          b.version,
+        );
       },
     }),
 
@@ -384,11 +383,7 @@ export function reservationRoutes(deps: AppDeps): RouteDef[] {
       errors: [404, 409],
       handler: (ctx) => {
         const rec = ownBooking(api, ctx, ctx.params.reservationId);
-        return api.ask(ctx.tenant, String(rec.data.reservationDefinitionId ?? ''), {
-          type: 'send-reminder',
-          id: rec.sk,
-          owner: ownerOf(ctx.principal),
-        });
+        return api.sendReminder(ctx.tenant, rec, ownerOf(ctx.principal));
       },
     }),
 

@@ -3,12 +3,9 @@
 // Admin). An inbound direct message is also threaded into the inbox (channel `social`, contact
 // `<platform>:<handle>`), so staff answer it where they answer everything else.
 import { Type } from '@sinclair/typebox';
-import { SOCIAL_ACTOR, SOCIAL_KINDS, type IngestResult, type SocialItem, type SocialKind } from '../../../actors/crm/index.js';
-import { conversationId, normalizeContact } from '../../../actors/inbox/index.js';
-import { INBOX_ACTOR, type InboxMsg } from '../../../actors/inbox/index.js';
+import { SOCIAL_KINDS, type CrmApi, type SocialItem, type SocialKind } from '../../../actors/crm/index.js';
 import { AppError } from '../../../core/errors.js';
 import type { Filter } from '../../../core/store/query.js';
-import type { StoredRecord } from '../../../core/store/record.js';
 import { route, type RouteDef } from '../../route.js';
 import { crmList } from '../crm/listing.js';
 import { Enum, ListOf, PageProps, RecordOf, SinceUntilProps } from '../crm/schemas.js';
@@ -82,7 +79,7 @@ function listRoute(path: string, kind: SocialKind, summary: string): RouteDef {
   });
 }
 
-export function socialRoutes(): RouteDef[] {
+export function socialRoutes(crm: CrmApi): RouteDef[] {
   return [
     listRoute('/sync/social-activities/comments', 'comment', 'Comments on the organisation\'s social posts'),
     listRoute('/sync/social-activities/messages', 'message', 'Direct messages on social platforms'),
@@ -101,39 +98,8 @@ export function socialRoutes(): RouteDef[] {
         const items = ctx.body.items as SocialItem[];
         const problems = itemProblems(items);
         if (problems.length) throw new AppError('ERR_VALIDATION', [problems.join('; ')], { messages: problems });
-        const res = await ctx.deps.runtime.ask<IngestResult>(ctx.tenant, SOCIAL_ACTOR, 'ingest', { items });
-        let threaded = 0;
-        for (const rec of res.created) {
-          if (rec.data.kind !== 'message' || rec.data.direction !== 'inbound') continue;
-          await threadIntoInbox(ctx.deps.runtime, ctx.tenant, rec);
-          threaded++;
-        }
-        return { received: items.length, created: res.created.length, updated: res.updated.length, threaded };
+        return crm.ingestSocial(ctx.tenant, items);
       },
     }),
   ];
-}
-
-async function threadIntoInbox(
-  runtime: { ask<R>(tenant: string, kind: string, key: string, msg: unknown): Promise<R> },
-  tenant: string,
-  rec: StoredRecord,
-): Promise<void> {
-  const d = rec.data as SocialItem & { platform: string; at: string };
-  const who = d.author?.handle ?? d.author?.id ?? '';
-  const contact = normalizeContact('social', `${d.platform}:${who}`);
-  const msg: InboxMsg = {
-    type: 'receive',
-    message: {
-      channel: 'social',
-      contact,
-      contactName: d.author?.name,
-      body: String(d.text ?? ''),
-      // The inbox ignores a repeat of the same platform message.
-      externalId: `${d.platform}:${d.externalId}`,
-      at: d.at,
-      meta: { platform: d.platform, socialActivityId: rec.sk, ...(d.postId ? { postId: d.postId } : {}) },
-    },
-  };
-  await runtime.ask(tenant, INBOX_ACTOR, conversationId('social', contact), msg);
 }
