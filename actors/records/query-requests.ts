@@ -3,14 +3,9 @@
 // the worker's.
 import type { Filter, FindOptions, SortOrder } from '../../core/store/query.js';
 
-export interface FindRequest {
+/** A find: the store's paging and sort options and a filter. */
+export interface FindRequest extends FindOptions {
   filter?: Filter;
-  page?: number;
-  pageSize?: number;
-  sort?: string;
-  sortType?: SortOrder;
-  skip?: number;
-  limit?: number;
 }
 
 export type DriverSort = string | Record<string, 1 | -1 | 'asc' | 'desc'>;

@@ -2,24 +2,9 @@
 // into its area's API, which chooses the actor, its key and the message. Checked on the sources, as
 // layers.test.ts checks imports: no edge file under routes/, sockets/ or modules/ asks an actor
 // through the runtime, and hashing a secret is the auth area's, not the edge's.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import t from 'tap';
+import { source as text, sources } from '../helpers/sources.js';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-
-function sources(dir: string): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(join(root, dir))) {
-    const rel = join(dir, name);
-    if (statSync(join(root, rel)).isDirectory()) out.push(...sources(rel));
-    else if (name.endsWith('.ts')) out.push(rel);
-  }
-  return out;
-}
-
-const text = (f: string): string => readFileSync(join(root, f), 'utf8');
 
 /** `file:line` of each line of `files` matching `re`. */
 function hits(files: string[], re: RegExp): string[] {

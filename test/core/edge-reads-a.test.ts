@@ -1,19 +1,9 @@
 // Areas A (auth, crm, inbox, phone) in the house's shape, checked on the sources: their routes,
 // the tenant header and the socket handshake read through an area's API (or core's org lookup),
 // never the store itself; and the areas' writes are made by actors, never by a commit of their own.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import t from 'tap';
+import { source as read, sources } from '../helpers/sources.js';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-
-function sources(path: string): string[] {
-  if (!statSync(join(root, path)).isDirectory()) return [path];
-  return readdirSync(join(root, path)).flatMap((name) => (name.endsWith('.ts') || !name.includes('.') ? sources(join(path, name)) : []));
-}
-
-const read = (f: string) => readFileSync(join(root, f), 'utf8');
 /** A call of a store read method on anything named store (ctx.deps.store, deps.store, store). */
 const STORE_READ = /\bstore\s*\.\s*(get|scan|list|read|query|count|has|candidates|usage)[A-Za-z]*\s*\(/;
 

@@ -2,17 +2,8 @@
 // only through their actors, checked on the sources (as test/core/layers.test.ts checks the house): a route validates, makes
 // one call into its area's API and serializes (DESIGN.md, The flow of one request). What builds
 // the node (edge/app.ts, the metrics gauges) keeps its store handle and is not checked here.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import t from 'tap';
-
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-
-function sources(rel: string): string[] {
-  if (!statSync(join(root, rel)).isDirectory()) return [rel];
-  return readdirSync(join(root, rel)).flatMap((name) => (name.endsWith('.ts') || !name.includes('.') ? sources(join(rel, name)) : []));
-}
+import { source, sources } from '../helpers/sources.js';
 
 const CLEANED = [
   'edge/routes/reservations',
@@ -33,7 +24,7 @@ const STORE_HANDED = /\bdeps\.store\b/;
 function offending(pattern: RegExp): string[] {
   const out: string[] = [];
   for (const f of CLEANED) {
-    readFileSync(join(root, f), 'utf8')
+    source(f)
       .split('\n')
       .forEach((line, i) => {
         if (pattern.test(line)) out.push(`${f}:${i + 1}: ${line.trim()}`);
@@ -52,6 +43,6 @@ t.test('edge reads (areas B) - no route or module of these areas reads the store
 t.test('writes (areas B) - every write of these areas goes through the actor that owns it', async (t) => {
   const areas = ['reservations', 'storefront', 'events', 'checkin-queue', 'event-records', 'service-points'].flatMap((a) => sources(`actors/${a}`));
   // An actor's handler queues its writes in ctx.batch; only the runtime commits them.
-  const commits = areas.filter((f) => /\.commit\(/.test(readFileSync(join(root, f), 'utf8')));
+  const commits = areas.filter((f) => /\.commit\(/.test(source(f)));
   t.same(commits, [], 'no .commit( in actors/{reservations,storefront,events,checkin-queue,event-records,service-points}');
 });

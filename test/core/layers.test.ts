@@ -3,25 +3,12 @@
 // another only through its index.ts, the areas stand in layers (no circle between them), no
 // import runs in a circle between files, type-only imports included, and an area's files are named
 // for what they hold (api.ts, actor.ts or <kind>-actor.ts, messages.ts, <name>-job.ts).
-import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import t from 'tap';
-
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-
-function sources(dir: string): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(join(root, dir))) {
-    const rel = join(dir, name);
-    if (statSync(join(root, rel)).isDirectory()) out.push(...sources(rel));
-    else if (name.endsWith('.ts')) out.push(rel);
-  }
-  return out;
-}
+import { source, sources } from '../helpers/sources.js';
 
 const files = ['actors', 'core', 'edge'].flatMap(sources);
-const text = new Map(files.map((f) => [f, readFileSync(join(root, f), 'utf8')]));
+const text = new Map(files.map((f) => [f, source(f)]));
 const IMPORT = /^(?:import|export)\s+(type\s+)?[^'"]*?from\s+'(\.[^']+)'/gm;
 
 /** Relative imports of `file`: [target file, whether the whole statement is type-only]. */
