@@ -3,7 +3,7 @@
 import type { ActorRuntime } from '../../core/actor/runtime.js';
 
 import { conversationId, type Channel } from './contact.js';
-import { INBOX_ACTOR, type ConversationStatus, type InboundMessage, type InboxMsg, type InboxReply, type OutboundMessage, type Sender } from './messages.js';
+import { INBOX_ACTOR, type ConversationChange, type InboundMessage, type InboxMsg, type InboxReply } from './messages.js';
 
 /** What the area needs of its node. */
 export interface InboxParts {
@@ -12,16 +12,6 @@ export interface InboxParts {
 
 /** A conversation by its id, or by channel and (normalized) contact, which opens it when new. */
 export type ConversationRef = { conversationId: string } | { channel: Channel; contact: string };
-
-export interface ConversationChange {
-  status?: ConversationStatus;
-  read?: boolean;
-  messageIds?: string[];
-  assignedTo?: string | null;
-  /** A message to send through the channel's outbox, in the same write. */
-  send?: OutboundMessage;
-  by: Sender;
-}
 
 export interface InboxApi {
   /** Threads an inbound message (contact normalized) into its conversation; a repeated externalId answers `duplicate`. */

@@ -2,5 +2,5 @@
 // contact rules other areas match on (the CRM's customer view reads conversations by contact).
 export { CHANNELS, conversationId, normalizeContact, normalizePhone, parseParties, type Channel } from './contact.js';
 export { COMM_MESSAGE, INBOX_CONVERSATION, inboxActor, messageIdFor } from './actor.js';
-export { CONVERSATION_STATUSES, INBOX_ACTOR, type ConversationStatus, type InboundMessage, type InboxMsg, type InboxReply, type OutboundMessage, type Sender } from './messages.js';
-export { createInboxApi, type ConversationChange, type ConversationRef, type InboxApi, type InboxParts } from './api.js';
+export { CONVERSATION_STATUSES, INBOX_ACTOR, type ConversationChange, type ConversationStatus, type InboundMessage, type InboxMsg, type InboxReply, type OutboundMessage, type Sender } from './messages.js';
+export { createInboxApi, type ConversationRef, type InboxApi, type InboxParts } from './api.js';

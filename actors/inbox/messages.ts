@@ -37,20 +37,21 @@ export interface Sender {
 
 export type InboxMsg =
   | { type: 'receive'; message: InboundMessage }
-  | {
-      type: 'update';
-      channel?: Channel;
-      contact?: string;
-      status?: ConversationStatus;
-      read?: boolean;
-      messageIds?: string[];
-      assignedTo?: string | null;
-      send?: OutboundMessage;
-      by: Sender;
-    };
+  | ({ type: 'update'; channel?: Channel; contact?: string } & ConversationChange);
 
 export interface InboxReply {
   conversation: StoredRecord;
   message?: StoredRecord;
   duplicate?: boolean;
+}
+
+/** What an update of a conversation may change, and who changes it. */
+export interface ConversationChange {
+  status?: ConversationStatus;
+  read?: boolean;
+  messageIds?: string[];
+  assignedTo?: string | null;
+  /** A message to send through the channel's outbox, in the same write. */
+  send?: OutboundMessage;
+  by: Sender;
 }
