@@ -199,6 +199,13 @@ function replay(st: ScannerState, seen: NonceResult): ScanReply {
   return reply;
 }
 
+/** Logs a refused scan (no ticket matched: `invalid_code`) and answers it. */
+function deny(st: ScannerState, ctx: ActorContext, e: ScanEntry, t: StoredRecord | undefined, reason: DenialReason | undefined): ScanReply {
+  e.reason = reason ?? 'invalid_code';
+  record(st, ctx, e);
+  return t ? { success: false, reason: e.reason as DenialReason, ticket: t } : { success: false, reason: e.reason as DenialReason };
+}
+
 /** Lets `t` in (or refuses it), logs the scan. `t` is undefined when the code matched nothing. */
 function enter(st: ScannerState, ctx: ActorContext, s: ScanInput, by: string | null, t: StoredRecord | undefined, reason: DenialReason | undefined): ScanReply {
   const now = ctx.clock.now();
@@ -209,11 +216,7 @@ function enter(st: ScannerState, ctx: ActorContext, s: ScanInput, by: string | n
   } else if (s.code !== undefined) {
     e.code = s.code.length > 256 ? s.code.slice(0, 256) : s.code;
   }
-  if (reason !== undefined || !t) {
-    e.reason = reason ?? 'invalid_code';
-    record(st, ctx, e);
-    return t ? { success: false, reason: e.reason as DenialReason, ticket: t } : { success: false, reason: e.reason as DenialReason };
-  }
+  if (reason !== undefined || !t) return deny(st, ctx, e, t, reason);
   e.ok = true;
   e.first = !t.data.checkedInAt;
   // The log entry is the scan's one write; the record learns it behind (materialize).
@@ -253,11 +256,7 @@ function checkOut(st: ScannerState, ctx: ActorContext, s: ScanInput, by: string 
   } else if (s.code !== undefined) {
     e.code = s.code.length > 256 ? s.code.slice(0, 256) : s.code;
   }
-  if (reason !== undefined || !t) {
-    e.reason = reason ?? 'invalid_code';
-    record(st, ctx, e);
-    return t ? { success: false, reason: e.reason as DenialReason, ticket: t } : { success: false, reason: e.reason as DenialReason };
-  }
+  if (reason !== undefined || !t) return deny(st, ctx, e, t, reason);
   e.ok = true;
   e.from = st.door.inside.get(t.sk)!;
   if (s.zone === undefined) e.zone = e.from;
