@@ -15,12 +15,12 @@
 // connection's context, so a channel compiles its table once per namespace rather than once per
 // connection.
 import type { TSchema } from '@sinclair/typebox';
-import fastJson from 'fast-json-stringify';
 import type { Socket } from 'socket.io';
 import { assertDocument, type DocumentLimits } from '../../core/document-limits.js';
 import { appError, toEnvelope } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
 import type { SocketUser } from './handshake.js';
+import { compileAckShape } from './ack-shape.js';
 import { compilePayload, type Validator } from './schemas.js';
 
 /** An event the client sends; the server answers through its ack. */
@@ -62,9 +62,8 @@ interface CompiledEvent<C> {
 export type CompiledEvents<C> = ReadonlyMap<string, CompiledEvent<C>>;
 
 /**
- * Compiles a namespace's client events: a payload validator and an ack serializer each. The ack
- * goes through fast-json-stringify as a route's response does; socket.io then encodes the plain
- * result again (its ack API takes values, not JSON), which costs a parse of a few hundred bytes.
+ * Compiles a namespace's client events: a payload validator and an ack shaper each (ack-shape.ts:
+ * fast-json-stringify's shape, without its cost when the result already has it).
  * `atStart` false (the `http.compileAtStart` setting, as for routes) compiles each event on its
  * first use instead: a node that serves few events starts without compiling them all.
  */
@@ -75,8 +74,7 @@ export function compileEvents<C>(table: readonly EventDef<C>[], atStart = true):
 }
 
 function compileEvent<C>(def: ClientEvent<C>): CompiledEvent<C> {
-  const serialize = fastJson(def.ack as object) as (v: unknown) => string;
-  return { def, validate: compilePayload(def.payload), shapeAck: (r) => JSON.parse(serialize(r)) as unknown };
+  return { def, validate: compilePayload(def.payload), shapeAck: compileAckShape(def.ack) };
 }
 
 function onFirstUse<C>(def: ClientEvent<C>): CompiledEvent<C> {
