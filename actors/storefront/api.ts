@@ -1,6 +1,6 @@
 // The storefront area's API for the edge: one call per request. Changes are asks to the tenant's
 // storefront actor (order numbers, categories, settings, intent answers, receipts) or to the POS
-// tabs actor of a location (messages.ts: askPos); orders, locations and settings are read from
+// tabs actor of a location (`tabs`: tabs-api.ts); orders, locations and settings are read from
 // the store; card intents are made with the node's gateway (payment-intents.ts).
 import type { ActorRuntime } from '../../core/actor/runtime.js';
 import type { Clock } from '../../core/clock.js';
@@ -14,13 +14,14 @@ import { listRecords, type ListingDeps } from '../records/index.js';
 import type { ReservationsApi } from '../reservations/index.js';
 import { listPosCategories, type ProductQuery } from './catalog.js';
 import { CATALOG_JOB, type CatalogRead } from './catalog-job.js';
-import { askPos, POS_TABS_ACTOR, type PosMessage, STOREFRONT_ACTOR, STOREFRONT_KEY, type StorefrontMessage } from './messages.js';
+import { askPos, POS_TABS_ACTOR, STOREFRONT_ACTOR, STOREFRONT_KEY, type StorefrontMessage } from './messages.js';
 import { CLOSED, presentOrder, readOrder, SF_ORDER } from './order.js';
 import { createPaymentIntent, type IntentRequest, type IntentView } from './payment-intents.js';
 import { contactOf } from './privacy.js';
 import { buildPayload, type Copy, type PayloadKind, type ReceiptPayload } from './receipt.js';
 import { queueReceipt } from './receipt-outbox.js';
 import type { StorefrontServices } from './services.js';
+import { createTabsApi, type TabsApi } from './tabs-api.js';
 import { storefrontSettingsOf, type StorefrontSettings } from '../org-settings/index.js';
 
 export interface StorefrontParts extends ListingDeps {
@@ -31,6 +32,8 @@ export interface StorefrontParts extends ListingDeps {
 }
 
 export interface StorefrontApi {
+  /** The POS tabs: open, add lines, fire, settle, refund, split, move between service points. */
+  readonly tabs: TabsApi;
   settings(tenant: string): StorefrontSettings;
   updateSettings(tenant: string, patch: Partial<StorefrontSettings>): Promise<StorefrontSettings>;
   /** True when the organisation keeps its POS for staff and applications (`posRequiresStaffToken`). */
@@ -45,12 +48,8 @@ export interface StorefrontApi {
   ownOrder(tenant: string, customerId: string, orderNumber: string): StoredRecord;
   /** A location's closed tabs, most recently closed first, `closedAt` in [from, to) (ISO instants). */
   closedTabs(tenant: string, location: string, range: { from?: string; to?: string }, opts: FindOptions): Promise<ListResult>;
-  /** The stored order `id` and the location whose tabs actor owns it (404; 409 without a location). */
-  orderAndLocation(tenant: string, id: string): { rec: StoredRecord; location: string };
   /** The location of a stored order, if it names one. */
   orderLocation(tenant: string, id: string): string | undefined;
-  /** One message to the POS tabs actor of `location`. */
-  askPos<T>(tenant: string, location: string, msg: PosMessage): Promise<T>;
   location(tenant: string, slug: string): StoredRecord | undefined;
   /** The location a write names: it must exist by slug (404); its sk gets a 400 that says what to send. */
   requireLocation(tenant: string, slug: string): StoredRecord;
@@ -79,6 +78,7 @@ export function createStorefrontApi(parts: StorefrontParts, reservations: Reserv
     return rec;
   };
   return {
+    tabs: createTabsApi(parts, reservations),
     settings: (tenant) => storefrontSettingsOf(store.getOrg(tenant)),
     updateSettings: (tenant, patch) => ask(tenant, { type: 'update-settings', patch }),
     closed: (tenant) => storefrontSettingsOf(store.getOrg(tenant)).posRequiresStaffToken,
@@ -98,19 +98,10 @@ export function createStorefrontApi(parts: StorefrontParts, reservations: Reserv
       const result = await listRecords(parts, tenant, SF_ORDER, filter, { ...opts, sort: 'data.closedAt', sortType: 'desc' });
       return { ...result, data: result.data.map((r) => presentOrder(r, currency())) };
     },
-    orderAndLocation(tenant, id) {
-      const rec = stored(tenant, id);
-      const location = rec.data.businessLocationId;
-      if (typeof location !== 'string' || !location) {
-        throw appError('ERR_CONFLICT', `order ${id} has no data.businessLocationId; POS operations need the location slug`);
-      }
-      return { rec, location };
-    },
     orderLocation(tenant, id) {
       const location = store.getRecord(tenant, SF_ORDER, id)?.data.businessLocationId;
       return typeof location === 'string' ? location : undefined;
     },
-    askPos: (tenant, location, msg) => askPos(runtime, tenant, location, msg),
     location: (tenant, slug) => reservations.location(tenant, slug),
     requireLocation: (tenant, slug) => reservations.requireLocation(tenant, slug),
     receiptPayload(tenant, id, kind, copy) {

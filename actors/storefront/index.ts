@@ -11,6 +11,7 @@ export { buildPayload, receiptText, type Copy, type PayloadKind, type ReceiptPay
 export { listProducts, listPosCategories } from './catalog.js';
 export { gatewayCall, gatewayOf, intentView, type IntentRequest, type IntentView } from './payment-intents.js';
 export { createStorefrontApi, type StorefrontApi, type StorefrontParts } from './api.js';
+export type { TabsApi } from './tabs-api.js';
 export { CATALOG_JOB, type CatalogRead } from './catalog-job.js';
 export { formatMinor, toMajor } from '../../core/money.js';
 export { contactOf, isOrderRecord, withoutPersonalData } from './privacy.js';
