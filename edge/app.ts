@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { ActorRuntime } from '../core/actor/runtime.js';
 import type { NodeServices } from '../core/actor/services.js';
 import { ChatFeature } from './sockets/chat-feature.js';
+import { createAiProvider } from '../core/ai.js';
+import { orgLookup } from '../core/auth/org-lookup.js';
 import { DEFAULT_DOOR_SETTINGS, DoorBacklog, type MaterializeStep } from '../actors/scanner/index.js';
 import { SCANNER } from '../actors/scanner/index.js';
 import { EventMedia } from './event-media.js';
@@ -141,7 +143,7 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
   // ctx.services, every module as deps.services. An area that declares a port makes this fail to
   // compile until the port is provided.
   // The socket channels, whose fan-out and AI provider are the chat area's ports.
-  const sockets = new ChatFeature({ config, bus, clock, logger, store });
+  const sockets = new ChatFeature({ config, bus, clock, logger, ai: createAiProvider(config.providers.ai, store, logger), orgs: orgLookup(store) });
   const services: NodeServices = {
     outbox,
     scheduler: new Scheduler({ store, clock, logger }),

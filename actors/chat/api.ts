@@ -24,14 +24,16 @@ export interface ChatApi {
   close(): void;
 }
 
-/**
- * The chat area over a node's runtime, store and ports (`services.chatFanout`, `services.ai`;
- * declared in ports.ts). A test passes its own ports.
- */
+/** What the chat area runs over: a node's runtime, store and ports (`services.chatFanout`, `services.ai`; declared in ports.ts). */
+export interface ChatParts {
+  readonly runtime: ActorRuntime;
+  readonly store: Store;
+  readonly services: Pick<NodeServices, 'chatFanout' | 'ai'>;
+}
+
+/** The chat area over a node's parts. A test passes its own ports. */
 export function createChatApi(
-  runtime: ActorRuntime,
-  store: Store,
-  ports: Pick<NodeServices, 'chatFanout' | 'ai'>,
+  { runtime, store, services: ports }: ChatParts,
   node: { settings: ChatSettings; clock: Clock; logger: Logger },
 ): ChatApi {
   const { settings } = node;

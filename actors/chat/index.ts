@@ -17,7 +17,7 @@ export const chatIndexes: ReadonlyArray<readonly [string, string]> = [
   [CHAT_CONFIG_DATATYPE, 'data.chatId'],
 ];
 
-export { createChatApi, type ChatApi } from './api.js';
+export { createChatApi, type ChatApi, type ChatParts } from './api.js';
 export type { MessagePage, WidgetConfig } from './chat-service.js';
 export { isSupervisor, SUPERVISOR_ROLES } from './roles.js';
 export { CHAT_CONFIG_DATATYPE, CHAT_DATATYPE, type ChatData, type ChatMessage, type Participant } from '../chat-room/index.js';

@@ -2,4 +2,4 @@
 export { checkinQueueActor } from './actor.js';
 export { CHECKIN_ACTOR, type AssignReply, type CheckinMessage, type ClearReply } from './messages.js';
 export * from './queries.js';
-export { createCheckinApi, type CheckinApi, type CheckinParts } from './api.js';
+export { createCheckinApi, type BookingCheckin, type CheckinApi, type CheckinParts, type WalkIn } from './api.js';

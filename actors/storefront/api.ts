@@ -1,6 +1,6 @@
 // The storefront area's API for the edge: one call per request. Changes are asks to the tenant's
 // storefront actor (order numbers, categories, settings, intent answers, receipts) or to the POS
-// tabs actor of a location (messages.ts: askPos); orders, locations and settings are read from
+// tabs actor of a location (`tabs`, which finds the location on the stored order); orders, locations and settings are read from
 // the store; card intents are made with the node's gateway (payment-intents.ts).
 import type { ActorRuntime } from '../../core/actor/runtime.js';
 import type { Clock } from '../../core/clock.js';
@@ -14,7 +14,22 @@ import { listRecords, type ListingDeps } from '../records/index.js';
 import type { ReservationsApi } from '../reservations/index.js';
 import { listPosCategories, type ProductQuery } from './catalog.js';
 import { CATALOG_JOB, type CatalogRead } from './catalog-job.js';
-import { askPos, POS_TABS_ACTOR, type PosMessage, STOREFRONT_ACTOR, STOREFRONT_KEY, type StorefrontMessage } from './messages.js';
+import {
+  askPos,
+  type FireReply,
+  type ItemInput,
+  type OpenInput,
+  type OpenReply,
+  type PosMessage,
+  POS_TABS_ACTOR,
+  type RefundInput,
+  type SettleInput,
+  type SettleReply,
+  type SplitReply,
+  STOREFRONT_ACTOR,
+  STOREFRONT_KEY,
+  type StorefrontMessage,
+} from './messages.js';
 import { CLOSED, presentOrder, readOrder, SF_ORDER } from './order.js';
 import { createPaymentIntent, type IntentRequest, type IntentView } from './payment-intents.js';
 import { contactOf } from './privacy.js';
@@ -30,7 +45,32 @@ export interface StorefrontParts extends ListingDeps {
   readonly services: ListingDeps['services'] & { readonly storefront: StorefrontServices };
 }
 
+/**
+ * The POS tab operations, each one message to the tabs actor of the location; the messages stay
+ * in the area. Every answer is the actor's: orders as stored (the caller presents them, order.ts:
+ * presentOrder).
+ */
+export interface TabsApi {
+  /** Opens a tab at `location` (404 when it is no location), or answers the open one at that point or label (`created: false`). */
+  open(tenant: string, location: string, input: OpenInput): Promise<OpenReply>;
+  /** The open tabs of `location`, oldest first; none for a location that does not exist (its sk, say). */
+  listOpen(tenant: string, location: string): Promise<StoredRecord[]>;
+  addItems(tenant: string, orderId: string, items: ItemInput[], by: string | undefined): Promise<StoredRecord>;
+  /** Sends the lines not yet fired to the kitchen (idempotent). */
+  fire(tenant: string, orderId: string, by: string | undefined): Promise<FireReply>;
+  settle(tenant: string, orderId: string, payment: SettleInput, by: string | undefined): Promise<SettleReply>;
+  refund(tenant: string, orderId: string, refund: RefundInput, by: string | undefined): Promise<SettleReply>;
+  /** Moves `itemIds` to a new tab, or divides the tab into `parts` equal ones (one of the two). */
+  split(tenant: string, orderId: string, how: { itemIds?: string[]; parts?: number }, by: string | undefined): Promise<SplitReply>;
+  /** Moves the tab to a service point (id or name at the tab's location). */
+  assignPoint(tenant: string, orderId: string, servicePointId: string, by: string | undefined): Promise<StoredRecord>;
+  /** Detaches the tab from its point, which gets `status` (default `dirty`). */
+  releasePoint(tenant: string, orderId: string, status: string | undefined, by: string | undefined): Promise<StoredRecord>;
+}
+
 export interface StorefrontApi {
+  /** The POS tabs: open, add lines, fire, settle, refund, split, move between service points. */
+  readonly tabs: TabsApi;
   settings(tenant: string): StorefrontSettings;
   updateSettings(tenant: string, patch: Partial<StorefrontSettings>): Promise<StorefrontSettings>;
   /** True when the organisation keeps its POS for staff and applications (`posRequiresStaffToken`). */
@@ -45,12 +85,8 @@ export interface StorefrontApi {
   ownOrder(tenant: string, customerId: string, orderNumber: string): StoredRecord;
   /** A location's closed tabs, most recently closed first, `closedAt` in [from, to) (ISO instants). */
   closedTabs(tenant: string, location: string, range: { from?: string; to?: string }, opts: FindOptions): Promise<ListResult>;
-  /** The stored order `id` and the location whose tabs actor owns it (404; 409 without a location). */
-  orderAndLocation(tenant: string, id: string): { rec: StoredRecord; location: string };
   /** The location of a stored order, if it names one. */
   orderLocation(tenant: string, id: string): string | undefined;
-  /** One message to the POS tabs actor of `location`. */
-  askPos<T>(tenant: string, location: string, msg: PosMessage): Promise<T>;
   location(tenant: string, slug: string): StoredRecord | undefined;
   /** The location a write names: it must exist by slug (404); its sk gets a 400 that says what to send. */
   requireLocation(tenant: string, slug: string): StoredRecord;
@@ -78,7 +114,32 @@ export function createStorefrontApi(parts: StorefrontParts, reservations: Reserv
     if (!rec) throw appError('ERR_NOT_FOUND', `order ${id}`);
     return rec;
   };
+  /** A message about order `orderId` goes to its location's actor: 404 without the order, 409 without a location. */
+  const askTab = <R>(tenant: string, msg: Extract<PosMessage, { orderId: string }>): Promise<R> => {
+    const location = stored(tenant, msg.orderId).data.businessLocationId;
+    if (typeof location !== 'string' || !location) {
+      throw appError('ERR_CONFLICT', `order ${msg.orderId} has no data.businessLocationId; POS operations need the location slug`);
+    }
+    return askPos<R>(runtime, tenant, location, msg);
+  };
   return {
+    tabs: {
+      open(tenant, location, input) {
+        reservations.requireLocation(tenant, location);
+        return askPos(runtime, tenant, location, { type: 'open', input });
+      },
+      async listOpen(tenant, location) {
+        if (!reservations.location(tenant, location)) return [];
+        return askPos(runtime, tenant, location, { type: 'list-open' });
+      },
+      addItems: (tenant, orderId, items, by) => askTab(tenant, { type: 'add-items', orderId, items, by }),
+      fire: (tenant, orderId, by) => askTab(tenant, { type: 'fire', orderId, by }),
+      settle: (tenant, orderId, input, by) => askTab(tenant, { type: 'settle', orderId, input, by }),
+      refund: (tenant, orderId, input, by) => askTab(tenant, { type: 'refund', orderId, input, by }),
+      split: (tenant, orderId, { itemIds, parts }, by) => askTab(tenant, { type: 'split', orderId, itemIds, parts, by }),
+      assignPoint: (tenant, orderId, servicePointId, by) => askTab(tenant, { type: 'assign-point', orderId, servicePointId, by }),
+      releasePoint: (tenant, orderId, status, by) => askTab(tenant, { type: 'release-point', orderId, status, by }),
+    },
     settings: (tenant) => storefrontSettingsOf(store.getOrg(tenant)),
     updateSettings: (tenant, patch) => ask(tenant, { type: 'update-settings', patch }),
     closed: (tenant) => storefrontSettingsOf(store.getOrg(tenant)).posRequiresStaffToken,
@@ -98,19 +159,10 @@ export function createStorefrontApi(parts: StorefrontParts, reservations: Reserv
       const result = await listRecords(parts, tenant, SF_ORDER, filter, { ...opts, sort: 'data.closedAt', sortType: 'desc' });
       return { ...result, data: result.data.map((r) => presentOrder(r, currency())) };
     },
-    orderAndLocation(tenant, id) {
-      const rec = stored(tenant, id);
-      const location = rec.data.businessLocationId;
-      if (typeof location !== 'string' || !location) {
-        throw appError('ERR_CONFLICT', `order ${id} has no data.businessLocationId; POS operations need the location slug`);
-      }
-      return { rec, location };
-    },
     orderLocation(tenant, id) {
       const location = store.getRecord(tenant, SF_ORDER, id)?.data.businessLocationId;
       return typeof location === 'string' ? location : undefined;
     },
-    askPos: (tenant, location, msg) => askPos(runtime, tenant, location, msg),
     location: (tenant, slug) => reservations.location(tenant, slug),
     requireLocation: (tenant, slug) => reservations.requireLocation(tenant, slug),
     receiptPayload(tenant, id, kind, copy) {

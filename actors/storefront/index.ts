@@ -10,7 +10,7 @@ export * from './order.js';
 export { buildPayload, receiptText, type Copy, type PayloadKind, type ReceiptPayload } from './receipt.js';
 export { listProducts, listPosCategories } from './catalog.js';
 export { gatewayCall, gatewayOf, intentView, type IntentRequest, type IntentView } from './payment-intents.js';
-export { createStorefrontApi, type StorefrontApi, type StorefrontParts } from './api.js';
+export { createStorefrontApi, type StorefrontApi, type StorefrontParts, type TabsApi } from './api.js';
 export { CATALOG_JOB, type CatalogRead } from './catalog-job.js';
 export { formatMinor, toMajor } from '../../core/money.js';
 export { contactOf, isOrderRecord, withoutPersonalData } from './privacy.js';

@@ -21,7 +21,7 @@ export function chatChannel(f: ChannelHost): void {
   const cfg = deps.config.chat;
   const events = compileEvents(chatEvents(cfg), deps.config.http.compileAtStart);
   const nsp = rt.io!.of(NS_CHAT);
-  nsp.use(handshake(deps, compilePayload(ChatHandshake)));
+  nsp.use(handshake(deps, f.orgs, compilePayload(ChatHandshake)));
 
   nsp.on('connection', (socket: Socket) => {
     const { user, auth } = socket.data as SocketData & { auth: ChatHandshake };

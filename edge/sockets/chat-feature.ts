@@ -5,13 +5,13 @@
 // (`services.sockets`), where the chat module finds it: tests run several nodes in one process.
 import type { Socket } from 'socket.io';
 import { createChatApi, type ChatApi, type ChatFanout } from '../../actors/chat/index.js';
-import { createAiProvider, type AiProvider } from '../../core/ai.js';
+import type { AiProvider } from '../../core/ai.js';
+import type { OrgLookup } from '../../core/auth/org-lookup.js';
 import type { Principal } from '../../core/auth/tokens.js';
 import type { Bus } from '../../core/bus/bus.js';
 import type { Clock } from '../../core/clock.js';
 import type { Config } from '../../core/config.js';
 import type { Logger } from '../../core/log.js';
-import type { Store } from '../../core/store/store.js';
 import type { AppDeps } from '../deps.js';
 import type { TemplatedApp } from '../http-server.js';
 import type { RateLimiter } from '../rate-limit.js';
@@ -44,7 +44,10 @@ export interface ChatFeatureParts {
   bus: Bus;
   clock: Clock;
   logger: Logger;
-  store: Store;
+  /** The node's AI provider (services.ai), built over its store in edge/app.ts. */
+  ai: AiProvider;
+  /** Whether an organisation exists and its plan: the handshake's and the rate limit's questions. */
+  orgs: OrgLookup;
 }
 
 export class ChatFeature {
@@ -52,6 +55,7 @@ export class ChatFeature {
   /** The chat area's ports this node provides (services.chatFanout, services.ai). */
   readonly fanout: ChatFanout;
   readonly ai: AiProvider;
+  readonly orgs: OrgLookup;
   private bound: { deps: AppDeps; api: ChatApi } | undefined;
   /** Customer sockets on /chat of this node (idle sessions). */
   readonly customerSockets = new Map<Socket, ChatSocketState>();
@@ -74,12 +78,13 @@ export class ChatFeature {
       observe: (tenant, o) => this.observe(tenant, o),
     });
     this.fanout = { ...chatFanout(this.rt), ...communityFanout(this.rt) };
-    this.ai = createAiProvider(config.providers.ai, parts.store, logger);
+    this.ai = parts.ai;
+    this.orgs = parts.orgs;
   }
 
   /** Binds the node (the chat module's first hook): the chat area's API over its runtime and ports. */
   use(deps: AppDeps): this {
-    this.bound ??= { deps, api: createChatApi(deps.runtime, deps.store, deps.services, { settings: deps.config.chat, clock: deps.clock, logger: deps.logger }) };
+    this.bound ??= { deps, api: createChatApi(deps, { settings: deps.config.chat, clock: deps.clock, logger: deps.logger }) };
     return this;
   }
 
@@ -119,7 +124,7 @@ export class ChatFeature {
    * own share first, then the plan. Throws the same 429 over either.
    */
   chargeEvent(tenant: string, principal: Principal): void {
-    this.limiter?.charge(tenant, this.deps.store.getOrg(tenant)?.plan, principal);
+    this.limiter?.charge(tenant, this.orgs.planOf(tenant), principal);
   }
 
   private observe(tenant: string, o: Extract<Outbound, { op: 'emit' }>): void {

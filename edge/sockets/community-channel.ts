@@ -24,7 +24,7 @@ export function communityChannel(f: ChannelHost): void {
   const cfg = deps.config.chat;
   const events = compileEvents(communityEvents(cfg), deps.config.http.compileAtStart);
   const nsp = rt.io!.of(NS_COMMUNITY);
-  nsp.use(handshake(deps, compilePayload(CommunityHandshake)));
+  nsp.use(handshake(deps, f.orgs, compilePayload(CommunityHandshake)));
 
   nsp.on('connection', (socket: Socket) => {
     const { user, auth } = socket.data as SocketData & { auth: CommunityHandshake };

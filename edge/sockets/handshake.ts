@@ -5,7 +5,7 @@
 // reason in `message` and the status in `data`. Connections, refusals and disconnections are
 // logged (info) with namespace, tenant, socket id, role and reason.
 import type { Socket } from 'socket.io';
-import { orgById } from '../../core/auth/org-lookup.js';
+import type { OrgLookup } from '../../core/auth/org-lookup.js';
 import type { Principal } from '../../core/auth/tokens.js';
 import { AppError, toEnvelope } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
@@ -85,7 +85,7 @@ export function socketUser(principal: Principal, tenant: string): SocketUser {
 }
 
 /** The namespace middleware: validates the auth object, verifies the token, fills socket.data. */
-export function handshake(deps: AppDeps, validate: Validator) {
+export function handshake(deps: Pick<AppDeps, 'tokens' | 'logger'>, orgs: Pick<OrgLookup, 'exists'>, validate: Validator) {
   return (socket: Socket, next: Next): void => {
     try {
       const auth = (socket.handshake.auth ?? {}) as Record<string, unknown>;
@@ -100,7 +100,7 @@ export function handshake(deps: AppDeps, validate: Validator) {
       if (orgId === undefined) throw new AppError('ERR_VALIDATION', ['payload/orgId is required (or payload/orgid, as the HTTP header spells it)']);
       const principal = deps.tokens.verifyAccess(auth.token);
       if (principal.org !== orgId) throw new AppError('ERR_WRONG_ORG', [orgId]);
-      if (!orgById(deps.store, orgId)) throw new AppError('ERR_ORGID_INVALID', [orgId]);
+      if (!orgs.exists(orgId)) throw new AppError('ERR_ORGID_INVALID', [orgId]);
       if (principal.kind === 'app') throw new AppError('ERR_FORBIDDEN', ['an application token alone does not act for a customer']);
       const user = socketUser(principal, orgId);
       // Verified: the token is not needed again, and every idle connection would keep it.

@@ -1,6 +1,6 @@
-// Check-in queue routes (spec: Endpoints → Check-in queue; all staff). Changes go to the check-in
-// actor of the location concerned, which asks the workflow, service-points and reservations
-// actors in turn; reads go through the check-in API (actors/checkin-queue/api.ts).
+// Check-in queue routes (spec: Endpoints → Check-in queue; all staff). Every change and read is one
+// call of the check-in API (actors/checkin-queue/api.ts): a change goes to the check-in actor of the
+// location concerned, which asks the workflow, service-points and reservations actors in turn.
 // `businessLocationId` is always the location slug; an sk sent instead finds nothing, so lists
 // come back empty (spec: Errors 10).
 import { Type } from '@sinclair/typebox';
@@ -9,7 +9,6 @@ import { dayRange, parseDate } from '../../../core/timezone.js';
 import { createCheckinApi, type CheckinApi } from '../../../actors/checkin-queue/index.js';
 import { createReservationsApi } from '../../../actors/reservations/index.js';
 import { pageItems } from '../../../core/store/query.js';
-import { createServicePointsApi } from '../../../actors/service-points/index.js';
 import { CHECKIN_WAITING } from '../../../actors/workflow/index.js';
 import type { AppDeps } from '../../deps.js';
 import { route, type RouteDef } from '../../route.js';
@@ -21,6 +20,7 @@ const TaskIdParam = IdParam('taskId', 'Check-in task id (sk)');
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 function taskAction(api: CheckinApi, kind: 'leave' | 'no-show', summary: string, description: string): RouteDef {
+  const act = kind === 'leave' ? api.leave : api.noShow;
   return route({
     method: 'POST',
     path: `/checkin/:taskId/${kind}`,
@@ -31,7 +31,7 @@ function taskAction(api: CheckinApi, kind: 'leave' | 'no-show', summary: string,
     params: TaskIdParam,
     response: RecordSchema,
     errors: [404, 409],
-    handler: (ctx) => api.ask(ctx.tenant, api.taskLocation(ctx.tenant, ctx.params.taskId), { type: kind, taskId: ctx.params.taskId, by: byOf(ctx.principal) }),
+    handler: (ctx) => act(ctx.tenant, ctx.params.taskId, byOf(ctx.principal)),
   });
 }
 
@@ -44,7 +44,6 @@ const ServedSchema = Type.Object({ task: RecordSchema, servicePoint: RecordSchem
 export function checkinRoutes(deps: AppDeps): RouteDef[] {
   const reservations = createReservationsApi(deps);
   const api = createCheckinApi(deps, reservations);
-  const points = createServicePointsApi(deps);
   return [
     route({
       method: 'POST',
@@ -78,8 +77,7 @@ export function checkinRoutes(deps: AppDeps): RouteDef[] {
           throw new AppError('ERR_VALIDATION', [msg], { messages: [msg] });
         }
         if (customer.email && !EMAIL.test(customer.email)) throw appError('ERR_VALIDATION', 'body/email must be an email address');
-        reservations.requireLocation(ctx.tenant, b.businessLocationId);
-        return api.ask(ctx.tenant, b.businessLocationId, { type: 'walk-in', customer, partySize: b.partySize, notes: b.notes, by: byOf(ctx.principal) });
+        return api.walkIn(ctx.tenant, b.businessLocationId, { customer, partySize: b.partySize, notes: b.notes }, byOf(ctx.principal));
       },
     }),
 
@@ -102,14 +100,8 @@ export function checkinRoutes(deps: AppDeps): RouteDef[] {
       response: RecordSchema,
       errors: [404, 409],
       handler: (ctx) => {
-        const { booking, location } = api.bookingLocation(ctx.tenant, ctx.params.reservationId, ctx.body.businessLocationId);
-        return api.ask(ctx.tenant, location, {
-          type: 'from-reservation',
-          reservationId: booking.sk,
-          partySize: ctx.body.partySize,
-          notes: ctx.body.notes,
-          by: byOf(ctx.principal),
-        });
+        const b = ctx.body;
+        return api.checkInBooking(ctx.tenant, ctx.params.reservationId, { location: b.businessLocationId, partySize: b.partySize, notes: b.notes }, byOf(ctx.principal));
       },
     }),
 
@@ -128,13 +120,7 @@ export function checkinRoutes(deps: AppDeps): RouteDef[] {
       body: Type.Object({ servicePointId: Type.String({ minLength: 1, maxLength: 100 }) }),
       response: ServedSchema,
       errors: [404, 409],
-      handler: (ctx) =>
-        api.ask(ctx.tenant, api.taskLocation(ctx.tenant, ctx.params.taskId), {
-          type: 'assign',
-          taskId: ctx.params.taskId,
-          servicePointId: ctx.body.servicePointId,
-          by: byOf(ctx.principal),
-        }),
+      handler: (ctx) => api.assign(ctx.tenant, ctx.params.taskId, ctx.body.servicePointId, byOf(ctx.principal)),
     }),
 
     taskAction(
@@ -166,14 +152,7 @@ export function checkinRoutes(deps: AppDeps): RouteDef[] {
       }),
       response: RecordSchema,
       errors: [404, 409],
-      handler: (ctx) =>
-        api.ask(ctx.tenant, api.taskLocation(ctx.tenant, ctx.params.taskId), {
-          type: 'notify',
-          taskId: ctx.params.taskId,
-          message: ctx.body.message,
-          channel: ctx.body.channel,
-          by: byOf(ctx.principal),
-        }),
+      handler: (ctx) => api.notify(ctx.tenant, ctx.params.taskId, { message: ctx.body.message, channel: ctx.body.channel }, byOf(ctx.principal)),
     }),
 
     route({
@@ -192,10 +171,8 @@ export function checkinRoutes(deps: AppDeps): RouteDef[] {
       }),
       response: Type.Object({ servicePoint: RecordSchema, completedTasks: Type.Array(RecordSchema) }),
       errors: [404, 409],
-      handler: (ctx) => {
-        const location = points.locationOf(ctx.tenant, ctx.params.spId, ctx.body.businessLocationId);
-        return api.ask(ctx.tenant, location, { type: 'clear', point: ctx.params.spId, finalStatus: ctx.body.finalStatus, by: byOf(ctx.principal) });
-      },
+      handler: (ctx) =>
+        api.clear(ctx.tenant, ctx.params.spId, { finalStatus: ctx.body.finalStatus, location: ctx.body.businessLocationId }, byOf(ctx.principal)),
     }),
 
     route({

@@ -1,8 +1,7 @@
 // Order routes: read an order, its payments, the caller's own order by number, add lines, fire.
 import { Type } from '@sinclair/typebox';
 import { appError } from '../../../core/errors.js';
-import type { StoredRecord } from '../../../core/store/record.js';
-import { type FireReply, type ItemInput, type StorefrontApi } from '../../../actors/storefront/index.js';
+import { type ItemInput, type StorefrontApi } from '../../../actors/storefront/index.js';
 import { presentOrder } from '../../../actors/storefront/index.js';
 import type { AppDeps } from '../../deps.js';
 import { route, type RouteDef } from '../../route.js';
@@ -124,8 +123,7 @@ export function orderRoutes(deps: AppDeps, sf: StorefrontApi): RouteDef[] {
         errors: [404, 409],
         handler: async (ctx) => {
           const items = itemsOf(ctx.body);
-          const { location } = sf.orderAndLocation(ctx.tenant, ctx.params.id);
-          const rec = await sf.askPos<StoredRecord>(ctx.tenant, location, { type: 'add-items', orderId: ctx.params.id, items, by: byOf(ctx) });
+          const rec = await sf.tabs.addItems(ctx.tenant, ctx.params.id, items, byOf(ctx));
           return presentOrder(rec, currency());
         },
       }),
@@ -146,8 +144,7 @@ export function orderRoutes(deps: AppDeps, sf: StorefrontApi): RouteDef[] {
         response: Type.Object({ order: RecordSchema, task: Type.Union([RecordSchema, Type.Null()]), fired: Type.Integer() }),
         errors: [404, 409],
         handler: async (ctx) => {
-          const { location } = sf.orderAndLocation(ctx.tenant, ctx.params.id);
-          const reply = await sf.askPos<FireReply>(ctx.tenant, location, { type: 'fire', orderId: ctx.params.id, by: byOf(ctx) });
+          const reply = await sf.tabs.fire(ctx.tenant, ctx.params.id, byOf(ctx));
           return { order: presentOrder(reply.order, currency()), task: reply.task, fired: reply.fired };
         },
       }),

@@ -1,13 +1,13 @@
 // POS tab routes (spec: Endpoints → Storefront: POS tabs and orders): open, list, settle, refund,
-// split and service points. Every write is one message to the tabs actor of the order's location;
-// lists of open tabs come from that actor's memory, closed tabs from the store.
+// split and service points. Every write is one call of the storefront API's tabs (a message to the
+// tabs actor of the order's location); lists of open tabs come from that actor's memory, closed
+// tabs from the store.
 import { Type } from '@sinclair/typebox';
 import type { Principal } from '../../../core/auth/tokens.js';
 import { appError } from '../../../core/errors.js';
 import { assertIdempotencyKey } from '../../../core/idempotency.js';
-import type { StoredRecord } from '../../../core/store/record.js';
 import type { ServicePointsApi } from '../../../actors/service-points/index.js';
-import { type OpenReply, type PosMessage, type SettleReply, type SplitReply, type StorefrontApi } from '../../../actors/storefront/index.js';
+import { type RefundInput, type SettleInput, type SettleReply, type StorefrontApi } from '../../../actors/storefront/index.js';
 import { presentOrder } from '../../../actors/storefront/index.js';
 import type { AppDeps } from '../../deps.js';
 import { route, type RequestContext, type RouteDef } from '../../route.js';
@@ -58,11 +58,13 @@ export function tabRoutes(deps: AppDeps, sf: StorefrontApi, points: ServicePoint
   const posRoute = posRouteOf(sf);
   const currency = () => servicesOf(deps).defaultCurrency;
   const max = deps.config.store.maxPageSize;
-  /** A settle or a refund: one message to the location's tabs actor, answered `{order, transaction}`. */
-  const moneyMove = async (ctx: RequestContext, msg: Extract<PosMessage, { type: 'settle' | 'refund' }>) => {
-    assertIdempotencyKey(msg.input.idempotencyKey);
-    const { location } = sf.orderAndLocation(ctx.tenant, msg.orderId);
-    const reply = await sf.askPos<SettleReply>(ctx.tenant, location, msg);
+  /** A settle or a refund, answered `{order, transaction}`. */
+  const moneyMove = async <I extends SettleInput | RefundInput>(
+    ctx: RequestContext<{ id: string }, unknown, I>,
+    move: (tenant: string, orderId: string, input: I, by: string | undefined) => Promise<SettleReply>,
+  ) => {
+    assertIdempotencyKey(ctx.body.idempotencyKey);
+    const reply = await move(ctx.tenant, ctx.params.id, ctx.body, byOf(ctx));
     return { order: presentOrder(reply.order, currency()), transaction: reply.transaction };
   };
   return [
@@ -95,18 +97,14 @@ export function tabRoutes(deps: AppDeps, sf: StorefrontApi, points: ServicePoint
         response: RecordSchema,
         errors: [404, 409],
         handler: async (ctx) => {
-          sf.requireLocation(ctx.tenant, ctx.body.businessLocationId);
           const p = ctx.principal;
           const { customerId: named, ...contact } = ctx.body.customer ?? {};
-          const reply = await sf.askPos<OpenReply>(ctx.tenant, ctx.body.businessLocationId, {
-            type: 'open',
-            input: {
-              tabLabel: ctx.body.tabLabel,
-              servicePointId: ctx.body.servicePointId,
-              ...(ctx.body.customer ? { customer: contact } : {}),
-              customerId: ownerOf(p, named),
-              by: p?.sub,
-            },
+          const reply = await sf.tabs.open(ctx.tenant, ctx.body.businessLocationId, {
+            tabLabel: ctx.body.tabLabel,
+            servicePointId: ctx.body.servicePointId,
+            ...(ctx.body.customer ? { customer: contact } : {}),
+            customerId: ownerOf(p, named),
+            by: p?.sub,
           });
           if (!reply.created) ctx.status = 200;
           return presentOrder(reply.order, currency());
@@ -125,9 +123,7 @@ export function tabRoutes(deps: AppDeps, sf: StorefrontApi, points: ServicePoint
         query: Type.Object({ businessLocationId: Slug, ...Paging }),
         response: ListOf(RecordSchema),
         handler: async (ctx) => {
-          const slug = ctx.query.businessLocationId;
-          if (!sf.location(ctx.tenant, slug)) return page([], ctx.query.page, ctx.query.pageSize, max);
-          const open = await sf.askPos<StoredRecord[]>(ctx.tenant, slug, { type: 'list-open' });
+          const open = await sf.tabs.listOpen(ctx.tenant, ctx.query.businessLocationId);
           return page(open, ctx.query.page, ctx.query.pageSize, max);
         },
       }),
@@ -183,7 +179,7 @@ export function tabRoutes(deps: AppDeps, sf: StorefrontApi, points: ServicePoint
         }),
         response: SettleResult,
         errors: [402, 404, 409],
-        handler: (ctx) => moneyMove(ctx, { type: 'settle', orderId: ctx.params.id, input: ctx.body, by: byOf(ctx) }),
+        handler: (ctx) => moneyMove(ctx, sf.tabs.settle),
       }),
     ),
 
@@ -207,7 +203,7 @@ export function tabRoutes(deps: AppDeps, sf: StorefrontApi, points: ServicePoint
         }),
         response: SettleResult,
         errors: [402, 404, 409],
-        handler: (ctx) => moneyMove(ctx, { type: 'refund', orderId: ctx.params.id, input: ctx.body, by: byOf(ctx) }),
+        handler: (ctx) => moneyMove(ctx, sf.tabs.refund),
       }),
     ),
 
@@ -232,14 +228,7 @@ export function tabRoutes(deps: AppDeps, sf: StorefrontApi, points: ServicePoint
         errors: [404, 409],
         handler: async (ctx) => {
           if ((ctx.body.itemIds === undefined) === (ctx.body.parts === undefined)) throw appError('ERR_VALIDATION', 'send either body/itemIds or body/parts');
-          const { location } = sf.orderAndLocation(ctx.tenant, ctx.params.id);
-          const reply = await sf.askPos<SplitReply>(ctx.tenant, location, {
-            type: 'split',
-            orderId: ctx.params.id,
-            itemIds: ctx.body.itemIds,
-            parts: ctx.body.parts,
-            by: byOf(ctx),
-          });
+          const reply = await sf.tabs.split(ctx.tenant, ctx.params.id, { itemIds: ctx.body.itemIds, parts: ctx.body.parts }, byOf(ctx));
           return { order: presentOrder(reply.order, currency()), orders: reply.orders.map((r) => presentOrder(r, currency())) };
         },
       }),
@@ -260,13 +249,7 @@ export function tabRoutes(deps: AppDeps, sf: StorefrontApi, points: ServicePoint
         response: RecordSchema,
         errors: [404, 409],
         handler: async (ctx) => {
-          const { location } = sf.orderAndLocation(ctx.tenant, ctx.params.id);
-          const rec = await sf.askPos<StoredRecord>(ctx.tenant, location, {
-            type: 'assign-point',
-            orderId: ctx.params.id,
-            servicePointId: ctx.body.servicePointId,
-            by: byOf(ctx),
-          });
+          const rec = await sf.tabs.assignPoint(ctx.tenant, ctx.params.id, ctx.body.servicePointId, byOf(ctx));
           return presentOrder(rec, currency());
         },
       }),
@@ -285,13 +268,7 @@ export function tabRoutes(deps: AppDeps, sf: StorefrontApi, points: ServicePoint
         response: RecordSchema,
         errors: [404, 409],
         handler: async (ctx) => {
-          const { location } = sf.orderAndLocation(ctx.tenant, ctx.params.id);
-          const rec = await sf.askPos<StoredRecord>(ctx.tenant, location, {
-            type: 'release-point',
-            orderId: ctx.params.id,
-            status: ctx.body.status,
-            by: byOf(ctx),
-          });
+          const rec = await sf.tabs.releasePoint(ctx.tenant, ctx.params.id, ctx.body.status, byOf(ctx));
           return presentOrder(rec, currency());
         },
       }),
