@@ -4,6 +4,7 @@ import type { StoredRecord } from '../../core/store/record.js';
 import type { Located } from './locate.js';
 import type { ScanEntry } from './scan-entry.js';
 import type { Payment } from '../event-records/index.js';
+import type { ListInput } from './checkin-list.js';
 
 export const SCANNER = 'scanner';
 
@@ -19,6 +20,9 @@ export const DENIAL_REASONS = [
   'not_active',
   'zone_full',
   'not_checked_in',
+  'product',
+  'invalid_time',
+  'max_entries',
 ] as const;
 
 export type DenialReason = (typeof DENIAL_REASONS)[number];
@@ -29,6 +33,8 @@ export interface ScanInput {
   ticketId?: string;
   zone?: string;
   checkpoint?: string;
+  /** The check-in list scanned at (its id); absent: the event's own door. */
+  list?: string;
   nonce?: string;
   /** When an offline scanner made the scan (epoch ms). */
   scannedAt?: number;
@@ -51,15 +57,22 @@ export interface ValidateReply {
 
 export type ScannerMsg =
   | ({ type: 'in' | 'out'; by: string | null } & ScanInput)
-  | { type: 'validate'; code: string; zone?: string; located?: Located }
+  | { type: 'validate'; code: string; zone?: string; list?: string; located?: Located }
   | { type: 'batch'; by: string | null; scans: Array<ScanInput & { direction: 'in' | 'out' }> }
-  | { type: 'stats' }
-  | { type: 'occupancy' }
+  /** `list`: narrowed to that check-in list. */
+  | { type: 'stats'; list?: string }
+  | { type: 'occupancy'; list?: string }
   | { type: 'reload' }
   /** Writes up to `max` tickets' door fields into their records; answers how many are still behind. */
   | { type: 'materialize'; max: number }
   | IssueMsg
-  | TicketOpMsg;
+  | TicketOpMsg
+  | ListOpMsg;
+
+export type ListOpMsg =
+  | { type: 'list-create'; input: ListInput & { name: string }; by: string | null }
+  | { type: 'list-update'; listId: string; input: ListInput; version?: number }
+  | { type: 'list-delete'; listId: string };
 
 export interface WalkInResult extends IssueResult {
   checkins?: ScanReply[];
