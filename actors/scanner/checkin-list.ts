@@ -14,29 +14,11 @@ import type { DoorState } from './door-state.js';
 import { localDay } from './local-day.js';
 import type { DenialReason } from './messages.js';
 
+
 export const CHECKIN_LIST = 'checkin_list';
 
 /** Lists one event may have: each is a door state in the scanner's memory. */
 export const MAX_LISTS_PER_EVENT = 50;
-
-export interface ListRules {
-  validFrom?: string;
-  validUntil?: string;
-  maxEntries?: number;
-  maxEntriesPerDay?: number;
-  weekdays?: number[];
-}
-
-/** What a list's create or change sets (absent: unchanged on a change; null: back to the default). */
-export interface ListInput {
-  name?: string;
-  ticketTypeIds?: string[] | null;
-  zones?: string[] | null;
-  allowReentry?: boolean | null;
-  allowMultipleEntries?: boolean;
-  exitAllAt?: string | null;
-  rules?: ListRules;
-}
 
 /** A list as the door uses it. */
 export interface CheckinList {

@@ -6,8 +6,8 @@ import { AppError, appError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import { newRecord, nextVersion, type StoredRecord } from '../../core/store/record.js';
 import { TICKET_TYPE } from '../event-records/index.js';
-import { CHECKIN_LIST, checkinList, MAX_LISTS_PER_EVENT, type ListInput, type ListRules } from './checkin-list.js';
-import type { ListOpMsg } from './messages.js';
+import { CHECKIN_LIST, checkinList, MAX_LISTS_PER_EVENT } from './checkin-list.js';
+import type { ListInput, ListOpMsg, ListRules } from './messages.js';
 import type { ScannerState } from './state.js';
 
 type Data = Record<string, unknown>;

@@ -4,7 +4,6 @@ import type { StoredRecord } from '../../core/store/record.js';
 import type { Located } from './locate.js';
 import type { ScanEntry } from './scan-entry.js';
 import type { Payment } from '../event-records/index.js';
-import type { ListInput } from './checkin-list.js';
 
 export const SCANNER = 'scanner';
 
@@ -26,6 +25,23 @@ export const DENIAL_REASONS = [
 ] as const;
 
 export type DenialReason = (typeof DENIAL_REASONS)[number];
+
+/** What each reason means: the reference's reason table and the scan routes' descriptions. */
+export const DENIAL_MEANINGS: Readonly<Record<DenialReason, string>> = {
+  invalid_code: 'the code matches no ticket',
+  bad_signature: 'a dynamic QR code whose signature does not verify',
+  expired_code: "a dynamic QR code outside the event's window (default 30 s, ±60 s clock skew)",
+  wrong_event: 'the ticket belongs to another event than the one the scan or its check-in list names',
+  already_checked_in: 'inside now, or used when re-entry is off (with a check-in list: on that list)',
+  refunded: 'the ticket was refunded',
+  cancelled: 'the ticket was cancelled',
+  not_active: 'the ticket type requires activation and the ticket is not activated',
+  zone_full: 'the zone is at capacity',
+  not_checked_in: 'check-out of a ticket that is not inside (with a check-in list: on that list)',
+  product: "check-in list: the ticket's type is not on the list",
+  invalid_time: "check-in list: outside its validFrom/validUntil, or on a weekday it does not admit (in the event's time zone)",
+  max_entries: "check-in list: the ticket has made the list's maxEntries, or maxEntriesPerDay on this local day",
+};
 
 export interface ScanInput {
   code?: string;
@@ -68,6 +84,25 @@ export type ScannerMsg =
   | IssueMsg
   | TicketOpMsg
   | ListOpMsg;
+
+export interface ListRules {
+  validFrom?: string;
+  validUntil?: string;
+  maxEntries?: number;
+  maxEntriesPerDay?: number;
+  weekdays?: number[];
+}
+
+/** What a list's create or change sets (absent: unchanged on a change; null: back to the default). */
+export interface ListInput {
+  name?: string;
+  ticketTypeIds?: string[] | null;
+  zones?: string[] | null;
+  allowReentry?: boolean | null;
+  allowMultipleEntries?: boolean;
+  exitAllAt?: string | null;
+  rules?: ListRules;
+}
 
 export type ListOpMsg =
   | { type: 'list-create'; input: ListInput & { name: string }; by: string | null }

@@ -2,7 +2,7 @@
 // derived shapes (spec: Derived shapes), and the params and paging every list shares.
 import { Type } from '@sinclair/typebox';
 import { SLUG_PATTERN } from '../../../actors/event-records/index.js';
-import { DENIAL_REASONS } from '../../../actors/scanner/index.js';
+import { DENIAL_MEANINGS, DENIAL_REASONS } from '../../../actors/scanner/index.js';
 import { ListOf, RecordList, RecordSchema } from '../records/schemas.js';
 import { MoneyLike } from '../storefront/common.js';
 
@@ -147,16 +147,8 @@ export const TicketType = Type.Object(
 
 export const REASONS_DOC =
   'A denial is a 200 with `success: false` and a stable `reason` (spec: Errors, case 2): ' +
-  '`invalid_code` (matches no ticket), `bad_signature` (dynamic QR signature does not verify), ' +
-  '`expired_code` (dynamic QR outside the event window, default 30 s, ±60 s clock skew), ' +
-  '`wrong_event` (the ticket belongs to another event), `already_checked_in` (inside now, or used ' +
-  'when re-entry is off), `refunded`, `cancelled`, `not_active` (the ticket type requires ' +
-  'activation), `zone_full` (the zone is at capacity), `not_checked_in` (check-out of a ticket ' +
-  'that is not inside). A scan naming a check-in list (`listId`) may also answer `product` (the ' +
-  'ticket\'s type is not on the list), `invalid_time` (outside the list\'s `validFrom`/`validUntil` or ' +
-  'its weekdays, in the event\'s time zone) or `max_entries` (the list\'s `maxEntries` or ' +
-  '`maxEntriesPerDay` is reached); there `already_checked_in` means inside on that list, or used on ' +
-  'it when its re-entry is off.';
+  DENIAL_REASONS.map((r) => `\`${r}\` (${DENIAL_MEANINGS[r]})`).join(', ') +
+  '.';
 
 const scanFields = {
   zone: Type.Optional(Type.String({ pattern: ZONE_ID, description: 'Zone id; scans without one are counted under `unknown`' })),
