@@ -14,7 +14,6 @@ import type { DoorState } from './door-state.js';
 import { localDay } from './local-day.js';
 import type { DenialReason } from './messages.js';
 
-
 export const CHECKIN_LIST = 'checkin_list';
 
 /** Lists one event may have: each is a door state in the scanner's memory. */

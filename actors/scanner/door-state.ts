@@ -44,8 +44,10 @@ export class DoorState extends DoorTally {
   readonly behind = new Map<string, DoorPatch>();
   /** List id → its door. `inside` (inherited) holds the scans that name no list. */
   readonly lists = new Map<string, ListDoor>();
-  /** Ticket id → how many doors (no list, or a list) it is inside: a person counted once. */
-  readonly presence = new Map<string, number>();
+  /** Ticket id → how many lists it is inside on (scans naming no list keep none here). */
+  readonly onLists = new Map<string, number>();
+  /** Tickets inside on some list and not at the event's own door: with `inside`, everyone inside once. */
+  private listOnly = 0;
   /** The event's time zone: a list's entries per day are counted by its local days. */
   timezone = 'UTC';
 
@@ -79,7 +81,8 @@ export class DoorState extends DoorTally {
           if (was !== undefined) {
             this.zone(was).exits++;
             if (list) list.zone(was).exits++;
-          } else this.presence.set(id, (this.presence.get(id) ?? 0) + 1);
+          } else if (list) this.enterList(id);
+          else if (this.onLists.has(id)) this.listOnly--;
           door.inside.set(id, e.zone);
         }
         this.zone(e.zone).entries++;
@@ -98,14 +101,28 @@ export class DoorState extends DoorTally {
           if (list) list.zone(e.from).exits++;
         }
         if (e.ticketId && door.inside.delete(e.ticketId)) {
-          const n = (this.presence.get(e.ticketId) ?? 1) - 1;
-          if (n > 0) this.presence.set(e.ticketId, n);
-          else this.presence.delete(e.ticketId);
+          if (list) this.leaveList(e.ticketId);
+          else if (this.onLists.has(e.ticketId)) this.listOnly++;
         }
       }
     }
     if (e.nonce) this.nonces.set(e.nonce, { ok: e.ok, reason: e.reason, ticketId: e.ticketId });
     return patch;
+  }
+
+  private enterList(id: string): void {
+    const n = this.onLists.get(id) ?? 0;
+    if (n === 0 && !this.inside.has(id)) this.listOnly++;
+    this.onLists.set(id, n + 1);
+  }
+
+  private leaveList(id: string): void {
+    const n = (this.onLists.get(id) ?? 1) - 1;
+    if (n > 0) this.onLists.set(id, n);
+    else {
+      this.onLists.delete(id);
+      if (!this.inside.has(id)) this.listOnly--;
+    }
   }
 
   private countEntry(list: ListDoor, id: string, at: number): void {
@@ -133,6 +150,6 @@ export class DoorState extends DoorTally {
   }
 
   override stats() {
-    return super.stats(this.presence.size);
+    return super.stats(this.inside.size + this.listOnly);
   }
 }

@@ -152,7 +152,7 @@ function listNamed(st: ScannerState, id: string | undefined): CheckinList | unde
 /** A scan log entry for `s`, denied until the decision says otherwise. */
 export function scanEntry(kind: 'in' | 'out', s: ScanInput, by: string | null, now: number): ScanEntry {
   const at = s.scannedAt ?? now;
-  return {
+  const e: ScanEntry = {
     at,
     kind,
     ok: false,
@@ -161,7 +161,6 @@ export function scanEntry(kind: 'in' | 'out', s: ScanInput, by: string | null, n
     zone: s.zone ?? UNKNOWN_ZONE,
     from: null,
     checkpoint: s.checkpoint ?? null,
-    ...(s.list !== undefined ? { list: s.list } : {}),
     nonce: s.nonce ?? null,
     first: false,
     by,
@@ -169,6 +168,9 @@ export function scanEntry(kind: 'in' | 'out', s: ScanInput, by: string | null, n
     receivedAt: at === now ? null : now,
     code: null,
   };
+  // Only scans naming a list carry the field: the log of an event without lists is as it was.
+  if (s.list !== undefined) e.list = s.list;
+  return e;
 }
 
 /** Logs `e` and applies it; answers the ticket's door fields not yet in its record (see DoorState.apply). */

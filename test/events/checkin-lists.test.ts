@@ -76,6 +76,14 @@ t.test('checkin lists - a GA ticket is refused at the lounge with product, a VIP
   occ = (await w.staff.get(`/events/${ev.id}/occupancy`)).body;
   t.match(occ, { hall: { currentOccupancy: 2 }, lounge: { currentOccupancy: 1 } });
 
+  // A scan naming no list uses the event's own door, apart from the lists; a person is inside once.
+  t.equal((await scan(w.staff, { code: ga.data.number, zone: 'hall' })).success, true, "the event's own door");
+  t.equal((await w.staff.get(`/events/${ev.id}/checkin-stats`)).body.inside, 2, 'still two people inside');
+  t.equal((await w.staff.post('/events/checkout', { code: ga.data.number })).body.success, true);
+  t.equal((await w.staff.get(`/events/${ev.id}/checkin-stats`)).body.inside, 2, 'GA is still inside on the general list');
+  t.equal((await w.staff.post('/events/checkout', { code: ga.data.number, listId: general.sk })).body.success, true);
+  t.equal((await w.staff.get(`/events/${ev.id}/checkin-stats`)).body.inside, 1, 'now only VIP');
+
   const other = await w.staff.get(`/events/${ev.id}/checkin-stats?listId=${'a'.repeat(24)}`);
   t.equal(other.status, 404, 'a list of no event of this one');
 });
