@@ -15,6 +15,7 @@
 // 1,000 or 1,000,000 tickets.
 import type { ActorContext, ActorKind, ActivationContext } from '../../core/actor/runtime.js';
 import { appError } from '../../core/errors.js';
+import { isValidTimeZone } from '../../core/timezone.js';
 import { recordIdempotent } from '../../core/idempotency.js';
 import { nextVersion, type StoredRecord } from '../../core/store/record.js';
 import { issue, ticketOp } from './ticket-ops.js';
@@ -47,6 +48,11 @@ export interface ListFigures {
 
 export const SCAN_LOG_PREFIX = 'scan:';
 
+/** The event's time zone, UTC for one this runtime does not know (a record written around the routes). */
+function zoneOf(st: ScannerState): string {
+  return st.ev && isValidTimeZone(st.ev.timezone) ? st.ev.timezone : 'UTC';
+}
+
 function activate(ctx: ActivationContext): ScannerState {
   const rec = ctx.store.getRecord(ctx.tenant, EVENT, ctx.key);
   const log = SCAN_LOG_PREFIX + ctx.key;
@@ -64,7 +70,7 @@ function activate(ctx: ActivationContext): ScannerState {
     lists: new Map(),
   };
   loadLists(st);
-  if (st.ev) st.door.timezone = st.ev.timezone;
+  st.door.timezone = zoneOf(st);
   // Entries past the watermark rebuild the door fields the records do not have yet.
   st.door.materialized = ctx.store.getKv<number>(ctx.tenant, DOOR_MATERIALIZED_NS, ctx.key) ?? 0;
   // Replay the scan log page by page: memory stays flat however long the log is.
@@ -344,7 +350,7 @@ function receive(st: ScannerState, msg: ScannerMsg, ctx: ActorContext): unknown 
   if (msg.type === 'reload') {
     const rec = ctx.store.getRecord(st.tenant, EVENT, st.eventId);
     st.ev = rec ? eventConfig(rec) : undefined;
-    if (st.ev) st.door.timezone = st.ev.timezone;
+    st.door.timezone = zoneOf(st);
     // The event's lists go with it (actors/events deletes their records).
     loadLists(st);
     for (const id of st.door.lists.keys()) if (!st.lists.has(id)) st.door.lists.delete(id);
