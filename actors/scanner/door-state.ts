@@ -24,10 +24,10 @@ export class ListDoor extends DoorTally {
   /** Ticket id → successful entries on this list. */
   readonly entries = new Map<string, number>();
   /**
-   * Ticket id → its entries per local day (the event's time zone), `[day, n]` pairs of its latest
-   * DAYS_KEPT days with entries: an offline scan uploaded late still counts on its own day.
+   * Local day (the event's time zone, days since 1970) → ticket id → its entries that day, for the
+   * latest DAYS_KEPT days with entries: an offline scan uploaded late still counts on its own day.
    */
-  readonly days = new Map<string, Array<[number, number]>>();
+  readonly days = new Map<number, Map<string, number>>();
 }
 
 export class DoorState extends DoorTally {
@@ -130,23 +130,17 @@ export class DoorState extends DoorTally {
     list.entries.set(id, n);
     if (n === 1) list.uniqueAttendees++;
     const day = localDay(at, this.timezone).day;
-    let days = list.days.get(id);
-    if (!days) list.days.set(id, (days = []));
-    const hit = days.find((d) => d[0] === day);
-    if (hit) hit[1]++;
-    else {
-      days.push([day, 1]);
-      days.sort((a, b) => a[0] - b[0]);
-      if (days.length > DAYS_KEPT) days.shift();
+    let counts = list.days.get(day);
+    if (!counts) {
+      list.days.set(day, (counts = new Map()));
+      if (list.days.size > DAYS_KEPT) list.days.delete(Math.min(...list.days.keys()));
     }
+    counts.set(id, (counts.get(id) ?? 0) + 1);
   }
 
   /** Entries of ticket `id` on `list` on the local day of `at`. */
   entriesOnDay(list: ListDoor | undefined, id: string, at: number): number {
-    const days = list?.days.get(id);
-    if (!days) return 0;
-    const day = localDay(at, this.timezone).day;
-    return days.find((d) => d[0] === day)?.[1] ?? 0;
+    return list?.days.get(localDay(at, this.timezone).day)?.get(id) ?? 0;
   }
 
   override stats() {

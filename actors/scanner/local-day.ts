@@ -16,8 +16,14 @@ const DAY_MS = 86_400_000;
 const CACHE_MAX = 4096;
 const cache = new Map<string, LocalDay>();
 
+// Scans come in runs of one event at one time: the last answer is kept apart from the cache.
+let lastTz = '';
+let lastBucket = NaN;
+let last: LocalDay = { day: 0, weekday: 4 };
+
 export function localDay(ms: number, tz: string): LocalDay {
   const bucket = Math.floor(ms / BUCKET_MS);
+  if (bucket === lastBucket && tz === lastTz) return last;
   const key = tz + '\u0000' + bucket;
   let d = cache.get(key);
   if (!d) {
@@ -28,5 +34,8 @@ export function localDay(ms: number, tz: string): LocalDay {
     if (cache.size >= CACHE_MAX) cache.clear();
     cache.set(key, d);
   }
+  lastTz = tz;
+  lastBucket = bucket;
+  last = d;
   return d;
 }
