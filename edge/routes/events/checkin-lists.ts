@@ -73,6 +73,7 @@ export function checkinListRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
       auth: 'staff',
       tag: TAG,
       summary: 'Get a check-in list',
+      description: 'The list record (`data` as written by create and change). A list of another organisation is a 404. Its figures: `GET /events/:id/checkin-stats?listId=`.',
       params: ListParams,
       response: ListRecord,
       errors: [404],
