@@ -120,7 +120,7 @@ export function kebab(text: string, max = 60): string {
 }
 
 /** Words that are path segments under /events/ (`/events/tickets/...`): no event may be named so. */
-export const RESERVED_SLUGS: ReadonlySet<string> = new Set(['tickets', 'checkin', 'checkout', 'sessions', 'participants']);
+export const RESERVED_SLUGS: ReadonlySet<string> = new Set(['tickets', 'checkin', 'checkout', 'checkin-lists', 'sessions', 'participants']);
 
 /** A slug that is neither an id nor reserved: the kebab-cased name, suffixed when it would be. */
 export function slugFrom(text: string): string {

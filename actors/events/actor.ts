@@ -1,6 +1,7 @@
 // Events, their ticket types, sessions, participants and media: one actor per tenant (key `_`),
 // so a slug is claimed by exactly one event and read-check-writes on these records never race.
-// Ticket records are not written here: each event's scanner actor owns those. Low traffic, so
+// Ticket records and check-in lists are not written here: each event's scanner actor owns those
+// (an event's lists are deleted with it here, and its scanner rereads them on reload). Low traffic, so
 // refusals simply throw (the runtime's reload of this actor costs nothing). Emails a change causes
 // (media shared) are queued in the outbox in the change's own batch (core/outbox.ts).
 import type { ActorContext, ActorKind } from '../../core/actor/runtime.js';
@@ -8,7 +9,7 @@ import { AppError, appError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import { queueMessage } from '../../core/outbox.js';
 import { newRecord, nextVersion, type StoredRecord } from '../../core/store/record.js';
-import { RecordOverlay } from '../scanner/index.js';
+import { CHECKIN_LIST, RecordOverlay } from '../scanner/index.js';
 import {
   EVENT,
   EVENT_MEDIA,
@@ -238,7 +239,7 @@ function receive(st: State, msg: EventsMsg, ctx: ActorContext): unknown {
       const sold = soldTotal(ctx, cur.sk);
       if (sold > 0) throw appError('ERR_CONFLICT', `the event has ${sold} live tickets; cancel or refund them first`);
       st.overlay.delete(ctx.batch, cur);
-      for (const datatype of [TICKET_TYPE, EVENT_SESSION, EVENT_PARTICIPANT, EVENT_MEDIA]) {
+      for (const datatype of [TICKET_TYPE, EVENT_SESSION, EVENT_PARTICIPANT, EVENT_MEDIA, CHECKIN_LIST]) {
         for (const r of ctx.store.scan(tenant, datatype, { 'data.event': cur.sk })) st.overlay.delete(ctx.batch, st.overlay.get(datatype, r.sk) ?? r);
       }
       st.slugs.set(cur.data.slug as string, null);

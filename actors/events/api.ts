@@ -14,7 +14,14 @@ import { LocalPayments, type PaymentsProvider } from './payments.js';
 import { EVENT_MEDIA, findEvent, TICKET } from '../event-records/index.js';
 import type { Principal } from '../../core/auth/tokens.js';
 import { customerIdsOf, provenEmailOf } from '../auth/index.js';
-import { locateTicket, type Located, SCANNER, type ScanEntry, type ScannerMsg, UNMATCHED_SCANS } from '../scanner/index.js';
+import { CHECKIN_LIST, locateTicket, type Located, SCANNER, type ScanEntry, type ScannerMsg, UNMATCHED_SCANS } from '../scanner/index.js';
+
+/** What the edge needs of a check-in list a scan names: its event, and its zones (null: every one). */
+export interface ListTarget {
+  id: string;
+  eventId: string;
+  zones: string[] | null;
+}
 
 /** The node's parts the events area uses (the edge passes its whole set; the type parameter keeps it). */
 export interface EventsDeps {
@@ -29,6 +36,8 @@ const CACHE_MAX = 10_000;
 
 export class EventsApi<D extends EventsDeps = EventsDeps> {
   private readonly cache = new Map<string, StoredRecord>();
+  /** Check-in lists scans named, by tenant and id: a scan naming a list reads no record. */
+  private readonly listCache = new Map<string, ListTarget>();
   readonly gate = new IdempotencyGate();
   readonly payments: PaymentsProvider;
 
@@ -66,12 +75,43 @@ export class EventsApi<D extends EventsDeps = EventsDeps> {
     return { ticket, eventId: ev.sk };
   }
 
+  /** The check-in list `id` as a scan target, or undefined. Cached (dropped on every list write). */
+  findList(tenant: string, id: string): ListTarget | undefined {
+    const key = tenant + '\u0000' + id;
+    const hit = this.listCache.get(key);
+    if (hit) return hit;
+    const rec = this.deps.store.getRecord(tenant, CHECKIN_LIST, id);
+    if (!rec || typeof rec.data.event !== 'string') return undefined;
+    const zones = Array.isArray(rec.data.zones) ? (rec.data.zones as string[]) : null;
+    const target: ListTarget = { id, eventId: rec.data.event, zones };
+    if (this.listCache.size >= CACHE_MAX) this.listCache.clear();
+    this.listCache.set(key, target);
+    return target;
+  }
+
+  /** After a list changed: scans read it afresh. */
+  listChanged(): void {
+    this.listCache.clear();
+  }
+
   /**
-   * The event a scan is for: the one it names, else the one its ticket or code points at, with the
-   * ticket the code was found to name on the way (handed to the scanner). No event: the scan names
-   * none and its code matches no ticket.
+   * The event a scan is for: the one it names or its list's (a list of another event than the
+   * one named is a 400), else the one its ticket or code points at, with the ticket the code was
+   * found to name on the way (handed to the scanner). No event: the scan names none and its code
+   * matches no ticket.
    */
-  scanTarget(tenant: string, ref: { eventId?: string; ticketId?: string; code?: string }): { ev: StoredRecord | undefined; located?: Located } {
+  scanTarget(
+    tenant: string,
+    ref: { eventId?: string; listId?: string; ticketId?: string; code?: string },
+    at = 'body',
+  ): { ev: StoredRecord | undefined; located?: Located; list?: ListTarget } {
+    if (ref.listId !== undefined) {
+      const list = this.findList(tenant, ref.listId);
+      if (!list) throw appError('ERR_NOT_FOUND', `check-in list ${ref.listId}`);
+      const ev = this.event(tenant, ref.eventId ?? list.eventId);
+      if (ev.sk !== list.eventId) throw appError('ERR_VALIDATION', `${at}/listId ${ref.listId} is not a check-in list of event ${ref.eventId}`);
+      return { ev, list };
+    }
     if (ref.eventId !== undefined) return { ev: this.event(tenant, ref.eventId) };
     let t: StoredRecord | undefined;
     let located: Located | undefined;
@@ -135,6 +175,7 @@ export class EventsApi<D extends EventsDeps = EventsDeps> {
   /** After an event changed: forget cached lookups and let a live scanner reread its config. */
   async eventChanged(tenant: string, eventId: string): Promise<void> {
     this.cache.clear();
+    this.listCache.clear();
     if (this.deps.runtime.isLive(tenant, SCANNER, eventId)) await this.deps.runtime.ask(tenant, SCANNER, eventId, { type: 'reload' });
   }
 

@@ -26,3 +26,5 @@ export {
 } from './event-reads.js';
 export { eventsActor } from './actor.js';
 export type { ChildKind, EventInput, EventWithTypes } from './messages.js';
+export { checkinListRecord, checkinListsOf, checkinStats, createCheckinList, deleteCheckinList, occupancy, updateCheckinList } from './checkin-lists.js';
+export type { ListTarget } from './api.js';

@@ -1,24 +1,14 @@
 // The door's memory of one event: who is inside and where, per-zone occupancy, the check-in
-// counters and the nonces of offline scans. It is a pure fold over the scan log: the live path and
-// activation both go through `apply`, so what a restart rebuilds is exactly what was answered.
-import { UNKNOWN_ZONE, type EventConfig } from '../event-records/index.js';
+// counters and the nonces of offline scans, for the event as a whole and for each of its check-in
+// lists. It is a pure fold over the scan log: the live path and activation both go through
+// `apply`, so what a restart rebuilds is exactly what was answered.
 import { foldPatch, type DoorPatch } from './door-fields.js';
+import { DoorTally } from './door-tally.js';
+import { localDay } from './local-day.js';
 import type { ScanEntry } from './scan-entry.js';
 
-export interface Counts {
-  total: number;
-  successful: number;
-  denied: number;
-}
-
-interface ZoneCounters {
-  /** Successful entries into the zone. */
-  entries: number;
-  /** Successful exits from it. */
-  exits: number;
-  /** Every check-in attempt at it, allowed or denied. */
-  attempts: number;
-}
+/** Days of entries a list remembers per ticket for `maxEntriesPerDay` (a week and a day). */
+const DAYS_KEPT = 8;
 
 export interface NonceResult {
   ok: boolean;
@@ -26,54 +16,21 @@ export interface NonceResult {
   ticketId: string | null;
 }
 
-export interface CheckinStats {
-  total: number;
-  successful: number;
-  denied: number;
-  uniqueAttendees: number;
-  byZone: Record<string, Counts>;
-  byHour: Record<string, Counts>;
-  byReason: Record<string, number>;
-  checkouts: Counts;
-  inside: number;
+/**
+ * The door of one check-in list: its own counters and who is inside on it (a ticket can be
+ * inside the main hall list and the lounge list at once), and the entries its rules count.
+ */
+export class ListDoor extends DoorTally {
+  /** Ticket id → successful entries on this list. */
+  readonly entries = new Map<string, number>();
+  /**
+   * Local day (the event's time zone, days since 1970) → ticket id → its entries that day, for the
+   * latest DAYS_KEPT days with entries: an offline scan uploaded late still counts on its own day.
+   */
+  readonly days = new Map<number, Map<string, number>>();
 }
 
-export interface ZoneOccupancy {
-  zoneId: string;
-  zoneName: string;
-  capacity: number | null;
-  currentOccupancy: number;
-  availableCapacity: number | null;
-  percentFull: number | null;
-  totalEntranceScans: number;
-  totalEligibilityScans: number;
-}
-
-const HOUR_MS = 3_600_000;
-
-function counts(): Counts {
-  return { total: 0, successful: 0, denied: 0 };
-}
-
-function bump(c: Counts, ok: boolean): void {
-  c.total++;
-  if (ok) c.successful++;
-  else c.denied++;
-}
-
-export class DoorState {
-  /** Check-in scans (spec: total is the number of scans). */
-  readonly checkins = counts();
-  readonly checkouts = counts();
-  /** People who ever checked in (spec: unique attendees). */
-  uniqueAttendees = 0;
-  /** Ticket id → zone it is inside now. */
-  readonly inside = new Map<string, string>();
-  readonly byZone = new Map<string, Counts>();
-  /** Hour bucket (epoch ms / 1 h) → counts. */
-  readonly byHour = new Map<number, Counts>();
-  readonly byReason = new Map<string, number>();
-  readonly zones = new Map<string, ZoneCounters>();
+export class DoorState extends DoorTally {
   /** Nonce of an offline scan → its original answer. */
   readonly nonces = new Map<string, NonceResult>();
   /** Sequence of the last applied scan log entry. */
@@ -85,20 +42,19 @@ export class DoorState {
    * behind (ascending `since`): the materializer writes them from the front.
    */
   readonly behind = new Map<string, DoorPatch>();
+  /** List id → its door. `inside` (inherited) holds the scans that name no list. */
+  readonly lists = new Map<string, ListDoor>();
+  /** Ticket id → how many lists it is inside on (scans naming no list keep none here). */
+  readonly onLists = new Map<string, number>();
+  /** Tickets inside on some list and not at the event's own door: with `inside`, everyone inside once. */
+  private listOnly = 0;
+  /** The event's time zone: a list's entries per day are counted by its local days. */
+  timezone = 'UTC';
 
-  private zone(id: string): ZoneCounters {
-    let z = this.zones.get(id);
-    if (!z) {
-      z = { entries: 0, exits: 0, attempts: 0 };
-      this.zones.set(id, z);
-    }
-    return z;
-  }
-
-  /** People inside `zoneId` now: entries minus exits, never below 0. */
-  occupancy(zoneId: string): number {
-    const z = this.zones.get(zoneId);
-    return z ? Math.max(0, z.entries - z.exits) : 0;
+  list(id: string): ListDoor {
+    let l = this.lists.get(id);
+    if (!l) this.lists.set(id, (l = new ListDoor()));
+    return l;
   }
 
   /** Applies entry `seq` (the next one) of the log; answers the ticket's door fields not yet in its record. */
@@ -111,74 +67,83 @@ export class DoorState {
       if (patch) foldPatch(patch, e, seq);
       else this.behind.set(e.ticketId, (patch = foldPatch(undefined, e, seq)));
     }
+    const list = e.list ? this.list(e.list) : undefined;
+    // Whose `inside` the scan moves: its list's, or the event's own door.
+    const door: DoorTally = list ?? this;
     if (e.kind === 'in') {
-      bump(this.checkins, e.ok);
-      let c = this.byZone.get(e.zone);
-      if (!c) this.byZone.set(e.zone, (c = counts()));
-      bump(c, e.ok);
-      const hour = Math.floor(e.at / HOUR_MS);
-      let h = this.byHour.get(hour);
-      if (!h) this.byHour.set(hour, (h = counts()));
-      bump(h, e.ok);
-      const z = this.zone(e.zone);
-      z.attempts++;
+      this.countIn(e);
+      list?.countIn(e);
       if (e.ok) {
-        z.entries++;
-        if (e.ticketId) this.inside.set(e.ticketId, e.zone);
+        const id = e.ticketId;
+        if (id) {
+          const was = door.inside.get(id);
+          // A list allowing multiple entries lets a ticket in while inside: it moves, not doubles.
+          if (was !== undefined) {
+            this.zone(was).exits++;
+            if (list) list.zone(was).exits++;
+          } else if (list) this.enterList(id);
+          else if (this.onLists.has(id)) this.listOnly--;
+          door.inside.set(id, e.zone);
+        }
+        this.zone(e.zone).entries++;
         if (e.first) this.uniqueAttendees++;
-      } else if (e.reason) {
-        this.byReason.set(e.reason, (this.byReason.get(e.reason) ?? 0) + 1);
+        if (list) {
+          list.zone(e.zone).entries++;
+          if (id) this.countEntry(list, id, e.at);
+        }
       }
     } else {
-      bump(this.checkouts, e.ok);
+      this.countOut(e.ok);
+      list?.countOut(e.ok);
       if (e.ok) {
-        if (e.from) this.zone(e.from).exits++;
-        if (e.ticketId) this.inside.delete(e.ticketId);
+        if (e.from) {
+          this.zone(e.from).exits++;
+          if (list) list.zone(e.from).exits++;
+        }
+        if (e.ticketId && door.inside.delete(e.ticketId)) {
+          if (list) this.leaveList(e.ticketId);
+          else if (this.onLists.has(e.ticketId)) this.listOnly++;
+        }
       }
     }
     if (e.nonce) this.nonces.set(e.nonce, { ok: e.ok, reason: e.reason, ticketId: e.ticketId });
     return patch;
   }
 
-  stats(): CheckinStats {
-    const byZone: Record<string, Counts> = {};
-    for (const [k, v] of this.byZone) byZone[k] = { ...v };
-    const byHour: Record<string, Counts> = {};
-    for (const k of [...this.byHour.keys()].sort((a, b) => a - b)) {
-      byHour[new Date(k * HOUR_MS).toISOString()] = { ...this.byHour.get(k)! };
-    }
-    return {
-      total: this.checkins.total,
-      successful: this.checkins.successful,
-      denied: this.checkins.denied,
-      uniqueAttendees: this.uniqueAttendees,
-      byZone,
-      byHour,
-      byReason: Object.fromEntries(this.byReason),
-      checkouts: { ...this.checkouts },
-      inside: this.inside.size,
-    };
+  private enterList(id: string): void {
+    const n = this.onLists.get(id) ?? 0;
+    if (n === 0 && !this.inside.has(id)) this.listOnly++;
+    this.onLists.set(id, n + 1);
   }
 
-  /** Keyed by the event's zone ids; `unknown` and zones no longer defined are left out. */
-  occupancyByZone(ev: EventConfig): Record<string, ZoneOccupancy> {
-    const out: Record<string, ZoneOccupancy> = {};
-    for (const zone of ev.zones) {
-      if (zone.id === UNKNOWN_ZONE) continue;
-      const z = this.zones.get(zone.id);
-      const current = this.occupancy(zone.id);
-      const cap = zone.capacity;
-      out[zone.id] = {
-        zoneId: zone.id,
-        zoneName: zone.name,
-        capacity: cap,
-        currentOccupancy: current,
-        availableCapacity: cap === null ? null : Math.max(0, cap - current),
-        percentFull: cap === null ? null : cap === 0 ? 100 : Math.round((current / cap) * 1000) / 10,
-        totalEntranceScans: z?.entries ?? 0,
-        totalEligibilityScans: z?.attempts ?? 0,
-      };
+  private leaveList(id: string): void {
+    const n = (this.onLists.get(id) ?? 1) - 1;
+    if (n > 0) this.onLists.set(id, n);
+    else {
+      this.onLists.delete(id);
+      if (!this.inside.has(id)) this.listOnly--;
     }
-    return out;
+  }
+
+  private countEntry(list: ListDoor, id: string, at: number): void {
+    const n = (list.entries.get(id) ?? 0) + 1;
+    list.entries.set(id, n);
+    if (n === 1) list.uniqueAttendees++;
+    const day = localDay(at, this.timezone).day;
+    let counts = list.days.get(day);
+    if (!counts) {
+      list.days.set(day, (counts = new Map()));
+      if (list.days.size > DAYS_KEPT) list.days.delete(Math.min(...list.days.keys()));
+    }
+    counts.set(id, (counts.get(id) ?? 0) + 1);
+  }
+
+  /** Entries of ticket `id` on `list` on the local day of `at`. */
+  entriesOnDay(list: ListDoor | undefined, id: string, at: number): number {
+    return list?.days.get(localDay(at, this.timezone).day)?.get(id) ?? 0;
+  }
+
+  override stats() {
+    return super.stats(this.inside.size + this.listOnly);
   }
 }

@@ -19,9 +19,29 @@ export const DENIAL_REASONS = [
   'not_active',
   'zone_full',
   'not_checked_in',
+  'product',
+  'invalid_time',
+  'max_entries',
 ] as const;
 
 export type DenialReason = (typeof DENIAL_REASONS)[number];
+
+/** What each reason means: the reference's reason table and the scan routes' descriptions. */
+export const DENIAL_MEANINGS: Readonly<Record<DenialReason, string>> = {
+  invalid_code: 'the code matches no ticket',
+  bad_signature: 'a dynamic QR code whose signature does not verify',
+  expired_code: "a dynamic QR code outside the event's window (default 30 s, ±60 s clock skew)",
+  wrong_event: 'the ticket belongs to another event than the one the scan or its check-in list names',
+  already_checked_in: 'inside now, or used when re-entry is off (with a check-in list: on that list)',
+  refunded: 'the ticket was refunded',
+  cancelled: 'the ticket was cancelled',
+  not_active: 'the ticket type requires activation and the ticket is not activated',
+  zone_full: 'the zone is at capacity',
+  not_checked_in: 'check-out of a ticket that is not inside (with a check-in list: on that list)',
+  product: "check-in list: the ticket's type is not on the list",
+  invalid_time: "check-in list: outside its validFrom/validUntil, or on a weekday it does not admit (in the event's time zone)",
+  max_entries: "check-in list: the ticket has made the list's maxEntries, or maxEntriesPerDay on this local day",
+};
 
 export interface ScanInput {
   code?: string;
@@ -29,6 +49,8 @@ export interface ScanInput {
   ticketId?: string;
   zone?: string;
   checkpoint?: string;
+  /** The check-in list scanned at (its id); absent: the event's own door. */
+  list?: string;
   nonce?: string;
   /** When an offline scanner made the scan (epoch ms). */
   scannedAt?: number;
@@ -51,15 +73,41 @@ export interface ValidateReply {
 
 export type ScannerMsg =
   | ({ type: 'in' | 'out'; by: string | null } & ScanInput)
-  | { type: 'validate'; code: string; zone?: string; located?: Located }
+  | { type: 'validate'; code: string; zone?: string; list?: string; located?: Located }
   | { type: 'batch'; by: string | null; scans: Array<ScanInput & { direction: 'in' | 'out' }> }
-  | { type: 'stats' }
-  | { type: 'occupancy' }
+  /** `list`: narrowed to that check-in list. */
+  | { type: 'stats'; list?: string }
+  | { type: 'occupancy'; list?: string }
   | { type: 'reload' }
   /** Writes up to `max` tickets' door fields into their records; answers how many are still behind. */
   | { type: 'materialize'; max: number }
   | IssueMsg
-  | TicketOpMsg;
+  | TicketOpMsg
+  | ListOpMsg;
+
+export interface ListRules {
+  validFrom?: string;
+  validUntil?: string;
+  maxEntries?: number;
+  maxEntriesPerDay?: number;
+  weekdays?: number[];
+}
+
+/** What a list's create or change sets (absent: unchanged on a change; null: back to the default). */
+export interface ListInput {
+  name?: string;
+  ticketTypeIds?: string[] | null;
+  zones?: string[] | null;
+  allowReentry?: boolean | null;
+  allowMultipleEntries?: boolean;
+  exitAllAt?: string | null;
+  rules?: ListRules;
+}
+
+export type ListOpMsg =
+  | { type: 'list-create'; input: ListInput & { name: string }; by: string | null }
+  | { type: 'list-update'; listId: string; input: ListInput; version?: number }
+  | { type: 'list-delete'; listId: string };
 
 export interface WalkInResult extends IssueResult {
   checkins?: ScanReply[];

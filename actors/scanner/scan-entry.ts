@@ -14,6 +14,8 @@ export interface ScanEntry {
   /** Successful check-out: the zone the ticket was inside (its exit is counted there). */
   from: string | null;
   checkpoint: string | null;
+  /** The check-in list the scan named; absent when it named none (the event's own door). */
+  list?: string;
   nonce: string | null;
   /** Successful check-in that was the ticket's first ever entry (a unique attendee). */
   first: boolean;

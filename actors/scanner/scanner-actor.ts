@@ -15,13 +15,17 @@
 // 1,000 or 1,000,000 tickets.
 import type { ActorContext, ActorKind, ActivationContext } from '../../core/actor/runtime.js';
 import { appError } from '../../core/errors.js';
+import { isValidTimeZone } from '../../core/timezone.js';
 import { recordIdempotent } from '../../core/idempotency.js';
 import { nextVersion, type StoredRecord } from '../../core/store/record.js';
 import { issue, ticketOp } from './ticket-ops.js';
 import { EVENT, eventConfig, SOLD_NS, TICKET, ticketOfEvent, UNKNOWN_ZONE, type SoldCounts } from '../event-records/index.js';
 import { DOOR_BEHIND_NS, DOOR_MATERIALIZED_NS, type MaterializeStep } from './door-backlog.js';
 import { withDoor, type DoorPatch } from './door-fields.js';
-import { DoorState, type CheckinStats, type NonceResult, type ZoneOccupancy } from './door-state.js';
+import { DoorState, ListDoor, type NonceResult } from './door-state.js';
+import type { CheckinStats, Counts, ZoneOccupancy } from './door-tally.js';
+import { type CheckinList, listRefusal } from './checkin-list.js';
+import { listOp, loadLists } from './list-ops.js';
 import type { ScanEntry } from './scan-entry.js';
 import { byCredentialCode, byStaticCode, type Located, type RecordReader } from './locate.js';
 import { RecordOverlay } from './record-overlay.js';
@@ -31,7 +35,23 @@ import { type DenialReason, type ScanInput, SCANNER, type ScannerMsg, type ScanR
 
 const PAGE = 4096;
 
+/** One list's figures in the stats' `byList`. */
+export interface ListFigures {
+  name: string;
+  total: number;
+  successful: number;
+  denied: number;
+  uniqueAttendees: number;
+  checkouts: Counts;
+  inside: number;
+}
+
 export const SCAN_LOG_PREFIX = 'scan:';
+
+/** The event's time zone, UTC for one this runtime does not know (a record written around the routes). */
+function zoneOf(st: ScannerState): string {
+  return st.ev && isValidTimeZone(st.ev.timezone) ? st.ev.timezone : 'UTC';
+}
 
 function activate(ctx: ActivationContext): ScannerState {
   const rec = ctx.store.getRecord(ctx.tenant, EVENT, ctx.key);
@@ -47,7 +67,10 @@ function activate(ctx: ActivationContext): ScannerState {
     log,
     store: ctx.store,
     behindKv: ctx.store.getKv(ctx.tenant, DOOR_BEHIND_NS, ctx.key) !== undefined,
+    lists: new Map(),
   };
+  loadLists(st);
+  st.door.timezone = zoneOf(st);
   // Entries past the watermark rebuild the door fields the records do not have yet.
   st.door.materialized = ctx.store.getKv<number>(ctx.tenant, DOOR_MATERIALIZED_NS, ctx.key) ?? 0;
   // Replay the scan log page by page: memory stays flat however long the log is.
@@ -58,6 +81,8 @@ function activate(ctx: ActivationContext): ScannerState {
     if (page.length < PAGE) break;
     from = st.door.seq + 1;
   }
+  // Scans of lists deleted since are in the event's counts only.
+  for (const id of st.door.lists.keys()) if (!st.lists.has(id)) st.door.lists.delete(id);
   // A crash left fields behind: materialization resumes.
   if (st.door.behind.size > 0) ctx.services.doorBacklog.fellBehind(ctx.tenant, ctx.key, st.door.seq);
   return st;
@@ -97,26 +122,43 @@ function resolve(st: ScannerState, code: string, at: number): Resolved {
   return { reason: failed ?? 'invalid_code' };
 }
 
-/** Why `t` may not enter `zone` now; undefined when it may. */
-function refusal(st: ScannerState, t: StoredRecord, zone: string): DenialReason | undefined {
+/**
+ * Why `t` may not enter `zone` at `at` (on `list`, when the scan names one); undefined when it may.
+ */
+function refusal(st: ScannerState, t: StoredRecord, zone: string, list: CheckinList | undefined, at: number): DenialReason | undefined {
   const ev = st.ev!;
   if (!ticketOfEvent(t, ev)) return 'wrong_event';
   const d = t.data;
   if (d.status === 'cancelled') return 'cancelled';
   if (d.status === 'refunded') return 'refunded';
   if (d.requiresActivation === true && !d.activatedAt) return 'not_active';
-  if (st.door.inside.has(t.sk)) return 'already_checked_in';
-  // With re-entry off, a ticket that ever entered stays used (spec: status remains checked_in).
-  if (!ev.allowReentry && (d.status === 'checked_in' || d.checkedInAt)) return 'already_checked_in';
+  if (list) {
+    const r = listRefusal(st.door, ev, list, t, at);
+    if (r) return r;
+    // A ticket let in again while inside (multiple entries) moving within its zone takes no new place.
+    if (st.door.lists.get(list.id)?.inside.get(t.sk) === zone) return undefined;
+  } else {
+    if (st.door.inside.has(t.sk)) return 'already_checked_in';
+    // With re-entry off, a ticket that ever entered stays used (spec: status remains checked_in).
+    if (!ev.allowReentry && (d.status === 'checked_in' || d.checkedInAt)) return 'already_checked_in';
+  }
   const z = ev.zoneById.get(zone);
   if (z && z.capacity !== null && st.door.occupancy(zone) >= z.capacity) return 'zone_full';
   return undefined;
 }
 
+/** The event's list `id`; a 404 when it has none (deleted since the edge looked). */
+function listNamed(st: ScannerState, id: string | undefined): CheckinList | undefined {
+  if (id === undefined) return undefined;
+  const list = st.lists.get(id);
+  if (!list) throw appError('ERR_NOT_FOUND', `check-in list ${id} of event ${st.eventId}`);
+  return list;
+}
+
 /** A scan log entry for `s`, denied until the decision says otherwise. */
 export function scanEntry(kind: 'in' | 'out', s: ScanInput, by: string | null, now: number): ScanEntry {
   const at = s.scannedAt ?? now;
-  return {
+  const e: ScanEntry = {
     at,
     kind,
     ok: false,
@@ -132,6 +174,9 @@ export function scanEntry(kind: 'in' | 'out', s: ScanInput, by: string | null, n
     receivedAt: at === now ? null : now,
     code: null,
   };
+  // Only scans naming a list carry the field: the log of an event without lists is as it was.
+  if (s.list !== undefined) e.list = s.list;
+  return e;
 }
 
 /** Logs `e` and applies it; answers the ticket's door fields not yet in its record (see DoorState.apply). */
@@ -212,7 +257,7 @@ function enter(st: ScannerState, ctx: ActorContext, s: ScanInput, by: string | n
   const e = scanEntry('in', s, by, now);
   if (t) {
     e.ticketId = t.sk;
-    reason = refusal(st, t, e.zone);
+    reason = refusal(st, t, e.zone, listNamed(st, s.list), e.at);
   } else if (s.code !== undefined) {
     e.code = s.code.length > 256 ? s.code.slice(0, 256) : s.code;
   }
@@ -249,16 +294,18 @@ function checkOut(st: ScannerState, ctx: ActorContext, s: ScanInput, by: string 
     t = r.ticket;
     reason = r.reason;
   }
+  // Who is inside is the list's when the scan names one, else the event's own door's.
+  const door = s.list !== undefined ? st.door.lists.get(listNamed(st, s.list)!.id) : st.door;
   if (t) {
     e.ticketId = t.sk;
     if (!ticketOfEvent(t, st.ev!)) reason = 'wrong_event';
-    else if (!st.door.inside.has(t.sk)) reason = 'not_checked_in';
+    else if (!door?.inside.has(t.sk)) reason = 'not_checked_in';
   } else if (s.code !== undefined) {
     e.code = s.code.length > 256 ? s.code.slice(0, 256) : s.code;
   }
   if (reason !== undefined || !t) return deny(st, ctx, e, t, reason);
   e.ok = true;
-  e.from = st.door.inside.get(t.sk)!;
+  e.from = door!.inside.get(t.sk)!;
   if (s.zone === undefined) e.zone = e.from;
   // Status stays checked_in (spec: States and transitions); the ticket is just no longer inside.
   return { success: true, ticket: after(t, record(st, ctx, e)) };
@@ -275,17 +322,38 @@ function located(st: ScannerState, s: ScanInput): Resolved | undefined {
   return t ? { ticket: t } : undefined;
 }
 
-function validate(st: ScannerState, code: string, zone: string | undefined, now: number, hint: Located | undefined): ValidateReply {
+function validate(st: ScannerState, code: string, zone: string | undefined, listId: string | undefined, now: number, hint: Located | undefined): ValidateReply {
+  const list = listNamed(st, listId);
   const r = located(st, { located: hint }) ?? resolve(st, code, now);
   if (!r.ticket) return { valid: false, reason: r.reason ?? 'invalid_code' };
-  const reason = refusal(st, r.ticket, zone ?? UNKNOWN_ZONE);
+  const reason = refusal(st, r.ticket, zone ?? UNKNOWN_ZONE, list, now);
   return reason ? { valid: false, reason, ticket: r.ticket } : { valid: true, ticket: r.ticket };
+}
+
+/** Each list's figures beside the event's (`byList`); narrowed to `list` when given. */
+function stats(st: ScannerState, list: CheckinList | undefined): CheckinStats & { byList: Record<string, ListFigures> } {
+  const figures = (l: CheckinList): ListFigures => {
+    const d = st.door.lists.get(l.id);
+    const s = d ? d.stats() : new ListDoor().stats();
+    return { name: l.name, total: s.total, successful: s.successful, denied: s.denied, uniqueAttendees: s.uniqueAttendees, checkouts: s.checkouts, inside: s.inside };
+  };
+  if (list) {
+    const d = st.door.lists.get(list.id) ?? new ListDoor();
+    return { ...d.stats(), byList: { [list.id]: figures(list) } };
+  }
+  const byList: Record<string, ListFigures> = {};
+  for (const l of st.lists.values()) byList[l.id] = figures(l);
+  return { ...st.door.stats(), byList };
 }
 
 function receive(st: ScannerState, msg: ScannerMsg, ctx: ActorContext): unknown {
   if (msg.type === 'reload') {
     const rec = ctx.store.getRecord(st.tenant, EVENT, st.eventId);
     st.ev = rec ? eventConfig(rec) : undefined;
+    st.door.timezone = zoneOf(st);
+    // The event's lists go with it (actors/events deletes their records).
+    loadLists(st);
+    for (const id of st.door.lists.keys()) if (!st.lists.has(id)) st.door.lists.delete(id);
     return true;
   }
   // Before the event check: a deleted event's backlog is still cleared.
@@ -297,13 +365,22 @@ function receive(st: ScannerState, msg: ScannerMsg, ctx: ActorContext): unknown 
     case 'out':
       return checkOut(st, ctx, msg, msg.by);
     case 'validate':
-      return validate(st, msg.code, msg.zone, ctx.clock.now(), msg.located);
+      return validate(st, msg.code, msg.zone, msg.list, ctx.clock.now(), msg.located);
     case 'batch':
+      // Every list first: a refusal part-way would leave earlier scans in memory and not in the log.
+      for (const s of msg.scans) listNamed(st, s.list);
       return msg.scans.map((s) => (s.direction === 'out' ? checkOut(st, ctx, s, msg.by) : checkIn(st, ctx, s, msg.by)));
     case 'stats':
-      return st.door.stats() satisfies CheckinStats;
-    case 'occupancy':
-      return st.door.occupancyByZone(st.ev) satisfies Record<string, ZoneOccupancy>;
+      return stats(st, listNamed(st, msg.list));
+    case 'occupancy': {
+      const list = listNamed(st, msg.list);
+      if (!list) return st.door.occupancyByZone(st.ev) satisfies Record<string, ZoneOccupancy>;
+      return (st.door.lists.get(list.id) ?? new ListDoor()).occupancyByZone(st.ev, list.zones, st.door);
+    }
+    case 'list-create':
+    case 'list-update':
+    case 'list-delete':
+      return listOp(st, msg, ctx);
     case 'issue': {
       const result: WalkInResult = issue(st, msg, ctx);
       if (msg.checkIn) {

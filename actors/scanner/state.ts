@@ -7,6 +7,7 @@ import { SECRET_NS, TICKET, type EventConfig, type SoldCounts } from '../event-r
 import { withDoor } from './door-fields.js';
 import type { DoorState } from './door-state.js';
 import type { RecordOverlay } from './record-overlay.js';
+import type { CheckinList } from './checkin-list.js';
 
 export interface ScannerState {
   readonly tenant: string;
@@ -23,6 +24,8 @@ export interface ScannerState {
   readonly store: Store;
   /** The store notes this event as behind (kv `door-behind`): written once per fall, not per scan. */
   behindKv: boolean;
+  /** The event's check-in lists by id (this actor writes them: see list-ops.ts). */
+  readonly lists: Map<string, CheckinList>;
 }
 
 /** A ticket as this actor last wrote it, with the door fields the scan log holds (door-fields.ts). */

@@ -12,7 +12,7 @@ import {
   TICKET,
   TICKET_TYPE,
 } from '../../actors/event-records/index.js';
-import { scannerActor, unmatchedScansActor } from '../../actors/scanner/index.js';
+import { CHECKIN_LIST, scannerActor, unmatchedScansActor } from '../../actors/scanner/index.js';
 import type { AppDeps } from '../deps.js';
 import type { Module } from '../module.js';
 import type { RouteDef } from '../route.js';
@@ -21,6 +21,7 @@ import { attendeeRoutes } from '../routes/events/attendee.js';
 import { closeMedia, sweepOrphanFiles } from '../routes/events/media.js';
 import { eventRoutes } from '../routes/events/events.js';
 import { scanningRoutes } from '../routes/events/scanning.js';
+import { checkinListRoutes } from '../routes/events/checkin-lists.js';
 import { ticketRoutes } from '../routes/events/tickets.js';
 import { waitsForDoor } from '../routes/events/door-wait.js';
 
@@ -58,10 +59,11 @@ export const eventsModule: Module = {
     [EVENT_SESSION, 'data.event'],
     [EVENT_PARTICIPANT, 'data.event'],
     [EVENT_MEDIA, 'data.event'],
+    [CHECKIN_LIST, 'data.event'],
   ],
   routes: (deps) => {
     const svc = new EventsApi(deps);
-    return [...eventRoutes(svc), ...ticketRoutes(svc), ...scanningRoutes(svc), ...attendeeRoutes(svc)].map((r) => afterDoor(deps, r));
+    return [...eventRoutes(svc), ...ticketRoutes(svc), ...scanningRoutes(svc), ...checkinListRoutes(svc), ...attendeeRoutes(svc)].map((r) => afterDoor(deps, r));
   },
   async start(deps) {
     // The door's read barrier and background materializer: the node's port (actors/scanner/door-backlog.ts).

@@ -3,6 +3,7 @@
 // config in force (limits.ts), so the numbers are this server's.
 import type { Config } from '../../core/config.js';
 import { limitsMd } from './limits.js';
+import { DENIAL_MEANINGS, DENIAL_REASONS } from '../../actors/scanner/index.js';
 
 export const ERROR_CASES: ReadonlyArray<readonly [string, string]> = [
   ['400', 'the request is malformed: the message lists every bad field (`body/zone must match pattern ...`), or names the missing `orgid`'],
@@ -64,6 +65,14 @@ export function guideMd(config: Config, counts: string): string {
     `Each organisation has a token bucket sized by its plan (by default ${rate}); sign-in and other anonymous authentication routes are also limited per client address. Past it a request answers 429 with \`Retry-After\` (seconds). Every answer carries \`x-request-id\`.`,
     '',
     ...limitsMd(config),
+    '## Door scans',
+    '',
+    'A scan (`POST /events/checkin`, `/events/checkout`, `/events/checkin/batch`, `/events/tickets/validate`) that is refused answers 200 with `success: false` (`valid: false` for validate) and one of these reasons. A scan may name a check-in list (`listId`, from `POST /events/:id/checkin-lists`): its rules decide, and it keeps its own door state.',
+    '',
+    '| Reason | Meaning |',
+    '|---|---|',
+    ...DENIAL_REASONS.map((r) => `| \`${r}\` | ${DENIAL_MEANINGS[r]} |`),
+    '',
     '## Socket channels',
     '',
     'Realtime chat runs over Socket.IO v4 on two namespaces, `/chat` (customers and agents) and `/community-chat` (members). Connect with `auth: {token, orgId}`; every client event takes an ack that receives the result or `{error: {...}}`. Every event in both directions, with its payload and ack, is in the AsyncAPI 3.0 document at [/asyncapi.json](/asyncapi.json) and under *Socket channels* here.',

@@ -7,7 +7,7 @@ import type { AppDeps } from '../../deps.js';
 import { appError } from '../../../core/errors.js';
 import type { StoredRecord } from '../../../core/store/record.js';
 import { DEFAULT_CODE_SKEW_SECONDS } from '../../../actors/event-records/index.js';
-import { type CheckinStats as Stats, type ZoneOccupancy as ZoneOcc, type Located, scanEntry, type ScanInput, type ScanReply, type ValidateReply } from '../../../actors/scanner/index.js';
+import { type Located, scanEntry, type ScanInput, type ScanReply, type ValidateReply } from '../../../actors/scanner/index.js';
 import { doorFree } from './door-wait.js';
 import { route, type RouteDef } from '../../route.js';
 import {
@@ -20,12 +20,19 @@ import {
   Occupancy,
   REASONS_DOC,
   ScanResult,
+  StatsQuery,
   ValidateBody,
   ValidateResult,
 } from './schemas.js';
-import type { EventsApi } from '../../../actors/events/index.js';
+import { checkinStats, occupancy, type EventsApi, type ListTarget } from '../../../actors/events/index.js';
 
 const TAG = 'Check-in scanning';
+
+const LIST_SCAN_DOC =
+  'Send `listId` to scan at a check-in list (`POST /events/:id/checkin-lists`): the list\'s ticket types, times and ' +
+  'entry rules decide, and the list keeps its own door state, so a ticket may be inside the hall list and the lounge ' +
+  'list at once; the event is the list\'s (a ticket of another event is `wrong_event`). A scan without `listId` uses ' +
+  'the event\'s own door, as for an event without lists. ';
 
 interface ScanBody {
   code?: string;
@@ -33,6 +40,7 @@ interface ScanBody {
   zone?: string;
   checkpoint?: string;
   eventId?: string;
+  listId?: string;
   nonce?: string;
   scannedAt?: string;
   deviceId?: string;
@@ -43,15 +51,26 @@ interface Target {
   ev: StoredRecord | undefined;
   /** The ticket the code was found to name on the way (handed to the scanner). */
   located?: Located;
+  /** The check-in list the scan names. */
+  list?: ListTarget;
 }
 
-/** Checks what only the event can tell (its zones, its clock-skew tolerance) and builds the input. */
-function scanInput(svc: EventsApi<AppDeps>, ev: StoredRecord | undefined, b: ScanBody, at: string): ScanInput {
-  if (b.zone !== undefined && ev) {
+/**
+ * Checks what only the event and the list can tell (their zones, the clock-skew tolerance) and
+ * builds the input. A list serving one zone places a scan that names none there.
+ */
+function scanInput(svc: EventsApi<AppDeps>, { ev, list }: Target, b: ScanBody, at: string): ScanInput {
+  let zone = b.zone;
+  if (zone !== undefined && ev) {
     const zones = Array.isArray(ev.data.zones) ? (ev.data.zones as Array<{ id: string }>) : [];
-    if (!zones.some((z) => z.id === b.zone)) throw appError('ERR_VALIDATION', `${at}/zone "${b.zone}" is not a zone of event ${ev.sk}`);
+    if (!zones.some((z) => z.id === zone)) throw appError('ERR_VALIDATION', `${at}/zone "${zone}" is not a zone of event ${ev.sk}`);
   }
-  const s: ScanInput = { code: b.code, ticketId: b.ticketId, zone: b.zone, checkpoint: b.checkpoint, nonce: b.nonce, device: b.deviceId };
+  if (list?.zones) {
+    if (zone === undefined && list.zones.length === 1) zone = list.zones[0];
+    else if (zone !== undefined && !list.zones.includes(zone)) throw appError('ERR_VALIDATION', `${at}/zone "${zone}" is not a zone of check-in list ${list.id}`);
+  }
+  const s: ScanInput = { code: b.code, ticketId: b.ticketId, zone, checkpoint: b.checkpoint, nonce: b.nonce, device: b.deviceId };
+  if (list) s.list = list.id;
   if (b.scannedAt !== undefined) {
     const ms = Date.parse(b.scannedAt);
     const skew = 1000 * (typeof ev?.data.codeSkewSeconds === 'number' ? ev.data.codeSkewSeconds : DEFAULT_CODE_SKEW_SECONDS);
@@ -69,8 +88,9 @@ function unmatched(svc: EventsApi<AppDeps>, tenant: string, kind: 'in' | 'out', 
 }
 
 function scan(svc: EventsApi<AppDeps>, tenant: string, kind: 'in' | 'out', b: ScanBody, by: string | null): Promise<ScanReply> {
-  const { ev, located }: Target = svc.scanTarget(tenant, b);
-  const s = scanInput(svc, ev, b, 'body');
+  const target: Target = svc.scanTarget(tenant, b);
+  const { ev, located } = target;
+  const s = scanInput(svc, target, b, 'body');
   if (!ev) return unmatched(svc, tenant, kind, s, by);
   if (located) s.located = located;
   return svc.scanner<ScanReply>(tenant, ev.sk, { type: kind, by, ...s });
@@ -94,6 +114,7 @@ export function scanningRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
         'read of tickets waits for the fields of scans already answered, so it never shows an older door state. Send `eventId`: a code that ' +
         'matches no ticket then counts in that event\'s stats (`total`, `denied`, `byZone`, `byHour`); without it, ' +
         'such a scan names no event and is logged for the organisation only. ' +
+        LIST_SCAN_DOC +
         REASONS_DOC,
       body: CheckinBody,
       response: ScanResult,
@@ -109,7 +130,8 @@ export function scanningRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
       summary: 'Check a ticket out',
       description:
         'By `code` (resolved as for check-in) or `ticketId`. The ticket must be inside (`not_checked_in` otherwise); its ' +
-        'status stays `checked_in` and its zone counts one exit. With re-entry on it may enter again. ' +
+        'status stays `checked_in` and its zone counts one exit. With re-entry on it may enter again. With `listId` the ' +
+        'ticket must be inside on that list, and leaves it only (inside on another list, it stays there). ' +
         REASONS_DOC,
       body: CheckoutBody,
       response: ScanResult,
@@ -127,7 +149,7 @@ export function scanningRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
       tag: TAG,
       summary: 'Upload scans made offline (up to 500)',
       description:
-        'Each scan is `{code | ticketId, direction?: "in" | "out", zone?, checkpoint?, eventId?, nonce?, scannedAt?}`; ' +
+        'Each scan is `{code | ticketId, direction?: "in" | "out", zone?, checkpoint?, eventId?, listId?, nonce?, scannedAt?}`; ' +
         'results come back in the same order, each in the check-in answer shape. Send a `nonce` with every offline scan: a ' +
         'retried upload answers the original results and counts nothing twice. Scans of one event are decided in order, in ' +
         'one step. ' +
@@ -146,8 +168,9 @@ export function scanningRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
           if (b.code === undefined && (direction === 'in' || b.ticketId === undefined)) {
             throw appError('ERR_VALIDATION', direction === 'in' ? `${at}/code is required` : `${at}/code or ${at}/ticketId is required`);
           }
-          const { ev, located }: Target = svc.scanTarget(ctx.tenant, b);
-          const s = scanInput(svc, ev, b, at);
+          const target: Target = svc.scanTarget(ctx.tenant, b, at);
+          const { ev, located } = target;
+          const s = scanInput(svc, target, b, at);
           if (!ev) {
             results[i] = unmatched(svc, ctx.tenant, direction, s, by);
             return;
@@ -175,17 +198,19 @@ export function scanningRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
       tag: TAG,
       summary: 'Check a code without checking it in',
       description:
-        'Same resolution and rules as check-in, with no change of state and nothing logged: `{valid, ticket?, reason?}`. ' +
+        'Same resolution and rules as check-in (a check-in list\'s too, with `listId`), with no change of state and nothing ' +
+        'logged: `{valid, ticket?, reason?}`. ' +
         REASONS_DOC,
       body: ValidateBody,
       response: ValidateResult,
       errors: [404],
       handler: async (ctx) => {
         const b = ctx.body;
-        const { ev, located }: Target = svc.scanTarget(ctx.tenant, b);
-        scanInput(svc, ev, b, 'body');
+        const target: Target = svc.scanTarget(ctx.tenant, b);
+        const { ev, located } = target;
+        const s = scanInput(svc, target, b, 'body');
         if (!ev) return { valid: false, reason: 'invalid_code' } satisfies ValidateReply;
-        return svc.scanner<ValidateReply>(ctx.tenant, ev.sk, { type: 'validate', code: b.code, zone: b.zone, ...(located ? { located } : {}) });
+        return svc.scanner<ValidateReply>(ctx.tenant, ev.sk, { type: 'validate', code: b.code, zone: s.zone, ...(s.list ? { list: s.list } : {}), ...(located ? { located } : {}) });
       },
     })),
 
@@ -198,11 +223,14 @@ export function scanningRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
       description:
         '`total` is the number of check-in scans (allowed or denied, repeats included); `uniqueAttendees` the number of ' +
         'tickets that ever checked in. Check-outs are counted apart, in `checkouts`. `byHour` keys are UTC hour starts, ' +
-        'by the time of the scan (an offline scan’s `scannedAt`).',
+        'by the time of the scan (an offline scan’s `scannedAt`). `inside` counts tickets inside now, a ticket inside on ' +
+        'two check-in lists once. `byList` gives each check-in list\'s own figures (its scans, the tickets that entered ' +
+        'on it, those inside on it). With `listId` every field is that list\'s alone (a list of another event is a 404).',
       params: EventParams,
+      query: StatsQuery,
       response: CheckinStats,
       errors: [404],
-      handler: (ctx) => svc.scanner<Stats>(ctx.tenant, svc.event(ctx.tenant, ctx.params.id).sk, { type: 'stats' }),
+      handler: (ctx) => checkinStats(svc, ctx.tenant, ctx.params.id, ctx.query.listId),
     }),
 
     route({
@@ -214,11 +242,14 @@ export function scanningRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
       description:
         'Keyed by zone id (spec: Derived shapes → Occupancy). `currentOccupancy` is entries minus exits, never below 0; ' +
         '`totalEntranceScans` counts successful entries and `totalEligibilityScans` every check-in attempt at the zone. ' +
-        'Scans without a zone are counted under `unknown`, which is not listed here.',
+        'Scans without a zone are counted under `unknown`, which is not listed here. With `listId`, the zones of that ' +
+        'check-in list with its own entries and exits (`currentOccupancy`, `totalEntranceScans`, `totalEligibilityScans`); ' +
+        '`availableCapacity` and `percentFull` stay those of the zone as a whole.',
       params: EventParams,
+      query: StatsQuery,
       response: Occupancy,
       errors: [404],
-      handler: (ctx) => svc.scanner<Record<string, ZoneOcc>>(ctx.tenant, svc.event(ctx.tenant, ctx.params.id).sk, { type: 'occupancy' }),
+      handler: (ctx) => occupancy(svc, ctx.tenant, ctx.params.id, ctx.query.listId),
     }),
   ];
 }

@@ -2,7 +2,7 @@
 // derived shapes (spec: Derived shapes), and the params and paging every list shares.
 import { Type } from '@sinclair/typebox';
 import { SLUG_PATTERN } from '../../../actors/event-records/index.js';
-import { DENIAL_REASONS } from '../../../actors/scanner/index.js';
+import { DENIAL_MEANINGS, DENIAL_REASONS } from '../../../actors/scanner/index.js';
 import { ListOf, RecordList, RecordSchema } from '../records/schemas.js';
 import { MoneyLike } from '../storefront/common.js';
 
@@ -147,17 +147,21 @@ export const TicketType = Type.Object(
 
 export const REASONS_DOC =
   'A denial is a 200 with `success: false` and a stable `reason` (spec: Errors, case 2): ' +
-  '`invalid_code` (matches no ticket), `bad_signature` (dynamic QR signature does not verify), ' +
-  '`expired_code` (dynamic QR outside the event window, default 30 s, ±60 s clock skew), ' +
-  '`wrong_event` (the ticket belongs to another event), `already_checked_in` (inside now, or used ' +
-  'when re-entry is off), `refunded`, `cancelled`, `not_active` (the ticket type requires ' +
-  'activation), `zone_full` (the zone is at capacity), `not_checked_in` (check-out of a ticket ' +
-  'that is not inside).';
+  DENIAL_REASONS.map((r) => `\`${r}\` (${DENIAL_MEANINGS[r]})`).join(', ') +
+  '.';
 
 const scanFields = {
   zone: Type.Optional(Type.String({ pattern: ZONE_ID, description: 'Zone id; scans without one are counted under `unknown`' })),
   checkpoint: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Gate or device position, logged with the scan' })),
-  eventId: Type.Optional(Type.String({ minLength: 1, maxLength: 80, description: 'Event id or slug; a ticket of another event is `wrong_event`. Absent: the code decides' })),
+  eventId: Type.Optional(Type.String({ minLength: 1, maxLength: 80, description: 'Event id or slug; a ticket of another event is `wrong_event`. Absent: the list decides, else the code' })),
+  listId: Type.Optional(
+    Type.String({
+      pattern: HEX24,
+      description:
+        'Check-in list scanned at: its rules decide, and it keeps its own door state (a ticket of another event is `wrong_event`). ' +
+        'Absent: the event\'s own door, as without lists',
+    }),
+  ),
   nonce: Type.Optional(
     Type.String({ minLength: 1, maxLength: 128, description: 'Offline scanners: a repeated nonce answers the original result and counts once' }),
   ),
@@ -197,7 +201,7 @@ export const ScanResult = Type.Object({
 export const BatchResult = Type.Object({ results: Type.Array(ScanResult, { description: 'In the order of the scans sent' }) });
 
 export const ValidateBody = Type.Object(
-  { code: Code, eventId: scanFields.eventId, zone: scanFields.zone },
+  { code: Code, eventId: scanFields.eventId, listId: scanFields.listId, zone: scanFields.zone },
   { additionalProperties: false },
 );
 export const ValidateResult = Type.Object({
@@ -217,8 +221,75 @@ export const CheckinStats = Type.Object({
   byHour: Type.Record(Type.String(), Counts, { description: 'Check-in scans per UTC hour (ISO start of the hour), by scan time' }),
   byReason: Type.Record(Type.String(), Type.Integer(), { description: 'Denied check-ins per reason' }),
   checkouts: Counts,
-  inside: Type.Integer({ description: 'Tickets inside now' }),
+  inside: Type.Integer({ description: 'Tickets inside now (a ticket inside on two lists counts once)' }),
+  byList: Type.Record(
+    Type.String(),
+    Type.Object({
+      name: Type.String(),
+      total: Type.Integer({ description: 'Check-in scans at the list, allowed or denied' }),
+      successful: Type.Integer(),
+      denied: Type.Integer(),
+      uniqueAttendees: Type.Integer({ description: 'Tickets that ever entered on the list' }),
+      checkouts: Counts,
+      inside: Type.Integer({ description: 'Tickets inside on the list now' }),
+    }),
+    { description: 'Per check-in list id (empty for an event without lists)' },
+  ),
 });
+
+// --- Check-in lists ---------------------------------------------------------------------------
+
+export const MAX_LIST_NAME = 120;
+
+const ListRules = Type.Object(
+  {
+    validFrom: Type.Optional(Type.String({ format: 'date-time', description: 'No entry before this instant (`invalid_time`)' })),
+    validUntil: Type.Optional(Type.String({ format: 'date-time', description: 'No entry after this instant (`invalid_time`)' })),
+    maxEntries: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'Successful entries a ticket may make on the list (`max_entries`)' })),
+    maxEntriesPerDay: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'Successful entries per local day, in the event\'s time zone (`max_entries`)' }),
+    ),
+    weekdays: Type.Optional(
+      Type.Array(Type.Integer({ minimum: 1, maximum: 7 }), { minItems: 1, maxItems: 7, description: 'ISO weekdays (1 Monday … 7 Sunday) of the event\'s time zone with entry (`invalid_time` on others)' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const listFields = {
+  ticketTypeIds: Type.Optional(
+    Type.Union([Type.Array(Id, { minItems: 1, maxItems: 200 }), Type.Null()], { description: 'Ticket types admitted (others: `product`); absent or null: every type' }),
+  ),
+  zones: Type.Optional(
+    Type.Union([Type.Array(Type.String({ pattern: ZONE_ID }), { minItems: 1, maxItems: 100 }), Type.Null()], {
+      description: 'Zones the list serves (a scan at another zone is a 400); absent or null: every zone. With one zone, a scan naming none is at it',
+    }),
+  ),
+  allowReentry: Type.Optional(
+    Type.Union([Type.Boolean(), Type.Null()], { description: 'After a check-out on the list, may the ticket enter again; absent or null: as the event says' }),
+  ),
+  allowMultipleEntries: Type.Optional(
+    Type.Boolean({ description: 'A ticket inside may be let in again without a check-out in between, each scan an entry (default false)' }),
+  ),
+  exitAllAt: Type.Optional(
+    Type.Union([Type.String({ pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$' }), Type.Null()], {
+      description: 'Local time `HH:MM` in the event\'s time zone at which everyone inside on the list is to be checked out (stored; the automatic check-out is not run yet)',
+    }),
+  ),
+  rules: Type.Optional(ListRules),
+};
+
+export const CheckinListCreate = Type.Object({ name: Type.String({ minLength: 1, maxLength: MAX_LIST_NAME }), ...listFields }, { additionalProperties: false });
+export const CheckinListUpdate = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_LIST_NAME })),
+    ...listFields,
+    version: Type.Optional(Type.Integer({ minimum: 1, description: 'The version read; a stale one is a 409' })),
+  },
+  { additionalProperties: false },
+);
+export const ListParams = Type.Object({ listId: Id });
+export const StatsQuery = Type.Object({ listId: Type.Optional(Type.String({ pattern: HEX24, description: 'Narrow to this check-in list of the event' })) });
 
 export const ZoneOccupancy = Type.Object({
   zoneId: Type.String(),
