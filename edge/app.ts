@@ -163,7 +163,7 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
       config.door ?? DEFAULT_DOOR_SETTINGS,
     ),
     eventMedia: new EventMedia(config, store, logger),
-    // Gateways are built (and a bad payments config refused) before the node listens.
+    // Read by the storefront's actors and routes only: a node without that module has no gateways.
     get storefront(): StorefrontServices {
       if (!storefront) throw new Error('the port storefront belongs to the storefront module, which this node does not run');
       return storefront;
