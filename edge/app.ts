@@ -18,10 +18,10 @@ import { systemClock, type Clock } from '../core/clock.js';
 import { loadConfig, resolveJwtSecret, type Config } from '../core/config.js';
 import { createLogger, type Logger } from '../core/log.js';
 import { LocalOutbox, type OutboxProvider } from '../core/outbox.js';
-import { SmtpOutbox } from '../core/outbox-smtp.js';
 import { OutboxDispatcher } from '../core/outbox-dispatcher.js';
 import { largeFreeList } from '../core/store/compact.js';
 import { LmdbStore } from '../core/store/lmdb-store.js';
+import type { Store } from '../core/store/store.js';
 import { Scheduler } from '../core/scheduler.js';
 import { storageQuota } from './storage-quota.js';
 import { journalHolds } from '../core/store/write-journal.js';
@@ -31,13 +31,12 @@ import { configurePoolWork } from '../core/pool-work.js';
 import type { ClusterNode } from '../core/cluster/node.js';
 import { ClusterForwarder } from './cluster-forward.js';
 import type { AppDeps, CredentialResolver } from './deps.js';
-import type { Module, ModuleNode } from './module.js';
+import type { ModuleNode } from './module.js';
 import { HttpEdge } from './http-server.js';
 import { HttpMetrics } from './metrics.js';
 import { PeriodicJobs } from './periodic.js';
-import { createGateways } from '../core/payments/index.js';
-import { createStorefrontServices } from '../actors/storefront/index.js';
-import { modules as defaultModules } from './modules.js';
+import type { StorefrontServices } from '../actors/storefront/index.js';
+import { loadModules, type ModuleRef } from './modules.js';
 import { buildOpenApi } from './openapi.js';
 import type { RouteDef } from './route.js';
 import { systemRoutes } from './routes/system.js';
@@ -48,8 +47,11 @@ export interface StartOptions {
   env?: NodeJS.ProcessEnv;
   logger?: Logger;
   clock?: Clock;
-  /** Defaults to every module of edge/modules.ts; tests may add their own. */
-  modules?: Module[];
+  /**
+   * The modules this node runs, by name (edge/modules.ts) or as objects (a test's own); each
+   * brings the modules it requires. Every module of edge/modules.ts when absent.
+   */
+  modules?: readonly ModuleRef[];
   bus?: Bus;
   /** Replaces the configured outbox provider (tests). */
   outbox?: OutboxProvider;
@@ -74,6 +76,8 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
   const logger = opts.logger ?? createLogger(config.logLevel);
   const clock = opts.clock ?? systemClock;
   const secret = resolveJwtSecret(config, (m) => logger.warn(m));
+  // Before the store opens: a module that does not exist stops the start with nothing to close.
+  const mods = await loadModules(opts.modules);
   const lmdb = new LmdbStore({
     path: config.dataDir,
     mapSizeGiB: config.store.mapSizeGiB,
@@ -137,8 +141,12 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
   const routes: RouteDef[] = [];
   const credentials: CredentialResolver[] = [];
   const local = () => new LocalOutbox(store, clock, logger);
-  const smtp = () => new SmtpOutbox(store, config.providers.smtp, new LocalOutbox(store, clock), clock, logger);
-  const outbox = opts.outbox ?? (config.providers.outbox === 'smtp' ? smtp() : local());
+  // The SMTP client library is loaded only by a node configured to send through it.
+  const smtp = async () => new (await import('../core/outbox-smtp.js')).SmtpOutbox(store, config.providers.smtp, new LocalOutbox(store, clock), clock, logger);
+  const outbox = opts.outbox ?? (config.providers.outbox === 'smtp' ? await smtp() : local());
+  // The payment gateways (the Stripe SDK among them) are loaded, built and a bad payments config
+  // refused, before the node listens, by a node that runs the storefront, the port's only user.
+  const storefront = mods.some((m) => m.name === 'storefront') ? await storefrontServices(config, store, clock, logger) : undefined;
   // The node's ports (core/actor/services.ts), built once here: every actor reaches them as
   // ctx.services, every module as deps.services. An area that declares a port makes this fail to
   // compile until the port is provided.
@@ -157,8 +165,11 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
       config.door ?? DEFAULT_DOOR_SETTINGS,
     ),
     eventMedia: new EventMedia(config, store, logger),
-    // Gateways are built (and a bad payments config refused) before the node listens.
-    storefront: createStorefrontServices(createGateways(config, store, clock, logger), config.payments.currency, logger),
+    // Read by the storefront's actors and routes only: a node without that module has no gateways.
+    get storefront(): StorefrontServices {
+      if (!storefront) throw new Error('the port storefront belongs to the storefront module, which this node does not run');
+      return storefront;
+    },
   };
   const runtime = new ActorRuntime({ store, services, bus, clock, logger, idleMs: config.actors.idleMs, remote: cluster?.remoteAsk });
   cluster?.attachRuntime(runtime);
@@ -184,7 +195,6 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
         description: 'Multi-tenant business platform API: generated from the live route table.',
       })),
   };
-  const mods = opts.modules ?? defaultModules;
 
   for (const m of mods) for (const a of m.actors ?? []) runtime.register(a);
   for (const m of mods) for (const [datatype, path] of m.indexes ?? []) await store.declareIndex(datatype, path);
@@ -268,6 +278,11 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
         logger.flush?.();
       })()),
   };
+}
+
+async function storefrontServices(config: Config, store: Store, clock: Clock, logger: Logger): Promise<StorefrontServices> {
+  const [{ createGateways }, { createStorefrontServices }] = await Promise.all([import('../core/payments/index.js'), import('../actors/storefront/index.js')]);
+  return createStorefrontServices(createGateways(config, store, clock, logger), config.payments.currency, logger);
 }
 
 /** Waits for the query pool to be warm, at most `ms`; says whether it is. */

@@ -11,8 +11,16 @@ import type { RouteDef } from './route.js';
  * itself keeps per node (a cache, a gate, an upload table, an unsubscriber) lives in the closure
  * of `perNode(deps)`, never in a module-level map keyed on AppDeps or Store.
  */
+/** The modules of the table (edge/modules.ts), which a node or a test starts by name. */
+export type ModuleName = 'auth' | 'records' | 'workflow' | 'reservations' | 'checkin' | 'storefront' | 'events' | 'chat' | 'crm' | 'phone' | 'reference';
+
 export interface Module {
   readonly name: string;
+  /**
+   * The modules whose actors this module's actors or routes ask (a node that runs it runs them
+   * too). Not auth for its x-api-key credential: every route takes a bearer token without it.
+   */
+  readonly requires?: readonly ModuleName[];
   readonly actors?: ActorKind<any, any, any>[];
   /** Secondary indexes its queries rely on: [datatype, field path]. */
   readonly indexes?: ReadonlyArray<readonly [string, string]>;

@@ -26,7 +26,6 @@ import { TokenService } from '../../core/auth/tokens.js';
 import { rendezvous } from '../../core/cluster/placement.js';
 import { LmdbStore } from '../../core/store/lmdb-store.js';
 import { WriteBatch } from '../../core/store/store.js';
-import { modules } from '../../edge/modules.js';
 import { EVENT_ID, JWT_SECRET, scanBodies, seedScanStore } from '../fixtures/scan-dataset.js';
 import { freePort, startServer, writeResult, type RunningServer } from '../harness.js';
 import { envInt, type Scenario } from '../scenario.js';

@@ -4,7 +4,7 @@
 // start.
 import { WriteBatch } from '../../core/store/store.js';
 import type { Module } from '../../edge/module.js';
-import { modules } from '../../edge/modules.js';
+import { MODULE_NAMES } from '../../edge/modules.js';
 import { serve } from './serve.js';
 
 const ORG = process.env.SOAK_ORG ?? 'soak';
@@ -18,4 +18,4 @@ const soakOrg: Module = {
   },
 };
 
-await serve('soak bench server', { modules: [soakOrg, ...modules] });
+await serve('soak bench server', { modules: [soakOrg, ...MODULE_NAMES] });

@@ -7,6 +7,8 @@ import { checkinRoutes } from '../routes/checkin/index.js';
 
 export const checkinModule: Module = {
   name: 'checkin',
+  // The queue reads and moves bookings (reservations, service points) through workflow tasks.
+  requires: ['reservations', 'workflow'],
   actors: [checkinQueueActor],
   routes: checkinRoutes,
 };

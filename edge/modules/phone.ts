@@ -11,6 +11,8 @@ import { phoneRoutes } from '../routes/phone/voice.js';
 
 export const phoneModule: Module = {
   name: 'phone',
+  // Inbound SMS and calls land in the inbox, whose actor the crm module runs.
+  requires: ['crm'],
   actors: [phoneDeviceActor, phoneCallActor, phoneNumberActor],
   indexes: [[PHONE_DEVICE, 'data.email']],
   routes(deps: AppDeps) {

@@ -13,6 +13,8 @@ import { storefrontRoutes } from '../routes/storefront/index.js';
 
 export const storefrontModule: Module = {
   name: 'storefront',
+  // A tab occupies a service point (reservations) and fires to the kitchen as a workflow task.
+  requires: ['reservations', 'workflow'],
   actors: [posTabsActor, storefrontActor],
   indexes: [
     [SF_ORDER, 'data.businessLocationId'],

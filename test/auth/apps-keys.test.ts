@@ -9,7 +9,7 @@ import { DEFAULT_PASSWORD, bearer, signIn, signupCustomer, signupOrg, signupStaf
 import { LeakGuard } from './leak-guard.js';
 
 const clock = new ManualClock(Date.UTC(2026, 4, 1, 10, 0, 0));
-const app = await startTestApp(t, { clock });
+const app = await startTestApp(t, { modules: ['auth'], clock });
 const guard = new LeakGuard();
 const send = guard.sender(app);
 const http = guard.client(app);

@@ -15,7 +15,7 @@ import { LeakGuard } from './leak-guard.js';
 
 const log = captureLog('debug');
 const logLines = log.lines;
-const app = await startTestApp(t, { logger: log.logger });
+const app = await startTestApp(t, { modules: ['auth', 'records'], logger: log.logger });
 const guard = new LeakGuard();
 const send = guard.sender(app);
 const http = guard.client(app);

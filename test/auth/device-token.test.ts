@@ -12,7 +12,7 @@ import { DEFAULT_PASSWORD, bearer, signIn, signupCustomer, signupOrg, signupStaf
 import { client } from '../helpers/http.js';
 
 const clock = new ManualClock(Date.UTC(2026, 4, 2, 8, 0, 0));
-const app = await startTestApp(t, { clock });
+const app = await startTestApp(t, { modules: ['auth'], clock });
 const http = client(app.url);
 
 const orgA = await signupOrg(app, { email: 'owner@a.example', orgName: 'Org A' });

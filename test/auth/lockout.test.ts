@@ -12,7 +12,7 @@ import { DEFAULT_PASSWORD, bearer, lastCode, signupOrg, signupStaff } from '../h
 import { request, type Reply } from '../helpers/http.js';
 
 const clock = new ManualClock(Date.UTC(2026, 4, 1, 9, 0, 0));
-const app = await startTestApp(t, { clock });
+const app = await startTestApp(t, { modules: ['auth'], clock });
 const acme = await signupOrg(app, { email: 'owner@lock.example', orgName: 'Lockout Cafe' });
 await signupStaff(app, acme.orgId, acme.token, { email: 'sam@lock.example', employeeId: 'E-7' });
 await signupStaff(app, acme.orgId, acme.token, { email: 'dana@lock.example' });

@@ -9,7 +9,7 @@ import { startTestApp } from '../helpers/app.js';
 import { DEFAULT_PASSWORD, bearer, lastCode, proveEmail, signIn, signupCustomer, signupOrg, signupStaff } from '../helpers/auth.js';
 import { client, request } from '../helpers/http.js';
 
-const app = await startTestApp(t);
+const app = await startTestApp(t, { modules: ['auth', 'records', 'events'] });
 const http = (path: string, opts: Parameters<typeof request>[2] = {}) => request(app.url, path, opts);
 const founder = await signupOrg(app, { email: 'founder@a.example', orgName: 'Proven Co' });
 const org = founder.orgId;

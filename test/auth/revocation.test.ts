@@ -9,7 +9,7 @@ import { startTestApp, TEST_JWT_SECRET, tokenFor } from '../helpers/app.js';
 import { DEFAULT_PASSWORD, bearer, signIn, signupOrg, signupStaff, type Session } from '../helpers/auth.js';
 
 const clock = new ManualClock(Date.UTC(2026, 4, 1, 9, 0, 0));
-const app = await startTestApp(t, { clock });
+const app = await startTestApp(t, { modules: ['auth'], clock });
 const { request } = await import('../helpers/http.js');
 const get = (path: string, headers: Record<string, string>) => request(app.url, path, { headers });
 const post = (path: string, body: unknown, headers: Record<string, string> = {}) => request(app.url, path, { method: 'POST', body, headers });

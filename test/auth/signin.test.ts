@@ -10,7 +10,7 @@ import { DEFAULT_PASSWORD, bearer, lastCode, proveEmail, signIn, signupCustomer,
 import { LeakGuard } from './leak-guard.js';
 
 const clock = new ManualClock(Date.UTC(2026, 0, 1, 9, 0, 0));
-const app = await startTestApp(t, { clock });
+const app = await startTestApp(t, { modules: ['auth', 'records'], clock });
 const guard = new LeakGuard();
 const send = guard.sender(app);
 const http = guard.client(app);
@@ -386,7 +386,7 @@ t.test('tenant isolation - an org created in the store has no accounts of anothe
 
 t.test('thread-pool turns - a sign-in past the queue answers 503 with Retry-After, in the envelope', async (t) => {
   // One job at a time and one waiting (POOL_WORK_CONCURRENCY, POOL_WORK_QUEUE_MAX), on a node of its own.
-  const small = await startTestApp(t, { clock, config: { poolWork: { concurrency: 1, queueMax: 1 } } });
+  const small = await startTestApp(t, { modules: ['auth', 'records'], clock, config: { poolWork: { concurrency: 1, queueMax: 1 } } });
   t.teardown(() => configurePoolWork(DEFAULT_POOL_WORK));
   const org = await signupOrg(small, { email: 'owner@budget.example', orgName: 'Budget' });
   // Two slow checks (~0.25 s each) fill the turn and the queue while the sign-in arrives.

@@ -12,7 +12,7 @@ import { DEFAULT_PASSWORD, bearer, signIn, signupCustomer, signupOrg } from '../
 import { client } from '../helpers/http.js';
 
 const clock = new ManualClock(Date.UTC(2026, 4, 4, 10, 0, 0));
-const app = await startTestApp(t, { clock });
+const app = await startTestApp(t, { modules: ['auth'], clock });
 const http = client(app.url);
 const acme = await signupOrg(app, { email: 'owner@so.example', orgName: 'Signout Bistro' });
 const org = acme.orgId;

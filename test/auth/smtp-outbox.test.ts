@@ -14,6 +14,7 @@ const guard = new LeakGuard();
 t.test('smtp outbox - the magic code is delivered by SMTP; only the envelope is recorded', async (t) => {
   const smtp = await smtpServer(t);
   const app = await startTestApp(t, {
+    modules: ['auth'],
     config: {
       providers: {
         outbox: 'smtp',
@@ -55,6 +56,7 @@ t.test('smtp outbox - the magic code is delivered by SMTP; only the envelope is 
 t.test('smtp outbox - sms falls back to the local provider', async (t) => {
   const smtp = await smtpServer(t);
   const app = await startTestApp(t, {
+    modules: ['auth'],
     config: { providers: { outbox: 'smtp', smtp: { host: '127.0.0.1', port: smtp.port, secure: false, user: null, pass: null, from: 'x@shop.example' } } },
   });
   const s = await signupOrg(app, { email: 'owner@sms.example', orgName: 'Sms Shop' }, guard.sender(app));
@@ -81,6 +83,7 @@ t.test('smtp outbox - an unreachable server answers 503', async (t) => {
   const port = await new Promise<number>((r) => probe.listen(0, '127.0.0.1', () => r((probe.address() as AddressInfo).port)));
   await new Promise<void>((r) => probe.close(() => r()));
   const app = await startTestApp(t, {
+    modules: ['auth'],
     config: { providers: { outbox: 'smtp', smtp: { host: '127.0.0.1', port, secure: false, user: null, pass: null, from: 'x@shop.example' } } },
   });
   const s = await signupOrg(app, { email: 'owner@down.example', orgName: 'Down Shop' }, guard.sender(app));

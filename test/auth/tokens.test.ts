@@ -16,7 +16,7 @@ function b64(obj: unknown): string {
 
 t.test('refresh - rotates both tokens; reusing a rotated one revokes the whole family', async (t) => {
   const clock = new ManualClock();
-  const app = await startTestApp(t, { clock });
+  const app = await startTestApp(t, { modules: ['auth'], clock });
   const http = guard.client(app);
   const s = await signupOrg(app, { email: 'owner@rot.example', orgName: 'Rot' }, guard.sender(app));
 
@@ -48,7 +48,7 @@ t.test('refresh - rotates both tokens; reusing a rotated one revokes the whole f
 });
 
 t.test('refresh - concurrent use of one refresh token: one rotation wins, the family is then revoked', async (t) => {
-  const app = await startTestApp(t);
+  const app = await startTestApp(t, { modules: ['auth'] });
   const http = guard.client(app);
   const s = await signupOrg(app, { email: 'owner@race.example', orgName: 'Race' }, guard.sender(app));
   const replies = await Promise.all(Array.from({ length: 4 }, () => http.post('/profile/user/refresh', { refreshToken: s.refreshToken })));
@@ -61,7 +61,7 @@ t.test('refresh - concurrent use of one refresh token: one rotation wins, the fa
 });
 
 t.test('refresh - customer tokens at /profile/customer/refresh only, and the reverse', async (t) => {
-  const app = await startTestApp(t);
+  const app = await startTestApp(t, { modules: ['auth'] });
   const http = guard.client(app);
   const s = await signupOrg(app, { email: 'owner@cust.example', orgName: 'Cust' }, guard.sender(app));
   const c = await signupCustomer(app, s.orgId, { email: 'cust@cust.example' }, guard.sender(app));
@@ -91,7 +91,7 @@ t.test('refresh - customer tokens at /profile/customer/refresh only, and the rev
 
 t.test('refresh - rotation state survives a restart', async (t) => {
   const dataDir = tempDir(t);
-  const first = await startTestApp(t, { dataDir });
+  const first = await startTestApp(t, { modules: ['auth'], dataDir });
   const s = await signupOrg(first, { email: 'owner@restart.example', orgName: 'Restart' }, guard.sender(first));
   const r1 = await guard.client(first).post('/profile/user/refresh', { refreshToken: s.refreshToken });
   t.equal(r1.status, 200);
@@ -100,7 +100,7 @@ t.test('refresh - rotation state survives a restart', async (t) => {
   const s2 = await signIn(first, s.orgId, 'owner@restart.example', DEFAULT_PASSWORD, {}, guard.sender(first));
   await first.close();
 
-  const second = await startTestApp(t, { dataDir });
+  const second = await startTestApp(t, { modules: ['auth'], dataDir });
   const http = guard.client(second);
   t.equal((await http.post('/profile/user/refresh', { refreshToken: r1.body.refreshToken })).status, 401, 'the revoked family stays revoked');
   const r2 = await http.post('/profile/user/refresh', { refreshToken: s2.body.refreshToken });
@@ -111,7 +111,7 @@ t.test('refresh - rotation state survives a restart', async (t) => {
 
 t.test('tokens - expired, tampered, foreign and alg:none tokens answer 401', async (t) => {
   const clock = new ManualClock();
-  const app = await startTestApp(t, { clock });
+  const app = await startTestApp(t, { modules: ['auth'], clock });
   const http = guard.client(app);
   const s = await signupOrg(app, { email: 'owner@exp.example', orgName: 'Exp' }, guard.sender(app));
   const user = await signupStaff(app, s.orgId, s.token, { email: 'user@exp.example' }, guard.sender(app));
@@ -147,7 +147,7 @@ t.test('tokens - expired, tampered, foreign and alg:none tokens answer 401', asy
 });
 
 t.test('tokens - wrong role answers 403, wrong organisation 403', async (t) => {
-  const app = await startTestApp(t);
+  const app = await startTestApp(t, { modules: ['auth'] });
   const http = guard.client(app);
   const s = await signupOrg(app, { email: 'owner@roles.example', orgName: 'Roles' }, guard.sender(app));
   const other = await signupOrg(app, { email: 'owner@roles2.example', orgName: 'Roles Two' }, guard.sender(app));
@@ -183,7 +183,7 @@ t.test('tokens - wrong role answers 403, wrong organisation 403', async (t) => {
 });
 
 t.test('password change and sign-out - staff and customers', async (t) => {
-  const app = await startTestApp(t);
+  const app = await startTestApp(t, { modules: ['auth'] });
   const http = guard.client(app);
   const s = await signupOrg(app, { email: 'owner@pw.example', orgName: 'Pw' }, guard.sender(app));
   const c = await signupCustomer(app, s.orgId, { email: 'c@pw.example' }, guard.sender(app));

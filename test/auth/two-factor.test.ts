@@ -12,7 +12,7 @@ import type { Reply } from '../helpers/http.js';
 import { LeakGuard } from './leak-guard.js';
 
 const clock = new ManualClock(Date.UTC(2026, 2, 1, 8, 0, 0));
-const app = await startTestApp(t, { clock });
+const app = await startTestApp(t, { modules: ['auth'], clock });
 const guard = new LeakGuard();
 const send = guard.sender(app);
 const http = guard.client(app);

@@ -65,7 +65,7 @@ t.test('local AI provider - best keyword match, hand-over, word by word', async 
 });
 
 t.test('AI - a customer message to the AI is answered from the FAQ, streamed as ai-stream, stored, and readable over SSE to done', async (t) => {
-  const app = await startTestApp(t, { config: { providers: { ai: { wordDelayMs: 5 } } } });
+  const app = await startTestApp(t, { modules: ['chat'], config: { providers: { ai: { wordDelayMs: 5 } } } });
   await createOrg(app, 'acme');
   await createOrg(app, 'other');
   await faqs(app, 'acme');
@@ -115,7 +115,7 @@ t.test('AI - a customer message to the AI is answered from the FAQ, streamed as 
 });
 
 t.test('AI - live SSE while the answer is still streaming, heartbeat comments', async (t) => {
-  const app = await startTestApp(t, { config: { providers: { ai: { wordDelayMs: 40 } }, chat: { sseHeartbeatMs: 50 } } });
+  const app = await startTestApp(t, { modules: ['chat'], config: { providers: { ai: { wordDelayMs: 40 } }, chat: { sseHeartbeatMs: 50 } } });
   await createOrg(app, 'acme');
   await faqs(app, 'acme');
   const cust = await customer(app, 'acme');
@@ -130,7 +130,7 @@ t.test('AI - live SSE while the answer is still streaming, heartbeat comments', 
 });
 
 t.test('AI - no FAQ matches: a polite hand-over, and the chat goes to the queue', async (t) => {
-  const app = await startTestApp(t, { config: { providers: { ai: { wordDelayMs: 0 } } } });
+  const app = await startTestApp(t, { modules: ['chat'], config: { providers: { ai: { wordDelayMs: 0 } } } });
   await createOrg(app, 'acme');
   await faqs(app, 'acme');
   const cust = await customer(app, 'acme');
@@ -149,7 +149,7 @@ t.test('AI - no FAQ matches: a polite hand-over, and the chat goes to the queue'
 });
 
 t.test('AI - takeover from the AI, resume-ai hands back, assist-ai drafts for the agent only (also over SSE)', async (t) => {
-  const app = await startTestApp(t, { config: { providers: { ai: { wordDelayMs: 0 } } } });
+  const app = await startTestApp(t, { modules: ['chat'], config: { providers: { ai: { wordDelayMs: 0 } } } });
   await createOrg(app, 'acme');
   await faqs(app, 'acme');
   const cust = await customer(app, 'acme');
@@ -211,7 +211,7 @@ t.test('AI - an OpenAI-compatible endpoint streams real deltas (base URL and key
   t.teardown(() => new Promise<void>((r) => upstream.close(() => r())));
   const baseUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1`;
 
-  const app = await startTestApp(t, { config: { providers: { ai: { provider: 'openai', baseUrl, apiKey: 'sk-test', model: 'test-model' } } } });
+  const app = await startTestApp(t, { modules: ['chat'], config: { providers: { ai: { provider: 'openai', baseUrl, apiKey: 'sk-test', model: 'test-model' } } } });
   await createOrg(app, 'acme');
   await faqs(app, 'acme');
   const cust = await customer(app, 'acme');

@@ -4,7 +4,7 @@ import { client } from '../helpers/http.js';
 import { ack, collect, communitySocket, customer, eventually, once, sleep, socketTo, until } from './helpers.js';
 
 t.test('community - a direct message reaches every socket of the recipient and the sender', async (t) => {
-  const app = await startTestApp(t);
+  const app = await startTestApp(t, { modules: ['chat'] });
   await createOrg(app, 'fest');
   const ann = await customer(app, 'fest', 'ann');
   const ben = await customer(app, 'fest', 'ben');
@@ -46,7 +46,7 @@ t.test('community - a direct message reaches every socket of the recipient and t
 });
 
 t.test('community - group messages fan out to every socket of every member; membership survives reconnects', async (t) => {
-  const app = await startTestApp(t);
+  const app = await startTestApp(t, { modules: ['chat'] });
   await createOrg(app, 'fest');
   const [ann, ben, cat] = await Promise.all([customer(app, 'fest', 'ann'), customer(app, 'fest', 'ben'), customer(app, 'fest', 'cat')]);
   const ann1 = await communitySocket(t, app, 'fest', ann);
@@ -100,7 +100,7 @@ t.test('community - group messages fan out to every socket of every member; memb
 });
 
 t.test('community - typing is cleared by the server 3 s after the last one (default)', async (t) => {
-  const app = await startTestApp(t);
+  const app = await startTestApp(t, { modules: ['chat'] });
   t.equal(app.config.chat.typingClearMs, 3000, 'the default is the spec value');
   await createOrg(app, 'fest');
   const ann = await customer(app, 'fest', 'ann');
@@ -118,7 +118,7 @@ t.test('community - typing is cleared by the server 3 s after the last one (defa
 });
 
 t.test('community - typing: the last event re-arms the clear, a message clears it, groups too', async (t) => {
-  const app = await startTestApp(t, { config: { chat: { typingClearMs: 300 } } });
+  const app = await startTestApp(t, { modules: ['chat'], config: { chat: { typingClearMs: 300 } } });
   await createOrg(app, 'fest');
   const ann = await customer(app, 'fest', 'ann');
   const ben = await customer(app, 'fest', 'ben');
@@ -158,7 +158,7 @@ t.test('community - typing: the last event re-arms the clear, a message clears i
 });
 
 t.test('community - getOnlineUsers, then onlineStatus when someone connects and when they are gone', async (t) => {
-  const app = await startTestApp(t, { config: { chat: { presenceGraceMs: 200 } } });
+  const app = await startTestApp(t, { modules: ['chat'], config: { chat: { presenceGraceMs: 200 } } });
   await createOrg(app, 'fest');
   const ann = await customer(app, 'fest', 'ann');
   const ben = await customer(app, 'fest', 'ben');
@@ -180,7 +180,7 @@ t.test('community - getOnlineUsers, then onlineStatus when someone connects and 
 });
 
 t.test('community - handshake needs a customer token of the org', async (t) => {
-  const app = await startTestApp(t);
+  const app = await startTestApp(t, { modules: ['chat'] });
   await createOrg(app, 'fest');
   await createOrg(app, 'other');
   const ann = await customer(app, 'fest', 'ann');

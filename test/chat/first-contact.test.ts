@@ -7,7 +7,7 @@ import { client } from '../helpers/http.js';
 import { ack, agent, collect, communitySocket, customer, eventually, once, socketTo } from './helpers.js';
 
 const REPLAY_LIMIT = 4;
-const app = await startTestApp(t, { config: { chat: { communityReplayLimit: REPLAY_LIMIT } } });
+const app = await startTestApp(t, { modules: ['chat'], config: { chat: { communityReplayLimit: REPLAY_LIMIT } } });
 await createOrg(app, 'fest');
 const as = (token: string) => client(app.url, { orgid: 'fest', authorization: `Bearer ${token}` });
 

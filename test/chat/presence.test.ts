@@ -4,7 +4,7 @@ import { client } from '../helpers/http.js';
 import { ack, agent, chatSocket, collect, customer, eventually, once, sleep, until } from './helpers.js';
 
 t.test('presence - offline only after the grace period; a reconnect within it does not flap', async (t) => {
-  const app = await startTestApp(t, { config: { chat: { presenceGraceMs: 400 } } });
+  const app = await startTestApp(t, { modules: ['chat'], config: { chat: { presenceGraceMs: 400 } } });
   await createOrg(app, 'acme');
   const boss = agent(app, 'acme', 'boss');
   const alice = agent(app, 'acme', 'alice');
@@ -39,12 +39,12 @@ t.test('presence - offline only after the grace period; a reconnect within it do
 });
 
 t.test('presence - the default grace period is 10 s', async (t) => {
-  const app = await startTestApp(t);
+  const app = await startTestApp(t, { modules: ['chat'] });
   t.equal(app.config.chat.presenceGraceMs, 10_000);
 });
 
 t.test('presence - agent states online, away, busy, offline over the socket and REST', async (t) => {
-  const app = await startTestApp(t, { config: { chat: { presenceGraceMs: 100, presenceTtlMs: 1000 } } });
+  const app = await startTestApp(t, { modules: ['chat'], config: { chat: { presenceGraceMs: 100, presenceTtlMs: 1000 } } });
   await createOrg(app, 'acme');
   const boss = agent(app, 'acme', 'boss', ['User', 'Supervisor']);
   const alice = agent(app, 'acme', 'alice');
@@ -84,7 +84,7 @@ t.test('presence - agent states online, away, busy, offline over the socket and 
 });
 
 t.test('presence - customers online, journey from customer activity, staff only, per tenant', async (t) => {
-  const app = await startTestApp(t, { config: { chat: { presenceGraceMs: 50 } } });
+  const app = await startTestApp(t, { modules: ['chat'], config: { chat: { presenceGraceMs: 50 } } });
   await createOrg(app, 'acme');
   await createOrg(app, 'other');
   const cust = await customer(app, 'acme', 'dana');
@@ -128,7 +128,7 @@ t.test('presence - customers online, journey from customer activity, staff only,
 });
 
 t.test('presence - sockets closing over half a second set off a few sweeps, not one per grace deadline', async (t) => {
-  const app = await startTestApp(t, { config: { chat: { presenceGraceMs: 50 } } });
+  const app = await startTestApp(t, { modules: ['chat'], config: { chat: { presenceGraceMs: 50 } } });
   await createOrg(app, 'acme');
   const http = client(app.url, staffHeaders(app, 'acme'));
   const agents = Array.from({ length: 40 }, (_, i) => agent(app, 'acme', `crowd${i}`));

@@ -3,7 +3,7 @@ import { createOrg, startTestApp } from '../helpers/app.js';
 import { ack, agent, chatSocket, customer, eventually, once } from './helpers.js';
 
 t.test('reconnect - a customer who comes back with chatSessionId and lastSeq gets every message sent meanwhile', async (t) => {
-  const app = await startTestApp(t);
+  const app = await startTestApp(t, { modules: ['chat'] });
   await createOrg(app, 'acme');
   const alice = agent(app, 'acme', 'alice');
   const cust = await customer(app, 'acme');
@@ -39,7 +39,7 @@ t.test('reconnect - a customer who comes back with chatSessionId and lastSeq get
 });
 
 t.test('reconnect - an agent gets missed messages of their chats from lastSeqs', async (t) => {
-  const app = await startTestApp(t);
+  const app = await startTestApp(t, { modules: ['chat'] });
   await createOrg(app, 'acme');
   const alice = agent(app, 'acme', 'alice');
   const cust = await customer(app, 'acme');
@@ -62,7 +62,7 @@ t.test('reconnect - an agent gets missed messages of their chats from lastSeqs',
 });
 
 t.test("reconnect - someone else's chatSessionId is not resumed", async (t) => {
-  const app = await startTestApp(t);
+  const app = await startTestApp(t, { modules: ['chat'] });
   await createOrg(app, 'acme');
   const c1 = await customer(app, 'acme', 'one');
   const c2 = await customer(app, 'acme', 'two');

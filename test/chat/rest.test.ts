@@ -7,7 +7,7 @@ import { client } from '../helpers/http.js';
 import { ack, agent, chatSocket, customer } from './helpers.js';
 
 t.test('chat REST - sessions, history, messages by email, queue: success, validation, auth, tenant isolation', async (t) => {
-  const app = await startTestApp(t, { config: { providers: { ai: { wordDelayMs: 0 } } } });
+  const app = await startTestApp(t, { modules: ['chat'], config: { providers: { ai: { wordDelayMs: 0 } } } });
   await createOrg(app, 'acme');
   await createOrg(app, 'other');
   const http = client(app.url, staffHeaders(app, 'acme'));
@@ -114,7 +114,7 @@ t.test('chat REST - sessions, history, messages by email, queue: success, valida
 });
 
 t.test('chat REST - widget configuration is public, per widget, with the tenant default', async (t) => {
-  const app = await startTestApp(t);
+  const app = await startTestApp(t, { modules: ['chat'] });
   await createOrg(app, 'acme');
   await createOrg(app, 'other');
   const pub = client(app.url, { orgid: 'acme' });
@@ -159,7 +159,7 @@ t.test('chat REST - widget configuration is public, per widget, with the tenant 
 });
 
 t.test('community REST - POST /client/community/messages: validation, auth, isolation', async (t) => {
-  const app = await startTestApp(t);
+  const app = await startTestApp(t, { modules: ['chat'] });
   await createOrg(app, 'fest');
   await createOrg(app, 'other');
   const ann = await customer(app, 'fest', 'ann');
@@ -194,7 +194,7 @@ t.test('community REST - POST /client/community/messages: validation, auth, isol
 });
 
 t.test('chat REST - every chat route is in the OpenAPI document under its section', async (t) => {
-  const app = await startTestApp(t);
+  const app = await startTestApp(t, { modules: ['chat'] });
   const doc = (await client(app.url).get('/openapi.json')).body;
   const want: Array<[string, string, string]> = [
     ['get', '/chat/sessions', 'Chat'],

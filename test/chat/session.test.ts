@@ -3,7 +3,7 @@ import { createOrg, startTestApp } from '../helpers/app.js';
 import { ack, agent, chatSocket, collect, customer, once, sleep, until } from './helpers.js';
 
 t.test('session - an idle customer gets session-expiring, then session-expired, and the session cannot be resumed', async (t) => {
-  const app = await startTestApp(t, { config: { chat: { customerIdleMs: 600, sessionWarningMs: 300, sweepIntervalMs: 20 } } });
+  const app = await startTestApp(t, { modules: ['chat'], config: { chat: { customerIdleMs: 600, sessionWarningMs: 300, sweepIntervalMs: 20 } } });
   await createOrg(app, 'acme');
   const cust = await customer(app, 'acme');
   const alice = agent(app, 'acme', 'alice');
@@ -25,7 +25,7 @@ t.test('session - an idle customer gets session-expiring, then session-expired, 
 });
 
 t.test('session - activity keeps a customer session alive', async (t) => {
-  const app = await startTestApp(t, { config: { chat: { customerIdleMs: 400, sessionWarningMs: 100, sweepIntervalMs: 20 } } });
+  const app = await startTestApp(t, { modules: ['chat'], config: { chat: { customerIdleMs: 400, sessionWarningMs: 100, sweepIntervalMs: 20 } } });
   await createOrg(app, 'acme');
   const cust = await customer(app, 'acme');
   const { s } = await chatSocket(t, app, 'acme', cust);
@@ -39,7 +39,7 @@ t.test('session - activity keeps a customer session alive', async (t) => {
 });
 
 t.test('session - token_expired when the handshake token runs out, then a disconnect after the grace', async (t) => {
-  const app = await startTestApp(t, { config: { chat: { tokenExpiryGraceMs: 200 } } });
+  const app = await startTestApp(t, { modules: ['chat'], config: { chat: { tokenExpiryGraceMs: 200 } } });
   await createOrg(app, 'acme');
   const cust = await customer(app, 'acme');
   // Two seconds: `exp` is in whole seconds, so a one-second token signed late in a second could
@@ -54,7 +54,7 @@ t.test('session - token_expired when the handshake token runs out, then a discon
 });
 
 t.test('chat - chat-inactivity when an open chat has been quiet too long', async (t) => {
-  const app = await startTestApp(t, { config: { chat: { chatInactivityMs: 300, sweepIntervalMs: 20 } } });
+  const app = await startTestApp(t, { modules: ['chat'], config: { chat: { chatInactivityMs: 300, sweepIntervalMs: 20 } } });
   await createOrg(app, 'acme');
   const cust = await customer(app, 'acme');
   const alice = agent(app, 'acme', 'alice');
@@ -73,7 +73,7 @@ t.test('chat - chat-inactivity when an open chat has been quiet too long', async
 });
 
 t.test('chat - sms.received reaches staff sockets of the tenant only', async (t) => {
-  const app = await startTestApp(t);
+  const app = await startTestApp(t, { modules: ['chat'] });
   await createOrg(app, 'acme');
   await createOrg(app, 'other');
   const alice = agent(app, 'acme', 'alice');
@@ -94,7 +94,7 @@ t.test('chat - sms.received reaches staff sockets of the tenant only', async (t)
 });
 
 t.test('chat - observers join and leave, shareStatus is an update, a customer can close their chat', async (t) => {
-  const app = await startTestApp(t);
+  const app = await startTestApp(t, { modules: ['chat'] });
   await createOrg(app, 'acme');
   const cust = await customer(app, 'acme');
   const alice = agent(app, 'acme', 'alice');

@@ -11,6 +11,7 @@ import { ack, agent, chatSocket, collect, communitySocket, customer, eventually,
 const REPLAY_LIMIT = 5;
 const MAX_METADATA = 256;
 const app = await startTestApp(t, {
+  modules: ['chat'],
   config: {
     rateLimits: { enabled: true, plans: { tiny: { perSecond: 1, burst: 6 } } },
     chat: { replayLimit: REPLAY_LIMIT, maxMetadataBytes: MAX_METADATA },

@@ -4,7 +4,7 @@ import { client } from '../helpers/http.js';
 import { ack, agent, chatSocket, collect, customer, eventually, once, until } from './helpers.js';
 
 t.test('support journey - request, queue position, pick-next, messages both ways with acks and status, transfer, close', async (t) => {
-  const app = await startTestApp(t);
+  const app = await startTestApp(t, { modules: ['chat'] });
   await createOrg(app, 'acme');
   const alice = agent(app, 'acme', 'alice');
   const bob = agent(app, 'acme', 'bob');
@@ -108,7 +108,7 @@ t.test('support journey - request, queue position, pick-next, messages both ways
 });
 
 t.test('pick-next - two agents picking at once never get the same chat, longest-waiting first', async (t) => {
-  const app = await startTestApp(t);
+  const app = await startTestApp(t, { modules: ['chat'] });
   await createOrg(app, 'acme');
   const agents = [agent(app, 'acme', 'a1'), agent(app, 'acme', 'a2')];
   const sockets = await Promise.all(agents.map(async (a) => (await chatSocket(t, app, 'acme', a)).s));
@@ -134,7 +134,7 @@ t.test('pick-next - two agents picking at once never get the same chat, longest-
 });
 
 t.test('transfer of a chat still in the queue - to an agent it leaves the queue; to a department it waits there under the new one', async (t) => {
-  const app = await startTestApp(t);
+  const app = await startTestApp(t, { modules: ['chat'] });
   await createOrg(app, 'acme');
   const boss = agent(app, 'acme', 'boss', ['User', 'Supervisor']);
   const dave = agent(app, 'acme', 'dave');

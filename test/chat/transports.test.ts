@@ -18,7 +18,7 @@ const logger = createLogger(
     },
   }),
 );
-const app = await startTestApp(t, { logger });
+const app = await startTestApp(t, { modules: ['chat'], logger });
 await createOrg(app, 'fest');
 
 /** socket.io-client as a browser page uses it: no transports option. */

@@ -4,7 +4,7 @@ import { createOrg, startTestApp, tokenFor } from '../helpers/app.js';
 import { ack, agent, chatSocket, customer, once, socketTo } from './helpers.js';
 
 t.test('handshake - /chat refuses an empty, invalid, foreign or application token with connect_error', async (t) => {
-  const app = await startTestApp(t);
+  const app = await startTestApp(t, { modules: ['chat'] });
   await createOrg(app, 'acme');
   await createOrg(app, 'other');
   const cust = await customer(app, 'acme');
@@ -48,7 +48,7 @@ t.test('handshake - /chat refuses an empty, invalid, foreign or application toke
 });
 
 t.test('payloads - a bad payload is refused through the ack or an error event; the socket and others go on', async (t) => {
-  const app = await startTestApp(t);
+  const app = await startTestApp(t, { modules: ['chat'] });
   await createOrg(app, 'acme');
   const alice = agent(app, 'acme', 'alice');
   const cust = await customer(app, 'acme');

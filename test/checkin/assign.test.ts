@@ -1,7 +1,7 @@
 import t from 'tap';
 import { seed, sharedApp, venue, type Venue } from '../reservations/world.js';
 
-const shared = await sharedApp(t);
+const shared = await sharedApp(t, { modules: ['checkin'] });
 
 async function setup(t: Parameters<typeof venue>[0]) {
   const v = await venue(t, { shared });

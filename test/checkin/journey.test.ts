@@ -1,7 +1,7 @@
 import t from 'tap';
 import { anonymous, diningDefinition, outbox, seed, sharedApp, venue } from '../reservations/world.js';
 
-const shared = await sharedApp(t);
+const shared = await sharedApp(t, { modules: ['checkin'] });
 
 // T0: Friday 2026-03-20 08:00Z = 09:00 in Berlin. The 10:00 Berlin slot is 09:00Z.
 const FRI_10 = '2026-03-20T09:00:00.000Z';

@@ -6,7 +6,7 @@ import { createOrg, tokenFor } from '../helpers/app.js';
 import { request } from '../helpers/http.js';
 import { caller, outbox, seed, sharedApp, venue, type Caller } from '../reservations/world.js';
 
-const shared = await sharedApp(t);
+const shared = await sharedApp(t, { modules: ['checkin'] });
 
 const MIN = 60_000;
 

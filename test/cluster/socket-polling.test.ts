@@ -9,7 +9,7 @@ import { startNatsServer } from '../helpers/nats-server.js';
 
 const nats = await startNatsServer();
 t.teardown(() => nats.stop());
-const app = await startTestApp(t, { config: { natsUrl: nats.url, nodeId: 'polling-1', cluster: { prefix: `t${Math.random().toString(36).slice(2, 8)}` } } });
+const app = await startTestApp(t, { modules: ['chat'], config: { natsUrl: nats.url, nodeId: 'polling-1', cluster: { prefix: `t${Math.random().toString(36).slice(2, 8)}` } } });
 await createOrg(app, 'fest');
 
 t.test('cluster - a polling client is told to use transports: [websocket]; a websocket client connects', async (t) => {

@@ -7,7 +7,7 @@ const DAY = 86_400_000;
 
 t.test('customer activity - record, timeline newest first, summary figures', async (t) => {
   const clock = new ManualClock(Date.UTC(2026, 2, 1, 12));
-  const env = await setup(t, { clock });
+  const env = await setup(t, { modules: ['crm'], clock });
   const { a, app } = env;
   const ana = 'ana@example.com';
   const rec = (body: Record<string, unknown>) => a.post('/crm/customer-activity/record', { email: ana, ...body });
@@ -100,7 +100,7 @@ t.test('customer activity - record, timeline newest first, summary figures', asy
 });
 
 t.test('customer activity - erase removes every record of the person and nothing else', async (t) => {
-  const { a, b, app } = await setup(t);
+  const { a, b, app } = await setup(t, { modules: ['crm'] });
   const ana = 'ana@example.com';
   for (let i = 0; i < 25; i++) await a.post('/crm/customer-activity/record', { email: ana, type: 'screen_view', name: `s${i}` });
   await a.post('/crm/customer-activity/record', { email: 'bo@example.com', type: 'search', name: 'x' });
@@ -134,7 +134,7 @@ t.test('customer activity - erase removes every record of the person and nothing
 });
 
 t.test('customer activity - validation and access', async (t) => {
-  const env = await setup(t);
+  const env = await setup(t, { modules: ['crm'] });
   const { a } = env;
   const bad = await a.post('/crm/customer-activity/record', { email: 'nope', type: 'click', importance: 9, at: 'yesterday' });
   t.equal(bad.status, 400);

@@ -10,7 +10,7 @@ function webhook(env: Awaited<ReturnType<typeof setup>>, org = A) {
 }
 
 t.test('inbox - threads by contact plus channel, counts unread, publishes sms.received', async (t) => {
-  const env = await setup(t);
+  const env = await setup(t, { modules: ['crm', 'phone', 'records'] });
   const { a, app } = env;
   const hook = webhook(env);
   const seen: any[] = [];
@@ -101,7 +101,7 @@ t.test('inbox - threads by contact plus channel, counts unread, publishes sms.re
 });
 
 t.test('inbox - send=true wraps the message into a record and sends it through the outbox', async (t) => {
-  const env = await setup(t);
+  const env = await setup(t, { modules: ['crm', 'phone', 'records'] });
   const { a, b, app } = env;
   const hook = webhook(env);
   const inbound = await hook.post('/phone/inbound/sms', { from: '+15551234567', to: OUR, body: 'Can I bring a dog?', sid: 'SM100' });
@@ -185,7 +185,7 @@ t.test('inbox - send=true wraps the message into a record and sends it through t
 });
 
 t.test('inbox - concurrent inbound messages keep an exact unread count', async (t) => {
-  const env = await setup(t);
+  const env = await setup(t, { modules: ['crm', 'phone', 'records'] });
   const hook = webhook(env);
   await Promise.all(Array.from({ length: 20 }, (_, i) => hook.post('/phone/inbound/sms', { from: '+15551234567', to: OUR, body: `m${i}`, sid: `SMc${i}` })));
   const c = (await env.a.get('/crm/inbox/conversations/sms:+15551234567')).body.conversation;
@@ -194,7 +194,7 @@ t.test('inbox - concurrent inbound messages keep an exact unread count', async (
 });
 
 t.test('inbox - access', async (t) => {
-  const env = await setup(t);
+  const env = await setup(t, { modules: ['crm', 'phone', 'records'] });
   await assertStaffOnly(t, env, 'get', '/crm/inbox/conversations');
   await assertStaffOnly(t, env, 'get', '/crm/inbox/conversations/sms:+15551234567');
   await assertStaffOnly(t, env, 'post', '/crm/inbox/update?send=true', { channel: 'sms', contact: '+15551234567', message: { body: 'x' } });
@@ -202,7 +202,7 @@ t.test('inbox - access', async (t) => {
 });
 
 t.test('inbox - a conversation record written through the record store with odd data still lists', async (t) => {
-  const { a } = await setup(t);
+  const { a } = await setup(t, { modules: ['crm', 'phone', 'records'] });
   for (const data of [{}, { unread: 'many', channel: 7 }]) {
     const r = await a.post('/repository/create', { datatype: 'inbox_conversation', data, isNew: true, version: 0 });
     t.equal(r.status, 201);

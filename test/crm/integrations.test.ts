@@ -7,7 +7,7 @@ import { assertStaffOnly, messages, setup } from './setup.js';
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
 t.test('integrations - providers per category with JSON Schema configuration', async (t) => {
-  const env = await setup(t);
+  const env = await setup(t, { modules: ['crm'] });
   const { a, b } = env;
   const ajv = new Ajv({ strict: false });
   addFormats(ajv);

@@ -2,7 +2,7 @@ import t from 'tap';
 import { assertStaffOnly, messages, setup } from './setup.js';
 
 t.test('leads - create, read, list with filters and search, update, delete', async (t) => {
-  const env = await setup(t);
+  const env = await setup(t, { modules: ['crm'] });
   const { a, b } = env;
 
   const c1 = await a.post('/crm/leads/detail', { name: 'Ana Lima', email: 'Ana@Example.com', company: 'Lima Foods', owner: 'Rep@acme.test', value: 1200 });
@@ -63,7 +63,7 @@ t.test('leads - create, read, list with filters and search, update, delete', asy
 });
 
 t.test('leads - PUT with a stale version is a 409 and writes nothing', async (t) => {
-  const { a } = await setup(t);
+  const { a } = await setup(t, { modules: ['crm'] });
   const c = await a.post('/crm/leads/detail', { name: 'Dee' });
   const id = c.body.sk;
   const first = await a.put(`/crm/leads/detail/${id}`, { version: 1, data: { status: 'contacted' } });
@@ -90,7 +90,7 @@ t.test('leads - PUT with a stale version is a 409 and writes nothing', async (t)
 });
 
 t.test('leads - validation names the fields', async (t) => {
-  const { a } = await setup(t);
+  const { a } = await setup(t, { modules: ['crm'] });
   const r = await a.post('/crm/leads/detail', { email: 'not-an-email', value: -3 });
   t.equal(r.status, 400);
   t.match(messages(r), /body\/name is required/);
@@ -113,7 +113,7 @@ t.test('leads - validation names the fields', async (t) => {
 });
 
 t.test('leads - staff only', async (t) => {
-  const env = await setup(t);
+  const env = await setup(t, { modules: ['crm'] });
   const id = (await env.a.post('/crm/leads/detail', { name: 'F' })).body.sk;
   await assertStaffOnly(t, env, 'get', '/crm/leads/detail');
   await assertStaffOnly(t, env, 'post', '/crm/leads/detail', { name: 'G' });

@@ -9,7 +9,7 @@ const items = [
 ];
 
 t.test('social sync - ingest, lists per kind, dedupe by platform id, inbox threading', async (t) => {
-  const env = await setup(t);
+  const env = await setup(t, { modules: ['crm'] });
   const { a, admin, b } = env;
   const r = await admin.post('/sync/social-activities/ingest', { items });
   t.equal(r.status, 200);
@@ -62,7 +62,7 @@ t.test('social sync - ingest, lists per kind, dedupe by platform id, inbox threa
 });
 
 t.test('social sync - validation, Admin only, staff only', async (t) => {
-  const env = await setup(t);
+  const env = await setup(t, { modules: ['crm'] });
   const { a, admin, app } = env;
   t.equal((await a.post('/sync/social-activities/ingest', { items })).status, 403, 'ingest needs Admin');
   const bad = await admin.post('/sync/social-activities/ingest', {

@@ -13,7 +13,7 @@ async function openTicket(a: Awaited<ReturnType<typeof setup>>['a'], extra: Reco
 }
 
 t.test('support tickets - open, list, get and change with a version check', async (t) => {
-  const { a, b } = await setup(t);
+  const { a, b } = await setup(t, { modules: ['crm'] });
   const r = await openTicket(a, { priority: 'high' });
   t.equal(r.status, 201);
   const ticket = r.body.ticket;
@@ -49,7 +49,7 @@ t.test('support tickets - open, list, get and change with a version check', asyn
 });
 
 t.test('support tickets - a reply is public and emailed; a comment is internal and never sent', async (t) => {
-  const env = await setup(t);
+  const env = await setup(t, { modules: ['crm'] });
   const { a, b, app } = env;
   const ticket = (await openTicket(a)).body.ticket;
   const id = ticket.sk;
@@ -111,7 +111,7 @@ t.test('support tickets - a reply is public and emailed; a comment is internal a
 });
 
 t.test('support tickets - concurrent replies keep exact counts', async (t) => {
-  const { a } = await setup(t);
+  const { a } = await setup(t, { modules: ['crm'] });
   const id = (await openTicket(a, { description: undefined })).body.ticket.sk;
   await Promise.all(Array.from({ length: 10 }, (_, i) => a.post(`/crm/tickets/reply/${id}`, { body: `r${i}` })));
   await Promise.all(Array.from({ length: 5 }, (_, i) => a.post(`/crm/tickets/comments/${id}`, { body: `c${i}` })));
@@ -122,7 +122,7 @@ t.test('support tickets - concurrent replies keep exact counts', async (t) => {
 });
 
 t.test('support tickets - validation and access', async (t) => {
-  const env = await setup(t);
+  const env = await setup(t, { modules: ['crm'] });
   const { a } = env;
   const bad = await a.post('/crm/tickets/detail', { requester: { email: 'nope' }, priority: 'asap' });
   t.equal(bad.status, 400);

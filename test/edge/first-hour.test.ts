@@ -9,6 +9,7 @@ import { signupOrg } from '../helpers/auth.js';
 import { request } from '../helpers/http.js';
 
 const app = await startTestApp(t, {
+  modules: ['auth', 'events'],
   config: { rateLimits: { enabled: true, defaultPlan: 'standard', signupPlan: null, plans: { free: { perSecond: 50, burst: 200 }, standard: { perSecond: 5000, burst: 20000 } }, perAddress: { perSecond: 20, burst: 100 } } },
 });
 
@@ -41,7 +42,7 @@ t.test('first hour - a 429 names the bucket and the setting that raises it', asy
 });
 
 t.test('first hour - SIGNUP_PLAN puts new organisations on a named plan', async (t) => {
-  const other = await startTestApp(t, { env: { SIGNUP_PLAN: 'free' } });
+  const other = await startTestApp(t, { modules: ['auth', 'events'], env: { SIGNUP_PLAN: 'free' } });
   const org = await signupOrg(other, { email: 'owner@planned.example', orgName: 'Planned' });
   t.equal(other.deps.store.getOrg(org.orgId)?.plan, 'free');
 });

@@ -16,7 +16,7 @@ const limits = {
 
 t.test('an organisation is limited by its plan; another organisation is not charged for it', async (t) => {
   const clock = new ManualClock(Date.now());
-  const app = await startTestApp(t, { clock, config: { rateLimits: limits } });
+  const app = await startTestApp(t, { modules: ['auth', 'records', 'reference'], clock, config: { rateLimits: limits } });
   await createOrg(app, 'acme');
   await createOrg(app, 'globex');
   await app.deps.store.commit(
@@ -42,7 +42,7 @@ t.test('an organisation is limited by its plan; another organisation is not char
 
 t.test('the public authentication routes are limited per address', async (t) => {
   const clock = new ManualClock(Date.now());
-  const app = await startTestApp(t, { clock, config: { rateLimits: { ...limits, defaultPlan: 'roomy' } } });
+  const app = await startTestApp(t, { modules: ['auth', 'records', 'reference'], clock, config: { rateLimits: { ...limits, defaultPlan: 'roomy' } } });
   await createOrg(app, 'acme');
   const signIn = () =>
     request(app.url, '/profile/user/signin', { method: 'POST', headers: { orgid: 'acme' }, body: { email: 'x@acme.test', password: 'wrong-password-1' } });
@@ -59,7 +59,7 @@ t.test('the public authentication routes are limited per address', async (t) => 
 });
 
 t.test('security headers on JSON, error, preflight and HTML answers', async (t) => {
-  const app = await startTestApp(t);
+  const app = await startTestApp(t, { modules: ['auth', 'records', 'reference'] });
   await createOrg(app, 'acme');
   const ok = await request(app.url, '/repository/find/bm_note', { method: 'POST', body: {}, headers: { orgid: 'acme', authorization: `Bearer ${tokenFor(app, { org: 'acme' })}` } });
   const missing = await request(app.url, '/no/such/route');
@@ -84,7 +84,7 @@ t.test('security headers on JSON, error, preflight and HTML answers', async (t) 
 });
 
 t.test('request ids: a plain caller id is echoed, anything else is replaced, ours are unique', async (t) => {
-  const app = await startTestApp(t);
+  const app = await startTestApp(t, { modules: ['auth', 'records', 'reference'] });
   const echoed = await request(app.url, '/healthz', { headers: { 'x-request-id': 'gw-1234.abc:7' } });
   t.equal(echoed.headers['x-request-id'], 'gw-1234.abc:7');
   const odd = await request(app.url, '/healthz', { headers: { 'x-request-id': 'has spaces and "quotes"' } });
@@ -96,7 +96,7 @@ t.test('request ids: a plain caller id is echoed, anything else is replaced, our
 });
 
 t.test('a JSON body that is not UTF-8 is a 400 naming the problem', async (t) => {
-  const app = await startTestApp(t);
+  const app = await startTestApp(t, { modules: ['auth', 'records', 'reference'] });
   await createOrg(app, 'acme');
   const body = Buffer.concat([Buffer.from('{"title":"caf'), Buffer.from([0xc3, 0x28]), Buffer.from('"}')]);
   const r = await request(app.url, '/profile/signout', {

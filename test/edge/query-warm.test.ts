@@ -7,7 +7,7 @@ import { bearer, signupOrg } from '../helpers/auth.js';
 import { request } from '../helpers/http.js';
 
 t.test('query warm-up - by default the workers have started, their modules loaded, before the node answers ready', async (t) => {
-  const app = await startTestApp(t, { config: { query: { workers: 1, spareWorkers: 1 } } });
+  const app = await startTestApp(t, { modules: ['auth', 'records'], config: { query: { workers: 1, spareWorkers: 1 } } });
   const pool = app.deps.queries as QueryPool;
   t.equal(pool.warm, true, 'warm at start');
   t.equal(pool.readyWorkers, 2, 'both workers (one spare) ready');
@@ -15,7 +15,7 @@ t.test('query warm-up - by default the workers have started, their modules loade
 });
 
 t.test('query warm-up - set false, no worker starts until the first query, which starts them and answers', async (t) => {
-  const app = await startTestApp(t, { config: { query: { workers: 1, spareWorkers: 0, warmAtStart: false } } });
+  const app = await startTestApp(t, { modules: ['auth', 'records'], config: { query: { workers: 1, spareWorkers: 0, warmAtStart: false } } });
   const pool = app.deps.queries as QueryPool;
   t.equal(pool.liveWorkers, 0, 'no worker thread at start');
   t.same((await request(app.url, '/readyz')).body, { status: 'ready' }, 'ready without them');

@@ -22,7 +22,7 @@ const limits = {
 
 async function setUp(t: Test) {
   const clock = new ManualClock(Date.now());
-  const app = await startTestApp(t, { clock, config: { rateLimits: limits } });
+  const app = await startTestApp(t, { modules: ['auth', 'records', 'chat', 'storefront'], clock, config: { rateLimits: limits } });
   const org = await signupOrg(app, { email: 'owner@principal.example', orgName: 'Principal' });
   return { app, org };
 }

@@ -44,7 +44,7 @@ t.test('checkin - every scan acknowledged before a SIGKILL is checked in and cou
   t.equal(child.proc.signalCode, 'SIGKILL', 'killed, not stopped');
   t.ok(acked.length >= 150, `${acked.length} scans acknowledged before the kill`);
 
-  const app = await startTestApp(t, { dataDir });
+  const app = await startTestApp(t, { modules: ['events'], dataDir });
   const after = client(app.url, headers);
   const missing = acked.filter((id) => app.deps.store.getRecord('acme', 'ticket', id)?.data.status !== 'checked_in');
   t.same(missing, [], 'every acknowledged check-in is checked_in');

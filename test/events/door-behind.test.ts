@@ -113,7 +113,7 @@ t.test('kill -9 with the records behind: the restart writes every acknowledged e
   await raw.close();
   t.equal(behind, 50, 'no record was materialized before the kill');
 
-  const app = await startTestApp(t, { dataDir, config: PAUSED });
+  const app = await startTestApp(t, { modules: ['events', 'records'], dataDir, config: PAUSED });
   const after = client(app.url, headers);
   t.same(acked.filter((id) => app.deps.store.getRecord('acme', 'ticket', id)?.data.status !== 'checked_in'), [], 'the start wrote every acknowledged entry');
   const listed = await after.get(`/events/${ev.sk}/tickets?status=checked_in&pageSize=100`);

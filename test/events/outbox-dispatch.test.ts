@@ -75,7 +75,7 @@ t.test('outbox - kill -9 during a 5,000-ticket comp and during its emails; retry
   await kill9(server);
 
   // 3. Restarted again: nothing doubled; the dispatcher sends what is left; a third retry adds nothing.
-  const app = await startTestApp(t, { dataDir });
+  const app = await startTestApp(t, { modules: ['events'], dataDir });
   const c2 = census(app.deps.store as LmdbStore, ev.sk);
   t.equal(c2.tickets.length, 5000, 'the tickets of one comp');
   t.equal(c2.mails.length, 5000, 'one email per ticket');
@@ -184,6 +184,7 @@ t.test('outbox - a comp answers while the provider is stuck; retries back off an
   // Restarted with the smtp provider: what was queued goes out, each under its record id.
   const smtp = await smtpServer(t);
   const app = await startTestApp(t, {
+    modules: ['events'],
     dataDir,
     clock,
     config: { outbox: dispatch, providers: { outbox: 'smtp', smtp: { host: '127.0.0.1', port: smtp.port, secure: false, user: null, pass: null, from: 'tickets@shop.example' } } },

@@ -350,7 +350,7 @@ t.test('checkin - the door state is rebuilt from the scan log after a restart', 
   const before = [await stats(w.staff, ev), (await w.staff.get(`/events/${ev.id}/occupancy`)).body];
   await w.app.close();
 
-  const app2 = await startTestApp(t, { dataDir });
+  const app2 = await startTestApp(t, { modules: ['events', 'records'], dataDir });
   const staff = client(app2.url, w.staff === undefined ? {} : { orgid: w.org, authorization: `Bearer ${app2.deps.tokens.signAccess({ sub: 's', org: w.org, roles: ['User'], kind: 'staff' })}` });
   t.same([await stats(staff, ev), (await staff.get(`/events/${ev.id}/occupancy`)).body], before, 'same figures');
   t.equal((await staff.post('/events/checkin', { code: a.data.number, zone: 'vip' })).body.reason, 'already_checked_in', 'still inside');

@@ -23,7 +23,7 @@ export interface EventsWorld {
 }
 
 export async function eventsWorld(t: Teardown, opts: StartOptions & { dataDir?: string } = {}): Promise<EventsWorld> {
-  const app = await startTestApp(t, opts);
+  const app = await startTestApp(t, { modules: ['events', 'records'], ...opts });
   const org = 'acme';
   await createOrg(app, org);
   await createOrg(app, 'globex');

@@ -1,11 +1,14 @@
 // Starts a real node of the service for a test: port 0, a temp LMDB directory, silent logs, a
-// fixed JWT secret; closed and removed in teardown.
+// fixed JWT secret; closed and removed in teardown. A test names the modules it exercises
+// (`startTestApp(t, { modules: ['events'] })`, edge/modules.ts): only those, and the modules they
+// require, are loaded; without names the node runs every module. The app itself is loaded at the
+// first start: a file that takes only tempDir or the secret from here does not load it.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Principal } from '../../core/auth/tokens.js';
 import { WriteBatch } from '../../core/store/store.js';
-import { startApp, type RunningApp, type StartOptions } from '../../edge/app.js';
+import type { RunningApp, StartOptions } from '../../edge/app.js';
 
 export const TEST_JWT_SECRET = 'test-secret-0123456789-0123456789-0123456789';
 
@@ -31,6 +34,7 @@ const TEST_QUERY = { workers: 1, spareWorkers: 0, warmAtStart: false };
 
 export async function startTestApp(t: Teardown, opts: StartOptions & { dataDir?: string } = {}): Promise<RunningApp> {
   const dataDir = opts.dataDir ?? tempDir(t);
+  const { startApp } = await import('../../edge/app.js');
   const app = await startApp({
     ...opts,
     env: opts.env ?? {},

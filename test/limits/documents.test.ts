@@ -18,6 +18,7 @@ const MAX_RECORD_BYTES = 16 * 1024;
 const MAX_INFLIGHT = 160 * 1024;
 
 const app = await startTestApp(t, {
+  modules: ['auth', 'records', 'reference'],
   config: {
     documents: { maxDepth: 32, maxKeys: 1000, maxItems: 10_000, maxStringLength: 100_000, maxRecordBytes: MAX_RECORD_BYTES },
     http: { maxBodyBytes: 1024 * 1024, corsOrigins: ['*'], shutdownGraceMs: 1000, anonymousMaxBodyBytes: 8 * 1024, maxInflightBodyBytes: MAX_INFLIGHT },

@@ -39,7 +39,7 @@ interface World {
 }
 
 async function world(tt: Parameters<typeof startTestApp>[0], uploads: Record<string, unknown> = {}, config: Record<string, unknown> = {}): Promise<World> {
-  const app = await startTestApp(tt, { config: { ...config, uploads: { maxBytes: CAP, chunkBytes: CHUNK, ...uploads } } });
+  const app = await startTestApp(tt, { modules: ['auth', 'events', 'records'], config: { ...config, uploads: { maxBytes: CAP, chunkBytes: CHUNK, ...uploads } } });
   const dataDir = app.deps.config.dataDir;
   const mediaDir = join(dataDir, 'media');
   const side = async (email: string, orgName: string) => {

@@ -19,6 +19,7 @@ const NESTED_MAP = {
 
 t.test('query budget', async (t) => {
   const { app, a, b } = await setup(t, {
+    modules: ['records', 'crm', 'storefront'],
     // No spare: the heap test below then runs on the replacement of the worker the test before it
     // ended, as before spares existed. On a loaded machine a worker that has already run queries
     // took 1.5-3.5 s to reach its heap limit, racing the 2 s time budget (the spares' own tests
@@ -130,7 +131,7 @@ t.test('query budget', async (t) => {
   t.test('a query that needs more heap than a worker has is stopped with 400, and the pool goes on', async (t) => {
     // A node of its own with a time budget the heap always runs out first against: on a loaded
     // machine (the suite runs files in parallel) reaching 96 MiB took up to 3.5 s, past 2 s.
-    const heap = await setup(t, { config: { query: { timeoutMs: 60_000, workerHeapMb: 96, workers: 2, spareWorkers: 0 } } });
+    const heap = await setup(t, { modules: ['records', 'crm', 'storefront'], config: { query: { timeoutMs: 60_000, workerHeapMb: 96, workers: 2, spareWorkers: 0 } } });
     await heap.app.deps.store.commit(new WriteBatch().putRecord(newRecord('acme', 'product', { name: 'a' })).putRecord(newRecord('globex', 'product', { name: 'widget' })));
     const r = await heap.a.post('/dynamic-query/aggregate', {
       datatype: 'product',
@@ -217,7 +218,7 @@ t.test('query budget', async (t) => {
     // listings run and that B is not held meanwhile, not whether a loaded machine lists 40,000
     // records within the 2 s the attacks above are held to (with three test files at once on two
     // cores, the sorted lead listing sometimes took longer and answered the budget's 400).
-    const { app, a, b } = await setup(t, { config: { query: { timeoutMs: 60_000, workers: 2, spareWorkers: 0 } } });
+    const { app, a, b } = await setup(t, { modules: ['records', 'crm', 'storefront'], config: { query: { timeoutMs: 60_000, workers: 2, spareWorkers: 0 } } });
     const pool = app.deps.queries as QueryPool;
     const bProduct = newRecord('globex', 'product', { name: 'widget' });
     await app.deps.store.commit(new WriteBatch().putRecord(bProduct));

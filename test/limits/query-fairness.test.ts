@@ -27,7 +27,7 @@ async function untilReady(url: string): Promise<void> {
 
 t.test('query pool - the first query after a start answers within 50 ms once /readyz says ready', async (t) => {
   // A node as `npm start` runs it: its routes compile before it says ready (COMPILE_ROUTES_AT_START).
-  const app = await startTestApp(t, { config: { query: { timeoutMs: TIMEOUT_MS }, http: { compileAtStart: true } } });
+  const app = await startTestApp(t, { modules: ['records'], config: { query: { timeoutMs: TIMEOUT_MS }, http: { compileAtStart: true } } });
   await createOrg(app, 'acme');
   await app.deps.store.commit(new WriteBatch().putRecord(newRecord('acme', 'product', { name: 'widget' })));
   const a = client(app.url, staffHeaders(app, 'acme'));
@@ -51,7 +51,7 @@ t.test('query pool - the first query after a start answers within 50 ms once /re
 });
 
 t.test('query pool - ten organisations keeping four over-budget aggregations queued do not hold another\'s find past QUERY_TIMEOUT_MS + 100 ms', async (t) => {
-  const app = await startTestApp(t, { config: { query: { timeoutMs: TIMEOUT_MS, workers: 2 } } });
+  const app = await startTestApp(t, { modules: ['records'], config: { query: { timeoutMs: TIMEOUT_MS, workers: 2 } } });
   const attackers = Array.from({ length: 10 }, (_, i) => `attacker${i}`);
   for (const org of [...attackers, 'bystander']) await createOrg(app, org);
   const batch = new WriteBatch();

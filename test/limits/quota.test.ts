@@ -46,7 +46,7 @@ function filesOf(app: RunningApp, org: string): string[] {
 }
 
 t.test('storage quota - a record write past the quota is refused and stores nothing; usage counts creates, updates and deletes exactly', async (t) => {
-  const app = await startTestApp(t, { config: quotas(40_000, null) });
+  const app = await startTestApp(t, { modules: ['auth', 'events', 'records'], config: quotas(40_000, null) });
   const a = await side(app, 'ada@a.example', 'Org A');
   const store = lmdbOf(app);
   const exact = (what: string) => t.equal(store.usage(a.org).recordBytes, store.measureRecordBytes(a.org), `${what}: usage equals the bytes stored`);
@@ -104,7 +104,7 @@ t.test('storage quota - a record write past the quota is refused and stores noth
 });
 
 t.test('storage quota - an upload past the media quota is refused and keeps no file; removing files takes their bytes off', async (t) => {
-  const app = await startTestApp(t, { config: quotas(null, 250_000) });
+  const app = await startTestApp(t, { modules: ['auth', 'events', 'records'], config: quotas(null, 250_000) });
   const a = await side(app, 'ada@a.example', 'Org A');
   const store = lmdbOf(app);
   const ev = await a.c.post('/events', { name: 'Fest' });
@@ -143,7 +143,7 @@ t.test('storage quota - an upload past the media quota is refused and keeps no f
 
 t.test('storage quota - usage survives a restart, and data stored before usage was counted is counted once', async (t) => {
   const dataDir = tempDir(t);
-  let app = await startTestApp(t, { dataDir, config: quotas(null, null) });
+  let app = await startTestApp(t, { modules: ['auth', 'events', 'records'], dataDir, config: quotas(null, null) });
   const a = await side(app, 'ada@a.example', 'Org A');
   const ev = await a.c.post('/events', { name: 'Fest' });
   t.equal((await upload(app, a.headers, ev.body.sk, randomBytes(50_000))).status, 201);
@@ -151,7 +151,7 @@ t.test('storage quota - usage survives a restart, and data stored before usage w
   const was = lmdbOf(app).usage(a.org);
   await app.close();
 
-  app = await startTestApp(t, { dataDir, config: quotas(null, null) });
+  app = await startTestApp(t, { modules: ['auth', 'events', 'records'], dataDir, config: quotas(null, null) });
   t.same(lmdbOf(app).usage(a.org), was, 'the counters are in LMDB');
   await app.close();
 
@@ -164,7 +164,7 @@ t.test('storage quota - usage survives a restart, and data stored before usage w
   });
   await env.close();
 
-  app = await startTestApp(t, { dataDir, config: quotas(null, null) });
+  app = await startTestApp(t, { modules: ['auth', 'events', 'records'], dataDir, config: quotas(null, null) });
   const store = lmdbOf(app);
   t.equal(store.usage(a.org).recordBytes, was.recordBytes, 'record bytes counted at start-up');
   t.equal(store.usage(a.org).recordBytes, store.measureRecordBytes(a.org));
@@ -175,14 +175,14 @@ t.test('storage quota - usage survives a restart, and data stored before usage w
 
 t.test('storage quota - below the free-disk floor writes answer 507 and deletes still work', async (t) => {
   const dataDir = tempDir(t);
-  let app = await startTestApp(t, { dataDir });
+  let app = await startTestApp(t, { modules: ['auth', 'events', 'records'], dataDir });
   const a = await side(app, 'ada@a.example', 'Org A');
   const ev = await a.c.post('/events', { name: 'Fest' });
   const made = await a.c.post('/repository/create', { datatype: 'note', data: { text: 'hello' }, isNew: true });
   t.equal(made.status, 201);
   await app.close();
 
-  app = await startTestApp(t, { dataDir, config: { quotas: { minFreeDiskBytes: Number.MAX_SAFE_INTEGER }, uploads: { maxBytes: CAP } } });
+  app = await startTestApp(t, { modules: ['auth', 'events', 'records'], dataDir, config: { quotas: { minFreeDiskBytes: Number.MAX_SAFE_INTEGER }, uploads: { maxBytes: CAP } } });
   const store = lmdbOf(app);
   const digest = store.digest();
   // A new server: a new address.
@@ -200,7 +200,7 @@ t.test('storage quota - below the free-disk floor writes answer 507 and deletes 
 });
 
 t.test('GET /profile/org/usage - Admins see usage against their plan; other staff are refused; /metrics has it per organisation', async (t) => {
-  const app = await startTestApp(t, { config: quotas(1_000_000, 2_000_000) });
+  const app = await startTestApp(t, { modules: ['auth', 'events', 'records'], config: quotas(1_000_000, 2_000_000) });
   const a = await side(app, 'ada@a.example', 'Org A');
   const r = await a.c.get('/profile/org/usage');
   t.equal(r.status, 200, r.text);

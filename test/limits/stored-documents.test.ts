@@ -8,7 +8,7 @@ import { WriteBatch } from '../../core/store/store.js';
 import { createOrg, staffHeaders, startTestApp } from '../helpers/app.js';
 import { request } from '../helpers/http.js';
 
-const app = await startTestApp(t);
+const app = await startTestApp(t, { modules: ['records'] });
 await createOrg(app, 'org-a');
 const A = staffHeaders(app, 'org-a');
 

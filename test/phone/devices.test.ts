@@ -14,7 +14,7 @@ const reg = (deviceId: string, extra: Record<string, unknown> = {}) => ({
 
 t.test('phone devices - register, heartbeat TTL of 90 s on a controllable clock, unregister', async (t) => {
   const clock = new ManualClock(Date.UTC(2026, 4, 1, 9));
-  const env = await setup(t, { clock });
+  const env = await setup(t, { modules: ['phone'], clock });
   const { a, admin } = env;
 
   const r = await a.post('/phone/voice/register-device', reg('dev-ana-1'));
@@ -83,7 +83,7 @@ t.test('phone devices - register, heartbeat TTL of 90 s on a controllable clock,
 });
 
 t.test('phone devices - capabilities only voice and/or sms; validation names the fields', async (t) => {
-  const env = await setup(t);
+  const env = await setup(t, { modules: ['phone'] });
   const { a } = env;
   const bad = await a.post('/phone/voice/register-device', reg('dev-1', { capabilities: ['voice', 'video'] }));
   t.equal(bad.status, 400);
@@ -106,7 +106,7 @@ t.test('phone devices - capabilities only voice and/or sms; validation names the
 });
 
 t.test('phone devices - numbers, user phones, system summary', async (t) => {
-  const env = await setup(t);
+  const env = await setup(t, { modules: ['phone'] });
   const { a, admin, b } = env;
   t.equal((await a.post('/phone/numbers', { number: '+15550000001' })).status, 403, 'adding numbers needs Admin');
   const shared = await admin.post('/phone/numbers', { number: '+1 555 000 0001', label: 'Front desk' });
@@ -169,7 +169,7 @@ t.test('phone devices - numbers, user phones, system summary', async (t) => {
 });
 
 t.test('phone devices - access', async (t) => {
-  const env = await setup(t);
+  const env = await setup(t, { modules: ['phone'] });
   await assertStaffOnly(t, env, 'post', '/phone/voice/register-device', reg('dev-x'));
   await assertStaffOnly(t, env, 'post', '/phone/voice/heartbeat', { deviceId: 'dev-x' });
   await assertStaffOnly(t, env, 'post', '/phone/voice/unregister-device', { deviceId: 'dev-x' });

@@ -6,7 +6,7 @@ const SMS = { from: '+15551234567', to: '+15550000001', body: 'hello', sid: 'SM1
 const CALL = { sid: 'CA1', from: '+15551234567', to: '+15550000001', status: 'ringing' };
 
 t.test('inbound webhooks - a missing or wrong shared secret is refused with 401 and stores nothing', async (t) => {
-  const env = await setup(t);
+  const env = await setup(t, { modules: ['phone'] });
   const { app } = env;
   const seen: unknown[] = [];
   app.deps.bus.subscribe('sms.received.>', (e) => seen.push(e));
@@ -34,7 +34,7 @@ t.test('inbound webhooks - a missing or wrong shared secret is refused with 401 
 });
 
 t.test('inbound webhooks - with no secret configured every webhook is refused', async (t) => {
-  const env = await setup(t, { config: { voice: { provider: 'local', tokenTtlSeconds: 3600, webhookSecret: null } } });
+  const env = await setup(t, { modules: ['phone'], config: { voice: { provider: 'local', tokenTtlSeconds: 3600, webhookSecret: null } } });
   const r = await client(env.app.url, { orgid: A, 'x-webhook-secret': WEBHOOK_SECRET }).post('/phone/inbound/sms', SMS);
   t.equal(r.status, 401);
   t.match(r.body.message, /not configured/);
@@ -42,7 +42,7 @@ t.test('inbound webhooks - with no secret configured every webhook is refused', 
 });
 
 t.test('inbound webhooks - body validation names the fields (after the secret)', async (t) => {
-  const env = await setup(t);
+  const env = await setup(t, { modules: ['phone'] });
   const hook = client(env.app.url, { orgid: A, 'x-webhook-secret': WEBHOOK_SECRET });
   const sms = await hook.post('/phone/inbound/sms', { to: 5, body: 'x' });
   t.equal(sms.status, 400);
@@ -60,7 +60,7 @@ t.test('inbound webhooks - body validation names the fields (after the secret)',
 });
 
 t.test('inbound calls - status callbacks merge per call; recordings; the communications log', async (t) => {
-  const env = await setup(t);
+  const env = await setup(t, { modules: ['phone'] });
   const { a, b } = env;
   const hook = client(env.app.url, { orgid: A, 'x-webhook-secret': WEBHOOK_SECRET });
 

@@ -2,7 +2,7 @@ import t from 'tap';
 import { setup } from '../crm/setup.js';
 
 t.test('phone numbers - admins changing one number at once are applied one after the other, none lost', async (t) => {
-  const { admin } = await setup(t);
+  const { admin } = await setup(t, { modules: ['phone'] });
   const number = '+15557770001';
   t.equal((await admin.post('/phone/numbers', { number })).status, 201);
 
@@ -21,7 +21,7 @@ t.test('phone numbers - admins changing one number at once are applied one after
 });
 
 t.test('phone numbers - creating one number twice at once makes one record, created once', async (t) => {
-  const { admin } = await setup(t);
+  const { admin } = await setup(t, { modules: ['phone'] });
   const replies = await Promise.all([
     admin.post('/phone/numbers', { number: '+15557770002', label: 'One' }),
     admin.post('/phone/numbers', { number: '+15557770002', label: 'Two' }),

@@ -14,6 +14,7 @@ const SECRET = 'configured-api-key-secret-0123456789';
 
 t.test('voice token - the configured provider signs the access-token format with the API key secret', async (t) => {
   const env = await setup(t, {
+    modules: ['phone'],
     config: { voice: { provider: 'twilio', accountSid: ACCOUNT, apiKeySid: KEY, apiKeySecret: SECRET, outgoingApplicationSid: APP, tokenTtlSeconds: 1800 } },
   });
   const r = await env.a.post('/phone/voice/register-device', { deviceId: 'dev-1', platform: 'android', capabilities: ['voice'] });
@@ -52,7 +53,7 @@ t.test('voice token - the configured provider signs the access-token format with
 
 t.test('voice token - the local provider signs with a generated secret kept under DATA_DIR', async (t) => {
   const dataDir = tempDir(t);
-  const env = await setup(t, { dataDir });
+  const env = await setup(t, { modules: ['phone'], dataDir });
   const file = join(dataDir, LOCAL_VOICE_FILE);
   const creds = JSON.parse(readFileSync(file, 'utf8'));
   t.equal(statSync(file).mode & 0o777, 0o600, 'the secret file is private');

@@ -10,7 +10,7 @@ import { client } from '../helpers/http.js';
 import { A, B, createBody, setup } from './setup.js';
 
 t.test('update - 50 concurrent updates of one version: exactly one wins, 49 get 409', async (t) => {
-  const { app, a } = await setup(t);
+  const { app, a } = await setup(t, { modules: ['records'] });
   const c = await a.post('/repository/create', createBody('sf_order', { total: '0' }));
   const id = c.body.sk;
   const replies = await Promise.all(
@@ -31,7 +31,7 @@ t.test('update - 50 concurrent updates of one version: exactly one wins, 49 get 
 });
 
 t.test('update-partial and delete - concurrent version-checked writes: exactly one wins', async (t) => {
-  const { app, a } = await setup(t);
+  const { app, a } = await setup(t, { modules: ['records'] });
   const c = await a.post('/repository/create', createBody('task', { n: 0 }));
   const id = c.body.sk;
   const replies = await Promise.all(
@@ -48,7 +48,7 @@ t.test('update-partial and delete - concurrent version-checked writes: exactly o
 });
 
 t.test('create - 20 concurrent creates with one idempotencyKey make one record', async (t) => {
-  const { app, a, b } = await setup(t);
+  const { app, a, b } = await setup(t, { modules: ['records'] });
   const key = randomUUID();
   const body = createBody('sf_order', { total: '42.00', customerId: 'c1' }, { idempotencyKey: key });
   const replies = await Promise.all(Array.from({ length: 20 }, () => a.post('/repository/create', body)));
@@ -88,7 +88,7 @@ t.test('create - 20 concurrent creates with one idempotencyKey make one record',
 });
 
 t.test('create - concurrent different keys and a mismatching retry in flight', async (t) => {
-  const { app, a } = await setup(t);
+  const { app, a } = await setup(t, { modules: ['records'] });
   const key = randomUUID();
   const same = createBody('lead', { status: 'a' }, { idempotencyKey: key });
   const differ = createBody('lead', { status: 'b' }, { idempotencyKey: key });
@@ -109,12 +109,12 @@ t.test('create - an idempotent result survives a restart and expires after 24 ho
   const key = randomUUID();
   const body = createBody('lead', { status: 'once' }, { idempotencyKey: key });
 
-  const first = await setup(t, { dataDir, clock });
+  const first = await setup(t, { modules: ['records'], dataDir, clock });
   const made = await first.a.post('/repository/create', body);
   t.equal(made.status, 201);
   await first.app.close();
 
-  const app = await startTestApp(t, { dataDir, clock });
+  const app = await startTestApp(t, { modules: ['records'], dataDir, clock });
   const a = client(app.url, staffHeaders(app, A));
   const again = await a.post('/repository/create', body);
   t.equal(again.status, 201);
@@ -132,7 +132,7 @@ t.test('create - an idempotent result survives a restart and expires after 24 ho
 });
 
 t.test('records actor - a retry queued behind the first create is answered from memory', async (t) => {
-  const { app } = await setup(t);
+  const { app } = await setup(t, { modules: ['records'] });
   const ask = (msg: RecordsMsg) => app.deps.runtime.ask<CreateReply>(A, RECORDS_ACTOR, RECORDS_KEY, msg);
   const key = randomUUID();
   const msg: RecordsMsg = { type: 'create', datatype: 'lead', data: { n: 1 }, idempotency: { key, print: 'p1' }, roles: ['User'] };
@@ -150,7 +150,7 @@ t.test('records actor - a retry queued behind the first create is answered from 
 
 t.test('records actor - expired idempotency keys are swept', async (t) => {
   const clock = new ManualClock(Date.UTC(2026, 5, 1));
-  const { app } = await setup(t, { clock });
+  const { app } = await setup(t, { modules: ['records'], clock });
   const ask = (msg: RecordsMsg) => app.deps.runtime.ask<CreateReply>(A, RECORDS_ACTOR, RECORDS_KEY, msg);
   const old = randomUUID();
   await ask({ type: 'create', datatype: 'lead', data: {}, idempotency: { key: old, print: 'p' }, roles: ['User'] });

@@ -5,7 +5,7 @@ import { MAX_RESULT_DOCUMENTS } from '../../actors/records/dynamic-query.js';
 import { A, B, seed, setup } from './setup.js';
 
 t.test('dynamic-query', async (t) => {
-  const { app, a, b, as, anon } = await setup(t);
+  const { app, a, b, as, anon } = await setup(t, { modules: ['records'] });
   const orders = await seed(
     app,
     A,

@@ -6,7 +6,7 @@ import { client } from '../helpers/http.js';
 import { A, B, seed, setup } from './setup.js';
 
 t.test('notes', async (t) => {
-  const { app, a, b, as, anon } = await setup(t);
+  const { app, a, b, as, anon } = await setup(t, { modules: ['records'] });
   const [resv] = await seed(app, A, 'reservation', [{ customerId: 'c1', service: 'table' }]);
   const [resvB] = await seed(app, B, 'reservation', [{ customerId: 'c9' }]);
   const path = `/notes/reservation/${resv.sk}`;
@@ -75,7 +75,7 @@ t.test('notes', async (t) => {
 });
 
 t.test('client-data', async (t) => {
-  const { app, a, as, anon } = await setup(t);
+  const { app, a, as, anon } = await setup(t, { modules: ['records'] });
   const [ann, bob, cid] = await seed(app, A, 'customer', [
     { email: 'ann@example.com', name: 'Ann', passwordHash: 'scrypt$ann', security: { totpSecret: 'X' } },
     { email: 'bob@example.com', name: 'Bob' },

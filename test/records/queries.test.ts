@@ -4,7 +4,7 @@ import t from 'tap';
 import { A, B, seed, setup } from './setup.js';
 
 t.test('queries', async (t) => {
-  const { app, a, b } = await setup(t);
+  const { app, a, b } = await setup(t, { modules: ['records'] });
   // 45 products; prices are numeric strings whose text order differs from their numeric order.
   const prices = Array.from({ length: 45 }, (_, i) => String((i * 37) % 101));
   await seed(app, A, 'sf_product', prices.map((price, i) => ({ name: `p${String(i).padStart(2, '0')}`, price, kind: i % 3 === 0 ? 'food' : 'drink' })));

@@ -8,7 +8,7 @@ const SENSITIVE = ['user', 'customer', 'apikey', 'user_security', 'two_factor_ba
 const UNREADABLE = ['apikey', 'user_security', 'two_factor_backup', 'passcode_card'];
 
 t.test('repository', async (t) => {
-  const { app, a, b, as, anon } = await setup(t);
+  const { app, a, b, as, anon } = await setup(t, { modules: ['records'] });
 
   t.test('create - answers 201 with the record at version 1, state new unless given', async (t) => {
     const r = await a.post('/repository/create', createBody('sf_product', { name: 'Espresso', price: '2.50' }));

@@ -6,7 +6,7 @@ import t from 'tap';
 import { createOrg, staffHeaders, startTestApp } from '../helpers/app.js';
 import { request } from '../helpers/http.js';
 
-const app = await startTestApp(t);
+const app = await startTestApp(t, { modules: ['records'] });
 await createOrg(app, 'acme');
 const staff = staffHeaders(app, 'acme', ['User']);
 const admin = staffHeaders(app, 'acme', ['User', 'Admin']);

@@ -2,7 +2,7 @@ import t from 'tap';
 import { ManualClock } from '../../core/clock.js';
 import { anonymous, outbox, seed, sharedApp, venue } from './world.js';
 
-const shared = await sharedApp(t);
+const shared = await sharedApp(t, { modules: ['reservations', 'checkin'] });
 
 const daily = (windows: Array<{ open: string; close: string }>) =>
   Object.fromEntries(['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'].map((d) => [d, windows]));

@@ -7,7 +7,7 @@ import { diningDefinition, outbox, seed, sharedApp, T0, venue, type Venue } from
 import { workflowModule } from '../../edge/modules/workflow.js';
 
 // Subtests that do not restart share one app (a fresh org each); they leave no job pending.
-const shared = await sharedApp(t);
+const shared = await sharedApp(t, { modules: ['reservations', 'workflow'] });
 
 const SAT_10 = '2026-03-21T09:00:00.000Z'; // 10:00 Berlin; the reminder is two hours before: 07:00Z
 const SAT_12 = '2026-03-21T11:00:00.000Z';
@@ -54,14 +54,14 @@ t.test('reminder - sent once when due, in the same write that stamps the booking
 
 t.test('reminder - fires after a restart on a clock past its due time, and only once', async (t) => {
   const clock = new ManualClock(T0);
-  const first = await venue(t, { clock });
+  const first = await venue(t, { modules: ['reservations', 'workflow'], clock });
   const def = await seed(first.app, first.org, 'reservation_definition', diningDefinition());
   const b = await book(first, def.sk, SAT_10);
   t.equal(reminders(first).length, 0);
   await first.app.close();
 
   clock.set(Date.UTC(2026, 2, 21, 7, 30));
-  const second = await venue(t, { clock, dataDir: first.dataDir });
+  const second = await venue(t, { modules: ['reservations', 'workflow'], clock, dataDir: first.dataDir });
   const sent = await eventually(() => (reminders(second).length > 0 ? reminders(second) : undefined));
   t.ok(sent, 'the reminder went out without anyone asking');
   t.equal(sent?.length, 1);
@@ -70,14 +70,14 @@ t.test('reminder - fires after a restart on a clock past its due time, and only 
   t.same(second.app.deps.store.listKv(second.org, 'scheduler'), []);
   await second.app.close();
 
-  const third = await venue(t, { clock, dataDir: first.dataDir });
+  const third = await venue(t, { modules: ['reservations', 'workflow'], clock, dataDir: first.dataDir });
   t.equal(await third.app.deps.services.scheduler.runDue(), 0);
   t.equal(reminders(third).length, 1, 'a second restart sends nothing more');
 });
 
 t.test('reminder - a cancelled booking and a rescheduled one get no stale reminder', async (t) => {
   const clock = new ManualClock(T0);
-  const first = await venue(t, { clock });
+  const first = await venue(t, { modules: ['reservations', 'workflow'], clock });
   const def = await seed(first.app, first.org, 'reservation_definition', diningDefinition());
   const gone = await book(first, def.sk, SAT_10);
   const moved = await book(first, def.sk, SAT_10);
@@ -86,7 +86,7 @@ t.test('reminder - a cancelled booking and a rescheduled one get no stale remind
   await first.app.close();
 
   clock.set(Date.UTC(2026, 2, 21, 7, 30)); // past the old 07:00Z reminder, before the new 09:00Z one
-  const second = await venue(t, { clock, dataDir: first.dataDir });
+  const second = await venue(t, { modules: ['reservations', 'workflow'], clock, dataDir: first.dataDir });
   const s = second.app.deps.services.scheduler;
   await s.runDue();
   t.equal(reminders(second).length, 0, 'nothing for the cancelled or the moved booking yet');
@@ -124,7 +124,7 @@ t.test('messages - a failing provider never loses a booking or its messages: the
       return { provider: 'flaky' };
     },
   };
-  const v = await venue(t, { outbox: flaky });
+  const v = await venue(t, { modules: ['reservations', 'workflow'], outbox: flaky });
   local = new LocalOutbox(v.app.deps.store, v.clock);
   const def = await seed(v.app, v.org, 'reservation_definition', diningDefinition());
   const res = await v.alice.post('/crm/reservations/create', { reservationDefinitionId: def.sk, service: 'Table', startTime: SAT_10, phone: '1' });
@@ -153,7 +153,7 @@ t.test('messages - a failing provider never loses a booking or its messages: the
 });
 
 t.test('reminder - still fires after the workflow module stopped: each node has one scheduler, stopped once by the node', async (t) => {
-  const v = await venue(t);
+  const v = await venue(t, { modules: ['reservations', 'workflow'] });
   const def = await seed(v.app, v.org, 'reservation_definition', diningDefinition());
   await book(v, def.sk, SAT_10);
   await workflowModule.stop?.(v.app.deps);

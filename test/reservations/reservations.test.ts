@@ -3,7 +3,7 @@ import { createOrg, tokenFor } from '../helpers/app.js';
 import { request } from '../helpers/http.js';
 import { anonymous, caller, diningDefinition, outbox, seed, sharedApp, venue, type Caller } from './world.js';
 
-const shared = await sharedApp(t);
+const shared = await sharedApp(t, { modules: ['reservations', 'records'] });
 
 // T0 is Friday 2026-03-20 09:00 in Berlin (CET, +1). Saturday 10:00 Berlin = 09:00Z.
 const SAT_10 = '2026-03-21T09:00:00.000Z';

@@ -6,7 +6,7 @@ import { signupCustomer, signupOrg } from '../helpers/auth.js';
 import { request } from '../helpers/http.js';
 import { caller, seed, sharedApp, venue } from './world.js';
 
-const shared = await sharedApp(t);
+const shared = await sharedApp(t, { modules: ['auth', 'checkin', 'records'] });
 
 t.test('service points - staff create, customers read; customers change them (spec: Auth customer) unless the organisation requires staff', async (t) => {
   const v = await venue(t, { shared });

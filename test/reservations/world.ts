@@ -7,6 +7,7 @@ import { newRecord, type StoredRecord } from '../../core/store/record.js';
 import { WriteBatch } from '../../core/store/store.js';
 import { readOutbox, type OutboxProvider } from '../../core/outbox.js';
 import type { RunningApp } from '../../edge/app.js';
+import type { ModuleRef } from '../../edge/modules.js';
 import { createOrg, startTestApp, tempDir, tokenFor } from '../helpers/app.js';
 import { request, type Reply } from '../helpers/http.js';
 
@@ -76,6 +77,8 @@ export interface VenueOptions {
   shared?: SharedApp;
   /** An outbox provider for a new app (the default records messages in the store). */
   outbox?: OutboxProvider;
+  /** The modules of a new app (every module when absent). */
+  modules?: readonly ModuleRef[];
 }
 
 export interface SharedApp {
@@ -90,10 +93,10 @@ export interface SharedApp {
  * its own org, so subtests stay independent. Not for tests that restart the app or count every
  * job the scheduler runs.
  */
-export async function sharedApp(t: Teardown): Promise<SharedApp> {
+export async function sharedApp(t: Teardown, opts: { modules?: readonly ModuleRef[] } = {}): Promise<SharedApp> {
   const clock = new ManualClock(T0);
   const dataDir = tempDir(t);
-  const app = await startTestApp(t, { dataDir, clock });
+  const app = await startTestApp(t, { modules: opts.modules, dataDir, clock });
   return { app, clock, dataDir, orgs: 0 };
 }
 
@@ -102,7 +105,7 @@ export async function venue(t: Teardown, opts: VenueOptions = {}): Promise<Venue
   if (opts.shared) opts.shared.clock.set(opts.clock?.now() ?? T0);
   const clock = opts.shared?.clock ?? opts.clock ?? new ManualClock(T0);
   const dataDir = opts.shared?.dataDir ?? opts.dataDir ?? tempDir(t);
-  const app = opts.shared?.app ?? (await startTestApp(t, { dataDir, clock, outbox: opts.outbox }));
+  const app = opts.shared?.app ?? (await startTestApp(t, { modules: opts.modules, dataDir, clock, outbox: opts.outbox }));
   const org = opts.org ?? (opts.shared ? `acme${++opts.shared.orgs}` : 'acme');
   if (!app.deps.store.getOrg(org)) await createOrg(app, org);
   const slug = opts.slug ?? 'downtown';

@@ -97,7 +97,7 @@ t.test('startApp - warns at start when the store has a large free list, and not 
   await bulkWritten(dir);
   const start = async () => {
     const lines: string[] = [];
-    const app = await startTestApp(t, { dataDir: dir, logger: createLogger('warn', { write: (s: string) => void lines.push(s) }) });
+    const app = await startTestApp(t, { modules: [], dataDir: dir, logger: createLogger('warn', { write: (s: string) => void lines.push(s) }) });
     await app.close();
     return lines.map((l) => JSON.parse(l) as { msg: string; freePages?: number });
   };

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { clientFor, openTab, seed, sharedApp, shop } from './world.js';
 
-const shared = await sharedApp(t);
+const shared = await sharedApp(t, { modules: ['storefront', 'auth'] });
 
 t.test('categories - POST is role-gated (Admin or ConfigAdmin); the POS list is sorted and public', async (t) => {
   const s = await shop(shared);

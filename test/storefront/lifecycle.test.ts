@@ -2,7 +2,7 @@ import t from 'tap';
 import { readOutbox } from '../../core/outbox.js';
 import { openTab, point, sharedApp, shop } from './world.js';
 
-const shared = await sharedApp(t);
+const shared = await sharedApp(t, { modules: ['storefront', 'records', 'reference'] });
 
 t.test('tab lifecycle - open, add lines, fire twice, settle in two payments, receipts, refund, closed list', async (t) => {
   const s = await shop(shared);

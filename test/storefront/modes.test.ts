@@ -8,7 +8,7 @@ import { startTestApp, tokenFor } from '../helpers/app.js';
 import { signupCustomer, signupOrg } from '../helpers/auth.js';
 import { request, type Reply } from '../helpers/http.js';
 
-const app = await startTestApp(t);
+const app = await startTestApp(t, { modules: ['storefront', 'records', 'auth', 'reference'] });
 let n = 0;
 
 interface Org {

@@ -4,7 +4,7 @@ import { AppError } from '../../core/errors.js';
 import { currencyExponent, divide, formatMinor, lineAmount, parseMoney, parseQuantity, parseRate, taxOn, toMajor } from '../../core/money.js';
 import { openTab, seed, sharedApp, shop } from './world.js';
 
-const shared = await sharedApp(t);
+const shared = await sharedApp(t, { modules: ['storefront'] });
 
 t.test('money - parsing numbers and numeric strings into minor units', async (t) => {
   t.equal(parseMoney('12.50', 'x', 2), 1250);

@@ -5,7 +5,7 @@ import { ConfigError, loadConfig } from '../../core/config.js';
 import { createGateways } from '../../core/payments/index.js';
 import { openTab, sharedApp, shop, type Shop, type Teardown } from './world.js';
 
-const shared = await sharedApp(t);
+const shared = await sharedApp(t, { modules: ['storefront'] });
 
 async function tabFor(s: Shop, price: string) {
   const tab = await openTab(s, { servicePointId: 'Bar' });
@@ -225,6 +225,7 @@ async function stripeStandIn(t: Teardown) {
 t.test('stripe adapter - terminal intent with card_present, settle with its ref, refund, through the official SDK', async (t) => {
   const stripe = await stripeStandIn(t);
   const app = await sharedApp(t, {
+    modules: ['storefront'],
     config: { payments: { gateways: ['local'], defaultProcessor: 'stripe', currency: 'USD', stripe: { secretKey: 'sk_test_123', publishableKey: 'pk_test_123', apiBase: stripe.url } } },
   });
   const s = await shop(app);
@@ -286,6 +287,7 @@ t.test('stripe adapter - terminal intent with card_present, settle with its ref,
 t.test('refund over two card payments - when the second gateway refund fails, the first is recorded and the answer says so', async (t) => {
   const stripe = await stripeStandIn(t);
   const app = await sharedApp(t, {
+    modules: ['storefront'],
     config: { payments: { gateways: ['local'], defaultProcessor: 'stripe', currency: 'USD', stripe: { secretKey: 'sk_test_123', publishableKey: 'pk_test_123', apiBase: stripe.url } } },
   });
   const s = await shop(app);

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import t from 'tap';
 import { openTab, point, sharedApp, shop, type Shop } from './world.js';
 
-const shared = await sharedApp(t);
+const shared = await sharedApp(t, { modules: ['storefront'] });
 
 async function tabFor(s: Shop, total: string, at?: string) {
   const tab = await openTab(s, at ? { servicePointId: at } : { tabLabel: `t-${randomUUID()}` });

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { openTab, sharedApp, shop, type Shop } from './world.js';
 
-const shared = await sharedApp(t);
+const shared = await sharedApp(t, { modules: ['storefront'] });
 
 const cents = (n: number) => Math.round(n * 100);
 const sumCents = (orders: Array<{ data: Record<string, number> }>, field: string) => orders.reduce((a, o) => a + cents(o.data[field]), 0);

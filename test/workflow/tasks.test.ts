@@ -4,7 +4,7 @@ import { createOrg } from '../helpers/app.js';
 import { request } from '../helpers/http.js';
 import { caller, seed, sharedApp, venue } from '../reservations/world.js';
 
-const shared = await sharedApp(t);
+const shared = await sharedApp(t, { modules: ['checkin'] });
 
 const MIN = 60_000;
 

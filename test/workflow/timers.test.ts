@@ -5,7 +5,7 @@ import { sharedApp, T0, venue } from '../reservations/world.js';
 
 // Subtests that do not restart share one app (a fresh org each); they leave no job pending, so the
 // counts runDue returns stay theirs.
-const shared = await sharedApp(t);
+const shared = await sharedApp(t, { modules: ['workflow'] });
 
 const MIN = 60_000;
 
@@ -55,12 +55,12 @@ t.test('escalation - leaving the stage in time disarms it; the next stage arms i
 
 t.test('escalation - fires after a restart, by itself, on a clock past its due time', async (t) => {
   const clock = new ManualClock(T0);
-  const first = await venue(t, { clock });
+  const first = await venue(t, { modules: ['workflow'], clock });
   const task = await createTask(first.app.deps.runtime, first.org, { workflowId: 'kitchen', title: 'Risotto' });
   await first.app.close();
 
   clock.advance(12 * MIN);
-  const second = await venue(t, { clock, dataDir: first.dataDir });
+  const second = await venue(t, { modules: ['workflow'], clock, dataDir: first.dataDir });
   const escalated = await eventually(() => {
     const rec = second.app.deps.store.getRecord(second.org, 'task', task.sk);
     return rec && (rec.data.escalations as unknown[]).length > 0 ? rec : undefined;
@@ -70,14 +70,14 @@ t.test('escalation - fires after a restart, by itself, on a clock past its due t
   t.same(second.app.deps.store.listKv(second.org, 'scheduler'), [], 'the job is gone with its effect');
   await second.app.close();
 
-  const third = await venue(t, { clock, dataDir: first.dataDir });
+  const third = await venue(t, { modules: ['workflow'], clock, dataDir: first.dataDir });
   t.equal(await third.app.deps.services.scheduler.runDue(), 0, 'nothing left to fire after another restart');
   t.equal(third.app.deps.store.getRecord(third.org, 'task', task.sk)!.data.escalationLevel, 1);
 });
 
 t.test('snooze - the wake-up timer fires after a restart', async (t) => {
   const clock = new ManualClock(T0);
-  const first = await venue(t, { clock });
+  const first = await venue(t, { modules: ['workflow'], clock });
   const task = await createTask(first.app.deps.runtime, first.org, { workflowId: 'check-in', title: 'Guest', businessLocationId: 'downtown' });
   const snoozed = await first.staff.post(`/workflow/task/${task.sk}/snooze`, { minutes: 30 });
   t.equal(snoozed.body.data.snoozedUntil, '2026-03-20T08:30:00.000Z');
@@ -85,7 +85,7 @@ t.test('snooze - the wake-up timer fires after a restart', async (t) => {
   await first.app.close();
 
   clock.advance(31 * MIN);
-  const second = await venue(t, { clock, dataDir: first.dataDir });
+  const second = await venue(t, { modules: ['workflow'], clock, dataDir: first.dataDir });
   const woke = await eventually(() => {
     const rec = second.app.deps.store.getRecord(second.org, 'task', task.sk);
     return rec?.data.wokeAt ? rec : undefined;
