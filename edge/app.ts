@@ -4,7 +4,7 @@
 import { join } from 'node:path';
 import { ActorRuntime } from '../core/actor/runtime.js';
 import type { NodeServices } from '../core/actor/services.js';
-import { ChatFeature } from './sockets/chat-feature.js';
+import type { ChatFeature } from './sockets/chat-feature.js';
 import { createAiProvider } from '../core/ai.js';
 import { orgLookup } from '../core/auth/org-lookup.js';
 import { DEFAULT_DOOR_SETTINGS, DoorBacklog, type MaterializeStep } from '../actors/scanner/index.js';
@@ -150,14 +150,27 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
   // The node's ports (core/actor/services.ts), built once here: every actor reaches them as
   // ctx.services, every module as deps.services. An area that declares a port makes this fail to
   // compile until the port is provided.
-  // The socket channels, whose fan-out and AI provider are the chat area's ports.
-  const sockets = new ChatFeature({ config, bus, clock, logger, ai: createAiProvider(config.providers.ai, store, logger), orgs: orgLookup(store) });
+  // The socket channels (socket.io among them), whose fan-out and AI provider are the chat area's
+  // ports, are loaded and built by a node that runs the chat module, their only user.
+  const sockets = mods.some((m) => m.name === 'chat')
+    ? new (await import('./sockets/chat-feature.js')).ChatFeature({ config, bus, clock, logger, ai: createAiProvider(config.providers.ai, store, logger), orgs: orgLookup(store) })
+    : undefined;
+  const chat = (port: string): ChatFeature => {
+    if (!sockets) throw new Error(`the port ${port} belongs to the chat module, which this node does not run`);
+    return sockets;
+  };
   const services: NodeServices = {
     outbox,
     scheduler: new Scheduler({ store, clock, logger }),
-    sockets,
-    chatFanout: sockets.fanout,
-    ai: sockets.ai,
+    get sockets() {
+      return chat('sockets');
+    },
+    get chatFanout() {
+      return chat('chatFanout').fanout;
+    },
+    get ai() {
+      return chat('ai').ai;
+    },
     // Asks the node's runtime, which exists by the time anything falls behind.
     doorBacklog: new DoorBacklog(
       store,

@@ -29,11 +29,15 @@ t.test('module table - a name not in the table is refused before anything starts
   await t.rejects(loadModules(['nope' as never]), { message: /no module named nope/ });
 });
 
-t.test('module table - a node serves the routes of its modules only; the storefront port says whose it is', async (t) => {
+t.test('module table - a node serves the routes of its modules only; the storefront and chat ports say whose they are', async (t) => {
   const app = await startTestApp(t, { modules: ['auth'] });
   await createOrg(app, 'acme');
   const h = staffHeaders(app, 'acme');
   t.not((await request(app.url, '/profile/outbox', { headers: h })).status, 404, 'an auth route');
   t.equal((await request(app.url, '/events', { headers: h })).status, 404, 'no events route');
   t.throws(() => app.deps.services.storefront, { message: /storefront module, which this node does not run/ });
+  // No socket channels (nor socket.io) on a node without the chat module.
+  t.throws(() => app.deps.services.chatFanout, { message: /chatFanout belongs to the chat module/ });
+  t.throws(() => app.deps.services.sockets, { message: /sockets belongs to the chat module/ });
+  t.equal((await request(app.url, '/socket.io/?EIO=4&transport=polling')).status, 404, 'no socket endpoint');
 });
