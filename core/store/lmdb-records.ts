@@ -6,8 +6,17 @@ import { AppError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { HIGH } from './lmdb-encoding.js';
 import type { LmdbIndexes } from './lmdb-indexes.js';
-import { compileFilter, runQuery, type Filter, type FindOptions, type PageLimits } from './query.js';
+import { planFilter } from './find-plan.js';
+import type { ChosenPlan, ExplainedStage, PlanRunner } from './lmdb-plan-run.js';
+import { compileFilter, runQuery, type Filter, type FindExplain, type FindOptions, type PageLimits } from './query.js';
 import type { StoredRecord } from './record.js';
+
+/** One find's run, observed for explain. */
+interface FindRun {
+  runner: PlanRunner;
+  plan?: ChosenPlan;
+  docsExamined: number;
+}
 
 export class LmdbRecords {
   /** Undecodable records met by reads since start (for /metrics). */
@@ -88,22 +97,37 @@ export class LmdbRecords {
     }
   }
 
-  private *candidates(tenant: string, datatype: string, filter?: Filter): Iterable<StoredRecord> {
-    const lookup = this.indexes.lookupFor(datatype, filter);
-    if (lookup) {
-      for (const sk of this.indexes.sks(tenant, datatype, lookup)) {
+  /** The plan of a find: its index reads chosen (lmdb-plan-run.ts), or a scan of the datatype. */
+  private plan(tenant: string, datatype: string, filter: Filter | undefined, runner: PlanRunner): ChosenPlan | undefined {
+    const node = planFilter(filter, this.indexes.catalog(datatype));
+    if (!node) return undefined;
+    // One read needs no choosing (and no counting).
+    if (node.stage === 'IXSCAN') return node;
+    return runner.choose(node).plan;
+  }
+
+  private *candidates(tenant: string, datatype: string, filter: Filter | undefined, run?: FindRun): Iterable<StoredRecord> {
+    const runner = run?.runner ?? this.indexes.runner(tenant, datatype);
+    const plan = this.plan(tenant, datatype, filter, runner);
+    if (run) run.plan = plan;
+    if (plan) {
+      for (const sk of runner.sks(plan)) {
+        if (run) run.docsExamined++;
         const r = this.read(tenant, datatype, sk);
         if (r) yield r;
       }
       return;
     }
-    yield* this.datatypeRecords(tenant, datatype);
+    for (const r of this.datatypeRecords(tenant, datatype)) {
+      if (run) run.docsExamined++;
+      yield r;
+    }
   }
 
+  /** Candidates a find with `filter` reads, counted on keys, no further than `cap`. */
   candidatesUpTo(tenant: string, datatype: string, filter: Filter | undefined, cap: number): number {
-    // The same choice as candidates(): the first indexed path the filter names by equality.
-    const lookup = this.indexes.lookupFor(datatype, filter);
-    if (lookup) return this.indexes.countUpTo(tenant, datatype, lookup, cap);
+    const node = planFilter(filter, this.indexes.catalog(datatype));
+    if (node) return this.indexes.runner(tenant, datatype).choose(node, cap).estimate;
     let n = 0;
     for (const _ of this.records.getKeys({ start: [tenant, datatype], end: [tenant, datatype, HIGH], limit: cap })) n++;
     return n;
@@ -111,6 +135,25 @@ export class LmdbRecords {
 
   find(tenant: string, datatype: string, filter?: Filter, opts: FindOptions = {}) {
     return runQuery(this.candidates(tenant, datatype, filter), filter, opts, this.limits);
+  }
+
+  /** Runs a find and answers how (MongoDB's explain with executionStats) instead of its records. */
+  explain(tenant: string, datatype: string, filter?: Filter, opts: FindOptions = {}): FindExplain {
+    const started = performance.now();
+    const run: FindRun = { runner: this.indexes.runner(tenant, datatype), docsExamined: 0 };
+    const res = runQuery(this.candidates(tenant, datatype, filter, run), filter, opts, this.limits);
+    const stats = run.runner.stats;
+    const plan: ExplainedStage = run.plan ? run.runner.describe(run.plan) : { stage: 'COLLSCAN' };
+    return {
+      plan,
+      ...(opts.sort ? { sort: { path: opts.sort, order: opts.sortType ?? 'asc', by: 'memory' as const } } : {}),
+      keysExamined: stats.keysExamined,
+      keysCounted: stats.keysCounted,
+      docsExamined: run.docsExamined,
+      nReturned: res.data.length,
+      total: res.total,
+      executionTimeMillis: Math.round((performance.now() - started) * 1000) / 1000,
+    };
   }
 
   scan(tenant: string, datatype: string, filter?: Filter): StoredRecord[] {

@@ -28,6 +28,27 @@ export interface PageLimits {
 
 export type Filter = Record<string, unknown>;
 
+/**
+ * How a find ran, in the spirit of MongoDB's explain with executionStats: the stage tree that
+ * produced its candidates (`IXSCAN` of an index, `AND_INTERSECT`, `OR`, or `COLLSCAN` of the whole
+ * datatype), index keys read, records read and returned. Every candidate is tested against the
+ * whole filter, so `docsExamined` - `total` is what the index could not rule out.
+ */
+export interface FindExplain {
+  plan: { stage: string };
+  /** A sort, and how it was done (`memory`: every match read and sorted). */
+  sort?: { path: string; order: SortOrder; by: 'memory' | 'index' };
+  keysExamined: number;
+  /** Keys counted to choose among an `$and`'s index reads (not part of the read itself). */
+  keysCounted: number;
+  docsExamined: number;
+  nReturned: number;
+  total: number;
+  executionTimeMillis: number;
+  /** Where the find ran: on the event loop (few candidates, simple operators) or in a query worker. */
+  ranIn?: 'event-loop' | 'query-worker';
+}
+
 /** A compiled filter. */
 export interface Matcher {
   test(obj: unknown): boolean;
