@@ -5,7 +5,7 @@
 // narrows: every candidate is still tested against the whole filter, so an index read may return
 // more than matches but never miss one. Pure: it knows the indexes through IndexCatalog, whoever
 // declared them, and reads nothing (lmdb-plan-run.ts runs a plan).
-import { fitsKey, lookupKey, stringRangeKey, type IndexValue } from './index-values.js';
+import { exactStringKey, fitsKey, lookupKey, stringRangeKey, type IndexValue } from './index-values.js';
 import type { Filter } from './query.js';
 
 /** One end of a range of index keys. */
@@ -35,8 +35,9 @@ export type PlanNode =
 export interface IndexCatalog {
   readonly paths: readonly string[];
   /**
-   * Whether some record holds more than one key under `path` (an array): then `{$gt: 1, $lt: 3}`
-   * may be met by two different elements ([0, 5] matches), so the two bounds cannot make one range.
+   * Whether some record holds an array at `path`: then `{$gt: 1, $lt: 3}` may be met by two
+   * different elements ([0, 5] matches), so the two bounds cannot make one range, and the store's
+   * sort (which orders an array as a whole) does not follow the index.
    */
   multikey(path: string): boolean;
 }
@@ -173,6 +174,39 @@ function mergeRanges(ranges: KeyRange[]): KeyRange[] {
 function tighter(a: KeyBound, b: KeyBound, dir: 1 | -1): boolean {
   if (a.key === b.key) return !a.inclusive && b.inclusive;
   return dir === 1 ? a.key > b.key : a.key < b.key;
+}
+
+/**
+ * The one index read whose keys are exactly the filter's matches, in the order of a sort on the
+ * same path, or undefined. So it is when the filter is one condition on `sort`'s path, that path
+ * never held an array (each record has one key there, or none), and the condition is an equality
+ * on a number or a short string, or a range of numbers: every value it reads is then a number
+ * (mingo's ranges compare within one type), which the store's sort orders as the index does, and
+ * equal values by id, as the index does. Then a page is read by index order and `total` counted
+ * on keys, however many records match.
+ */
+export function exactOrderedRead(filter: Filter | undefined, sort: string | undefined, catalog: IndexCatalog): IndexRead | undefined {
+  if (!filter || !sort) return undefined;
+  let only: string | undefined;
+  for (const k in filter) {
+    if (only !== undefined) return undefined;
+    only = k;
+  }
+  if (only !== sort || !catalog.paths.includes(sort) || catalog.multikey(sort)) return undefined;
+  const cond = filter[sort];
+  if (typeof cond === 'number') return Number.isFinite(cond) ? { path: sort, values: [cond === 0 ? 0 : cond] } : undefined;
+  if (typeof cond === 'string') return exactStringKey(cond) ? { path: sort, values: [cond] } : undefined;
+  if (!isPlainObject(cond)) return undefined;
+  const ranges: KeyRange[] = [];
+  for (const op in cond) {
+    const arg = cond[op];
+    if (typeof arg !== 'number' || !Number.isFinite(arg)) return undefined;
+    if (op === '$eq') ranges.push({ type: 'number', low: { key: arg === 0 ? 0 : arg, inclusive: true }, high: { key: arg === 0 ? 0 : arg, inclusive: true } });
+    else if (RANGE_OPS.has(op)) ranges.push(rangeOf(op, arg)!);
+    else return undefined;
+  }
+  if (ranges.length === 0) return undefined;
+  return { path: sort, range: mergeRanges(ranges)[0] };
 }
 
 /**

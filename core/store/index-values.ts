@@ -60,6 +60,14 @@ export function stringRangeKey(bound: string): string | undefined {
   return bound.length <= INDEX_PREFIX_CHARS ? bound : bound.slice(0, INDEX_PREFIX_CHARS);
 }
 
+/**
+ * Whether a string's key names it alone: shorter than every kept prefix of a long string, and not
+ * one of the keys booleans are stored under.
+ */
+export function exactStringKey(v: string): boolean {
+  return v.length < INDEX_PREFIX_CHARS && !v.startsWith('\u0001');
+}
+
 /** Whether an upper bound can itself be a key (a longer one reads to the end of the strings). */
 export function fitsKey(bound: string): boolean {
   return bound.length <= INDEX_PREFIX_CHARS || Buffer.byteLength(bound, 'utf8') <= INDEX_STRING_MAX_BYTES;

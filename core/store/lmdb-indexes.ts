@@ -51,9 +51,9 @@ export class LmdbIndexes {
       for (const [tenant, sk] of records) {
         const value = read(tenant, sk);
         if (value === undefined) continue;
-        const keys = indexValues(getPath(value, path));
-        if (keys.length > 1) multikey = true;
-        for (const v of keys) this.index.put([tenant, datatype, path, v, sk], 1);
+        const at = getPath(value, path);
+        if (Array.isArray(at)) multikey = true;
+        for (const v of indexValues(at)) this.index.put([tenant, datatype, path, v, sk], 1);
       }
       this.meta.put(['index', datatype, path], { builtAt: new Date().toISOString(), tracked: true, multikey } satisfies IndexMeta);
     });
@@ -107,7 +107,7 @@ export class LmdbIndexes {
       if (before && after && was === now) continue;
       const oldV = before ? indexValues(was) : [];
       const newV = after ? indexValues(now) : [];
-      if (newV.length > 1) this.sawArray(datatype, path);
+      if (Array.isArray(now)) this.sawArray(datatype, path);
       for (const v of oldV) if (!newV.includes(v)) this.index.remove([tenant, datatype, path, v, sk]);
       for (const v of newV) if (!oldV.includes(v)) this.index.put([tenant, datatype, path, v, sk], 1);
     }

@@ -133,6 +133,36 @@ export class PlanRunner {
     return [keyRange(tenant, datatype, path, read.range)];
   }
 
+  /**
+   * One page of an exact read (find-plan.ts exactOrderedRead) in index order, and how many keys
+   * it has in all (counted on keys). Descending, equal values stay in id order, as the store's
+   * sort keeps them: a run of equal values is read whole before the page is cut.
+   */
+  orderedPage(read: IndexRead, desc: boolean, offset: number, size: number): { sks: string[]; total: number } {
+    const [r] = this.ranges(read);
+    // A copy: getKeysCount marks the options it is given as a count.
+    const total = this.index.getKeysCount({ ...r });
+    this.stats.keysCounted += total;
+    if (!desc) {
+      const sks: string[] = [];
+      let i = 0;
+      // Skipped by hand: lmdb-js's `offset` breaks getKeys' iterator.
+      for (const key of this.index.getKeys({ ...r, limit: offset + size })) if (i++ >= offset) sks.push((key as IndexValue[])[4] as string);
+      this.stats.keysExamined += i;
+      return { sks, total };
+    }
+    const want = offset + size;
+    const got: Array<[IndexValue, string]> = [];
+    for (const key of this.index.getKeys({ start: r.end, end: r.start, reverse: true })) {
+      const k = key as IndexValue[];
+      if (got.length >= want && k[3] !== got[got.length - 1][0]) break;
+      got.push([k[3], k[4] as string]);
+    }
+    this.stats.keysExamined += got.length;
+    got.sort((a, b) => (a[0] < b[0] ? 1 : a[0] > b[0] ? -1 : a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0));
+    return { sks: got.slice(offset, want).map(([, sk]) => sk), total };
+  }
+
   /** The chosen plan as explain shows it. */
   describe(plan: ChosenPlan): ExplainedStage {
     switch (plan.stage) {

@@ -6,10 +6,10 @@ import { AppError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { HIGH } from './lmdb-encoding.js';
 import type { LmdbIndexes } from './lmdb-indexes.js';
-import { planFilter } from './find-plan.js';
+import { exactOrderedRead, planFilter } from './find-plan.js';
 import type { ChosenPlan, ExplainedStage, PlanRunner } from './lmdb-plan-run.js';
-import { compileFilter, runQuery, type Filter, type FindExplain, type FindOptions, type PageLimits } from './query.js';
-import type { StoredRecord } from './record.js';
+import { compileFilter, resolvePaging, runQuery, type Filter, type FindExplain, type FindOptions, type PageLimits } from './query.js';
+import type { ListResult, StoredRecord } from './record.js';
 
 /** One find's run, observed for explain. */
 interface FindRun {
@@ -133,20 +133,49 @@ export class LmdbRecords {
     return n;
   }
 
-  find(tenant: string, datatype: string, filter?: Filter, opts: FindOptions = {}) {
-    return runQuery(this.candidates(tenant, datatype, filter), filter, opts, this.limits);
+  find(tenant: string, datatype: string, filter?: Filter, opts: FindOptions = {}): ListResult {
+    return this.indexOrdered(tenant, datatype, filter, opts) ?? runQuery(this.candidates(tenant, datatype, filter), filter, opts, this.limits);
+  }
+
+  /**
+   * A find whose filter one index read answers exactly, sorted on the same path
+   * (find-plan.ts exactOrderedRead): one page read in index order, `total` counted on keys. Every
+   * record read is still tested against the filter; should one fail (or be unreadable), the find
+   * runs the usual way. Undefined when the find is not of that kind.
+   */
+  private indexOrdered(tenant: string, datatype: string, filter: Filter | undefined, opts: FindOptions, run?: FindRun): ListResult | undefined {
+    const read = exactOrderedRead(filter, opts.sort, this.indexes.catalog(datatype));
+    if (!read) return undefined;
+    const runner = run?.runner ?? this.indexes.runner(tenant, datatype);
+    const { page, pageSize, offset } = resolvePaging(opts, this.limits);
+    const { sks, total } = runner.orderedPage(read, opts.sortType === 'desc', offset, pageSize);
+    const q = compileFilter(filter!);
+    const data: StoredRecord[] = [];
+    for (const sk of sks) {
+      if (run) run.docsExamined++;
+      const r = this.read(tenant, datatype, sk);
+      if (!r || !q.test(r)) return undefined;
+      data.push(r);
+    }
+    if (run) run.plan = { stage: 'IXSCAN', read };
+    return { data, total, hasNext: offset + data.length < total, page, pageSize };
   }
 
   /** Runs a find and answers how (MongoDB's explain with executionStats) instead of its records. */
   explain(tenant: string, datatype: string, filter?: Filter, opts: FindOptions = {}): FindExplain {
     const started = performance.now();
-    const run: FindRun = { runner: this.indexes.runner(tenant, datatype), docsExamined: 0 };
-    const res = runQuery(this.candidates(tenant, datatype, filter, run), filter, opts, this.limits);
+    let run: FindRun = { runner: this.indexes.runner(tenant, datatype), docsExamined: 0 };
+    let res = this.indexOrdered(tenant, datatype, filter, opts, run);
+    const byIndex = res !== undefined;
+    if (!res) {
+      run = { runner: this.indexes.runner(tenant, datatype), docsExamined: 0 };
+      res = runQuery(this.candidates(tenant, datatype, filter, run), filter, opts, this.limits);
+    }
     const stats = run.runner.stats;
     const plan: ExplainedStage = run.plan ? run.runner.describe(run.plan) : { stage: 'COLLSCAN' };
     return {
       plan,
-      ...(opts.sort ? { sort: { path: opts.sort, order: opts.sortType ?? 'asc', by: 'memory' as const } } : {}),
+      ...(opts.sort ? { sort: { path: opts.sort, order: opts.sortType ?? 'asc', by: byIndex ? ('index' as const) : ('memory' as const) } } : {}),
       keysExamined: stats.keysExamined,
       keysCounted: stats.keysCounted,
       docsExamined: run.docsExamined,
