@@ -50,9 +50,16 @@ export function planFilter(filter: Filter | undefined, catalog: IndexCatalog): P
   return conjunction(conjuncts(filter, catalog));
 }
 
+/**
+ * Inputs of an `$and` the runner weighs: each is counted on keys before one is chosen, and
+ * leaving a conjunct out only narrows less (the filter still decides).
+ */
+const MAX_AND_INPUTS = 8;
+
 function conjunction(nodes: PlanNode[]): PlanNode | undefined {
   if (nodes.length === 0) return undefined;
-  return nodes.length === 1 ? nodes[0] : { stage: 'AND', inputs: nodes };
+  if (nodes.length === 1) return nodes[0];
+  return { stage: 'AND', inputs: nodes.slice(0, MAX_AND_INPUTS) };
 }
 
 /** The narrowing conjuncts of one filter object (its keys are ANDed). */

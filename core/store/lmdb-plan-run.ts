@@ -8,6 +8,12 @@ import type { IndexValue } from './index-values.js';
 
 /** Keys an `$and`'s reads are counted to before one is chosen: past it a read counts as "many". */
 export const PLAN_COUNT_CAP = 10_000;
+/**
+ * Keys one plan may count in all, however many reads its filter names (an `$or` of a thousand
+ * `$and`s): past it every read counts as "many", so a find chosen on the event loop goes to a
+ * worker, and choosing never holds the loop more than a few ms.
+ */
+export const PLAN_COUNT_BUDGET = 20_000;
 
 /** A plan with its `$and`s decided: what will be read. */
 export type ChosenPlan =
@@ -116,6 +122,7 @@ export class PlanRunner {
 
   /** Keys the read names, counted up to `cap` (keys only). */
   countUpTo(read: IndexRead, cap: number): number {
+    if (this.stats.keysCounted >= PLAN_COUNT_BUDGET) return cap;
     let n = 0;
     for (const r of this.ranges(read)) {
       // Keys only, stopping at the cap (lmdb-js's getKeysCount takes no limit).
@@ -167,7 +174,7 @@ export class PlanRunner {
   describe(plan: ChosenPlan): ExplainedStage {
     switch (plan.stage) {
       case 'IXSCAN': {
-        const keys = 'values' in plan.read ? { values: plan.read.values.filter((v) => !Object.is(v, -0)) } : { range: plan.read.range };
+        const keys = 'values' in plan.read ? { values: plan.read.values.filter((v) => !Object.is(v, -0)).map(shown) } : { range: plan.read.range };
         return { stage: 'IXSCAN', index: { datatype: this.datatype, path: plan.read.path }, keys, ...(plan.counted !== undefined ? { keysCounted: plan.counted } : {}) };
       }
       case 'OR':
@@ -175,6 +182,11 @@ export class PlanRunner {
         return { stage: plan.stage, inputStages: plan.inputs.map((p) => this.describe(p)) };
     }
   }
+}
+
+/** A key as the filter named it (booleans are stored as marked strings, index-values.ts). */
+function shown(v: IndexValue): unknown {
+  return v === '\u0001true' ? true : v === '\u0001false' ? false : v;
 }
 
 /**
