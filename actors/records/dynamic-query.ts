@@ -14,7 +14,7 @@ import type { ListResult, StoredRecord } from '../../core/store/record.js';
 import type { Store } from '../../core/store/store.js';
 import { assertNoCredentialReference, assertReadable, forReader } from './policy.js';
 import type { DriverSort, DynamicFind } from './query-requests.js';
-import { checkFind, clientQuery, explainFind, inPlace, inWorker, runFind, runsInPlace, type FindDeps, type QueryDeps } from './reads.js';
+import { checkFind, clientQuery, explainFind, findChecked, inPlace, inWorker, runsInPlace, type FindDeps, type QueryDeps } from './reads.js';
 
 const ALLOWED_STAGES: ReadonlySet<string> = new Set(PIPELINE_STAGES);
 
@@ -88,7 +88,7 @@ function checkDynamicFind(q: DynamicFind): void {
 
 export function dynamicFind(deps: FindDeps, tenant: string, q: DynamicFind): Promise<ListResult<Record<string, unknown>>> {
   checkDynamicFind(q);
-  if (runsInPlace(deps, tenant, q.datatype, q.filter, q.projection)) return inPlace(deps, tenant, q.datatype, () => runDynamicFind(deps.store, tenant, q));
+  if (runsInPlace(deps, tenant, q.datatype, q.filter, q.projection)) return inPlace(deps, tenant, q.datatype, () => dynamicFindChecked(deps.store, tenant, q));
   return inWorker(deps, { op: 'dynamicFind', tenant, q });
 }
 
@@ -100,7 +100,12 @@ export function dynamicExplain(deps: FindDeps, tenant: string, q: DynamicFind): 
 
 export function runDynamicFind(store: Store, tenant: string, q: DynamicFind): ListResult<Record<string, unknown>> {
   checkDynamicFind(q);
-  const res = runFind(store, tenant, q.datatype, findRequest(q));
+  return dynamicFindChecked(store, tenant, q);
+}
+
+/** A dynamic find checkDynamicFind has passed. */
+function dynamicFindChecked(store: Store, tenant: string, q: DynamicFind): ListResult<Record<string, unknown>> {
+  const res = findChecked(store, tenant, q.datatype, findRequest(q));
   return { ...res, data: project(res.data, q.projection) };
 }
 

@@ -130,7 +130,7 @@ export function inPlace<T>(deps: ListingDeps, tenant: string, datatype: string, 
  */
 export function findRecords(deps: FindDeps, tenant: string, datatype: string, req: FindRequest): Promise<ListResult> {
   checkFind(datatype, req);
-  if (runsInPlace(deps, tenant, datatype, req.filter)) return inPlace(deps, tenant, datatype, () => runFind(deps.store, tenant, datatype, req));
+  if (runsInPlace(deps, tenant, datatype, req.filter)) return inPlace(deps, tenant, datatype, () => findChecked(deps.store, tenant, datatype, req));
   return inWorker(deps, { op: 'find', tenant, datatype, req });
 }
 
@@ -177,6 +177,11 @@ export function listRecords(
 /** The find itself (in the worker). */
 export function runFind(store: Store, tenant: string, datatype: string, req: FindRequest): ListResult {
   checkFind(datatype, req);
+  return findChecked(store, tenant, datatype, req);
+}
+
+/** A find checkFind has passed. */
+export function findChecked(store: Store, tenant: string, datatype: string, req: FindRequest): ListResult {
   const res = clientQuery(() => store.find(tenant, datatype, req.filter ?? {}, storeOptions(req)));
   return { ...res, data: res.data.map(forReader) };
 }
