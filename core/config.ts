@@ -77,6 +77,8 @@ export interface Config {
     maxRegexLength: number;
     maxStageDocuments: number;
     maxResultBytes: number;
+    /** Index-narrowed candidates a simple client find may read on the event loop (actors/records/reads.ts). */
+    inPlaceMaxCandidates: number;
   };
   /** Media uploads: file size cap, chunk size and idle time-out of chunked uploads, storage directory (null: <dataDir>/media). */
   uploads: { maxBytes: number; chunkBytes: number; chunkTimeoutMs: number; dir: string | null };
@@ -193,6 +195,7 @@ const ENV: ReadonlyArray<[string, string[], Parse]> = [
   ['QUERY_SPARE_WORKERS', ['query', 'spareWorkers'], int],
   ['QUERY_WARM_AT_START', ['query', 'warmAtStart'], bool],
   ['QUERY_SLOW_TENANT_MS', ['query', 'slowTenantMs'], int],
+  ['QUERY_IN_PLACE_MAX_CANDIDATES', ['query', 'inPlaceMaxCandidates'], int],
   ['QUERY_QUEUE_MAX', ['query', 'queueMax'], int],
   ['QUERY_TENANT_QUEUE_MAX', ['query', 'tenantQueueMax'], int],
   ['QUERY_MAX_RANGE', ['query', 'maxRange'], int],

@@ -1,19 +1,19 @@
 // The records area's API: everything the edge asks of the generic record store, one call per
 // request. Writes are asks to the tenant's records actor (one writer per tenant); reads go to the
-// store (a get by id, the caller's own records) or the query pool (every client filter or sort),
-// as reads.ts and dynamic-query.ts say. A route validates, makes one of these calls and serializes.
+// store (a get by id, the caller's own records, a small simple find) or the query pool (every
+// other client filter or sort), as reads.ts and dynamic-query.ts say. A route validates, makes one of these calls and serializes.
 import type { ActorRuntime } from '../../core/actor/runtime.js';
 import type { NodeServices } from '../../core/actor/services.js';
 import type { Principal } from '../../core/auth/tokens.js';
 import type { QueryRunner } from '../../core/query/pool.js';
-import type { Filter } from '../../core/store/query.js';
+import type { Filter, FindExplain } from '../../core/store/query.js';
 import type { ListResult, StoredRecord } from '../../core/store/record.js';
 import type { Store } from '../../core/store/store.js';
 import { ownRecords, ownReservation, profile } from './client-data.js';
-import { dynamicAggregate, dynamicCount, dynamicDistinct, dynamicFind, dynamicFindOne } from './dynamic-query.js';
+import { dynamicAggregate, dynamicCount, dynamicDistinct, dynamicExplain, dynamicFind, dynamicFindOne } from './dynamic-query.js';
 import { assertComment, listNotes } from './notes.js';
 import type { DynamicFind, FindRequest } from './query-requests.js';
-import { findRecords, getRecord } from './reads.js';
+import { explainFind, findRecords, getRecord } from './reads.js';
 import { RECORDS_ACTOR, RECORDS_KEY, type CreateReply, type RecordsMsg } from './messages.js';
 
 /** What the area needs of its node. */
@@ -23,6 +23,8 @@ export interface RecordsParts {
   readonly queries: QueryRunner;
   /** Reads of tickets pass the door's barrier first (reads.ts). */
   readonly services: NodeServices;
+  /** The bound on client finds run on the event loop (`query.inPlaceMaxCandidates`, reads.ts). */
+  readonly config?: { readonly query: { readonly inPlaceMaxCandidates?: number } };
 }
 
 type Data = Record<string, unknown>;
@@ -34,8 +36,11 @@ export interface RecordsApi {
   remove(tenant: string, roles: readonly string[], r: { datatype: string; sk: string; version?: number }): Promise<{ deleted: boolean; datatype: string; sk: string }>;
   get(tenant: string, datatype: string, sk: string): StoredRecord | Promise<StoredRecord>;
   find(tenant: string, datatype: string, req: FindRequest): Promise<ListResult>;
+  /** How `find` runs: its plan, index keys and records examined (MongoDB's explain with executionStats). */
+  explain(tenant: string, datatype: string, req: FindRequest): Promise<FindExplain>;
   dynamicFind(tenant: string, q: DynamicFind): Promise<ListResult<Data>>;
   dynamicFindOne(tenant: string, q: DynamicFind): Promise<Data | null>;
+  dynamicExplain(tenant: string, q: DynamicFind): Promise<FindExplain>;
   count(tenant: string, datatype: string, filter: Filter | undefined): Promise<number>;
   distinct(tenant: string, datatype: string, field: string, filter: Filter | undefined): Promise<unknown[]>;
   aggregate(tenant: string, datatype: string, pipeline: Record<string, unknown>[]): Promise<Data[]>;
@@ -59,7 +64,9 @@ export function createRecordsApi(parts: RecordsParts): RecordsApi {
     remove: (tenant, roles, r) => ask(tenant, { type: 'delete', ...r, roles }),
     get: (tenant, datatype, sk) => getRecord(parts, tenant, datatype, sk),
     find: (tenant, datatype, req) => findRecords(parts, tenant, datatype, req),
+    explain: (tenant, datatype, req) => explainFind(parts, tenant, datatype, req),
     dynamicFind: (tenant, q) => dynamicFind(parts, tenant, q),
+    dynamicExplain: (tenant, q) => dynamicExplain(parts, tenant, q),
     dynamicFindOne: (tenant, q) => dynamicFindOne(parts, tenant, q),
     count: (tenant, datatype, filter) => dynamicCount(parts, tenant, datatype, filter),
     distinct: (tenant, datatype, field, filter) => dynamicDistinct(parts, tenant, datatype, field, filter),

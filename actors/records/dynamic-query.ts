@@ -4,16 +4,17 @@
 // reshape the documents they are given, so no stage can read another datatype (`$lookup`,
 // `$graphLookup`, `$unionWith`), write (`$out`, `$merge`) or run code (`$function`,
 // `$accumulator`, `$where`). Each query is checked on the event loop, then run in a worker of the
-// query pool, under its budget; the `run*` functions are what the worker runs.
+// query pool, under its budget (a small, simple find runs in place: reads.ts runsInPlace); the
+// `run*` functions are what the worker runs.
 import { hasForbiddenSegment } from '../../core/document-limits.js';
 import { AppError, appError } from '../../core/errors.js';
 import { assertClientQuery, PIPELINE_STAGES, runPipeline } from '../../core/query/language.js';
-import type { Filter, SortOrder } from '../../core/store/query.js';
+import type { Filter, FindExplain, SortOrder } from '../../core/store/query.js';
 import type { ListResult, StoredRecord } from '../../core/store/record.js';
 import type { Store } from '../../core/store/store.js';
 import { assertNoCredentialReference, assertReadable, forReader } from './policy.js';
 import type { DriverSort, DynamicFind } from './query-requests.js';
-import { checkFind, clientQuery, inWorker, runFind, type QueryDeps } from './reads.js';
+import { checkFind, clientQuery, explainFind, findChecked, inPlace, inWorker, runsInPlace, type FindDeps, type QueryDeps } from './reads.js';
 
 const ALLOWED_STAGES: ReadonlySet<string> = new Set(PIPELINE_STAGES);
 
@@ -85,18 +86,30 @@ function checkDynamicFind(q: DynamicFind): void {
   checkFind(q.datatype, findRequest(q));
 }
 
-export function dynamicFind(deps: QueryDeps, tenant: string, q: DynamicFind): Promise<ListResult<Record<string, unknown>>> {
+export function dynamicFind(deps: FindDeps, tenant: string, q: DynamicFind): Promise<ListResult<Record<string, unknown>>> {
   checkDynamicFind(q);
+  if (runsInPlace(deps, tenant, q.datatype, q.filter, q.projection)) return inPlace(deps, tenant, q.datatype, () => dynamicFindChecked(deps.store, tenant, q));
   return inWorker(deps, { op: 'dynamicFind', tenant, q });
+}
+
+/** How a dynamic find runs (its projection aside), where dynamicFind would run it. */
+export function dynamicExplain(deps: FindDeps, tenant: string, q: DynamicFind): Promise<FindExplain> {
+  checkDynamicFind(q);
+  return explainFind(deps, tenant, q.datatype, findRequest(q));
 }
 
 export function runDynamicFind(store: Store, tenant: string, q: DynamicFind): ListResult<Record<string, unknown>> {
   checkDynamicFind(q);
-  const res = runFind(store, tenant, q.datatype, findRequest(q));
+  return dynamicFindChecked(store, tenant, q);
+}
+
+/** A dynamic find checkDynamicFind has passed. */
+function dynamicFindChecked(store: Store, tenant: string, q: DynamicFind): ListResult<Record<string, unknown>> {
+  const res = findChecked(store, tenant, q.datatype, findRequest(q));
   return { ...res, data: project(res.data, q.projection) };
 }
 
-export async function dynamicFindOne(deps: QueryDeps, tenant: string, q: DynamicFind): Promise<Record<string, unknown> | null> {
+export async function dynamicFindOne(deps: FindDeps, tenant: string, q: DynamicFind): Promise<Record<string, unknown> | null> {
   const res = await dynamicFind(deps, tenant, { ...q, limit: 1, page: undefined, pageSize: undefined });
   return res.data[0] ?? null;
 }

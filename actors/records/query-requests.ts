@@ -27,6 +27,8 @@ export type RecordsQuery =
   /** A listing of the service's own: a route's filter and sort, trusted, answered as stored. */
   | { op: 'list'; tenant: string; datatype: string; filter: Filter; opts: FindOptions }
   | { op: 'dynamicFind'; tenant: string; q: DynamicFind }
+  /** A find's plan and what it examined (reads.ts runExplain), instead of its records. */
+  | { op: 'explain'; tenant: string; datatype: string; req: FindRequest }
   | { op: 'count'; tenant: string; datatype: string; filter?: Filter }
   | { op: 'distinct'; tenant: string; datatype: string; field: string; filter?: Filter }
   | { op: 'aggregate'; tenant: string; datatype: string; pipeline: Record<string, unknown>[] };

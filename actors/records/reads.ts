@@ -1,7 +1,8 @@
 // Reads of the record store (spec: Endpoints → Repository). Reads need no serialization with
 // writes, so they go straight to the store rather than through the actor: a get by id on the
-// event loop (one LMDB read), and every query that takes a client's filter or sort in the query
-// pool's workers (core/query/pool.ts), under its time and memory budget. Every read passes the
+// event loop (one LMDB read), a small find on the event loop (simple operators, few candidates by
+// index, measured on keys first), and every other query that takes a client's filter or sort in
+// the query pool's workers (core/query/pool.ts), under its time and memory budget. Every read passes the
 // datatype policy and hands user and customer records out stripped. Reads of tickets first pass the
 // door's read barrier (actors/scanner/door-backlog.ts): a scan commits only its log entry, and the
 // barrier writes the door fields of acknowledged scans into the records before the read runs.
@@ -9,7 +10,8 @@ import { hasForbiddenSegment } from '../../core/document-limits.js';
 import { AppError, appError } from '../../core/errors.js';
 import { assertClientQuery } from '../../core/query/language.js';
 import type { QueryRunner } from '../../core/query/pool.js';
-import type { Filter, FindOptions } from '../../core/store/query.js';
+import { isSimpleFilter, planFilter } from '../../core/store/find-plan.js';
+import type { Filter, FindExplain, FindOptions } from '../../core/store/query.js';
 import type { ListResult, StoredRecord } from '../../core/store/record.js';
 import type { Store } from '../../core/store/store.js';
 import type { DoorBacklog } from '../scanner/index.js';
@@ -77,15 +79,76 @@ export function checkFind(datatype: string, req: FindRequest): void {
   assertNoCredentialReference(datatype, req.filter ?? {}, req.sort ? { [req.sort]: 1 } : undefined);
 }
 
-/** Filter, sort and page one datatype of one tenant into the list envelope, in a query worker. */
-export function findRecords(deps: QueryDeps, tenant: string, datatype: string, req: FindRequest): Promise<ListResult> {
-  checkFind(datatype, req);
-  return inWorker(deps, { op: 'find', tenant, datatype, req });
-}
-
 /** What a listing needs: the store (to measure it, and to run a small one), the query pool and the door's barrier. */
 export interface ListingDeps extends QueryDeps {
   readonly store: Store;
+}
+
+/** What a client's find needs: a listing's parts, and the node's bound on finds run in place. */
+export interface FindDeps extends ListingDeps {
+  /** `query.inPlaceMaxCandidates` (QUERY_IN_PLACE_MAX_CANDIDATES); 1,000 when absent. */
+  readonly config?: { readonly query: { readonly inPlaceMaxCandidates?: number } };
+}
+
+/** Candidates a client find may read on the event loop when the node's config says nothing. */
+export const DEFAULT_IN_PLACE_MAX_CANDIDATES = 1_000;
+
+/**
+ * Whether a client's find runs on the event loop: its filter uses only simple operators (cost
+ * linear in the records tested, no regex or expression), an index narrows it, and the index's
+ * keys count at most `query.inPlaceMaxCandidates` candidates. A scan, anything heavier or larger
+ * goes to a query worker, under the budget. Counting stops at the bound, so deciding costs at
+ * most that many key reads per index read of the filter.
+ */
+export function runsInPlace(deps: FindDeps, tenant: string, datatype: string, filter: Filter | undefined, projection?: Record<string, unknown>): boolean {
+  const max = deps.config?.query.inPlaceMaxCandidates ?? DEFAULT_IN_PLACE_MAX_CANDIDATES;
+  if (max <= 0 || !filter || !isSimpleFilter(filter) || !isPlainProjection(projection)) return false;
+  const { store } = deps;
+  if (!planFilter(filter, { paths: store.indexedPaths(datatype), multikey: () => true })) return false;
+  return store.candidatesUpTo(tenant, datatype, filter, max + 1) <= max;
+}
+
+/** A projection that only names fields (`{"data.name": 1}`): no expression to compute. */
+function isPlainProjection(projection: Record<string, unknown> | undefined): boolean {
+  if (!projection) return true;
+  for (const k in projection) {
+    const v = projection[k];
+    if (v !== 0 && v !== 1 && v !== true && v !== false) return false;
+  }
+  return true;
+}
+
+/** Runs `fn` on the event loop, after the door's barrier when it reads tickets. */
+export function inPlace<T>(deps: ListingDeps, tenant: string, datatype: string, fn: () => T): Promise<T> {
+  const wait = datatype === TICKET_DATATYPE ? deps.services.doorBacklog.settle(tenant) : undefined;
+  return wait ? wait.then(fn) : Promise.resolve().then(fn);
+}
+
+/**
+ * Filter, sort and page one datatype of one tenant into the list envelope: on the event loop when
+ * small and simple (runsInPlace), else in a query worker.
+ */
+export function findRecords(deps: FindDeps, tenant: string, datatype: string, req: FindRequest): Promise<ListResult> {
+  checkFind(datatype, req);
+  if (runsInPlace(deps, tenant, datatype, req.filter)) return inPlace(deps, tenant, datatype, () => findChecked(deps.store, tenant, datatype, req));
+  return inWorker(deps, { op: 'find', tenant, datatype, req });
+}
+
+/** How a find runs (its plan, keys and records examined), where findRecords would run it. */
+export async function explainFind(deps: FindDeps, tenant: string, datatype: string, req: FindRequest): Promise<FindExplain> {
+  checkFind(datatype, req);
+  if (runsInPlace(deps, tenant, datatype, req.filter)) {
+    const explained = await inPlace(deps, tenant, datatype, () => runExplain(deps.store, tenant, datatype, req));
+    return { ...explained, ranIn: 'event-loop' };
+  }
+  const explained = await inWorker<FindExplain>(deps, { op: 'explain', tenant, datatype, req });
+  return { ...explained, ranIn: 'query-worker' };
+}
+
+/** The explain itself (in the worker, or in place). */
+export function runExplain(store: Store, tenant: string, datatype: string, req: FindRequest): FindExplain {
+  checkFind(datatype, req);
+  return clientQuery(() => store.explain(tenant, datatype, req.filter ?? {}, storeOptions(req)));
 }
 
 /** Candidates a route's listing may read on the event loop; past this it runs in a query worker. */
@@ -108,14 +171,23 @@ export function listRecords(
   if (deps.store.candidatesUpTo(tenant, datatype, filter, INLINE_LISTING_MAX + 1) > INLINE_LISTING_MAX) {
     return inWorker(deps, { op: 'list', tenant, datatype, filter, opts });
   }
-  const wait = datatype === TICKET_DATATYPE ? deps.services.doorBacklog.settle(tenant) : undefined;
-  const run = () => deps.store.find(tenant, datatype, filter, opts);
-  return wait ? wait.then(run) : Promise.resolve().then(run);
+  return inPlace(deps, tenant, datatype, () => deps.store.find(tenant, datatype, filter, opts));
 }
 
 /** The find itself (in the worker). */
 export function runFind(store: Store, tenant: string, datatype: string, req: FindRequest): ListResult {
   checkFind(datatype, req);
+  return findChecked(store, tenant, datatype, req);
+}
+
+/** A find checkFind has passed. */
+export function findChecked(store: Store, tenant: string, datatype: string, req: FindRequest): ListResult {
+  const res = clientQuery(() => store.find(tenant, datatype, req.filter ?? {}, storeOptions(req)));
+  return { ...res, data: res.data.map(forReader) };
+}
+
+/** The store's paging and sort options of a find request (nothing else of it). */
+function storeOptions(req: FindRequest): FindOptions {
   const opts: FindOptions = {};
   if (req.page !== undefined) opts.page = req.page;
   if (req.pageSize !== undefined) opts.pageSize = req.pageSize;
@@ -123,8 +195,7 @@ export function runFind(store: Store, tenant: string, datatype: string, req: Fin
   if (req.sortType) opts.sortType = req.sortType;
   if (req.skip !== undefined) opts.skip = req.skip;
   if (req.limit !== undefined) opts.limit = req.limit;
-  const res = clientQuery(() => store.find(tenant, datatype, req.filter ?? {}, opts));
-  return { ...res, data: res.data.map(forReader) };
+  return opts;
 }
 
 /** `name` → `data.name`; `data.name` stays (spec: business fields live in `data`). */

@@ -38,6 +38,9 @@ export class ReplicatedStore implements Store {
   find(tenant: string, datatype: string, filter?: Filter, opts?: FindOptions) {
     return this.local.find(tenant, datatype, filter, opts);
   }
+  explain(tenant: string, datatype: string, filter?: Filter, opts?: FindOptions) {
+    return this.local.explain(tenant, datatype, filter, opts);
+  }
   scan(tenant: string, datatype: string, filter?: Filter) {
     return this.local.scan(tenant, datatype, filter);
   }

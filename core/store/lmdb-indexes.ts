@@ -1,20 +1,26 @@
 // Secondary indexes of the LMDB store: declared paths per datatype (built online over every
 // tenant's records), entries [tenant, datatype, path, value, sk] kept in the transaction of the
-// record's write, and the equality lookups that narrow a query's candidates.
+// record's write, and what the planner (find-plan.ts) knows of them: which paths are complete,
+// and which hold arrays (multikey). The planner narrows a query's candidates with them.
 import type { Database, Key, RootDatabase } from 'lmdb';
+import type { IndexCatalog } from './find-plan.js';
 import { HIGH } from './lmdb-encoding.js';
-import { equalityValues, indexValues, type IndexValue } from './index-values.js';
-import { getPath, type Filter } from './query.js';
+import { PlanRunner } from './lmdb-plan-run.js';
+import { indexValues, type IndexValue } from './index-values.js';
+import { getPath } from './query.js';
 import type { StoredRecord } from './record.js';
 
-/** The index a filter's equality can use: the first declared path it names by equality. */
-export interface IndexLookup {
-  path: string;
-  values: IndexValue[];
+/** An index's entry in `meta`. Without `tracked` (built before multikey was kept) it counts as multikey. */
+interface IndexMeta {
+  builtAt: string;
+  tracked?: true;
+  multikey?: boolean;
 }
 
 export class LmdbIndexes {
   private readonly paths = new Map<string, string[]>();
+  /** `datatype\0path` of indexes this thread saw an array written to (before its commit: the safe side). */
+  private readonly multikeyPaths = new Set<string>();
 
   constructor(
     private readonly root: RootDatabase,
@@ -41,62 +47,53 @@ export class LmdbIndexes {
   async declare(datatype: string, path: string, records: Iterable<[tenant: string, sk: string]>, read: (tenant: string, sk: string) => StoredRecord | undefined): Promise<void> {
     if (this.pathsOf(datatype).includes(path)) return;
     await this.root.transaction(() => {
+      let multikey = false;
       for (const [tenant, sk] of records) {
         const value = read(tenant, sk);
         if (value === undefined) continue;
-        for (const v of indexValues(getPath(value, path))) this.index.put([tenant, datatype, path, v, sk], 1);
+        const at = getPath(value, path);
+        if (Array.isArray(at)) multikey = true;
+        for (const v of indexValues(at)) this.index.put([tenant, datatype, path, v, sk], 1);
       }
-      this.meta.put(['index', datatype, path], { builtAt: new Date().toISOString() });
+      this.meta.put(['index', datatype, path], { builtAt: new Date().toISOString(), tracked: true, multikey } satisfies IndexMeta);
     });
     this.addPath(datatype, path);
   }
 
-  lookupFor(datatype: string, filter: Filter | undefined): IndexLookup | undefined {
-    if (!filter) return undefined;
-    for (const path of this.pathsOf(datatype)) {
-      if (!(path in filter)) continue;
-      const values = equalityValues(filter[path]);
-      if (!values) continue;
-      return { path, values };
-    }
-    return undefined;
+  /**
+   * The complete indexes of a tenant's datatype, for the planner. Whether a path is multikey is
+   * read from `meta` at each plan: a query worker's store sees the flag in the same snapshot as
+   * the record that set it.
+   */
+  catalog(datatype: string): IndexCatalog {
+    return {
+      paths: this.pathsOf(datatype),
+      multikey: (path) => {
+        if (this.multikeyPaths.has(`${datatype}\0${path}`)) return true;
+        const m = this.meta.get(['index', datatype, path]) as IndexMeta | undefined;
+        return !m || m.tracked !== true || m.multikey !== false;
+      },
+    };
   }
 
-  /** The ids the lookup names, once each, in id order. */
-  sks(tenant: string, datatype: string, { path, values }: IndexLookup): string[] {
-    const seen = new Set<string>();
-    const sks: string[] = [];
-    for (const v of values) {
-      for (const key of this.index.getKeys({
-        start: [tenant, datatype, path, v],
-        end: [tenant, datatype, path, v, HIGH],
-      })) {
-        const sk = (key as IndexValue[])[4] as string;
-        if (!seen.has(sk)) {
-          seen.add(sk);
-          sks.push(sk);
-        }
-      }
-    }
-    sks.sort();
-    return sks;
+  /** Runs plans over one tenant's datatype (lmdb-plan-run.ts). */
+  runner(tenant: string, datatype: string): PlanRunner {
+    return new PlanRunner(this.index, tenant, datatype);
   }
 
-  /** Entries the lookup names, counted up to `cap` (keys only). */
-  countUpTo(tenant: string, datatype: string, { path, values }: IndexLookup, cap: number): number {
-    let n = 0;
-    for (const v of values) {
-      // Keys only, stopping at the cap (lmdb-js's getKeysCount takes no limit).
-      for (const _ of this.index.getKeys({ start: [tenant, datatype, path, v], end: [tenant, datatype, path, v, HIGH], limit: cap - n })) n++;
-      if (n >= cap) return cap;
-    }
-    return n;
+  /** Marks an index multikey, in the write's transaction, the first time a record holds an array there. */
+  private sawArray(datatype: string, path: string): void {
+    const key = `${datatype}\0${path}`;
+    if (this.multikeyPaths.has(key)) return;
+    this.multikeyPaths.add(key);
+    const m = this.meta.get(['index', datatype, path]) as IndexMeta | undefined;
+    if (m && m.tracked === true && m.multikey !== true) this.meta.put(['index', datatype, path], { ...m, multikey: true } satisfies IndexMeta);
   }
 
   /** Removes every index entry of one record, found by looking (the record cannot be read). */
   unindex(tenant: string, datatype: string, sk: string): void {
     for (const path of this.pathsOf(datatype)) {
-      for (const key of this.index.getKeys({ start: [tenant, datatype, path], end: [tenant, datatype, path, HIGH] })) {
+      for (const key of this.index.getKeys({ start: [tenant, datatype, path], end: [tenant, datatype, `${path}\u0000`] })) {
         if ((key as IndexValue[])[4] === sk) this.index.remove(key);
       }
     }
@@ -110,6 +107,7 @@ export class LmdbIndexes {
       if (before && after && was === now) continue;
       const oldV = before ? indexValues(was) : [];
       const newV = after ? indexValues(now) : [];
+      if (Array.isArray(now)) this.sawArray(datatype, path);
       for (const v of oldV) if (!newV.includes(v)) this.index.remove([tenant, datatype, path, v, sk]);
       for (const v of newV) if (!oldV.includes(v)) this.index.put([tenant, datatype, path, v, sk], 1);
     }

@@ -6,8 +6,17 @@ import { AppError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { HIGH } from './lmdb-encoding.js';
 import type { LmdbIndexes } from './lmdb-indexes.js';
-import { compileFilter, runQuery, type Filter, type FindOptions, type PageLimits } from './query.js';
-import type { StoredRecord } from './record.js';
+import { exactOrderedRead, planFilter } from './find-plan.js';
+import type { ChosenPlan, ExplainedStage, PlanRunner } from './lmdb-plan-run.js';
+import { compileFilter, resolvePaging, runQuery, type Filter, type FindExplain, type FindOptions, type PageLimits } from './query.js';
+import type { ListResult, StoredRecord } from './record.js';
+
+/** One find's run, observed for explain. */
+interface FindRun {
+  runner: PlanRunner;
+  plan?: ChosenPlan;
+  docsExamined: number;
+}
 
 export class LmdbRecords {
   /** Undecodable records met by reads since start (for /metrics). */
@@ -88,29 +97,92 @@ export class LmdbRecords {
     }
   }
 
-  private *candidates(tenant: string, datatype: string, filter?: Filter): Iterable<StoredRecord> {
-    const lookup = this.indexes.lookupFor(datatype, filter);
-    if (lookup) {
-      for (const sk of this.indexes.sks(tenant, datatype, lookup)) {
+  /** The plan of a find: its index reads chosen (lmdb-plan-run.ts), or a scan of the datatype. */
+  private plan(tenant: string, datatype: string, filter: Filter | undefined, runner: PlanRunner): ChosenPlan | undefined {
+    const node = planFilter(filter, this.indexes.catalog(datatype));
+    if (!node) return undefined;
+    // One read needs no choosing (and no counting).
+    if (node.stage === 'IXSCAN') return node;
+    return runner.choose(node).plan;
+  }
+
+  private *candidates(tenant: string, datatype: string, filter: Filter | undefined, run?: FindRun): Iterable<StoredRecord> {
+    const runner = run?.runner ?? this.indexes.runner(tenant, datatype);
+    const plan = this.plan(tenant, datatype, filter, runner);
+    if (run) run.plan = plan;
+    if (plan) {
+      for (const sk of runner.sks(plan)) {
+        if (run) run.docsExamined++;
         const r = this.read(tenant, datatype, sk);
         if (r) yield r;
       }
       return;
     }
-    yield* this.datatypeRecords(tenant, datatype);
+    for (const r of this.datatypeRecords(tenant, datatype)) {
+      if (run) run.docsExamined++;
+      yield r;
+    }
   }
 
+  /** Candidates a find with `filter` reads, counted on keys, no further than `cap`. */
   candidatesUpTo(tenant: string, datatype: string, filter: Filter | undefined, cap: number): number {
-    // The same choice as candidates(): the first indexed path the filter names by equality.
-    const lookup = this.indexes.lookupFor(datatype, filter);
-    if (lookup) return this.indexes.countUpTo(tenant, datatype, lookup, cap);
+    const node = planFilter(filter, this.indexes.catalog(datatype));
+    if (node) return this.indexes.runner(tenant, datatype).choose(node, cap).estimate;
     let n = 0;
     for (const _ of this.records.getKeys({ start: [tenant, datatype], end: [tenant, datatype, HIGH], limit: cap })) n++;
     return n;
   }
 
-  find(tenant: string, datatype: string, filter?: Filter, opts: FindOptions = {}) {
-    return runQuery(this.candidates(tenant, datatype, filter), filter, opts, this.limits);
+  find(tenant: string, datatype: string, filter?: Filter, opts: FindOptions = {}): ListResult {
+    return this.indexOrdered(tenant, datatype, filter, opts) ?? runQuery(this.candidates(tenant, datatype, filter), filter, opts, this.limits);
+  }
+
+  /**
+   * A find whose filter one index read answers exactly, sorted on the same path
+   * (find-plan.ts exactOrderedRead): one page read in index order, `total` counted on keys. Every
+   * record read is still tested against the filter; should one fail (or be unreadable), the find
+   * runs the usual way. Undefined when the find is not of that kind.
+   */
+  private indexOrdered(tenant: string, datatype: string, filter: Filter | undefined, opts: FindOptions, run?: FindRun): ListResult | undefined {
+    const read = exactOrderedRead(filter, opts.sort, this.indexes.catalog(datatype));
+    if (!read) return undefined;
+    const runner = run?.runner ?? this.indexes.runner(tenant, datatype);
+    const { page, pageSize, offset } = resolvePaging(opts, this.limits);
+    const { sks, total } = runner.orderedPage(read, opts.sortType === 'desc', offset, pageSize);
+    const q = compileFilter(filter!);
+    const data: StoredRecord[] = [];
+    for (const sk of sks) {
+      if (run) run.docsExamined++;
+      const r = this.read(tenant, datatype, sk);
+      if (!r || !q.test(r)) return undefined;
+      data.push(r);
+    }
+    if (run) run.plan = { stage: 'IXSCAN', read };
+    return { data, total, hasNext: offset + data.length < total, page, pageSize };
+  }
+
+  /** Runs a find and answers how (MongoDB's explain with executionStats) instead of its records. */
+  explain(tenant: string, datatype: string, filter?: Filter, opts: FindOptions = {}): FindExplain {
+    const started = performance.now();
+    let run: FindRun = { runner: this.indexes.runner(tenant, datatype), docsExamined: 0 };
+    let res = this.indexOrdered(tenant, datatype, filter, opts, run);
+    const byIndex = res !== undefined;
+    if (!res) {
+      run = { runner: this.indexes.runner(tenant, datatype), docsExamined: 0 };
+      res = runQuery(this.candidates(tenant, datatype, filter, run), filter, opts, this.limits);
+    }
+    const stats = run.runner.stats;
+    const plan: ExplainedStage = run.plan ? run.runner.describe(run.plan) : { stage: 'COLLSCAN' };
+    return {
+      plan,
+      ...(opts.sort ? { sort: { path: opts.sort, order: opts.sortType ?? 'asc', by: byIndex ? ('index' as const) : ('memory' as const) } } : {}),
+      keysExamined: stats.keysExamined,
+      keysCounted: stats.keysCounted,
+      docsExamined: run.docsExamined,
+      nReturned: res.data.length,
+      total: res.total,
+      executionTimeMillis: Math.round((performance.now() - started) * 1000) / 1000,
+    };
   }
 
   scan(tenant: string, datatype: string, filter?: Filter): StoredRecord[] {

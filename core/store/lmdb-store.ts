@@ -34,7 +34,7 @@ import { LmdbLogs } from './lmdb-logs.js';
 import { LmdbOrgs } from './lmdb-orgs.js';
 import { LmdbRecords } from './lmdb-records.js';
 import { LmdbUsage } from './lmdb-usage.js';
-import type { FindOptions, Filter, PageLimits } from './query.js';
+import type { FindExplain, FindOptions, Filter, PageLimits } from './query.js';
 import type { StoredRecord } from './record.js';
 import type { LogEntry, Org, Store, WriteBatch } from './store.js';
 import type { QuotaPolicy, StorageUsage } from './usage.js';
@@ -183,6 +183,10 @@ export class LmdbStore implements Store {
 
   find(tenant: string, datatype: string, filter?: Filter, opts: FindOptions = {}) {
     return this.reads.find(tenant, datatype, filter, opts);
+  }
+
+  explain(tenant: string, datatype: string, filter?: Filter, opts: FindOptions = {}): FindExplain {
+    return this.reads.explain(tenant, datatype, filter, opts);
   }
 
   scan(tenant: string, datatype: string, filter?: Filter): StoredRecord[] {

@@ -28,6 +28,27 @@ export interface PageLimits {
 
 export type Filter = Record<string, unknown>;
 
+/**
+ * How a find ran, in the spirit of MongoDB's explain with executionStats: the stage tree that
+ * produced its candidates (`IXSCAN` of an index, `AND_INTERSECT`, `OR`, or `COLLSCAN` of the whole
+ * datatype), index keys read, records read and returned. Every candidate is tested against the
+ * whole filter, so `docsExamined` - `total` is what the index could not rule out.
+ */
+export interface FindExplain {
+  plan: { stage: string };
+  /** A sort, and how it was done (`memory`: every match read and sorted). */
+  sort?: { path: string; order: SortOrder; by: 'memory' | 'index' };
+  keysExamined: number;
+  /** Keys counted to choose among an `$and`'s index reads (not part of the read itself). */
+  keysCounted: number;
+  docsExamined: number;
+  nReturned: number;
+  total: number;
+  executionTimeMillis: number;
+  /** Where the find ran: on the event loop (few candidates, simple operators) or in a query worker. */
+  ranIn?: 'event-loop' | 'query-worker';
+}
+
 /** A compiled filter. */
 export interface Matcher {
   test(obj: unknown): boolean;
@@ -137,27 +158,28 @@ function typeRank(v: unknown): number {
  * fields arrive as numbers or numeric strings).
  */
 export function sortRecords(records: StoredRecord[], path: string, order: SortOrder = 'asc'): void {
-  const values = new Map<StoredRecord, unknown>();
+  // Each record's key and type rank computed once (a comparison reads two array slots, not a Map).
+  const entries: Array<{ r: StoredRecord; v: unknown; rank: number }> = new Array(records.length);
   let allNumeric = true;
-  for (const r of records) {
+  for (let i = 0; i < records.length; i++) {
+    const r = records[i];
     const v = getPath(r, path);
-    values.set(r, v);
+    entries[i] = { r, v, rank: 0 };
     if (v === undefined || v === null) continue;
     if (typeof v === 'number') continue;
     if (typeof v === 'string' && NUMERIC.test(v)) continue;
     allNumeric = false;
   }
-  const key = (r: StoredRecord): unknown => {
-    const v = values.get(r);
-    if (allNumeric && typeof v === 'string') return Number(v);
-    return v;
-  };
+  for (const e of entries) {
+    if (allNumeric && typeof e.v === 'string') e.v = Number(e.v);
+    e.rank = typeRank(e.v);
+  }
   const dir = order === 'desc' ? -1 : 1;
-  records.sort((a, b) => {
-    const va = key(a);
-    const vb = key(b);
-    const ra = typeRank(va);
-    const rb = typeRank(vb);
+  entries.sort((a, b) => {
+    const va = a.v;
+    const vb = b.v;
+    const ra = a.rank;
+    const rb = b.rank;
     let c = 0;
     if (ra !== rb) c = ra - rb;
     else if (ra === 1) c = (va as number) - (vb as number);
@@ -165,8 +187,9 @@ export function sortRecords(records: StoredRecord[], path: string, order: SortOr
     else if (ra === 4) c = Number(va) - Number(vb);
     else if (ra === 3) c = JSON.stringify(va).localeCompare(JSON.stringify(vb));
     if (c !== 0) return c * dir;
-    return a.sk < b.sk ? -1 : a.sk > b.sk ? 1 : 0;
+    return a.r.sk < b.r.sk ? -1 : a.r.sk > b.r.sk ? 1 : 0;
   });
+  for (let i = 0; i < entries.length; i++) records[i] = entries[i].r;
 }
 
 export function resolvePaging(

@@ -1,5 +1,5 @@
 // What actors and routes know of storage: this interface, never LMDB itself.
-import type { FindOptions, Filter } from './query.js';
+import type { FindExplain, FindOptions, Filter } from './query.js';
 import type { ListResult, StoredRecord } from './record.js';
 import type { Org } from './org.js';
 import type { StorageUsage } from './usage.js';
@@ -108,6 +108,8 @@ export interface Store {
   getRecord(tenant: string, datatype: string, sk: string): StoredRecord | undefined;
   /** Filter (MongoDB language), sort and page one datatype of one tenant. */
   find(tenant: string, datatype: string, filter?: Filter, opts?: FindOptions): ListResult;
+  /** Runs a find and answers how it ran (its plan, keys and records examined) instead of its records. */
+  explain(tenant: string, datatype: string, filter?: Filter, opts?: FindOptions): FindExplain;
   /** Every record of a datatype matching `filter`, unpaged, in id order (for actor activation). */
   scan(tenant: string, datatype: string, filter?: Filter): StoredRecord[];
   count(tenant: string, datatype: string, filter?: Filter): number;

@@ -12,7 +12,7 @@ import {
 } from '../../../actors/records/index.js';
 import type { Config } from '../../../core/config.js';
 import { route, type RouteDef } from '../../route.js';
-import { queryBudget } from './repository.js';
+import { explained, findPlan, queryBudget } from './repository.js';
 import { AnyDocument, Datatype, ListOf, SortType } from './schemas.js';
 
 const TAG = 'Dynamic query';
@@ -20,6 +20,18 @@ const FilterSchema = Type.Object({}, { additionalProperties: true, description: 
 const Direction = Type.Union([Type.Literal(1), Type.Literal(-1), Type.Literal('asc'), Type.Literal('desc')]);
 const Sort = Type.Union([Type.String({ minLength: 1, maxLength: 200 }), Type.Record(Type.String(), Direction)], {
   description: 'A field path (with `sortType`), or `{<field-path>: 1 | -1}` naming one field',
+});
+const Stage = Type.Object({ stage: Type.String() }, { additionalProperties: true, description: 'A stage: `IXSCAN`, `AND_INTERSECT`, `OR` or `COLLSCAN`' });
+const Explain = Type.Object({
+  plan: Stage,
+  sort: Type.Optional(Type.Object({ path: Type.String(), order: SortType, by: Type.String() })),
+  keysExamined: Type.Integer(),
+  keysCounted: Type.Integer(),
+  docsExamined: Type.Integer(),
+  nReturned: Type.Integer(),
+  total: Type.Integer(),
+  executionTimeMillis: Type.Number(),
+  ranIn: Type.String({ description: '`event-loop` or `query-worker`' }),
 });
 const Projection = Type.Object({}, { additionalProperties: true, description: 'MongoDB projection, e.g. `{"data.name": 1}`' });
 
@@ -44,14 +56,16 @@ function withFilter<P extends TProperties>(props: P) {
 export function dynamicQueryRoutes(records: RecordsApi, config: Config): RouteDef[] {
   const maxPageSize = config.store.maxPageSize;
   const QUERY_BUDGET = queryBudget(config.query);
+  const FIND_PLAN = findPlan(config.query);
   const Options = Type.Object(
     {
       page: Type.Optional(Type.Integer({ minimum: 1 })),
       pageSize: Type.Optional(Type.Integer({ minimum: 1, maximum: maxPageSize })),
       sort: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
       sortType: Type.Optional(SortType),
+      explain: Type.Optional(Type.Boolean({ description: 'Answer how the find runs instead of records (as /dynamic-query/explain)' })),
     },
-    { additionalProperties: false, description: 'Repository-style paging, used when the driver-style fields are absent' },
+    { additionalProperties: false, description: 'Repository-style paging, used when the driver-style fields are absent; `explain`' },
   );
   const findProps = {
     sort: Type.Optional(Sort),
@@ -70,7 +84,7 @@ export function dynamicQueryRoutes(records: RecordsApi, config: Config): RouteDe
     limit?: number;
     skip?: number;
     projection?: Record<string, unknown>;
-    options?: { page?: number; pageSize?: number; sort?: string; sortType?: 'asc' | 'desc' };
+    options?: { page?: number; pageSize?: number; sort?: string; sortType?: 'asc' | 'desc'; explain?: boolean };
   }): DynamicFind => {
     const o = body.options ?? {};
     const driver = body.limit !== undefined || body.skip !== undefined;
@@ -96,10 +110,37 @@ export function dynamicQueryRoutes(records: RecordsApi, config: Config): RouteDe
       summary: 'Find records (driver-style options)',
       description:
         'Body `{datatype, filter, sort?, limit?, skip?, projection?}`; answers the list envelope. `limit` is at most ' +
-        `${maxPageSize}; without \`limit\`/\`skip\`, \`options: {page, pageSize}\` pages as /repository/find does. ${QUERY_BUDGET}`,
+        `${maxPageSize}; without \`limit\`/\`skip\`, \`options: {page, pageSize}\` pages as /repository/find does. ` +
+        `${FIND_PLAN} With \`options.explain: true\` the answer is the plan instead of records (see /dynamic-query/explain). ${QUERY_BUDGET}`,
       body: withFilter({ ...findProps, limit: Type.Optional(Type.Integer({ minimum: 1, maximum: maxPageSize })) }),
       response: ListOf(AnyDocument),
-      handler: (ctx) => records.dynamicFind(ctx.tenant, findArgs(ctx.body)),
+      handler: (ctx) => {
+        if (ctx.body.options?.explain) return explained(ctx, records.dynamicExplain(ctx.tenant, findArgs(ctx.body)));
+        return records.dynamicFind(ctx.tenant, findArgs(ctx.body));
+      },
+    }),
+
+    route({
+      method: 'POST',
+      path: '/dynamic-query/explain',
+      auth: 'staff',
+      tag: TAG,
+      summary: 'Explain how a find runs',
+      description:
+        'Body as /dynamic-query/find. Runs the find and answers how, in the spirit of MongoDB\'s `explain` with ' +
+        '`executionStats`, instead of its records: `{plan, sort?, keysExamined, keysCounted, docsExamined, nReturned, ' +
+        'total, executionTimeMillis, ranIn}`. `plan` is the stage tree that chose the records read: `IXSCAN` (one ' +
+        'index: `index: {datatype, path}`, `keys` read: `{values}` of an equality or `$in`, or `{range: {type, low, ' +
+        'high}}`), `AND_INTERSECT` and `OR` (with `inputStages`), or `COLLSCAN` (every record of the datatype). ' +
+        '`keysExamined` counts the index keys read, `keysCounted` those counted to choose among the indexes of an ' +
+        '`$and` (each read is counted no further than 10,000 keys), `docsExamined` the records read and tested against ' +
+        'the whole filter, `nReturned` the records of the page, `total` the matches. `sort.by` is `index` when the ' +
+        'filter is one equality or numeric range on the sorted field itself and that field has never held an array ' +
+        '(one page read in index order, `total` counted on index keys), else `memory` (every match read and sorted). `ranIn` is `event-loop` or `query-worker` (see below). ' +
+        `${FIND_PLAN} ${QUERY_BUDGET}`,
+      body: withFilter({ ...findProps, limit: Type.Optional(Type.Integer({ minimum: 1, maximum: maxPageSize })) }),
+      response: Explain,
+      handler: (ctx) => records.dynamicExplain(ctx.tenant, findArgs(ctx.body)),
     }),
 
     route({

@@ -1,6 +1,7 @@
 // `/repository/*` (spec: Endpoints → Repository; Resources → Request bodies; Versioning): generic
 // record CRUD and queries, staff only. Writes go through the tenant's records actor; a get by id
-// reads the store; finds run in the query pool's workers under the query budget.
+// reads the store; a small simple find runs in place, others in the query pool's workers under
+// the query budget.
 import { Type } from '@sinclair/typebox';
 import { assertPathDepth } from '../../../core/document-limits.js';
 import { appError } from '../../../core/errors.js';
@@ -25,6 +26,29 @@ export function queryBudget(q: Config['query']): string {
     `${n(q.queueMax)} in all; beyond that 503 with \`Retry-After\`).`
   );
 }
+/** What every find route says of its plan (core/store/find-plan.ts, actors/records/reads.ts). */
+export function findPlan(q: Config['query']): string {
+  return (
+    'An equality, `$in` or range (`$gt`, `$gte`, `$lt`, `$lte`) on an indexed field narrows the records read wherever it ' +
+    'stands: at the top, inside `$and` (the most selective index, or the intersection of several), inside `$or` (the ' +
+    'union of each branch\'s index reads; one branch without an indexed condition makes the find read every record of the ' +
+    'datatype). Ranges compare within one type, as MongoDB does (`{$gt: 5}` matches numbers only). A find of simple ' +
+    'operators (equality, `$in`, ranges, `$exists`, `$and`/`$or` of those) that an index narrows to at most ' +
+    `${q.inPlaceMaxCandidates.toLocaleString('en-US')} records (\`QUERY_IN_PLACE_MAX_CANDIDATES\`) answers at once; any ` +
+    'other runs in a query worker.'
+  );
+}
+
+/**
+ * Answers an explain as it is: the find routes declare the list envelope as their answer, which a
+ * plan is not, so it goes out as JSON text of its own (the compiled serializer would drop it).
+ */
+export async function explained(ctx: RequestContext, explain: Promise<unknown>): Promise<string> {
+  const body = JSON.stringify(await explain);
+  ctx.type = 'application/json';
+  return body;
+}
+
 /** Every write route says it: the datatypes that govern sign-in are written by Admins only. */
 const ADMIN_WRITES =
   'Records of `setting` (the `base-setting` document turns PIN and card sign-in on for the whole organisation) ' +
@@ -40,6 +64,7 @@ export function repositoryRoutes(records: RecordsApi, config: Config): RouteDef[
   const maxPageSize = config.store.maxPageSize;
   const PageQuery = pageQuery(maxPageSize);
   const QUERY_BUDGET = queryBudget(config.query);
+  const FIND_PLAN = findPlan(config.query);
 
   return [
     route({
@@ -184,6 +209,7 @@ export function repositoryRoutes(records: RecordsApi, config: Config): RouteDef[
         'Body `{query: {<field-path>: <value>}, options: {page, pageSize, sort, sortType}}`; `query` is a MongoDB ' +
         'filter. Values compare as stored (a numeric string matches the same string, not a number); a sort is ' +
         'numeric when every value of the field is a number or a numeric string. No match is an empty list. ' +
+        `${FIND_PLAN} With \`options.explain: true\` the answer is the plan instead of records (see /dynamic-query/explain). ` +
         QUERY_BUDGET,
       params: DatatypeParams,
       body: Type.Object(
@@ -196,6 +222,7 @@ export function repositoryRoutes(records: RecordsApi, config: Config): RouteDef[
                 pageSize: Type.Optional(Type.Integer({ minimum: 1, maximum: maxPageSize })),
                 sort: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
                 sortType: Type.Optional(SortType),
+                explain: Type.Optional(Type.Boolean({ description: 'Answer how the find runs (its plan, keys and records examined) instead of records' })),
               },
               { additionalProperties: false },
             ),
@@ -204,8 +231,12 @@ export function repositoryRoutes(records: RecordsApi, config: Config): RouteDef[
         { additionalProperties: false },
       ),
       response: RecordList,
-      handler: (ctx) =>
-        records.find(ctx.tenant, ctx.params.datatype, { filter: ctx.body.query, ...ctx.body.options }),
+      handler: (ctx) => {
+        const { explain, ...options } = ctx.body.options ?? {};
+        const req = { filter: ctx.body.query, ...options };
+        if (explain) return explained(ctx, records.explain(ctx.tenant, ctx.params.datatype, req));
+        return records.find(ctx.tenant, ctx.params.datatype, req);
+      },
     }),
 
     route({

@@ -1,0 +1,212 @@
+// Runs a find plan (find-plan.ts) on the LMDB index: chooses among the reads of an `$and` by
+// counting their keys (no further than a cap), reads the candidates' ids, and says what it did in
+// the terms of MongoDB's explain (a stage tree, keys and documents examined).
+import type { Database, Key } from 'lmdb';
+import { HIGH } from './lmdb-encoding.js';
+import type { IndexRead, KeyRange, PlanNode } from './find-plan.js';
+import type { IndexValue } from './index-values.js';
+
+/** Keys an `$and`'s reads are counted to before one is chosen: past it a read counts as "many". */
+export const PLAN_COUNT_CAP = 10_000;
+/**
+ * Keys one plan may count in all, however many reads its filter names (an `$or` of a thousand
+ * `$and`s): past it every read counts as "many", so a find chosen on the event loop goes to a
+ * worker, and choosing never holds the loop more than a few ms.
+ */
+export const PLAN_COUNT_BUDGET = 20_000;
+
+/** A plan with its `$and`s decided: what will be read. */
+export type ChosenPlan =
+  | { stage: 'IXSCAN'; read: IndexRead; counted?: number }
+  | { stage: 'AND_INTERSECT'; inputs: ChosenPlan[] }
+  | { stage: 'OR'; inputs: ChosenPlan[] };
+
+/** What a plan's run examined (MongoDB's executionStats). */
+export interface PlanStats {
+  keysExamined: number;
+  /** Keys counted while choosing (not part of the read). */
+  keysCounted: number;
+}
+
+/** The stage tree as explain answers it. */
+export interface ExplainedStage {
+  stage: string;
+  index?: { datatype: string; path: string };
+  /** `values` of an equality or `$in`, or a range `{type, low, high}` of keys read. */
+  keys?: unknown;
+  keysExamined?: number;
+  inputStages?: ExplainedStage[];
+  /** Keys counted when an `$and` chose its reads (counting stops at PLAN_COUNT_CAP). */
+  keysCounted?: number;
+}
+
+export class PlanRunner {
+  constructor(
+    private readonly index: Database<number, Key>,
+    private readonly tenant: string,
+    private readonly datatype: string,
+    readonly stats: PlanStats = { keysExamined: 0, keysCounted: 0 },
+  ) {}
+
+  /** Decides every `$and` of the plan; returns it with an estimate of its candidates (≤ cap). */
+  choose(node: PlanNode, cap = PLAN_COUNT_CAP): { plan: ChosenPlan; estimate: number } {
+    switch (node.stage) {
+      case 'IXSCAN': {
+        const counted = this.countUpTo(node.read, cap);
+        return { plan: { stage: 'IXSCAN', read: node.read, counted }, estimate: counted };
+      }
+      case 'OR': {
+        const inputs: ChosenPlan[] = [];
+        let estimate = 0;
+        for (const input of node.inputs) {
+          const c = this.choose(input, Math.max(1, cap - estimate));
+          inputs.push(c.plan);
+          estimate = Math.min(cap, estimate + c.estimate);
+        }
+        return { plan: { stage: 'OR', inputs }, estimate };
+      }
+      case 'AND': {
+        const options = node.inputs.map((input) => this.choose(input, cap)).sort((a, b) => a.estimate - b.estimate);
+        const best = options[0];
+        // Intersecting costs a read of each input's keys: worth it for inputs about as small as
+        // the best (a few times its size), not for one of thousands beside one of ten.
+        const kept = options.filter((o, i) => i === 0 || (o.estimate < cap && o.estimate <= 4 * best.estimate + 16));
+        if (kept.length === 1) return best;
+        return { plan: { stage: 'AND_INTERSECT', inputs: kept.map((o) => o.plan) }, estimate: best.estimate };
+      }
+    }
+  }
+
+  /** The ids the plan reads, once each, in id order. */
+  sks(plan: ChosenPlan): string[] {
+    const out = [...this.idSet(plan)];
+    out.sort();
+    return out;
+  }
+
+  private idSet(plan: ChosenPlan): Set<string> {
+    switch (plan.stage) {
+      case 'IXSCAN':
+        return new Set(this.ids(plan));
+      case 'OR': {
+        const set = new Set<string>();
+        for (const input of plan.inputs) for (const sk of this.idSet(input)) set.add(sk);
+        return set;
+      }
+      case 'AND_INTERSECT': {
+        let set = this.idSet(plan.inputs[0]);
+        for (const input of plan.inputs.slice(1)) {
+          if (set.size === 0) break;
+          const next = new Set<string>();
+          for (const sk of this.ids(input)) if (set.has(sk)) next.add(sk);
+          set = next;
+        }
+        return set;
+      }
+    }
+  }
+
+  /** The ids a plan reads, streamed from the index when it is one read. */
+  private *ids(plan: ChosenPlan): Iterable<string> {
+    if (plan.stage !== 'IXSCAN') {
+      yield* this.idSet(plan);
+      return;
+    }
+    for (const r of this.ranges(plan.read)) {
+      for (const key of this.index.getKeys(r)) {
+        this.stats.keysExamined++;
+        yield (key as IndexValue[])[4] as string;
+      }
+    }
+  }
+
+  /** Keys the read names, counted up to `cap` (keys only). */
+  countUpTo(read: IndexRead, cap: number): number {
+    if (this.stats.keysCounted >= PLAN_COUNT_BUDGET) return cap;
+    let n = 0;
+    for (const r of this.ranges(read)) {
+      // Keys only, stopping at the cap (lmdb-js's getKeysCount takes no limit).
+      for (const _ of this.index.getKeys({ ...r, limit: cap - n })) n++;
+      if (n >= cap) break;
+    }
+    this.stats.keysCounted += n;
+    return n;
+  }
+
+  private ranges(read: IndexRead): Array<{ start: Key; end: Key }> {
+    const { tenant, datatype } = this;
+    const path = read.path;
+    if ('values' in read) return read.values.map((v) => ({ start: [tenant, datatype, path, v], end: [tenant, datatype, path, v, HIGH] }));
+    return [keyRange(tenant, datatype, path, read.range)];
+  }
+
+  /**
+   * One page of an exact read (find-plan.ts exactOrderedRead) in index order, and how many keys
+   * it has in all (counted on keys). Descending, equal values stay in id order, as the store's
+   * sort keeps them: a run of equal values is read whole before the page is cut.
+   */
+  orderedPage(read: IndexRead, desc: boolean, offset: number, size: number): { sks: string[]; total: number } {
+    const [r] = this.ranges(read);
+    // A copy: getKeysCount marks the options it is given as a count.
+    const total = this.index.getKeysCount({ ...r });
+    this.stats.keysCounted += total;
+    if (!desc) {
+      const sks: string[] = [];
+      let i = 0;
+      // Skipped by hand: lmdb-js's `offset` breaks getKeys' iterator.
+      for (const key of this.index.getKeys({ ...r, limit: offset + size })) if (i++ >= offset) sks.push((key as IndexValue[])[4] as string);
+      this.stats.keysExamined += i;
+      return { sks, total };
+    }
+    const want = offset + size;
+    const got: Array<[IndexValue, string]> = [];
+    for (const key of this.index.getKeys({ start: r.end, end: r.start, reverse: true })) {
+      const k = key as IndexValue[];
+      if (got.length >= want && k[3] !== got[got.length - 1][0]) break;
+      got.push([k[3], k[4] as string]);
+    }
+    this.stats.keysExamined += got.length;
+    got.sort((a, b) => (a[0] < b[0] ? 1 : a[0] > b[0] ? -1 : a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0));
+    return { sks: got.slice(offset, want).map(([, sk]) => sk), total };
+  }
+
+  /** The chosen plan as explain shows it. */
+  describe(plan: ChosenPlan): ExplainedStage {
+    switch (plan.stage) {
+      case 'IXSCAN': {
+        const keys = 'values' in plan.read ? { values: plan.read.values.filter((v) => !Object.is(v, -0)).map(shown) } : { range: plan.read.range };
+        return { stage: 'IXSCAN', index: { datatype: this.datatype, path: plan.read.path }, keys, ...(plan.counted !== undefined ? { keysCounted: plan.counted } : {}) };
+      }
+      case 'OR':
+      case 'AND_INTERSECT':
+        return { stage: plan.stage, inputStages: plan.inputs.map((p) => this.describe(p)) };
+    }
+  }
+}
+
+/** A key as the filter named it (booleans are stored as marked strings, index-values.ts). */
+function shown(v: IndexValue): unknown {
+  return v === '\u0001true' ? true : v === '\u0001false' ? false : v;
+}
+
+/**
+ * The index keys of a range: a bound's own entries ([value, sk]) are in when it is inclusive.
+ * Numbers end at ±Infinity; strings start at '' and end where the path's keys end (ordered-binary
+ * sorts every string after every number, and `path` + U+0000 after every key of `path`).
+ */
+function keyRange(tenant: string, datatype: string, path: string, r: KeyRange): { start: Key; end: Key } {
+  const base = [tenant, datatype, path];
+  const start: Key = r.low
+    ? r.low.inclusive
+      ? [...base, r.low.key]
+      : [...base, r.low.key, HIGH]
+    : [...base, r.type === 'number' ? -Infinity : ''];
+  const end: Key = r.high
+    ? r.high.inclusive
+      ? [...base, r.high.key, HIGH]
+      : [...base, r.high.key]
+    : r.type === 'number'
+      ? [...base, Infinity, HIGH]
+      : [tenant, datatype, `${path}\u0000`];
+  return { start, end };
+}
