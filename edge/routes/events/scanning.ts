@@ -4,6 +4,7 @@
 // a 200 with `success: false` and a reason. A code is resolved once: by the scanner, or here when
 // the scan names no event (the ticket found is handed on, not looked up again).
 import type { AppDeps } from '../../deps.js';
+import type { DeviceScope } from '../../../core/auth/tokens.js';
 import { appError } from '../../../core/errors.js';
 import type { StoredRecord } from '../../../core/store/record.js';
 import { DEFAULT_CODE_SKEW_SECONDS } from '../../../actors/event-records/index.js';
@@ -87,10 +88,10 @@ function unmatched(svc: EventsApi<AppDeps>, tenant: string, kind: 'in' | 'out', 
   return svc.unmatchedScan<ScanReply>(tenant, e);
 }
 
-function scan(svc: EventsApi<AppDeps>, tenant: string, kind: 'in' | 'out', b: ScanBody, by: string | null): Promise<ScanReply> {
-  const target: Target = svc.scanTarget(tenant, b);
+function scan(svc: EventsApi<AppDeps>, tenant: string, kind: 'in' | 'out', b: ScanBody, by: string | null, device?: DeviceScope): Promise<ScanReply> {
+  const target: Target = svc.scanTarget(tenant, b, 'body', device);
   const { ev, located } = target;
-  const s = scanInput(svc, target, b, 'body');
+  const s = svc.stampScan(tenant, scanInput(svc, target, b, 'body'), device);
   if (!ev) return unmatched(svc, tenant, kind, s, by);
   if (located) s.located = located;
   return svc.scanner<ScanReply>(tenant, ev.sk, { type: kind, by, ...s });
@@ -119,7 +120,8 @@ export function scanningRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
       body: CheckinBody,
       response: ScanResult,
       errors: [404],
-      handler: (ctx) => scan(svc, ctx.tenant, 'in', ctx.body, ctx.principal!.sub),
+      device: true,
+      handler: (ctx) => scan(svc, ctx.tenant, 'in', ctx.body, ctx.principal!.sub, ctx.principal!.device),
     })),
 
     doorFree(route({
@@ -136,9 +138,10 @@ export function scanningRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
       body: CheckoutBody,
       response: ScanResult,
       errors: [404],
+      device: true,
       handler: (ctx) => {
         if (ctx.body.code === undefined && ctx.body.ticketId === undefined) throw appError('ERR_VALIDATION', 'body/code or body/ticketId is required');
-        return scan(svc, ctx.tenant, 'out', ctx.body, ctx.principal!.sub);
+        return scan(svc, ctx.tenant, 'out', ctx.body, ctx.principal!.sub, ctx.principal!.device);
       },
     })),
 
@@ -157,8 +160,10 @@ export function scanningRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
       body: BatchBody,
       response: BatchResult,
       errors: [404],
+      device: true,
       handler: async (ctx) => {
         const by = ctx.principal!.sub;
+        const device = ctx.principal!.device;
         const scans = ctx.body.scans;
         const groups = new Map<string, { idx: number[]; scans: Array<ScanInput & { direction: 'in' | 'out' }> }>();
         const results: Array<ScanReply | Promise<ScanReply>> = new Array(scans.length);
@@ -168,9 +173,9 @@ export function scanningRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
           if (b.code === undefined && (direction === 'in' || b.ticketId === undefined)) {
             throw appError('ERR_VALIDATION', direction === 'in' ? `${at}/code is required` : `${at}/code or ${at}/ticketId is required`);
           }
-          const target: Target = svc.scanTarget(ctx.tenant, b, at);
+          const target: Target = svc.scanTarget(ctx.tenant, b, at, device);
           const { ev, located } = target;
-          const s = scanInput(svc, target, b, at);
+          const s = svc.stampScan(ctx.tenant, scanInput(svc, target, b, at), device);
           if (!ev) {
             results[i] = unmatched(svc, ctx.tenant, direction, s, by);
             return;
@@ -204,9 +209,10 @@ export function scanningRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
       body: ValidateBody,
       response: ValidateResult,
       errors: [404],
+      device: true,
       handler: async (ctx) => {
         const b = ctx.body;
-        const target: Target = svc.scanTarget(ctx.tenant, b);
+        const target: Target = svc.scanTarget(ctx.tenant, b, 'body', ctx.principal!.device);
         const { ev, located } = target;
         const s = scanInput(svc, target, b, 'body');
         if (!ev) return { valid: false, reason: 'invalid_code' } satisfies ValidateReply;

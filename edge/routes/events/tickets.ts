@@ -179,8 +179,10 @@ export function ticketRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
       }),
       response: TicketList,
       errors: [404],
+      device: true,
       handler: (ctx) => {
         const ev = svc.event(ctx.tenant, ctx.params.id);
+        svc.deviceMay(ctx.principal!.device, ev);
         const filter: Filter = {};
         if (ctx.query.holderEmail) filter['data.holderEmail'] = normalizeEmail(ctx.query.holderEmail);
         if (ctx.query.ticketTypeId) filter['data.ticketTypeId'] = ctx.query.ticketTypeId;
@@ -300,8 +302,10 @@ export function ticketRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
       query: Type.Object({ q: Type.String({ minLength: 1, maxLength: 200 }), ...Paging }),
       response: TicketList,
       errors: [404],
+      device: true,
       handler: (ctx) => {
         const ev = svc.event(ctx.tenant, ctx.params.eventId);
+        svc.deviceMay(ctx.principal!.device, ev);
         return svc.page(lookupTickets(svc, ctx.tenant, ev, ctx.query.q.trim()), ctx.query);
       },
     }),

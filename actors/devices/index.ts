@@ -1,0 +1,138 @@
+// Enrolled scanner devices (issue 31): an Admin enrolls a device and gets a single-use
+// initialization token (24 h); the device trades it, once, for its long-lived token, sent as
+// `Authorization: Device <token>` or `x-device-token`. Only digests of either token are stored.
+// The token is resolved on every request from the store (two kv reads), like an API key, so a
+// revocation refuses it on this node at once and on every other node as soon as the commit stream
+// brings the write there: no cache to drop anywhere.
+import type { ActorRuntime } from '../../core/actor/runtime.js';
+import { digestSecret, newSecret } from '../../core/auth/password.js';
+import type { Principal } from '../../core/auth/tokens.js';
+import type { Clock } from '../../core/clock.js';
+import { appError } from '../../core/errors.js';
+import type { Logger } from '../../core/log.js';
+import type { Store } from '../../core/store/store.js';
+import { DeviceActivity } from './activity.js';
+import {
+  DEVICE_NS,
+  DEVICE_TOKEN_NS,
+  DEVICE_TOKEN_PREFIX,
+  DEVICES,
+  DEVICES_KEY,
+  deviceView,
+  INIT_TOKEN_PREFIX,
+  type Device,
+  type DevicesMsg,
+  type DeviceTokenEntry,
+  type DeviceView,
+} from './model.js';
+
+export { devicesActor } from './devices-actor.js';
+export { DEVICE_NS, DEVICE_TOKEN_NS, DEVICE_INIT_NS, INIT_TOKEN_TTL_MS, deviceView, type Device, type DeviceView } from './model.js';
+
+export interface DevicesDeps {
+  readonly store: Store;
+  readonly runtime: ActorRuntime;
+  readonly clock: Clock;
+  readonly logger: Logger;
+}
+
+const DEVICE_AUTH = /^Device\s+(\S+)\s*$/i;
+
+export interface Enrolment {
+  name: string;
+  /** Event ids (already resolved); absent: every event. */
+  eventIds?: string[];
+  listId?: string;
+  checkpoint?: string;
+}
+
+export class ScannerDevices {
+  readonly activity = new DeviceActivity();
+
+  constructor(readonly deps: DevicesDeps) {}
+
+  private ask<R>(tenant: string, msg: DevicesMsg): Promise<R> {
+    return this.deps.runtime.ask<R>(tenant, DEVICES, DEVICES_KEY, msg);
+  }
+
+  async enroll(tenant: string, by: string, e: Enrolment): Promise<{ sk: string; initToken: string; initExpiresAt: string }> {
+    const initToken = newSecret(INIT_TOKEN_PREFIX);
+    const device: Omit<Device, 'id' | 'createdAt' | 'scanCount' | 'initExpiresAt'> = { name: e.name, createdBy: by };
+    if (e.eventIds) device.eventIds = e.eventIds;
+    if (e.listId !== undefined) device.listId = e.listId;
+    if (e.checkpoint !== undefined) device.checkpoint = e.checkpoint;
+    const d = await this.ask<Device>(tenant, { type: 'enroll', device, initDigest: digestSecret(initToken) });
+    return { sk: d.id, initToken, initExpiresAt: new Date(d.initExpiresAt!).toISOString() };
+  }
+
+  /** Trades an initialization token for the device token (401 when used, expired or unknown). */
+  async initialize(tenant: string, initToken: string, hardwareId?: string): Promise<{ deviceId: string; token: string; device: DeviceView }> {
+    const token = newSecret(DEVICE_TOKEN_PREFIX);
+    const msg: DevicesMsg = { type: 'initialize', initDigest: digestSecret(initToken.trim()), tokenDigest: digestSecret(token) };
+    if (hardwareId !== undefined) msg.hardwareId = hardwareId;
+    const d = await this.ask<Device>(tenant, msg);
+    return { deviceId: d.id, token, device: deviceView(d) };
+  }
+
+  async revoke(tenant: string, id: string, by: string): Promise<DeviceView> {
+    return deviceView(this.withPending(tenant, await this.ask<Device>(tenant, { type: 'revoke', id, by })));
+  }
+
+  /** Every device of the organisation, oldest first, with this node's activity not yet written. */
+  list(tenant: string): DeviceView[] {
+    return this.deps.store
+      .listKv<Device>(tenant, DEVICE_NS)
+      .map(({ value }) => this.withPending(tenant, value))
+      .sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1))
+      .map(deviceView);
+  }
+
+  private withPending(tenant: string, d: Device): Device {
+    const p = this.activity.pending(tenant, d.id);
+    return p ? { ...d, lastSeenAt: Math.max(d.lastSeenAt ?? 0, p.lastSeenAt), scanCount: d.scanCount + p.scans } : d;
+  }
+
+  /**
+   * The device credential (a CredentialResolver): `Authorization: Device <token>` or
+   * `x-device-token`, with `orgid`. Undefined when the request carries neither; 401 when the token
+   * is unknown to the organisation or its device was revoked.
+   */
+  resolve(headers: Readonly<Record<string, string>>, tenant: string | undefined): Principal | undefined {
+    const authz = headers['authorization'];
+    const m = authz !== undefined ? DEVICE_AUTH.exec(authz) : null;
+    const token = m ? m[1] : headers['x-device-token']?.trim();
+    if (!token) return undefined;
+    if (!tenant) throw appError('ERR_UNAUTHENTICATED', 'a device token must be sent with the orgid header');
+    const entry = this.deps.store.getKv<DeviceTokenEntry>(tenant, DEVICE_TOKEN_NS, digestSecret(token));
+    const d = entry && this.deps.store.getKv<Device>(tenant, DEVICE_NS, entry.deviceId);
+    if (!d) throw appError('ERR_UNAUTHENTICATED', 'the device token is not valid for this organisation');
+    if (d.revokedAt !== undefined) throw appError('ERR_UNAUTHENTICATED', 'this scanner device was revoked; enroll it again');
+    this.activity.seen(tenant, d.id, this.deps.clock.now());
+    const device: NonNullable<Principal['device']> = { id: d.id, eventIds: d.eventIds ?? null };
+    if (d.listId !== undefined) device.listId = d.listId;
+    if (d.checkpoint !== undefined) device.checkpoint = d.checkpoint;
+    return { sub: d.id, org: tenant, roles: [], kind: 'device', via: 'device-token', device };
+  }
+
+  /** The door counts a device's scans here (EventsApi's DoorDevices port). */
+  scanned(tenant: string, deviceId: string, scans: number): void {
+    this.activity.scanned(tenant, deviceId, scans, this.deps.clock.now());
+  }
+
+  /** Writes the activity noted since the last flush, one message per organisation; kept for the next on failure. */
+  async flush(): Promise<void> {
+    await Promise.all(
+      this.activity.drain().map(async ([tenant, devices]) => {
+        try {
+          await this.ask(tenant, { type: 'seen', devices });
+        } catch (err) {
+          for (const a of devices) {
+            this.activity.seen(tenant, a.id, a.lastSeenAt);
+            this.activity.scanned(tenant, a.id, a.scans, a.lastSeenAt);
+          }
+          throw err;
+        }
+      }),
+    );
+  }
+}
