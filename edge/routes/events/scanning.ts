@@ -35,6 +35,12 @@ const LIST_SCAN_DOC =
   'list at once; the event is the list\'s (a ticket of another event is `wrong_event`). A scan without `listId` uses ' +
   'the event\'s own door, as for an event without lists. ';
 
+const DEVICE_SCAN_DOC =
+  'An enrolled scanner device (`Authorization: Device <token>`, `POST /events/devices`) may call it for its events only ' +
+  '(403 for another event or its list); its scans carry its own `deviceId` (a typed one is replaced) and its list and ' +
+  'checkpoint unless the scan names a list of its events or a checkpoint, and a scan naming no event goes to its list, ' +
+  'or its one event. ';
+
 interface ScanBody {
   code?: string;
   ticketId?: string;
@@ -116,6 +122,7 @@ export function scanningRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
         'matches no ticket then counts in that event\'s stats (`total`, `denied`, `byZone`, `byHour`); without it, ' +
         'such a scan names no event and is logged for the organisation only. ' +
         LIST_SCAN_DOC +
+        DEVICE_SCAN_DOC +
         REASONS_DOC,
       body: CheckinBody,
       response: ScanResult,
@@ -134,6 +141,7 @@ export function scanningRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
         'By `code` (resolved as for check-in) or `ticketId`. The ticket must be inside (`not_checked_in` otherwise); its ' +
         'status stays `checked_in` and its zone counts one exit. With re-entry on it may enter again. With `listId` the ' +
         'ticket must be inside on that list, and leaves it only (inside on another list, it stays there). ' +
+        DEVICE_SCAN_DOC +
         REASONS_DOC,
       body: CheckoutBody,
       response: ScanResult,
@@ -156,6 +164,7 @@ export function scanningRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
         'results come back in the same order, each in the check-in answer shape. Send a `nonce` with every offline scan: a ' +
         'retried upload answers the original results and counts nothing twice. Scans of one event are decided in order, in ' +
         'one step. ' +
+        DEVICE_SCAN_DOC +
         REASONS_DOC,
       body: BatchBody,
       response: BatchResult,
@@ -205,6 +214,7 @@ export function scanningRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
       description:
         'Same resolution and rules as check-in (a check-in list\'s too, with `listId`), with no change of state and nothing ' +
         'logged: `{valid, ticket?, reason?}`. ' +
+        DEVICE_SCAN_DOC +
         REASONS_DOC,
       body: ValidateBody,
       response: ValidateResult,
