@@ -80,6 +80,8 @@ t.test('scanner devices - a device of event A is refused on event B (403) and af
   const a = await makeEvent(w.staff, { name: 'Event A' });
   const b = await makeEvent(w.staff, { name: 'Event B' });
   const listB = (await w.staff.post(`/events/${b.id}/checkin-lists`, { name: 'B door' })).body;
+  t.equal((await admin.post('/events/devices', { name: 'Mixed', eventIds: [a.id], listId: listB.sk })).status, 400, 'a list of none of its events');
+  t.equal((await admin.post('/events/devices', { name: 'Lost', eventIds: ['no-such-event'] })).status, 404, 'an unknown event');
   const { id, c } = await device({ name: 'A gate', eventIds: [a.slug], checkpoint: 'east' });
   const ta = await makeTicket(w.staff, a);
   const tb = await makeTicket(w.staff, b);

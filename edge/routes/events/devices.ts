@@ -1,8 +1,8 @@
 // Enrolled scanner devices (issue 31): enrolment by an Admin, the device's one-time initialization,
 // the list and revocation. The device credential itself is resolved by actors/devices (registered
 // in edge/modules/events.ts) and admitted only on routes that set `device` (edge/route.ts).
-import { Type } from '@sinclair/typebox';
-import type { ScannerDevices } from '../../../actors/devices/index.js';
+import { Type, type Static } from '@sinclair/typebox';
+import type { Enrolment, ScannerDevices } from '../../../actors/devices/index.js';
 import type { EventsApi } from '../../../actors/events/index.js';
 import { appError } from '../../../core/errors.js';
 import type { AppDeps } from '../../deps.js';
@@ -63,6 +63,21 @@ const Initialized = Type.Object({
   device: DeviceSchema,
 });
 
+/**
+ * The enrolment with its events resolved to ids (a slug names its event): those named, else the
+ * list's event, else none (every event). The list must be one of those events'.
+ */
+function enrolment(svc: EventsApi<AppDeps>, tenant: string, b: Static<typeof EnrollBody>): Enrolment {
+  let eventIds = b.eventIds?.map((ref) => svc.event(tenant, ref).sk);
+  if (b.listId !== undefined) {
+    const list = svc.findList(tenant, b.listId);
+    if (!list) throw appError('ERR_NOT_FOUND', `check-in list ${b.listId}`);
+    eventIds ??= [list.eventId];
+    if (!eventIds.includes(list.eventId)) throw appError('ERR_VALIDATION', `body/listId ${b.listId} is a check-in list of event ${list.eventId}, not one of body/eventIds`);
+  }
+  return { name: b.name, eventIds: eventIds && [...new Set(eventIds)], listId: b.listId, checkpoint: b.checkpoint };
+}
+
 export function deviceRoutes(devices: ScannerDevices, svc: EventsApi<AppDeps>): RouteDef[] {
   // No route here reads a ticket record: none waits for the door's backlog.
   return [
@@ -83,17 +98,7 @@ export function deviceRoutes(devices: ScannerDevices, svc: EventsApi<AppDeps>): 
       response: Enrolled,
       status: 201,
       errors: [404, 409],
-      handler: (ctx) => {
-        const b = ctx.body;
-        let eventIds = b.eventIds?.map((ref) => svc.event(ctx.tenant, ref).sk);
-        if (b.listId !== undefined) {
-          const list = svc.findList(ctx.tenant, b.listId);
-          if (!list) throw appError('ERR_NOT_FOUND', `check-in list ${b.listId}`);
-          eventIds ??= [list.eventId];
-          if (!eventIds.includes(list.eventId)) throw appError('ERR_VALIDATION', `body/listId ${b.listId} is a check-in list of event ${list.eventId}, not one of body/eventIds`);
-        }
-        return devices.enroll(ctx.tenant, ctx.principal!.sub, { name: b.name, eventIds: eventIds && [...new Set(eventIds)], listId: b.listId, checkpoint: b.checkpoint });
-      },
+      handler: (ctx) => devices.enroll(ctx.tenant, ctx.principal!.sub, enrolment(svc, ctx.tenant, ctx.body)),
     })),
 
     doorFree(route({
