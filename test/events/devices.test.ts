@@ -3,6 +3,7 @@
 // its scope, revocation, and the device credential refused everywhere but at the door.
 import t from 'tap';
 import { ManualClock } from '../../core/clock.js';
+import { WriteBatch } from '../../core/store/store.js';
 import { tokenFor } from '../helpers/app.js';
 import { client } from '../helpers/http.js';
 import { eventsWorld, makeEvent, makeTicket, type Client } from './setup.js';
@@ -109,6 +110,17 @@ t.test('scanner devices - a device of event A is refused on event B (403) and af
   t.equal((await c.get(`/events/${a.id}/tickets`)).status, 401);
   t.equal((await admin.post(`/events/devices/${id}/revoke`)).body.revokedAt, rev.body.revokedAt, 'revoking again answers the same');
   t.equal((await admin.post(`/events/devices/${'c'.repeat(24)}/revoke`)).status, 404);
+
+  // A revocation another node wrote arrives as a store write (the commit stream): a node rereads a
+  // device token it resolved at most a second before.
+  const far = await device({ name: 'A gate 2', eventIds: [a.id] });
+  const probe = () => far.c.post('/events/tickets/validate', { code: ta.data.number }).then((x) => x.status);
+  t.equal(await probe(), 200);
+  const stored = w.app.deps.store.getKv<any>(w.org, 'scanner_device', far.id);
+  await w.app.deps.store.commit(new WriteBatch().putKv(w.org, 'scanner_device', far.id, { ...stored, revokedAt: clock.now() }));
+  t.equal(await probe(), 200, 'within the second the node trusts what it read');
+  clock.advance(1000);
+  t.equal(await probe(), 401, 'refused once it reads the store again');
 });
 
 t.test('scanner devices - a device token is refused on every route that is not the door', async (t) => {

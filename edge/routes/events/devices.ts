@@ -145,8 +145,9 @@ export function deviceRoutes(devices: ScannerDevices, svc: EventsApi<AppDeps>): 
       tag: TAG,
       summary: 'Revoke a scanner device',
       description:
-        'Its token is refused (401) from the next request on this node, and on every other node once the write reaches ' +
-        'it (the same path as API keys and revocations: the store\'s commit stream, normally well under a second). A ' +
+        'Its token is refused (401) from the next request on this node, and on every other node within a second of the ' +
+        'write reaching it (the same path as API keys and revocations: the store\'s commit stream, normally well under a ' +
+        'second; a node rereads a device token it resolved at most a second earlier). A ' +
         'pending initialization token of the device stops working too. Revoking again answers the same device. The ' +
         'device\'s scans stay in the log; enroll it again to bring it back.',
       params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) }),
