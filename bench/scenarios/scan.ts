@@ -83,7 +83,12 @@ interface Run {
 }
 
 async function sendJson(method: string, url: string, headers: Record<string, string>, body: unknown, status: number): Promise<any> {
-  const res = await fetch(url, { method, headers, body: JSON.stringify(body), signal: AbortSignal.timeout(30_000) });
+  const send = () => fetch(url, { method, headers, body: JSON.stringify(body), signal: AbortSignal.timeout(30_000) });
+  // Sent once more when the connection failed before any answer: seen once right after a server
+  // started, on the keep-alive socket the readiness check left (a set-up step, never measured).
+  const res = await send().catch(() => sleep(200).then(send)).catch((err: Error) => {
+    throw new Error(`${method} ${url}: ${err.message} (${String((err.cause as Error | undefined)?.message ?? err.cause)})`);
+  });
   const text = await res.text();
   if (res.status !== status) throw new Error(`${method} ${url}: ${res.status} ${text}`);
   return JSON.parse(text);
