@@ -165,8 +165,9 @@ export function buildOpenApi(routes: readonly RouteDef[], info: OpenApiInfo): Js
       responses[String(code)] = { $ref: `#/components/responses/E${code}` };
     }
     op.responses = responses;
+    // The door's routes also take an enrolled scanner device's token (edge/route.ts `device`).
     op.security =
-      def.auth === 'none' ? [{}] : [{ bearerAuth: [] }, { apiKeyAuth: [] }];
+      def.auth === 'none' ? [{}] : [{ bearerAuth: [] }, { apiKeyAuth: [] }, ...(def.device ? [{ deviceAuth: [] }] : [])];
     if (def.roles?.length) op['x-roles'] = def.roles;
     op['x-access'] = def.auth;
     (paths[p] ??= {})[def.method.toLowerCase()] = op;
@@ -198,6 +199,7 @@ export function buildOpenApi(routes: readonly RouteDef[], info: OpenApiInfo): Js
       securitySchemes: {
         bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
         apiKeyAuth: { type: 'apiKey', in: 'header', name: 'x-api-key' },
+        deviceAuth: { type: 'apiKey', in: 'header', name: 'x-device-token', description: 'An enrolled scanner device\'s token (or `Authorization: Device <token>`): door routes only' },
       },
       schemas: {
         ErrorEnvelope: {

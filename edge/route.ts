@@ -73,6 +73,12 @@ export interface RouteDef<
   auth: Access;
   /** Further roles the caller needs (any one of them). */
   roles?: string[];
+  /**
+   * An enrolled scanner device (`Authorization: Device <token>`, actors/devices) may call this
+   * route: the door's routes set it. Every other route refuses a device credential with 403,
+   * whatever its `auth`. A route that sets it checks the device's scope itself (its events, list).
+   */
+  device?: boolean;
   tenant?: TenantMode;
   /** The reference section this route is listed under. */
   tag: string;

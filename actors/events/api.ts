@@ -12,9 +12,9 @@ import type { Store } from '../../core/store/store.js';
 import { EVENTS, EVENTS_KEY, type EventsMsg } from './messages.js';
 import { LocalPayments, type PaymentsProvider } from './payments.js';
 import { EVENT_MEDIA, findEvent, TICKET } from '../event-records/index.js';
-import type { Principal } from '../../core/auth/tokens.js';
+import type { DeviceScope, Principal } from '../../core/auth/tokens.js';
 import { customerIdsOf, provenEmailOf } from '../auth/index.js';
-import { CHECKIN_LIST, locateTicket, type Located, SCANNER, type ScanEntry, type ScannerMsg, UNMATCHED_SCANS } from '../scanner/index.js';
+import { CHECKIN_LIST, locateTicket, type Located, SCANNER, type ScanEntry, type ScanInput, type ScannerMsg, UNMATCHED_SCANS } from '../scanner/index.js';
 
 /** What the edge needs of a check-in list a scan names: its event, and its zones (null: every one). */
 export interface ListTarget {
@@ -34,6 +34,11 @@ export interface EventsDeps {
 
 const CACHE_MAX = 10_000;
 
+/** Where the door counts an enrolled device's scans (actors/devices: noted in memory, written behind). */
+export interface DoorDevices {
+  scanned(tenant: string, deviceId: string, scans: number): void;
+}
+
 export class EventsApi<D extends EventsDeps = EventsDeps> {
   private readonly cache = new Map<string, StoredRecord>();
   /** Check-in lists scans named, by tenant and id: a scan naming a list reads no record. */
@@ -44,6 +49,7 @@ export class EventsApi<D extends EventsDeps = EventsDeps> {
   constructor(
     readonly deps: D,
     payments?: PaymentsProvider,
+    readonly devices?: DoorDevices,
   ) {
     this.payments = payments ?? new LocalPayments(deps.clock);
   }
@@ -104,7 +110,13 @@ export class EventsApi<D extends EventsDeps = EventsDeps> {
     tenant: string,
     ref: { eventId?: string; listId?: string; ticketId?: string; code?: string },
     at = 'body',
+    device?: DeviceScope,
   ): { ev: StoredRecord | undefined; located?: Located; list?: ListTarget } {
+    if (device) {
+      const target = this.scanTarget(tenant, this.deviceRef(tenant, ref, device), at);
+      if (target.ev) this.deviceMay(device, target.ev);
+      return target;
+    }
     if (ref.listId !== undefined) {
       const list = this.findList(tenant, ref.listId);
       if (!list) throw appError('ERR_NOT_FOUND', `check-in list ${ref.listId}`);
@@ -123,6 +135,40 @@ export class EventsApi<D extends EventsDeps = EventsDeps> {
     }
     const ev = t && typeof t.data.event === 'string' ? this.findEvent(tenant, t.data.event) : undefined;
     return ev && located ? { ev, located } : { ev };
+  }
+
+  /**
+   * What an enrolled device's scan is for: its own list unless the scan names a list or another
+   * event, else its one event when it has one and the scan names none (so a ticket of another
+   * event is denied `wrong_event` there, not looked for elsewhere).
+   */
+  private deviceRef<R extends { eventId?: string; listId?: string }>(tenant: string, ref: R, device: DeviceScope): R {
+    if (ref.listId !== undefined) return ref;
+    if (device.listId !== undefined) {
+      const list = this.findList(tenant, device.listId);
+      if (ref.eventId === undefined || !list || this.findEvent(tenant, ref.eventId)?.sk === list.eventId) return { ...ref, listId: device.listId };
+    }
+    if (ref.eventId === undefined && device.eventIds?.length === 1) return { ...ref, eventId: device.eventIds[0] };
+    return ref;
+  }
+
+  /** 403 unless `device` (a device principal's scope) was enrolled for `ev`; anyone else passes. */
+  deviceMay(device: DeviceScope | undefined, ev: StoredRecord): void {
+    if (device?.eventIds && !device.eventIds.includes(ev.sk)) {
+      throw appError('ERR_FORBIDDEN', `scanner device ${device.id} is not enrolled for event ${ev.sk}`);
+    }
+  }
+
+  /**
+   * A device's scan carries the device's id (never one the client typed) and, unless it names
+   * one, the device's checkpoint; it is counted to the device. Others' scans are left as sent.
+   */
+  stampScan(tenant: string, s: ScanInput, device: DeviceScope | undefined): ScanInput {
+    if (!device) return s;
+    s.device = device.id;
+    if (s.checkpoint === undefined && device.checkpoint !== undefined) s.checkpoint = device.checkpoint;
+    this.devices?.scanned(tenant, device.id, 1);
+    return s;
   }
 
   /** Records a scan that matched no event (the tenant's unmatched-scans log). */

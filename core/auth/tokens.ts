@@ -13,7 +13,24 @@ import { systemClock, type Clock } from '../clock.js';
 import { AppError } from '../errors.js';
 import { issuedBefore, type RevocationCheck } from './revocations.js';
 
-export type PrincipalKind = 'staff' | 'customer' | 'app';
+/**
+ * `device`: an enrolled door scanner (actors/devices). It is never a JWT (principalOf refuses the
+ * kind): only the device credential resolver makes one, and only routes that declare `device`
+ * (edge/route.ts) let it in.
+ */
+export type PrincipalKind = 'staff' | 'customer' | 'app' | 'device';
+
+/** What an enrolled scanner device may scan at, and what its scans are stamped with. */
+export interface DeviceScope {
+  /** The device id (also the principal's `sub`): every scan it makes carries it. */
+  id: string;
+  /** The events it may scan at; null: every event of the organisation. */
+  eventIds: readonly string[] | null;
+  /** The check-in list its scans use unless they name another of its events' lists. */
+  listId?: string;
+  /** The checkpoint its scans carry unless they name one. */
+  checkpoint?: string;
+}
 
 export interface Principal {
   /** Subject: the user, customer or application id. */
@@ -28,7 +45,7 @@ export interface Principal {
   /** Issued at, seconds since the epoch (access tokens always carry it). */
   iat?: number;
   /** How the caller proved who it is. */
-  via?: 'jwt' | 'api-key';
+  via?: 'jwt' | 'api-key' | 'device-token';
   /**
    * Set when a customer's request was relayed by an application (an app token in Authorization
    * and the customer's token in x-client-authorization): the application's id. The principal
@@ -39,6 +56,8 @@ export interface Principal {
   customerId?: string;
   /** The session (refresh family) the token was issued to; signing out ends it (revocations.ts). */
   sid?: string;
+  /** Set on a `device` principal only: its scope and stamp. */
+  device?: DeviceScope;
 }
 
 export interface RefreshClaims {
@@ -200,7 +219,8 @@ export class TokenService {
   }
 
   private principalOf(c: Record<string, unknown>): Principal {
-    const { typ: _t, iss: _s, ...rest } = c;
+    // A device's scope comes from its enrolment record only, never from a token's claims.
+    const { typ: _t, iss: _s, device: _d, ...rest } = c;
     if (typeof c.exp !== 'number') throw refused('the token has no exp (expiry) claim; tokens without an expiry are not accepted');
     if (typeof c.iat !== 'number') throw refused('the token has no iat (issued at) claim');
     if (c.iat > this.nowSeconds() + this.skew) throw refused('the token claims to be issued in the future');

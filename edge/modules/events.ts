@@ -23,6 +23,8 @@ import { eventRoutes } from '../routes/events/events.js';
 import { scanningRoutes } from '../routes/events/scanning.js';
 import { checkinListRoutes } from '../routes/events/checkin-lists.js';
 import { ticketRoutes } from '../routes/events/tickets.js';
+import { deviceRoutes } from '../routes/events/devices.js';
+import { devicesActor, ScannerDevices } from '../../actors/devices/index.js';
 import { waitsForDoor } from '../routes/events/door-wait.js';
 
 const ORPHAN_SWEEP_FIRST_MS = 60 * 1000;
@@ -30,6 +32,9 @@ const ORPHAN_SWEEP_EVERY_MS = 60 * 60 * 1000;
 
 /** A scanner replays its event's scan log when activated: keep it warm for an hour of quiet. */
 const SCANNER_IDLE_MS = 60 * 60 * 1000;
+
+/** How often a node writes its scanner devices' last-seen times and scan counts. */
+const DEVICE_ACTIVITY_FLUSH_MS = 5000;
 
 /** A route answers after the door's tickets behind are written unless its definition says it need not (routes/events/door-wait.ts). */
 function afterDoor(deps: AppDeps, r: RouteDef): RouteDef {
@@ -46,7 +51,7 @@ function afterDoor(deps: AppDeps, r: RouteDef): RouteDef {
 
 export const eventsModule: Module = {
   name: 'events',
-  actors: [eventsActor, scannerActor({ idleMs: SCANNER_IDLE_MS }), unmatchedScansActor],
+  actors: [eventsActor, scannerActor({ idleMs: SCANNER_IDLE_MS }), unmatchedScansActor, devicesActor],
   indexes: [
     [EVENT, 'data.slug'],
     [TICKET_TYPE, 'data.event'],
@@ -62,8 +67,13 @@ export const eventsModule: Module = {
     [CHECKIN_LIST, 'data.event'],
   ],
   routes: (deps) => {
-    const svc = new EventsApi(deps);
-    return [...eventRoutes(svc), ...ticketRoutes(svc), ...scanningRoutes(svc), ...checkinListRoutes(svc), ...attendeeRoutes(svc)].map((r) => afterDoor(deps, r));
+    // Scanner devices: their credential (after the bearer token and API keys), and their activity
+    // written behind every few seconds (this node's jobs stop with it).
+    const devices = new ScannerDevices(deps);
+    deps.credentials.push((headers, tenant) => devices.resolve(headers, tenant));
+    startPeriodic(deps, 'scanner device activity', () => devices.flush(), DEVICE_ACTIVITY_FLUSH_MS);
+    const svc = new EventsApi(deps, undefined, devices);
+    return [...eventRoutes(svc), ...ticketRoutes(svc), ...scanningRoutes(svc), ...checkinListRoutes(svc), ...attendeeRoutes(svc), ...deviceRoutes(devices, svc)].map((r) => afterDoor(deps, r));
   },
   async start(deps) {
     // The door's read barrier and background materializer: the node's port (actors/scanner/door-backlog.ts).

@@ -43,6 +43,7 @@ export function guideMd(config: Config, counts: string): string {
     '- Staff sign in at `POST /profile/user/signin`, customers at `POST /profile/customer/signin`; both answer `{token, refreshToken, expiresIn, orgId, user}`.',
     '- The access token lives `expiresIn` seconds. Before it runs out, `POST /profile/user/refresh` with the refresh token (as the bearer token or `body.refreshToken`) answers a new pair; the old refresh token stops working, and presenting it again revokes the whole session.',
     '- Each operation says who may call it: *public*, *a customer or staff token*, or *a staff token*, sometimes with a role (Admin, ...). Applications use `x-api-key`.',
+    '- Door scanners can be enrolled devices instead of staff: an Admin enrolls one (`POST /events/devices`), the device trades the single-use `initToken` (24 h) for its own token (`POST /events/devices/initialize`) and sends `Authorization: Device <token>` (or `x-device-token`) with `orgid`. That credential opens only the door routes of its events (scans, validate, ticket list and lookup), stamps its scans with its device id, list and checkpoint, and is refused on every node within seconds of `POST /events/devices/:id/revoke`.',
     '',
     '## Errors',
     '',

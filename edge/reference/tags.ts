@@ -25,6 +25,7 @@ const TAGS: Record<string, string> = {
   Reference: 'This reference: the OpenAPI and AsyncAPI documents, Markdown views and search.',
   Repository: 'Records of any kind you define: create, read, update, delete and find with a MongoDB filter.',
   Reservations: 'Reservations: bookings at a location, with reminders.',
+  'Scanner devices': 'Door scanners enrolled as devices: enrolment, one-time initialization, their own credential, revocation.',
   'Security (2FA)': 'Two-factor authentication: authenticator apps, email and SMS codes, backup codes.',
   'Service points': 'Service points (tables, counters, desks) and their status.',
   'Social sync': 'Posts and messages synchronised from social networks.',

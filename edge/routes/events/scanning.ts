@@ -4,6 +4,7 @@
 // a 200 with `success: false` and a reason. A code is resolved once: by the scanner, or here when
 // the scan names no event (the ticket found is handed on, not looked up again).
 import type { AppDeps } from '../../deps.js';
+import type { DeviceScope } from '../../../core/auth/tokens.js';
 import { appError } from '../../../core/errors.js';
 import type { StoredRecord } from '../../../core/store/record.js';
 import { DEFAULT_CODE_SKEW_SECONDS } from '../../../actors/event-records/index.js';
@@ -33,6 +34,12 @@ const LIST_SCAN_DOC =
   'entry rules decide, and the list keeps its own door state, so a ticket may be inside the hall list and the lounge ' +
   'list at once; the event is the list\'s (a ticket of another event is `wrong_event`). A scan without `listId` uses ' +
   'the event\'s own door, as for an event without lists. ';
+
+const DEVICE_SCAN_DOC =
+  'An enrolled scanner device (`Authorization: Device <token>`, `POST /events/devices`) may call it for its events only ' +
+  '(403 for another event or its list); its scans carry its own `deviceId` (a typed one is replaced) and its list and ' +
+  'checkpoint unless the scan names a list of its events or a checkpoint, and a scan naming no event goes to its list, ' +
+  'or its one event. ';
 
 interface ScanBody {
   code?: string;
@@ -87,10 +94,10 @@ function unmatched(svc: EventsApi<AppDeps>, tenant: string, kind: 'in' | 'out', 
   return svc.unmatchedScan<ScanReply>(tenant, e);
 }
 
-function scan(svc: EventsApi<AppDeps>, tenant: string, kind: 'in' | 'out', b: ScanBody, by: string | null): Promise<ScanReply> {
-  const target: Target = svc.scanTarget(tenant, b);
+function scan(svc: EventsApi<AppDeps>, tenant: string, kind: 'in' | 'out', b: ScanBody, by: string | null, device?: DeviceScope): Promise<ScanReply> {
+  const target: Target = svc.scanTarget(tenant, b, 'body', device);
   const { ev, located } = target;
-  const s = scanInput(svc, target, b, 'body');
+  const s = svc.stampScan(tenant, scanInput(svc, target, b, 'body'), device);
   if (!ev) return unmatched(svc, tenant, kind, s, by);
   if (located) s.located = located;
   return svc.scanner<ScanReply>(tenant, ev.sk, { type: kind, by, ...s });
@@ -115,11 +122,13 @@ export function scanningRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
         'matches no ticket then counts in that event\'s stats (`total`, `denied`, `byZone`, `byHour`); without it, ' +
         'such a scan names no event and is logged for the organisation only. ' +
         LIST_SCAN_DOC +
+        DEVICE_SCAN_DOC +
         REASONS_DOC,
       body: CheckinBody,
       response: ScanResult,
       errors: [404],
-      handler: (ctx) => scan(svc, ctx.tenant, 'in', ctx.body, ctx.principal!.sub),
+      device: true,
+      handler: (ctx) => scan(svc, ctx.tenant, 'in', ctx.body, ctx.principal!.sub, ctx.principal!.device),
     })),
 
     doorFree(route({
@@ -132,13 +141,15 @@ export function scanningRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
         'By `code` (resolved as for check-in) or `ticketId`. The ticket must be inside (`not_checked_in` otherwise); its ' +
         'status stays `checked_in` and its zone counts one exit. With re-entry on it may enter again. With `listId` the ' +
         'ticket must be inside on that list, and leaves it only (inside on another list, it stays there). ' +
+        DEVICE_SCAN_DOC +
         REASONS_DOC,
       body: CheckoutBody,
       response: ScanResult,
       errors: [404],
+      device: true,
       handler: (ctx) => {
         if (ctx.body.code === undefined && ctx.body.ticketId === undefined) throw appError('ERR_VALIDATION', 'body/code or body/ticketId is required');
-        return scan(svc, ctx.tenant, 'out', ctx.body, ctx.principal!.sub);
+        return scan(svc, ctx.tenant, 'out', ctx.body, ctx.principal!.sub, ctx.principal!.device);
       },
     })),
 
@@ -153,12 +164,15 @@ export function scanningRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
         'results come back in the same order, each in the check-in answer shape. Send a `nonce` with every offline scan: a ' +
         'retried upload answers the original results and counts nothing twice. Scans of one event are decided in order, in ' +
         'one step. ' +
+        DEVICE_SCAN_DOC +
         REASONS_DOC,
       body: BatchBody,
       response: BatchResult,
       errors: [404],
+      device: true,
       handler: async (ctx) => {
         const by = ctx.principal!.sub;
+        const device = ctx.principal!.device;
         const scans = ctx.body.scans;
         const groups = new Map<string, { idx: number[]; scans: Array<ScanInput & { direction: 'in' | 'out' }> }>();
         const results: Array<ScanReply | Promise<ScanReply>> = new Array(scans.length);
@@ -168,9 +182,9 @@ export function scanningRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
           if (b.code === undefined && (direction === 'in' || b.ticketId === undefined)) {
             throw appError('ERR_VALIDATION', direction === 'in' ? `${at}/code is required` : `${at}/code or ${at}/ticketId is required`);
           }
-          const target: Target = svc.scanTarget(ctx.tenant, b, at);
+          const target: Target = svc.scanTarget(ctx.tenant, b, at, device);
           const { ev, located } = target;
-          const s = scanInput(svc, target, b, at);
+          const s = svc.stampScan(ctx.tenant, scanInput(svc, target, b, at), device);
           if (!ev) {
             results[i] = unmatched(svc, ctx.tenant, direction, s, by);
             return;
@@ -200,13 +214,15 @@ export function scanningRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
       description:
         'Same resolution and rules as check-in (a check-in list\'s too, with `listId`), with no change of state and nothing ' +
         'logged: `{valid, ticket?, reason?}`. ' +
+        DEVICE_SCAN_DOC +
         REASONS_DOC,
       body: ValidateBody,
       response: ValidateResult,
       errors: [404],
+      device: true,
       handler: async (ctx) => {
         const b = ctx.body;
-        const target: Target = svc.scanTarget(ctx.tenant, b);
+        const target: Target = svc.scanTarget(ctx.tenant, b, 'body', ctx.principal!.device);
         const { ev, located } = target;
         const s = scanInput(svc, target, b, 'body');
         if (!ev) return { valid: false, reason: 'invalid_code' } satisfies ValidateReply;

@@ -169,7 +169,9 @@ export function ticketRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
       auth: 'staff',
       tag: TAG,
       summary: 'List the tickets of an event',
-      description: 'Tickets whose `data.event` is the event’s id or slug, oldest first; filter by `status`, `ticketTypeId` or `holderEmail`.',
+      description:
+        'Tickets whose `data.event` is the event’s id or slug, oldest first; filter by `status`, `ticketTypeId` or `holderEmail`. ' +
+        'An enrolled scanner device may read the tickets of its own events (403 for another).',
       params: EventParams,
       query: Type.Object({
         ...Paging,
@@ -179,8 +181,10 @@ export function ticketRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
       }),
       response: TicketList,
       errors: [404],
+      device: true,
       handler: (ctx) => {
         const ev = svc.event(ctx.tenant, ctx.params.id);
+        svc.deviceMay(ctx.principal!.device, ev);
         const filter: Filter = {};
         if (ctx.query.holderEmail) filter['data.holderEmail'] = normalizeEmail(ctx.query.holderEmail);
         if (ctx.query.ticketTypeId) filter['data.ticketTypeId'] = ctx.query.ticketTypeId;
@@ -295,13 +299,16 @@ export function ticketRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
       summary: 'Find tickets of an event by number, email or name',
       description:
         '`q` matches a ticket number (any case) or credential code exactly, a holder email exactly, or whole words of the ' +
-        'holder name (case- and accent-blind: `ada` finds “Ada Lovelace”). Lookups read indexes, never the whole event.',
+        'holder name (case- and accent-blind: `ada` finds “Ada Lovelace”). Lookups read indexes, never the whole event. ' +
+        'An enrolled scanner device may look up tickets of its own events (403 for another).',
       params: Type.Object({ eventId: Type.String({ minLength: 1, maxLength: 80 }) }),
       query: Type.Object({ q: Type.String({ minLength: 1, maxLength: 200 }), ...Paging }),
       response: TicketList,
       errors: [404],
+      device: true,
       handler: (ctx) => {
         const ev = svc.event(ctx.tenant, ctx.params.eventId);
+        svc.deviceMay(ctx.principal!.device, ev);
         return svc.page(lookupTickets(svc, ctx.tenant, ev, ctx.query.q.trim()), ctx.query);
       },
     }),
