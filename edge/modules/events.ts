@@ -66,14 +66,24 @@ export const eventsModule: Module = {
     [EVENT_MEDIA, 'data.event'],
     [CHECKIN_LIST, 'data.event'],
   ],
-  routes: (deps) => {
+  perNode(deps) {
     // Scanner devices: their credential (after the bearer token and API keys), and their activity
-    // written behind every few seconds (this node's jobs stop with it).
+    // written behind every few seconds and once more when the node stops.
     const devices = new ScannerDevices(deps);
     deps.credentials.push((headers, tenant) => devices.resolve(headers, tenant));
-    startPeriodic(deps, 'scanner device activity', () => devices.flush(), DEVICE_ACTIVITY_FLUSH_MS);
     const svc = new EventsApi(deps, undefined, devices);
-    return [...eventRoutes(svc), ...ticketRoutes(svc), ...scanningRoutes(svc), ...checkinListRoutes(svc), ...attendeeRoutes(svc), ...deviceRoutes(devices, svc)].map((r) => afterDoor(deps, r));
+    return {
+      routes: [...eventRoutes(svc), ...ticketRoutes(svc), ...scanningRoutes(svc), ...checkinListRoutes(svc), ...attendeeRoutes(svc), ...deviceRoutes(devices, svc)].map((r) =>
+        afterDoor(deps, r),
+      ),
+      start() {
+        startPeriodic(deps, 'scanner device activity', () => devices.flush(), DEVICE_ACTIVITY_FLUSH_MS);
+      },
+      async stop() {
+        stopPeriodic(deps, 'scanner device activity');
+        await devices.flush().catch((err: unknown) => deps.logger.warn({ err }, 'scanner device activity not written at stop'));
+      },
+    };
   },
   async start(deps) {
     // The door's read barrier and background materializer: the node's port (actors/scanner/door-backlog.ts).

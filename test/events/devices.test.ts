@@ -4,12 +4,13 @@
 import t from 'tap';
 import { ManualClock } from '../../core/clock.js';
 import { WriteBatch } from '../../core/store/store.js';
-import { tokenFor } from '../helpers/app.js';
+import { tempDir, tokenFor } from '../helpers/app.js';
 import { client } from '../helpers/http.js';
 import { eventsWorld, makeEvent, makeTicket, type Client } from './setup.js';
 
 const clock = new ManualClock(Date.UTC(2026, 6, 1, 18));
-const w = await eventsWorld(t, { clock });
+// Auth too: its routes are among those a device token is refused on.
+const w = await eventsWorld(t, { clock, modules: ['events', 'records', 'auth'] });
 const admin = client(w.app.url, { orgid: w.org, authorization: `Bearer ${tokenFor(w.app, { org: w.org, sub: 'admin-1', roles: ['User', 'Admin'] })}` });
 
 async function enroll(body: Record<string, unknown>): Promise<{ sk: string; initToken: string }> {
@@ -173,4 +174,21 @@ t.test('scanner devices - the initialization token is single use and expires aft
   t.match(expired.body.message, /expired/);
   const fresh = client(w.app.url, { orgid: w.org, authorization: `Bearer ${tokenFor(w.app, { org: w.org, sub: 'admin-1', roles: ['User', 'Admin'] })}` });
   t.match((await fresh.get('/events/devices')).body.data.find((d: any) => d.sk === late.sk), { status: 'pending', initializedAt: null });
+});
+
+t.test('scanner devices - the activity counted since the last flush is written when the node stops', async (t) => {
+  const dataDir = tempDir(t);
+  const node = await eventsWorld(t, { dataDir });
+  const nodeAdmin = client(node.app.url, { orgid: node.org, authorization: `Bearer ${tokenFor(node.app, { org: node.org, sub: 'admin-1', roles: ['User', 'Admin'] })}` });
+  const ev = await makeEvent(node.staff, { name: 'Last call' });
+  const { sk, initToken } = (await nodeAdmin.post('/events/devices', { name: 'Gate 9', eventIds: [ev.id] })).body;
+  const { token } = (await node.anon.post('/events/devices/initialize', { initToken })).body;
+  const dev = client(node.app.url, { orgid: node.org, authorization: `Device ${token}` });
+  const ticket = await makeTicket(node.staff, ev);
+  t.equal((await dev.post('/events/checkin', { code: ticket.data.number })).body.success, true);
+  t.equal(node.app.deps.store.getKv<any>(node.org, 'scanner_device', sk).scanCount, 0, 'not written yet');
+  await node.app.close();
+
+  const again = await eventsWorld(t, { dataDir });
+  t.match(again.app.deps.store.getKv<any>(again.org, 'scanner_device', sk), { scanCount: 1 }, 'written by the stopping node');
 });
