@@ -29,6 +29,10 @@ export interface CheckinStats {
   byReason: Record<string, number>;
   checkouts: Counts;
   inside: number;
+  /** Successful entries by checkpoint (scans naming one), net of annulments. */
+  byCheckpoint: Record<string, number>;
+  /** Successful entries by device (scans naming one), net of annulments. */
+  byDevice: Record<string, number>;
 }
 
 export interface ZoneOccupancy {
@@ -54,6 +58,20 @@ function bump(c: Counts, ok: boolean): void {
   else c.denied++;
 }
 
+/** An annulled successful scan leaves the counts. */
+function unbump(c: Counts | undefined): void {
+  if (!c) return;
+  c.total--;
+  c.successful--;
+}
+
+function add(m: Map<string, number>, k: string | null, d: number): void {
+  if (k === null) return;
+  const n = (m.get(k) ?? 0) + d;
+  if (n === 0) m.delete(k);
+  else m.set(k, n);
+}
+
 export class DoorTally {
   /** Check-in scans (spec: total is the number of scans). */
   readonly checkins = counts();
@@ -67,6 +85,13 @@ export class DoorTally {
   readonly byHour = new Map<number, Counts>();
   readonly byReason = new Map<string, number>();
   readonly zones = new Map<string, ZoneCounters>();
+  readonly byCheckpoint = new Map<string, number>();
+  readonly byDevice = new Map<string, number>();
+  /**
+   * Ticket id → sequence of its latest successful scan through this door: an annulment of that
+   * scan restores the one before (ScanEntry.prev), of an earlier one leaves the door as it is.
+   */
+  readonly last = new Map<string, number>();
 
   zone(id: string): ZoneCounters {
     let z = this.zones.get(id);
@@ -94,7 +119,24 @@ export class DoorTally {
     if (!h) this.byHour.set(hour, (h = counts()));
     bump(h, e.ok);
     this.zone(e.zone).attempts++;
-    if (!e.ok && e.reason) this.byReason.set(e.reason, (this.byReason.get(e.reason) ?? 0) + 1);
+    if (e.ok) {
+      add(this.byCheckpoint, e.checkpoint, 1);
+      add(this.byDevice, e.device, 1);
+    } else if (e.reason) this.byReason.set(e.reason, (this.byReason.get(e.reason) ?? 0) + 1);
+  }
+
+  /** Takes an annulled successful check-in out of the counts `countIn` put it in (not who is inside). */
+  uncountIn(x: { at: number; zone: string; checkpoint: string | null; device: string | null }): void {
+    unbump(this.checkins);
+    unbump(this.byZone.get(x.zone));
+    unbump(this.byHour.get(Math.floor(x.at / HOUR_MS)));
+    this.zone(x.zone).attempts--;
+    add(this.byCheckpoint, x.checkpoint, -1);
+    add(this.byDevice, x.device, -1);
+  }
+
+  uncountOut(): void {
+    unbump(this.checkouts);
   }
 
   countOut(ok: boolean): void {
@@ -119,6 +161,8 @@ export class DoorTally {
       byReason: Object.fromEntries(this.byReason),
       checkouts: { ...this.checkouts },
       inside,
+      byCheckpoint: Object.fromEntries(this.byCheckpoint),
+      byDevice: Object.fromEntries(this.byDevice),
     };
   }
 
