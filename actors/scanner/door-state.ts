@@ -153,24 +153,20 @@ export class DoorState extends DoorTally {
       else if (x.first) this.firstAnnulled.add(id);
       if (list) this.uncountEntry(list, id, x.at);
     } else {
+      // A check-out's exit stays counted: undone below when the ticket is back inside, else it
+      // stands for the scan after it, which now moves the ticket on.
       this.uncountOut();
       list?.uncountOut();
-      // An earlier check-out's exit stands for the entry after it, which now moves the ticket on.
-      if (x.latest && x.from !== null) {
-        this.zone(x.from).exits--;
-        if (list) list.zone(x.from).exits--;
-      }
     }
     if (!x.latest) return;
     if (x.prev) door.last.set(id, x.prev);
     else door.last.delete(id);
     const was = door.inside.has(id);
     if (x.restore !== null) {
-      // A check-in that moved a ticket already inside: it is back where it was, its exit undone.
-      if (x.kind === 'in') {
-        this.zone(x.restore).exits--;
-        if (list) list.zone(x.restore).exits--;
-      }
+      // Back inside where the entry before stands: the exit that closed it (a check-out, or the
+      // move of a multi-entry list) is undone.
+      this.zone(x.restore).exits--;
+      if (list) list.zone(x.restore).exits--;
       door.inside.set(id, x.restore);
       if (!was) {
         if (list) this.enterList(id);

@@ -19,7 +19,7 @@ export interface AnnulledScan {
   latest: boolean;
   /** The ticket's previous successful scan on the door that still stands (0: none): its new latest. */
   prev: number;
-  /** Latest only: the zone the ticket is inside on the door once the scan is undone; null: not inside. */
+  /** Latest only: the zone the ticket is inside on the door once the scan is undone (the standing entry before it); null: not inside. */
   restore: string | null;
   /** Check-in only: no successful entry of the ticket is left anywhere at the event. */
   none: boolean;

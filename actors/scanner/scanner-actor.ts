@@ -418,13 +418,12 @@ function annul(st: ScannerState, ctx: ActorContext, msg: AnnulMsg): AnnulReply {
   const door = e.list !== undefined ? st.door.list(e.list) : st.door;
   const latest = door.last.get(id) === seq;
   const prev = st.door.standing(e.prev);
+  // Undoing the latest scan leaves the ticket as the one before it that stands: inside where an
+  // entry put it, else not inside (an entry it closed may itself have been annulled).
   let restore: string | null = null;
-  if (latest) {
-    if (e.kind === 'out') restore = e.from;
-    else if (prev) {
-      const p = logEntry(st, ctx, prev);
-      if (p?.kind === 'in') restore = p.zone;
-    }
+  if (latest && prev) {
+    const p = logEntry(st, ctx, prev);
+    if (p?.kind === 'in') restore = p.zone;
   }
   const here = latest ? restore : (door.inside.get(id) ?? null);
   // Inside through another door (the event's own, another list): the ticket stays inside there.
