@@ -65,11 +65,30 @@ function unbump(c: Counts | undefined): void {
   c.successful--;
 }
 
-function add(m: Map<string, number>, k: string | null, d: number): void {
-  if (k === null) return;
-  const n = (m.get(k) ?? 0) + d;
-  if (n === 0) m.delete(k);
-  else m.set(k, n);
+/**
+ * Counts by a key that repeats scan after scan (a checkpoint, a device): the last key's counter is
+ * kept at hand, so a run of scans at one gate costs a comparison, not a map lookup.
+ */
+class KeyCounts {
+  private readonly m = new Map<string, { n: number }>();
+  private lastKey: string | null = null;
+  private last: { n: number } | undefined;
+
+  add(k: string | null, d: number): void {
+    if (k === null) return;
+    let c = k === this.lastKey ? this.last : this.m.get(k);
+    if (!c) this.m.set(k, (c = { n: 0 }));
+    c.n += d;
+    this.lastKey = k;
+    this.last = c;
+  }
+
+  /** Keys with a count (an entry annulled away leaves none). */
+  record(): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const [k, c] of this.m) if (c.n !== 0) out[k] = c.n;
+    return out;
+  }
 }
 
 export class DoorTally {
@@ -85,8 +104,8 @@ export class DoorTally {
   readonly byHour = new Map<number, Counts>();
   readonly byReason = new Map<string, number>();
   readonly zones = new Map<string, ZoneCounters>();
-  readonly byCheckpoint = new Map<string, number>();
-  readonly byDevice = new Map<string, number>();
+  readonly byCheckpoint = new KeyCounts();
+  readonly byDevice = new KeyCounts();
   /**
    * Ticket id → sequence of its latest successful scan through this door: an annulment of that
    * scan restores the one before (ScanEntry.prev), of an earlier one leaves the door as it is.
@@ -120,8 +139,8 @@ export class DoorTally {
     bump(h, e.ok);
     this.zone(e.zone).attempts++;
     if (e.ok) {
-      add(this.byCheckpoint, e.checkpoint, 1);
-      add(this.byDevice, e.device, 1);
+      this.byCheckpoint.add(e.checkpoint, 1);
+      this.byDevice.add(e.device, 1);
     } else if (e.reason) this.byReason.set(e.reason, (this.byReason.get(e.reason) ?? 0) + 1);
   }
 
@@ -131,8 +150,8 @@ export class DoorTally {
     unbump(this.byZone.get(x.zone));
     unbump(this.byHour.get(Math.floor(x.at / HOUR_MS)));
     this.zone(x.zone).attempts--;
-    add(this.byCheckpoint, x.checkpoint, -1);
-    add(this.byDevice, x.device, -1);
+    this.byCheckpoint.add(x.checkpoint, -1);
+    this.byDevice.add(x.device, -1);
   }
 
   uncountOut(): void {
@@ -161,8 +180,8 @@ export class DoorTally {
       byReason: Object.fromEntries(this.byReason),
       checkouts: { ...this.checkouts },
       inside,
-      byCheckpoint: Object.fromEntries(this.byCheckpoint),
-      byDevice: Object.fromEntries(this.byDevice),
+      byCheckpoint: this.byCheckpoint.record(),
+      byDevice: this.byDevice.record(),
     };
   }
 

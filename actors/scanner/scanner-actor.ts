@@ -503,10 +503,13 @@ function receive(st: ScannerState, msg: ScannerMsg, ctx: ActorContext): unknown 
   if (msg.type === 'reload') {
     const rec = ctx.store.getRecord(st.tenant, EVENT, st.eventId);
     st.ev = rec ? eventConfig(rec) : undefined;
+    const tz = st.door.timezone;
     st.door.timezone = zoneOf(st);
     // The event's lists go with it (actors/events deletes their records).
     loadLists(st);
     for (const id of st.door.lists.keys()) if (!st.lists.has(id)) st.door.lists.delete(id);
+    // The lists' automatic check-outs are local times: a new time zone moves them.
+    if (st.ev && st.door.timezone !== tz) for (const l of st.lists.values()) if (l.exitAllAt) armExitAll(st, ctx, l.id, l.exitAllAt);
     return true;
   }
   // Before the event check: a deleted event's backlog is still cleared.
