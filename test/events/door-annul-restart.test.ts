@@ -1,38 +1,14 @@
 // Annulments after kill -9: the fold is from the scan log, so annulled scans stay annulled, with
 // the lists' door state, their entry counts and the tickets' records as they were answered.
 import t from 'tap';
-import { TokenService } from '../../core/auth/tokens.js';
-import { startTestApp, tempDir, TEST_JWT_SECRET } from '../helpers/app.js';
-import { runFixture } from '../helpers/child.js';
+import { startTestApp } from '../helpers/app.js';
 import { client } from '../helpers/http.js';
-
-const fixture = new URL('./crash-server.ts', import.meta.url).pathname;
+import { crashNode, scanAt as scan, twoListVenue } from './crash-node.js';
 
 t.test('annul - annulments and list state survive a SIGKILL and restart', async (t) => {
-  const dataDir = tempDir(t);
   // The records stay behind the log: after the restart the tickets' fields come from its replay.
-  const child = runFixture(fixture, [dataDir, 'door-paused']);
-  t.teardown(() => child.kill9());
-  await child.waitFor((lines) => lines.some((l) => l.startsWith('ready ')));
-  const url = child.lines.find((l) => l.startsWith('ready '))!.slice(6);
-  const tokens = new TokenService(TEST_JWT_SECRET, { accessTtlSeconds: 600, refreshTtlSeconds: 600, cacheSize: 0 });
-  const headers = { orgid: 'acme', authorization: `Bearer ${tokens.signAccess({ sub: 'door-1', org: 'acme', roles: ['User'], kind: 'staff' })}` };
-  const staff = client(url, headers);
-
-  const ev = (
-    await staff.post('/events', {
-      name: 'Undo Fest',
-      zones: [{ id: 'hall', name: 'Hall' }, { id: 'lounge', name: 'Lounge' }],
-      ticketTypes: [{ title: 'GA' }, { title: 'VIP' }],
-    })
-  ).body;
-  const [ga, vip] = ev.ticketTypes.map((x: any) => x.sk);
-  const general = (await staff.post(`/events/${ev.sk}/checkin-lists`, { name: 'General', zones: ['hall'], rules: { maxEntries: 2 } })).body;
-  const lounge = (await staff.post(`/events/${ev.sk}/checkin-lists`, { name: 'Lounge', zones: ['lounge'], ticketTypeIds: [vip] })).body;
-  const comp = async (type: string) => (await staff.post('/events/tickets/comp', { items: [{ ticketTypeId: type, quantity: 1, holderEmail: 'x@example.com' }] })).body.tickets[0];
-  const tGa = await comp(ga);
-  const tVip = await comp(vip);
-  const scan = async (c: typeof staff, code: string, listId: string, kind = 'checkin', extra = {}) => (await c.post(`/events/${kind}`, { code, listId, ...extra })).body;
+  const { dataDir, child, headers, staff } = await crashNode(t, { doorPaused: true });
+  const { ev, general, lounge, tGa, tVip } = await twoListVenue(staff);
 
   // GA: in, out, in on General, its first entry annulled (one entry of two used); VIP: into the
   // lounge and annulled by its nonce (never entered).

@@ -4,24 +4,14 @@ import t from 'tap';
 import { ManualClock } from '../../core/clock.js';
 import { tokenFor } from '../helpers/app.js';
 import { client } from '../helpers/http.js';
-import { eventsWorld, makeEvent, makeTicket, type Client, type EventSetup } from './setup.js';
+import { eventsWorld, makeEvent, makeTicket, makeVenue, type Client, type EventSetup } from './setup.js';
 
 const clock = new ManualClock(Date.UTC(2026, 6, 1, 18));
 const w = await eventsWorld(t, { clock });
 const bearer = (sub: string, roles: string[]) => ({ orgid: w.org, authorization: `Bearer ${tokenFor(w.app, { org: w.org, sub, roles })}` });
 const colleague = client(w.app.url, bearer('staff-2', ['User']));
 
-function venue(c: Client, input: Record<string, unknown> = {}): Promise<EventSetup> {
-  return makeEvent(c, {
-    name: 'Venue night',
-    zones: [
-      { id: 'hall', name: 'Main hall', capacity: 500 },
-      { id: 'lounge', name: 'VIP lounge', capacity: 50 },
-    ],
-    ticketTypes: [{ title: 'GA' }, { title: 'VIP' }],
-    ...input,
-  });
-}
+const venue = makeVenue;
 
 const scan = (c: Client, body: Record<string, unknown>, kind = 'checkin') => c.post(`/events/${kind}`, body).then((r) => r.body);
 const stats = (ev: EventSetup, q = '') => w.staff.get(`/events/${ev.id}/checkin-stats${q}`).then((r) => r.body);
