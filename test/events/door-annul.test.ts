@@ -120,6 +120,27 @@ t.test('annul - an annulled check-out puts the ticket back inside', async (t) =>
   t.match((await w.staff.get(`/events/tickets/${tk.sk}`)).body.data, { inside: true, zone: 'lounge', status: 'checked_in' });
 });
 
+t.test('annul - on a list with multiple entries, an annulled move puts the ticket back where it was', async (t) => {
+  const ev = await venue(w.staff);
+  const list = (await w.staff.post(`/events/${ev.id}/checkin-lists`, { name: 'Anywhere', allowMultipleEntries: true })).body;
+  const tk = await makeTicket(w.staff, ev, { ticketTypeId: ev.types.GA });
+  const at = { code: tk.data.number, listId: list.sk };
+  t.equal((await scan(w.staff, { ...at, zone: 'hall' })).success, true);
+  t.equal((await scan(w.staff, { ...at, zone: 'lounge' })).success, true, 'moves to the lounge');
+  const [hall, lounge] = await scans(ev);
+  const occ = async () => {
+    const o = (await w.staff.get(`/events/${ev.id}/occupancy?listId=${list.sk}`)).body;
+    return [o.hall.currentOccupancy, o.lounge.currentOccupancy];
+  };
+  t.same(await occ(), [0, 1]);
+  t.equal((await w.staff.post('/events/checkin/annul', { scanId: lounge.id })).status, 200);
+  t.same(await occ(), [1, 0], 'back in the hall');
+  t.match((await w.staff.get(`/events/tickets/${tk.sk}`)).body.data, { inside: true, zone: 'hall', status: 'checked_in' });
+  t.equal((await w.staff.post('/events/checkin/annul', { scanId: hall.id })).status, 200);
+  t.same(await occ(), [0, 0], 'and out, with no entry left');
+  t.match((await stats(ev)).byList[list.sk], { successful: 0, uniqueAttendees: 0, inside: 0 });
+});
+
 // Last: it moves the clock past the tokens of the tests above.
 t.test('annul - the maker within DOOR_ANNUL_WINDOW_S, an Admin at any time, nobody else', async (t) => {
   const ev = await venue(w.staff);
