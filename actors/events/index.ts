@@ -28,3 +28,4 @@ export { eventsActor } from './actor.js';
 export type { ChildKind, EventInput, EventWithTypes } from './messages.js';
 export { checkinListRecord, checkinListsOf, checkinStats, createCheckinList, deleteCheckinList, occupancy, updateCheckinList } from './checkin-lists.js';
 export type { ListTarget } from './api.js';
+export { annulScan, runExitAll, scansOf, type AnnulRef, type ScanLogQuery } from './door-log.js';

@@ -12,6 +12,7 @@ import type { StoredRecord } from '../../core/store/record.js';
 import type { EventConfig } from '../event-records/index.js';
 import type { DoorState } from './door-state.js';
 import { localDay } from './local-day.js';
+import { addDays, localDate, wallToUtc } from '../../core/timezone.js';
 import type { DenialReason } from './messages.js';
 
 export const CHECKIN_LIST = 'checkin_list';
@@ -36,6 +37,8 @@ export interface CheckinList {
   maxEntriesPerDay: number | null;
   /** ISO weekdays (1 = Monday … 7 = Sunday) the list admits on; null: every day. */
   weekdays: ReadonlySet<number> | null;
+  /** `HH:MM` in the event's time zone: every day then, whoever is inside on the list is checked out. */
+  exitAllAt: string | null;
 }
 
 const strings = (v: unknown): string[] | null => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : null);
@@ -63,6 +66,7 @@ export function checkinList(rec: StoredRecord): CheckinList {
     maxEntries: int(rules.maxEntries),
     maxEntriesPerDay: int(rules.maxEntriesPerDay),
     weekdays: weekdays ? new Set(weekdays) : null,
+    exitAllAt: typeof d.exitAllAt === 'string' ? d.exitAllAt : null,
   };
 }
 
@@ -85,4 +89,20 @@ export function listRefusal(door: DoorState, ev: EventConfig, list: CheckinList,
   if (list.maxEntries !== null && entries >= list.maxEntries) return 'max_entries';
   if (list.maxEntriesPerDay !== null && door.entriesOnDay(ld, t.sk, at) >= list.maxEntriesPerDay) return 'max_entries';
   return undefined;
+}
+
+/** The durable timer kind of a list's automatic check-out (edge/modules/events.ts runs it). */
+export const EXIT_ALL_JOB = 'checkin-list.exit-all';
+
+/** One timer per list, under a fixed id: setting `exitAllAt` again replaces it. */
+export function exitAllJobId(listId: string): string {
+  return `exit-all-${listId}`;
+}
+
+/** The next instant after `now` at which the wall clock in `tz` shows `hhmm` (a time in a spring-forward gap moves forward). */
+export function nextExitAt(hhmm: string, tz: string, now: number): number | undefined {
+  const today = localDate(now, tz);
+  const t = wallToUtc(today, hhmm, tz);
+  if (t === undefined) return undefined;
+  return t > now ? t : wallToUtc(addDays(today, 1), hhmm, tz);
 }

@@ -18,6 +18,8 @@ export interface DoorPatch {
   checkedInAt: string | null;
   lastCheckInAt: string | null;
   lastCheckOutAt: string | null;
+  /** An annulment left the ticket no entry: its status goes back to valid and its check-in times go (before the rest applies). */
+  reset?: boolean;
 }
 
 // Scans arriving together share their millisecond: the last one's text is kept.
@@ -35,7 +37,17 @@ function iso(ms: number): string {
 export function foldPatch(p: DoorPatch | undefined, e: ScanEntry, seq: number): DoorPatch {
   const next: DoorPatch = p ?? { since: seq, entered: false, inside: false, zone: null, checkedInAt: null, lastCheckInAt: null, lastCheckOutAt: null };
   const when = iso(e.at);
-  if (e.kind === 'in') {
+  if (e.kind === 'annul') {
+    const x = e.annuls!;
+    next.inside = x.inside;
+    next.zone = x.insideZone;
+    if (x.kind === 'in' && x.none) {
+      next.entered = false;
+      next.reset = true;
+      next.checkedInAt = null;
+      next.lastCheckInAt = null;
+    }
+  } else if (e.kind === 'in') {
     next.entered = true;
     next.inside = true;
     next.zone = e.zone;
@@ -54,7 +66,12 @@ export function foldPatch(p: DoorPatch | undefined, e: ScanEntry, seq: number): 
  * (the patch is replayed after a crash onto whatever the record holds, so it must be idempotent).
  */
 export function withDoor(t: StoredRecord, p: DoorPatch): StoredRecord {
-  const d = t.data;
+  let d = t.data;
+  if (p.reset && (d.status === 'checked_in' || d.checkedInAt)) {
+    d = { ...d, checkedInAt: null, lastCheckInAt: null };
+    if (d.status === 'checked_in') d.status = 'valid';
+    if (t.state === 'checked_in') t = { ...t, state: 'valid' };
+  }
   // Object.assign and then the fields, not `{ ...d, inside, zone }`: the same keys in the same
   // order, but V8 builds the spread-with-extras one key at a time (~4.5 µs per ticket against
   // ~0.2 µs), and this runs for every successful scan's answer.

@@ -14,6 +14,8 @@ export interface NonceResult {
   ok: boolean;
   reason: string | null;
   ticketId: string | null;
+  /** The scan's sequence in the log (what an annulment by nonce names). */
+  seq: number;
 }
 
 /**
@@ -50,6 +52,12 @@ export class DoorState extends DoorTally {
   private listOnly = 0;
   /** The event's time zone: a list's entries per day are counted by its local days. */
   timezone = 'UTC';
+  /** Sequence of an annulled scan → sequence of its annulment. */
+  readonly annulled = new Map<number, number>();
+  /** Sequence of an annulled scan → the ticket's scan before it that still stood (0: none): `standing` skips annulled ones. */
+  readonly annulledPrev = new Map<number, number>();
+  /** Tickets whose first entry was annulled while later entries stood: the attendee goes with the last of them. */
+  private readonly firstAnnulled = new Set<string>();
 
   list(id: string): ListDoor {
     let l = this.lists.get(id);
@@ -70,6 +78,15 @@ export class DoorState extends DoorTally {
     const list = e.list ? this.list(e.list) : undefined;
     // Whose `inside` the scan moves: its list's, or the event's own door.
     const door: DoorTally = list ?? this;
+    if (e.kind === 'annul') {
+      this.unapply(e, seq, list, door);
+      return patch;
+    }
+    if (e.ok && e.ticketId) {
+      const prev = door.last.get(e.ticketId);
+      if (prev !== undefined) e.prev = prev;
+      door.last.set(e.ticketId, seq);
+    }
     if (e.kind === 'in') {
       this.countIn(e);
       list?.countIn(e);
@@ -106,8 +123,81 @@ export class DoorState extends DoorTally {
         }
       }
     }
-    if (e.nonce) this.nonces.set(e.nonce, { ok: e.ok, reason: e.reason, ticketId: e.ticketId });
+    if (e.nonce) this.nonces.set(e.nonce, { ok: e.ok, reason: e.reason, ticketId: e.ticketId, seq });
     return patch;
+  }
+
+  /**
+   * An annulment: the scan it names leaves every count it was in, and when it was the ticket's
+   * latest on its door the door goes back to what the scan before it left (`restore`); an earlier
+   * scan's later ones stand (pretix: the check-in is reversed and the state recomputed from the
+   * rest). Decided by the annul (scanner-actor.ts) and recorded in the entry: the fold reads nothing.
+   */
+  private unapply(e: ScanEntry, seq: number, list: ListDoor | undefined, door: DoorTally): void {
+    const x = e.annuls!;
+    const id = e.ticketId!;
+    this.annulled.set(x.seq, seq);
+    this.annulledPrev.set(x.seq, x.prev);
+    if (x.kind === 'in') {
+      this.uncountIn(x);
+      list?.uncountIn(x);
+      this.zone(x.zone).entries--;
+      if (list) list.zone(x.zone).entries--;
+      // Not the latest: a later scan closed it (a check-out, or a move in a multi-entry list), and
+      // that exit goes with it.
+      if (!x.latest) {
+        this.zone(x.zone).exits--;
+        if (list) list.zone(x.zone).exits--;
+      }
+      if (x.none && (x.first || this.firstAnnulled.delete(id))) this.uniqueAttendees--;
+      else if (x.first) this.firstAnnulled.add(id);
+      if (list) this.uncountEntry(list, id, x.at);
+    } else {
+      // A check-out's exit stays counted: undone below when the ticket is back inside, else it
+      // stands for the scan after it, which now moves the ticket on.
+      this.uncountOut();
+      list?.uncountOut();
+    }
+    if (!x.latest) return;
+    if (x.prev) door.last.set(id, x.prev);
+    else door.last.delete(id);
+    const was = door.inside.has(id);
+    if (x.restore !== null) {
+      // Back inside where the entry before stands: the exit that closed it (a check-out, or the
+      // move of a multi-entry list) is undone.
+      this.zone(x.restore).exits--;
+      if (list) list.zone(x.restore).exits--;
+      door.inside.set(id, x.restore);
+      if (!was) {
+        if (list) this.enterList(id);
+        else if (this.onLists.has(id)) this.listOnly--;
+      }
+    } else if (door.inside.delete(id)) {
+      if (list) this.leaveList(id);
+      else if (this.onLists.has(id)) this.listOnly++;
+    }
+  }
+
+  private uncountEntry(list: ListDoor, id: string, at: number): void {
+    const n = (list.entries.get(id) ?? 1) - 1;
+    if (n > 0) list.entries.set(id, n);
+    else {
+      list.entries.delete(id);
+      list.uniqueAttendees--;
+    }
+    const counts = list.days.get(localDay(at, this.timezone).day);
+    const d = counts?.get(id);
+    if (counts && d !== undefined) {
+      if (d > 1) counts.set(id, d - 1);
+      else counts.delete(id);
+    }
+  }
+
+  /** Scan `seq`, or when it was annulled the one before it on its door that still stands (0: none). */
+  standing(seq: number | undefined): number {
+    let s = seq ?? 0;
+    while (s && this.annulled.has(s)) s = this.annulledPrev.get(s) ?? 0;
+    return s;
   }
 
   private enterList(id: string): void {

@@ -29,6 +29,10 @@ export interface CheckinStats {
   byReason: Record<string, number>;
   checkouts: Counts;
   inside: number;
+  /** Successful entries by checkpoint (scans naming one), net of annulments. */
+  byCheckpoint: Record<string, number>;
+  /** Successful entries by device (scans naming one), net of annulments. */
+  byDevice: Record<string, number>;
 }
 
 export interface ZoneOccupancy {
@@ -54,6 +58,39 @@ function bump(c: Counts, ok: boolean): void {
   else c.denied++;
 }
 
+/** An annulled successful scan leaves the counts. */
+function unbump(c: Counts | undefined): void {
+  if (!c) return;
+  c.total--;
+  c.successful--;
+}
+
+/**
+ * Counts by a key that repeats scan after scan (a checkpoint, a device): the last key's counter is
+ * kept at hand, so a run of scans at one gate costs a comparison, not a map lookup.
+ */
+class KeyCounts {
+  private readonly m = new Map<string, { n: number }>();
+  private lastKey: string | null = null;
+  private last: { n: number } | undefined;
+
+  add(k: string | null, d: number): void {
+    if (k === null) return;
+    let c = k === this.lastKey ? this.last : this.m.get(k);
+    if (!c) this.m.set(k, (c = { n: 0 }));
+    c.n += d;
+    this.lastKey = k;
+    this.last = c;
+  }
+
+  /** Keys with a count (an entry annulled away leaves none). */
+  record(): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const [k, c] of this.m) if (c.n !== 0) out[k] = c.n;
+    return out;
+  }
+}
+
 export class DoorTally {
   /** Check-in scans (spec: total is the number of scans). */
   readonly checkins = counts();
@@ -67,6 +104,13 @@ export class DoorTally {
   readonly byHour = new Map<number, Counts>();
   readonly byReason = new Map<string, number>();
   readonly zones = new Map<string, ZoneCounters>();
+  readonly byCheckpoint = new KeyCounts();
+  readonly byDevice = new KeyCounts();
+  /**
+   * Ticket id → sequence of its latest successful scan through this door: an annulment of that
+   * scan restores the one before (ScanEntry.prev), of an earlier one leaves the door as it is.
+   */
+  readonly last = new Map<string, number>();
 
   zone(id: string): ZoneCounters {
     let z = this.zones.get(id);
@@ -94,7 +138,24 @@ export class DoorTally {
     if (!h) this.byHour.set(hour, (h = counts()));
     bump(h, e.ok);
     this.zone(e.zone).attempts++;
-    if (!e.ok && e.reason) this.byReason.set(e.reason, (this.byReason.get(e.reason) ?? 0) + 1);
+    if (e.ok) {
+      this.byCheckpoint.add(e.checkpoint, 1);
+      this.byDevice.add(e.device, 1);
+    } else if (e.reason) this.byReason.set(e.reason, (this.byReason.get(e.reason) ?? 0) + 1);
+  }
+
+  /** Takes an annulled successful check-in out of the counts `countIn` put it in (not who is inside). */
+  uncountIn(x: { at: number; zone: string; checkpoint: string | null; device: string | null }): void {
+    unbump(this.checkins);
+    unbump(this.byZone.get(x.zone));
+    unbump(this.byHour.get(Math.floor(x.at / HOUR_MS)));
+    this.zone(x.zone).attempts--;
+    this.byCheckpoint.add(x.checkpoint, -1);
+    this.byDevice.add(x.device, -1);
+  }
+
+  uncountOut(): void {
+    unbump(this.checkouts);
   }
 
   countOut(ok: boolean): void {
@@ -119,6 +180,8 @@ export class DoorTally {
       byReason: Object.fromEntries(this.byReason),
       checkouts: { ...this.checkouts },
       inside,
+      byCheckpoint: this.byCheckpoint.record(),
+      byDevice: this.byDevice.record(),
     };
   }
 

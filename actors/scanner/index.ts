@@ -12,6 +12,7 @@ export * from './door-state.js';
 export * from './local-day.js';
 export * from './checkin-list.js';
 export * from './scan-entry.js';
+export * from './scan-log.js';
 export * from './door-fields.js';
 export * from './door-backlog.js';
 export * from './record-overlay.js';

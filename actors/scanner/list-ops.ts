@@ -6,7 +6,8 @@ import { AppError, appError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import { newRecord, nextVersion, type StoredRecord } from '../../core/store/record.js';
 import { TICKET_TYPE } from '../event-records/index.js';
-import { CHECKIN_LIST, checkinList, MAX_LISTS_PER_EVENT } from './checkin-list.js';
+import { cancelJob, scheduleJob } from '../../core/scheduler.js';
+import { CHECKIN_LIST, checkinList, EXIT_ALL_JOB, exitAllJobId, MAX_LISTS_PER_EVENT, nextExitAt } from './checkin-list.js';
 import type { ListInput, ListOpMsg, ListRules } from './messages.js';
 import type { ScannerState } from './state.js';
 
@@ -66,6 +67,18 @@ function fieldsOf(st: ScannerState, input: ListInput): Data {
   return out;
 }
 
+/**
+ * Arms the list's next automatic check-out, or cancels it when `exitAllAt` is unset: one durable
+ * job per list (core/scheduler.ts), written in the batch of the list's change, so a restart or
+ * the node that takes the tenant over fires it.
+ */
+export function armExitAll(st: ScannerState, ctx: ActorContext, listId: string, exitAllAt: string | null): void {
+  const id = exitAllJobId(listId);
+  const due = exitAllAt === null ? undefined : nextExitAt(exitAllAt, st.door.timezone, ctx.clock.now());
+  if (due === undefined) cancelJob(ctx, id);
+  else scheduleJob(ctx, EXIT_ALL_JOB, due, { eventId: st.eventId, listId, at: exitAllAt! }, id);
+}
+
 export function listOp(st: ScannerState, msg: ListOpMsg, ctx: ActorContext): unknown {
   const now = ctx.clock.now();
   switch (msg.type) {
@@ -86,6 +99,7 @@ export function listOp(st: ScannerState, msg: ListOpMsg, ctx: ActorContext): unk
       const rec = newRecord(st.tenant, CHECKIN_LIST, data, { sk: newId(now), state: 'active', now });
       st.overlay.put(ctx.batch, rec, 0);
       st.lists.set(rec.sk, checkinList(rec));
+      if (rec.data.exitAllAt) armExitAll(st, ctx, rec.sk, rec.data.exitAllAt as string);
       return rec;
     }
     case 'list-update': {
@@ -94,12 +108,14 @@ export function listOp(st: ScannerState, msg: ListOpMsg, ctx: ActorContext): unk
       const next = nextVersion(cur, { data: { ...cur.data, ...fieldsOf(st, msg.input), event: st.eventId } }, now);
       st.overlay.put(ctx.batch, next, cur.version);
       st.lists.set(next.sk, checkinList(next));
+      if (msg.input.exitAllAt !== undefined && msg.input.exitAllAt !== cur.data.exitAllAt) armExitAll(st, ctx, next.sk, msg.input.exitAllAt);
       return next;
     }
     case 'list-delete': {
       const cur = listOf(st, msg.listId);
       st.overlay.delete(ctx.batch, cur);
       st.lists.delete(cur.sk);
+      if (cur.data.exitAllAt) cancelJob(ctx, exitAllJobId(cur.sk));
       // Its scans stay in the log (the event's counts keep them); its door goes.
       st.door.lists.delete(cur.sk);
       return true;

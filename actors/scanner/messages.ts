@@ -81,9 +81,33 @@ export type ScannerMsg =
   | { type: 'reload' }
   /** Writes up to `max` tickets' door fields into their records; answers how many are still behind. */
   | { type: 'materialize'; max: number }
+  | AnnulMsg
+  /** Which of these scans were annulled: the annulment's sequence for each, 0 when not. */
+  | { type: 'annulled'; seqs: number[] }
+  /** The durable timer of a list's `exitAllAt` (payload `at`: the time it was set for). */
+  | { type: 'exit-all'; listId: string; jobId: string; at: string }
   | IssueMsg
   | TicketOpMsg
   | ListOpMsg;
+
+/** Who asks to annul a scan: the scan's maker (its `by`) within the window, an Admin at any time. */
+export interface AnnulCaller {
+  /** The principal id, compared with the scan's `by`. */
+  id: string;
+  admin: boolean;
+  /** The device the annulment is made on, logged with it. */
+  device?: string;
+}
+
+/** Reverses one successful scan, named by its sequence or its nonce. */
+export interface AnnulMsg {
+  type: 'annul';
+  seq?: number;
+  nonce?: string;
+  caller: AnnulCaller;
+  /** DOOR_ANNUL_WINDOW_S in ms: how long after its receipt the maker may annul a scan. */
+  windowMs: number;
+}
 
 export interface ListRules {
   validFrom?: string;

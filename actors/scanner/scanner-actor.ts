@@ -17,6 +17,7 @@ import type { ActorContext, ActorKind, ActivationContext } from '../../core/acto
 import { appError } from '../../core/errors.js';
 import { isValidTimeZone } from '../../core/timezone.js';
 import { recordIdempotent } from '../../core/idempotency.js';
+import { cancelJob } from '../../core/scheduler.js';
 import { nextVersion, type StoredRecord } from '../../core/store/record.js';
 import { issue, ticketOp } from './ticket-ops.js';
 import { EVENT, eventConfig, SOLD_NS, TICKET, ticketOfEvent, UNKNOWN_ZONE, type SoldCounts } from '../event-records/index.js';
@@ -25,13 +26,23 @@ import { withDoor, type DoorPatch } from './door-fields.js';
 import { DoorState, ListDoor, type NonceResult } from './door-state.js';
 import type { CheckinStats, Counts, ZoneOccupancy } from './door-tally.js';
 import { type CheckinList, listRefusal } from './checkin-list.js';
-import { listOp, loadLists } from './list-ops.js';
-import type { ScanEntry } from './scan-entry.js';
+import { armExitAll, listOp, loadLists } from './list-ops.js';
+import type { AnnulledScan, ScanEntry } from './scan-entry.js';
+import { scanItem, type ScanLogItem } from './scan-log.js';
 import { byCredentialCode, byStaticCode, type Located, type RecordReader } from './locate.js';
 import { RecordOverlay } from './record-overlay.js';
 import { readTicket, secretOf, type ScannerState } from './state.js';
 import { parseDynamicCode, verifySignature, withinWindow } from './ticket-code.js';
-import { type DenialReason, type ScanInput, SCANNER, type ScannerMsg, type ScanReply, type ValidateReply, type WalkInResult } from './messages.js';
+import {
+  type AnnulMsg,
+  type DenialReason,
+  type ScanInput,
+  SCANNER,
+  type ScannerMsg,
+  type ScanReply,
+  type ValidateReply,
+  type WalkInResult,
+} from './messages.js';
 
 const PAGE = 4096;
 
@@ -346,18 +357,164 @@ function stats(st: ScannerState, list: CheckinList | undefined): CheckinStats & 
   return { ...st.door.stats(), byList };
 }
 
+/** What an annulment answers, the same every time it is asked: the scan (now annulled) and the annulment, as the scan log lists them. */
+export interface AnnulReply {
+  scan: ScanLogItem;
+  annulment: ScanLogItem;
+}
+
+/** Log entry `seq`, as committed (an annulment's cold path: the hot path never reads the log). */
+function logEntry(st: ScannerState, ctx: ActorContext, seq: number): ScanEntry | undefined {
+  const got = ctx.store.readLog<ScanEntry>(st.tenant, st.log, seq, 1)[0];
+  return got && got.seq === seq ? got.entry : undefined;
+}
+
+/** Whether ticket `id` has a successful entry at the event that still stands, other than scan `except`. */
+function entersElsewhere(st: ScannerState, ctx: ActorContext, id: string, except: number, exceptList: string | undefined): boolean {
+  for (const [listId, ld] of st.door.lists) {
+    const n = ld.entries.get(id) ?? 0;
+    if (n > (listId === exceptList ? 1 : 0)) return true;
+  }
+  // The event's own door keeps no count: its chain of scans is walked back (entries, exits, …).
+  for (let s = st.door.standing(st.door.last.get(id)); s; ) {
+    const e = logEntry(st, ctx, s);
+    if (!e) return false;
+    if (s !== except && e.kind === 'in') return true;
+    s = st.door.standing(e.prev);
+  }
+  return false;
+}
+
+function annulReply(st: ScannerState, seq: number, e: ScanEntry, aseq: number, a: ScanEntry): AnnulReply {
+  return { scan: scanItem(st.eventId, seq, e, true), annulment: scanItem(st.eventId, aseq, a, false) };
+}
+
+/**
+ * Reverses one successful scan: an entry of its own in the log, which the fold undoes
+ * (DoorState.unapply). Everything the fold needs is decided here and recorded in the entry.
+ */
+function annul(st: ScannerState, ctx: ActorContext, msg: AnnulMsg): AnnulReply {
+  const name = msg.seq !== undefined ? `scan ${st.eventId}-${msg.seq}` : `scan with nonce ${msg.nonce} at event ${st.eventId}`;
+  const seq = msg.seq ?? (msg.nonce !== undefined ? st.door.nonces.get(msg.nonce)?.seq : undefined);
+  const e = seq !== undefined && seq <= st.door.seq ? logEntry(st, ctx, seq) : undefined;
+  if (seq === undefined || !e) throw appError('ERR_NOT_FOUND', name);
+  if (e.kind === 'annul') throw appError('ERR_CONFLICT', `${name} is an annulment: it cannot be annulled`);
+  if (!e.ok) throw appError('ERR_CONFLICT', `${name} was refused (${e.reason}): there is nothing to annul`);
+  const now = ctx.clock.now();
+  if (!msg.caller.admin) {
+    if (e.by !== msg.caller.id) throw appError('ERR_FORBIDDEN', `only the user or device that made ${name}, or an Admin, may annul it`);
+    if (now - (e.receivedAt ?? e.at) > msg.windowMs) {
+      throw appError('ERR_FORBIDDEN', `${name} was received more than ${msg.windowMs / 1000} s ago (DOOR_ANNUL_WINDOW_S): only an Admin may annul it now`);
+    }
+  }
+  const done = st.door.annulled.get(seq);
+  if (done !== undefined) {
+    const a = logEntry(st, ctx, done);
+    if (a) return annulReply(st, seq, e, done, a);
+    // Annulled a moment ago and still committing: the same answer, from memory.
+  }
+  if (e.list !== undefined && !st.lists.has(e.list)) throw appError('ERR_CONFLICT', `the check-in list of ${name} was deleted`);
+  const id = e.ticketId!;
+  const door = e.list !== undefined ? st.door.list(e.list) : st.door;
+  const latest = door.last.get(id) === seq;
+  const prev = st.door.standing(e.prev);
+  // Undoing the latest scan leaves the ticket as the one before it that stands: inside where an
+  // entry put it, else not inside (an entry it closed may itself have been annulled).
+  let restore: string | null = null;
+  if (latest && prev) {
+    const p = logEntry(st, ctx, prev);
+    if (p?.kind === 'in') restore = p.zone;
+  }
+  const here = latest ? restore : (door.inside.get(id) ?? null);
+  // Inside through another door (the event's own, another list): the ticket stays inside there.
+  let elsewhere: string | undefined = e.list !== undefined ? st.door.inside.get(id) : undefined;
+  for (const [listId, ld] of st.door.lists) {
+    if (elsewhere !== undefined) break;
+    if (listId !== e.list) elsewhere = ld.inside.get(id);
+  }
+  const annuls: AnnulledScan = {
+    seq,
+    kind: e.kind as 'in' | 'out',
+    at: e.at,
+    zone: e.zone,
+    from: e.from,
+    first: e.first,
+    checkpoint: e.checkpoint,
+    device: e.device,
+    latest,
+    prev,
+    restore,
+    none: e.kind === 'in' && !entersElsewhere(st, ctx, id, seq, e.list),
+    inside: here !== null || elsewhere !== undefined,
+    insideZone: here ?? elsewhere ?? null,
+  };
+  const a: ScanEntry = {
+    at: now,
+    kind: 'annul',
+    ok: true,
+    reason: null,
+    ticketId: id,
+    zone: e.zone,
+    from: null,
+    checkpoint: e.checkpoint,
+    nonce: null,
+    first: false,
+    by: msg.caller.id,
+    device: msg.caller.device ?? null,
+    receivedAt: null,
+    code: null,
+    annuls,
+  };
+  if (e.list !== undefined) a.list = e.list;
+  if (done !== undefined) return annulReply(st, seq, e, done, a);
+  const aseq = st.door.seq + 1;
+  record(st, ctx, a);
+  return annulReply(st, seq, e, aseq, a);
+}
+
+/**
+ * A list's `exitAllAt` came: every ticket inside on it is checked out, logged as check-outs by
+ * `system`, and the timer is armed for the next day in the same batch. A timer whose list is
+ * gone or now says another time does nothing (its replacement, if any, is armed already).
+ */
+function exitAll(st: ScannerState, ctx: ActorContext, msg: { listId: string; jobId: string; at: string }): number {
+  const list = st.lists.get(msg.listId);
+  if (!st.ev || !list || list.exitAllAt !== msg.at) {
+    // Gone (or its event is): nothing will replace the timer under its id.
+    if (!st.ev || !list || list.exitAllAt === null) cancelJob(ctx, msg.jobId);
+    return 0;
+  }
+  const ld = st.door.lists.get(list.id);
+  const now = ctx.clock.now();
+  let n = 0;
+  for (const [id, zone] of [...(ld?.inside ?? [])]) {
+    const e = scanEntry('out', { list: list.id, zone }, 'system', now);
+    e.ticketId = id;
+    e.ok = true;
+    e.from = zone;
+    record(st, ctx, e);
+    n++;
+  }
+  armExitAll(st, ctx, list.id, list.exitAllAt);
+  return n;
+}
+
 function receive(st: ScannerState, msg: ScannerMsg, ctx: ActorContext): unknown {
   if (msg.type === 'reload') {
     const rec = ctx.store.getRecord(st.tenant, EVENT, st.eventId);
     st.ev = rec ? eventConfig(rec) : undefined;
+    const tz = st.door.timezone;
     st.door.timezone = zoneOf(st);
     // The event's lists go with it (actors/events deletes their records).
     loadLists(st);
     for (const id of st.door.lists.keys()) if (!st.lists.has(id)) st.door.lists.delete(id);
+    // The lists' automatic check-outs are local times: a new time zone moves them.
+    if (st.ev && st.door.timezone !== tz) for (const l of st.lists.values()) if (l.exitAllAt) armExitAll(st, ctx, l.id, l.exitAllAt);
     return true;
   }
   // Before the event check: a deleted event's backlog is still cleared.
   if (msg.type === 'materialize') return materialize(st, ctx, msg.max);
+  if (msg.type === 'exit-all') return exitAll(st, ctx, msg);
   if (!st.ev) throw appError('ERR_NOT_FOUND', `event ${st.eventId}`);
   switch (msg.type) {
     case 'in':
@@ -372,6 +529,11 @@ function receive(st: ScannerState, msg: ScannerMsg, ctx: ActorContext): unknown 
       return msg.scans.map((s) => (s.direction === 'out' ? checkOut(st, ctx, s, msg.by) : checkIn(st, ctx, s, msg.by)));
     case 'stats':
       return stats(st, listNamed(st, msg.list));
+    case 'annul':
+      return annul(st, ctx, msg);
+    case 'annulled':
+      return msg.seqs.map((seq) => st.door.annulled.get(seq) ?? 0);
+
     case 'occupancy': {
       const list = listNamed(st, msg.list);
       if (!list) return st.door.occupancyByZone(st.ev) satisfies Record<string, ZoneOccupancy>;

@@ -1,7 +1,7 @@
 // The events feature area (spec: Endpoints → Events, and `/client/events/tickets/mine`): events
 // and ticketing, with one door-scanning actor per event (actors/scanner) and one events actor per
 // tenant (actors/events).
-import { eventsActor } from '../../actors/events/index.js';
+import { eventsActor, runExitAll } from '../../actors/events/index.js';
 import { EventsApi } from '../../actors/events/index.js';
 import {
   EVENT,
@@ -12,7 +12,7 @@ import {
   TICKET,
   TICKET_TYPE,
 } from '../../actors/event-records/index.js';
-import { CHECKIN_LIST, scannerActor, unmatchedScansActor } from '../../actors/scanner/index.js';
+import { CHECKIN_LIST, EXIT_ALL_JOB, scannerActor, unmatchedScansActor } from '../../actors/scanner/index.js';
 import type { AppDeps } from '../deps.js';
 import type { Module } from '../module.js';
 import type { RouteDef } from '../route.js';
@@ -22,6 +22,7 @@ import { closeMedia, sweepOrphanFiles } from '../routes/events/media.js';
 import { eventRoutes } from '../routes/events/events.js';
 import { scanningRoutes } from '../routes/events/scanning.js';
 import { checkinListRoutes } from '../routes/events/checkin-lists.js';
+import { doorLogRoutes } from '../routes/events/door-log.js';
 import { ticketRoutes } from '../routes/events/tickets.js';
 import { deviceRoutes } from '../routes/events/devices.js';
 import { devicesActor, ScannerDevices } from '../../actors/devices/index.js';
@@ -73,7 +74,7 @@ export const eventsModule: Module = {
     deps.credentials.push((headers, tenant) => devices.resolve(headers, tenant));
     const svc = new EventsApi(deps, undefined, devices);
     return {
-      routes: [...eventRoutes(svc), ...ticketRoutes(svc), ...scanningRoutes(svc), ...checkinListRoutes(svc), ...attendeeRoutes(svc), ...deviceRoutes(devices, svc)].map((r) =>
+      routes: [...eventRoutes(svc), ...ticketRoutes(svc), ...scanningRoutes(svc), ...checkinListRoutes(svc), ...doorLogRoutes(svc), ...attendeeRoutes(svc), ...deviceRoutes(devices, svc)].map((r) =>
         afterDoor(deps, r),
       ),
       start() {
@@ -88,9 +89,12 @@ export const eventsModule: Module = {
   async start(deps) {
     // The door's read barrier and background materializer: the node's port (actors/scanner/door-backlog.ts).
     const backlog = deps.services.doorBacklog;
+    // A check-in list's daily automatic check-out (`exitAllAt`): a durable timer per list.
+    const doors = new EventsApi(deps);
+    deps.services.scheduler.register(EXIT_ALL_JOB, (job) => runExitAll(doors, job));
     // A single node writes what a crash left behind before it serves; in a cluster a tenant's
     // owner does it on the first read or scan of the tenant.
-    if (!deps.config.natsUrl) await new EventsApi(deps).resumeDoors(backlog);
+    if (!deps.config.natsUrl) await doors.resumeDoors(backlog);
     // Hourly, from a minute after start: files no media record names (see sweepOrphanFiles).
     startPeriodic(deps, 'media file sweep', () => sweepOrphanFiles(deps), ORPHAN_SWEEP_EVERY_MS, ORPHAN_SWEEP_FIRST_MS);
   },

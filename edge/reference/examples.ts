@@ -27,6 +27,7 @@ export const IDS = {
   ticketType: '665f1c2ab4d3e8f9a0b1c204',
   ticket: '665f1c2ab4d3e8f9a0b1c205',
   ticketNumber: 'JZ7Q4K2M9P',
+  list: '665f1c2ab4d3e8f9a0b1c20c',
   location: '665f1c2ab4d3e8f9a0b1c206',
   tab: '665f1c2ab4d3e8f9a0b1c207',
   line: '665f1c2ab4d3e8f9a0b1c208',
@@ -131,6 +132,43 @@ const scanned = {
   ),
   modifydate: '2026-10-03T19:04:12.000Z',
 };
+const list = record(
+  IDS.list,
+  'checkin_list',
+  'active',
+  {
+    event: IDS.event,
+    name: 'Main hall door',
+    ticketTypeIds: null,
+    zones: ['main-hall'],
+    allowReentry: null,
+    allowMultipleEntries: false,
+    exitAllAt: '03:00',
+    rules: { validFrom: null, validUntil: null, maxEntries: null, maxEntriesPerDay: null, weekdays: null },
+    createdBy: IDS.userId,
+  },
+  1,
+  '2026-09-14T09:34:00.000Z',
+);
+/** A scan as the scan log lists it: the story's event, its `seq`th scan. */
+const logged = (seq: number, at: string, fields: Record<string, unknown>) => ({
+  id: `${IDS.event}-${seq}`,
+  at,
+  kind: 'in',
+  ticketId: IDS.ticket,
+  success: true,
+  reason: null,
+  zone: 'main-hall',
+  checkpoint: null,
+  listId: null,
+  deviceId: null,
+  by: IDS.userId,
+  nonce: null,
+  offline: false,
+  annulled: false,
+  ...fields,
+});
+const noCounts = { total: 0, successful: 0, denied: 0 };
 const line = {
   lineId: IDS.line,
   name: 'Flat white',
@@ -298,6 +336,96 @@ export const FLOW: ReadonlyArray<readonly [string, HandExample]> = [
       body: { code: IDS.ticketNumber, zone: 'main-hall', eventId: IDS.event, checkpoint: 'north-door' },
       status: 200,
       response: { success: false, reason: 'already_checked_in', ticket: scanned },
+    },
+  ],
+  [
+    'POST /events/:id/checkin-lists',
+    {
+      name: 'createList',
+      summary: 'A check-in list for the main-hall door that checks everyone out at 03:00',
+      auth: 'staff',
+      params: { id: IDS.event },
+      body: { name: 'Main hall door', zones: ['main-hall'], exitAllAt: '03:00' },
+      status: 201,
+      response: list,
+    },
+  ],
+  [
+    'GET /events/:id/checkin-lists',
+    {
+      name: 'eventLists',
+      summary: 'The check-in lists of the event',
+      auth: 'staff',
+      params: { id: IDS.event },
+      status: 200,
+      response: { data: [list], total: 1, hasNext: false, page: 1, pageSize: 20 },
+    },
+  ],
+  [
+    'POST /events/checkin',
+    {
+      name: 'scanAtList',
+      summary: 'Scan at the list: its own door state, so the ticket inside the event enters the list too',
+      auth: 'staff',
+      body: { code: IDS.ticketNumber, listId: IDS.list, checkpoint: 'side-door' },
+      status: 200,
+      response: { success: true, ticket: { ...scanned, data: { ...scanned.data, lastCheckInAt: '2026-10-03T19:06:40.000Z' } } },
+    },
+  ],
+  [
+    'GET /events/:id/scans',
+    {
+      name: 'scanLog',
+      summary: 'The scan log of the event, in log order: refused scans too (filters narrow it, `next` pages on)',
+      auth: 'staff',
+      params: { id: IDS.event },
+      status: 200,
+      response: {
+        data: [
+          logged(1, '2026-10-03T19:04:12.000Z', { checkpoint: 'north-door' }),
+          logged(2, '2026-10-03T19:05:30.000Z', { checkpoint: 'north-door', success: false, reason: 'already_checked_in' }),
+          logged(3, '2026-10-03T19:06:40.000Z', { checkpoint: 'side-door', listId: IDS.list }),
+        ],
+        next: null,
+      },
+    },
+  ],
+  [
+    'POST /events/checkin/annul',
+    {
+      name: 'annulScan',
+      summary: 'Undo the scan at the list (its maker, within DOOR_ANNUL_WINDOW_S): as if it never happened',
+      auth: 'staff',
+      body: { scanId: `${IDS.event}-3` },
+      status: 200,
+      response: {
+        scan: logged(3, '2026-10-03T19:06:40.000Z', { checkpoint: 'side-door', listId: IDS.list, annulled: true }),
+        annulment: logged(4, '2026-10-03T19:07:05.000Z', { kind: 'annul', checkpoint: 'side-door', listId: IDS.list, annuls: `${IDS.event}-3` }),
+      },
+    },
+  ],
+  [
+    'GET /events/:id/checkin-stats',
+    {
+      name: 'doorFigures',
+      summary: 'The door figures: the annulled scan counts nowhere',
+      auth: 'staff',
+      params: { id: IDS.event },
+      status: 200,
+      response: {
+        total: 2,
+        successful: 1,
+        denied: 1,
+        uniqueAttendees: 1,
+        byZone: { 'main-hall': { total: 2, successful: 1, denied: 1 } },
+        byHour: { '2026-10-03T19:00:00.000Z': { total: 2, successful: 1, denied: 1 } },
+        byReason: { already_checked_in: 1 },
+        checkouts: noCounts,
+        inside: 1,
+        byCheckpoint: { 'north-door': 1 },
+        byDevice: {},
+        byList: { [IDS.list]: { name: 'Main hall door', total: 0, successful: 0, denied: 0, uniqueAttendees: 0, checkouts: noCounts, inside: 0 } },
+      },
     },
   ],
   [

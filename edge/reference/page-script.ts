@@ -3,7 +3,13 @@
 // request with the operation's example and remembers ids: once an answer gives the live id for an
 // example's placeholder (the hand-written examples share one story), later examples use it. The
 // search waits for typing to pause, sends one request, and drops any answer older than the query
-// on screen.
+// on screen. An optional body field naming a story record no answer has given yet (the example's
+// made-up `eventId`, `listId`) is left out of the prefilled body: sent, it would name nothing.
+import { IDS } from './examples.js';
+
+/** The story's record ids (24 hex characters): placeholders until an answer gives the live one. */
+const STORY_IDS = Object.values(IDS).filter((v) => /^[0-9a-f]{24}$/.test(v));
+
 export const PAGE_SCRIPT = String.raw`
 (() => {
   const $ = (id) => document.getElementById(id);
@@ -40,6 +46,16 @@ export const PAGE_SCRIPT = String.raw`
     }
   }
   function remember() { sessionStorage.setItem('ref.memory', JSON.stringify(memory)); }
+  const STORY_IDS = new Set(${JSON.stringify(STORY_IDS)});
+  // An example body with the ids learnt so far; an optional field still naming a story record
+  // no answer gave (a made-up event or list) is left out.
+  function prefill(example, schema) {
+    const v = recall(example);
+    if (!v || typeof v !== 'object' || Array.isArray(v)) return v;
+    const required = new Set((schema && schema.required) || []);
+    for (const k of Object.keys(v)) if (!required.has(k) && typeof v[k] === 'string' && STORY_IDS.has(v[k])) delete v[k];
+    return v;
+  }
   function recall(v) {
     if (typeof v === 'string') return Object.prototype.hasOwnProperty.call(memory, v) ? memory[v] : v;
     if (Array.isArray(v)) return v.map(recall);
@@ -304,11 +320,11 @@ export const PAGE_SCRIPT = String.raw`
     if (body) {
       text = el('textarea', { 'aria-label': 'JSON body', spellcheck: 'false' });
       const first = reqExamples[0];
-      text.value = first ? JSON.stringify(recall(first.value), null, 2) : '{}';
+      text.value = first ? JSON.stringify(prefill(first.value, body.schema), null, 2) : '{}';
       box.append(el('label', { text: 'Body (JSON)' }), text);
       if (reqExamples.length > 1) {
         const pick = el('div');
-        for (const ex of reqExamples) pick.append(el('button', { class: 'ghost', type: 'button', text: ex.summary, onclick: () => { text.value = JSON.stringify(recall(ex.value), null, 2); } }));
+        for (const ex of reqExamples) pick.append(el('button', { class: 'ghost', type: 'button', text: ex.summary, onclick: () => { text.value = JSON.stringify(prefill(ex.value, body.schema), null, 2); } }));
         box.append(pick);
       }
     }

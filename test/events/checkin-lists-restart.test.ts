@@ -1,37 +1,13 @@
 // Check-in lists after kill -9: the lists and each list's door state (who is inside on it, its
 // entry counts, its figures) come back from the store and the scan log as they were answered.
 import t from 'tap';
-import { TokenService } from '../../core/auth/tokens.js';
-import { startTestApp, tempDir, TEST_JWT_SECRET } from '../helpers/app.js';
-import { runFixture } from '../helpers/child.js';
+import { startTestApp } from '../helpers/app.js';
 import { client } from '../helpers/http.js';
-
-const fixture = new URL('./crash-server.ts', import.meta.url).pathname;
+import { crashNode, scanAt as scan, twoListVenue } from './crash-node.js';
 
 t.test('checkin lists - list state survives a SIGKILL and restart', async (t) => {
-  const dataDir = tempDir(t);
-  const child = runFixture(fixture, [dataDir]);
-  t.teardown(() => child.kill9());
-  await child.waitFor((lines) => lines.some((l) => l.startsWith('ready ')));
-  const url = child.lines.find((l) => l.startsWith('ready '))!.slice(6);
-  const tokens = new TokenService(TEST_JWT_SECRET, { accessTtlSeconds: 600, refreshTtlSeconds: 600, cacheSize: 0 });
-  const headers = { orgid: 'acme', authorization: `Bearer ${tokens.signAccess({ sub: 'door-1', org: 'acme', roles: ['User'], kind: 'staff' })}` };
-  const staff = client(url, headers);
-
-  const ev = (
-    await staff.post('/events', {
-      name: 'Restart Fest',
-      zones: [{ id: 'hall', name: 'Hall' }, { id: 'lounge', name: 'Lounge' }],
-      ticketTypes: [{ title: 'GA' }, { title: 'VIP' }],
-    })
-  ).body;
-  const [ga, vip] = ev.ticketTypes.map((x: any) => x.sk);
-  const general = (await staff.post(`/events/${ev.sk}/checkin-lists`, { name: 'General', zones: ['hall'], rules: { maxEntries: 2 } })).body;
-  const lounge = (await staff.post(`/events/${ev.sk}/checkin-lists`, { name: 'Lounge', zones: ['lounge'], ticketTypeIds: [vip] })).body;
-  const comp = async (type: string) => (await staff.post('/events/tickets/comp', { items: [{ ticketTypeId: type, quantity: 1, holderEmail: 'x@example.com' }] })).body.tickets[0];
-  const tGa = await comp(ga);
-  const tVip = await comp(vip);
-  const scan = async (c: typeof staff, code: string, listId: string, kind = 'checkin') => (await c.post(`/events/${kind}`, { code, listId })).body;
+  const { dataDir, child, headers, staff } = await crashNode(t);
+  const { ev, general, lounge, tGa, tVip } = await twoListVenue(staff);
 
   // GA: in and out twice on General (its two entries used); VIP: inside on both lists.
   for (let i = 0; i < 2; i++) {

@@ -2,24 +2,13 @@
 // own entries and keeps its own door state; scans name their list with `listId`.
 import t from 'tap';
 import { ManualClock } from '../../core/clock.js';
-import { eventsWorld, makeEvent, makeTicket, type Client, type EventSetup } from './setup.js';
+import { eventsWorld, makeEvent, makeTicket, makeVenue, type Client, type EventSetup } from './setup.js';
 
 // 2026-07-01 18:00 UTC, a Wednesday; Thursday 06:00 in Auckland (UTC+12 in July).
 const clock = new ManualClock(Date.UTC(2026, 6, 1, 18));
 const w = await eventsWorld(t, { clock });
 
-/** An event with zones hall and lounge and ticket types GA and VIP. */
-function venue(c: Client, input: Record<string, unknown> = {}): Promise<EventSetup> {
-  return makeEvent(c, {
-    name: 'Venue night',
-    zones: [
-      { id: 'hall', name: 'Main hall', capacity: 500 },
-      { id: 'lounge', name: 'VIP lounge', capacity: 50 },
-    ],
-    ticketTypes: [{ title: 'GA' }, { title: 'VIP' }],
-    ...input,
-  });
-}
+const venue = makeVenue;
 
 async function list(c: Client, ev: EventSetup, body: Record<string, unknown>): Promise<any> {
   const r = await c.post(`/events/${ev.id}/checkin-lists`, body);

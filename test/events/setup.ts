@@ -70,6 +70,19 @@ export async function makeEvent(c: Client, input: Record<string, unknown> = {}):
   return { id: r.body.sk, slug: r.body.data.slug, types, event: r.body };
 }
 
+/** An event with zones hall (500) and lounge (50) and ticket types GA and VIP: the door's venue. */
+export function makeVenue(c: Client, input: Record<string, unknown> = {}): Promise<EventSetup> {
+  return makeEvent(c, {
+    name: 'Venue night',
+    zones: [
+      { id: 'hall', name: 'Main hall', capacity: 500 },
+      { id: 'lounge', name: 'VIP lounge', capacity: 50 },
+    ],
+    ticketTypes: [{ title: 'GA' }, { title: 'VIP' }],
+    ...input,
+  });
+}
+
 export async function makeTicket(c: Client, ev: EventSetup, body: Record<string, unknown> = {}): Promise<any> {
   const r = await c.post(`/events/${ev.id}/tickets`, { ticketTypeId: ev.types.General, holderEmail: 'ada@example.com', holderName: 'Ada Lovelace', ...body });
   if (r.status !== 201) throw new Error(`ticket create failed: ${r.status} ${r.text}`);

@@ -149,6 +149,32 @@ t.test('reference page', async (t) => {
     t.match(scan, { success: true, ticket: { sk: ticket.sk } });
   });
 
+  t.test('after the sandbox sign-up alone, a ticket code pasted into the prefilled scan is admitted (no made-up event)', async (t) => {
+    // A fresh session: the runner has learnt nothing but the sign-up.
+    const fresh = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    watch(fresh);
+    await fresh.goto(`${app.url}/documentation#/`);
+    await fresh.click('#sandbox');
+    await fresh.waitForFunction("document.getElementById('token').value.length > 20");
+    const headers = { orgid: await fresh.inputValue('#orgid'), authorization: `Bearer ${await fresh.inputValue('#token')}`, 'content-type': 'application/json' };
+    const post = (path: string, body: unknown): Promise<any> => fetch(app.url + path, { method: 'POST', headers, body: JSON.stringify(body) }).then((r) => r.json());
+    const ev = await post('/events', { name: 'Pasted', zones: [{ id: 'main-hall', name: 'Main hall' }], ticketTypes: [{ title: 'GA' }] });
+    const ticket = await post(`/events/${ev.sk}/tickets`, { ticketTypeId: ev.ticketTypes[0].sk, holderEmail: 'p@example.com' });
+
+    await fresh.goto(`${app.url}/documentation#/op/POST/events/checkin`);
+    const view = fresh.locator('#content article[data-path="/events/checkin"][data-method="POST"]');
+    await view.waitFor();
+    const prefilled = JSON.parse(await view.locator('textarea').inputValue());
+    t.notOk('eventId' in prefilled || 'listId' in prefilled, 'the example\'s made-up event and list are left out');
+    t.ok(prefilled.code, 'the code is there to replace');
+    await view.locator('textarea').fill(JSON.stringify({ ...prefilled, code: ticket.data.number }));
+    await view.locator('button.send').click();
+    await view.locator('.status').waitFor();
+    t.equal(await view.locator('.status').getAttribute('data-status'), '200');
+    t.match(JSON.parse((await view.locator('pre.body').textContent()) ?? '{}'), { success: true, ticket: { sk: ticket.sk } });
+    await fresh.close();
+  });
+
   t.test('the socket channels are rendered like the REST sections', async (t) => {
     await page.click('nav a[data-view="channels"]');
     await page.waitForURL(/#\/channels$/);

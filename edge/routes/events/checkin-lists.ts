@@ -24,8 +24,8 @@ const RULES_DOC =
   'zone; a scan at another zone is a 400, and a list of one zone places a scan that names none there), `allowReentry` ' +
   '(after a check-out on the list the ticket may enter again; absent or null: the event\'s `allowReentry`), ' +
   '`allowMultipleEntries` (default false: a ticket inside on the list scans as `already_checked_in`; true: each scan is ' +
-  'another entry, no check-out needed), `exitAllAt` (`HH:MM` in the event\'s time zone; stored, the automatic check-out ' +
-  'is not run yet), `rules`: `validFrom`/`validUntil` (ISO instants) and `weekdays` (ISO 1 Monday … 7 Sunday, in the ' +
+  'another entry, no check-out needed), `exitAllAt` (`HH:MM` in the event\'s time zone: every day at that time everyone ' +
+  'inside on the list is checked out, logged as check-outs by `system`; a durable timer, kept across restarts), `rules`: `validFrom`/`validUntil` (ISO instants) and `weekdays` (ISO 1 Monday … 7 Sunday, in the ' +
   'event\'s time zone) refuse with `invalid_time`; `maxEntries` and `maxEntriesPerDay` (local days) count successful ' +
   'entries on the list and refuse with `max_entries`. Each list keeps its own door state: a ticket valid on two lists ' +
   'enters each of them independently.';

@@ -241,7 +241,9 @@ export function scanningRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
         'tickets that ever checked in. Check-outs are counted apart, in `checkouts`. `byHour` keys are UTC hour starts, ' +
         'by the time of the scan (an offline scan’s `scannedAt`). `inside` counts tickets inside now, a ticket inside on ' +
         'two check-in lists once. `byList` gives each check-in list\'s own figures (its scans, the tickets that entered ' +
-        'on it, those inside on it). With `listId` every field is that list\'s alone (a list of another event is a 404).',
+        'on it, those inside on it). `byCheckpoint` and `byDevice` count successful entries per checkpoint and device (scans ' +
+        'naming one). An annulled scan (`POST /events/checkin/annul`) counts nowhere. With `listId` every field is that ' +
+        'list\'s alone (a list of another event is a 404).',
       params: EventParams,
       query: StatsQuery,
       response: CheckinStats,

@@ -222,6 +222,8 @@ export const CheckinStats = Type.Object({
   byReason: Type.Record(Type.String(), Type.Integer(), { description: 'Denied check-ins per reason' }),
   checkouts: Counts,
   inside: Type.Integer({ description: 'Tickets inside now (a ticket inside on two lists counts once)' }),
+  byCheckpoint: Type.Record(Type.String(), Type.Integer(), { description: 'Successful entries per checkpoint (scans naming one), net of annulments' }),
+  byDevice: Type.Record(Type.String(), Type.Integer(), { description: 'Successful entries per device id (scans naming one), net of annulments' }),
   byList: Type.Record(
     Type.String(),
     Type.Object({
@@ -273,7 +275,7 @@ const listFields = {
   ),
   exitAllAt: Type.Optional(
     Type.Union([Type.String({ pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$' }), Type.Null()], {
-      description: 'Local time `HH:MM` in the event\'s time zone at which everyone inside on the list is to be checked out (stored; the automatic check-out is not run yet)',
+      description: 'Local time `HH:MM` in the event\'s time zone at which, every day, everyone inside on the list is checked out (logged as check-outs by `system`); null: never',
     }),
   ),
   rules: Type.Optional(ListRules),
@@ -322,4 +324,61 @@ export const IssueResult = Type.Object({
   order: Type.Optional(RecordSchema),
   payment: Type.Optional(Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()])),
   checkins: Type.Optional(Type.Array(ScanResult)),
+});
+
+// --- Undo and the scan log ----------------------------------------------------------------------
+
+const SCAN_ID = '^[0-9a-f]{24}-[1-9][0-9]{0,14}$';
+
+export const AnnulBody = Type.Object(
+  {
+    scanId: Type.Optional(Type.String({ pattern: SCAN_ID, description: 'The scan\'s `id` in the scan log (`GET /events/:id/scans`)' })),
+    nonce: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'The `nonce` the scan was sent with (with `eventId` or `listId`)' })),
+    eventId: Type.Optional(Type.String({ minLength: 1, maxLength: 80, description: 'Event id or slug of the scan named by `nonce`' })),
+    listId: Type.Optional(Type.String({ pattern: HEX24, description: 'Or the check-in list of the scan named by `nonce` (its event)' })),
+  },
+  { additionalProperties: false },
+);
+
+export const ScanLogItem = Type.Object({
+  id: Type.String({ description: '`<eventId>-<sequence>`: names the scan to `POST /events/checkin/annul`' }),
+  at: Type.String({ format: 'date-time', description: 'When the scan was made (an offline scan\'s `scannedAt`)' }),
+  kind: Type.Union([Type.Literal('in'), Type.Literal('out'), Type.Literal('annul')], { description: 'Check-in, check-out, or the annulment of an earlier scan (`annuls`)' }),
+  ticketId: Type.Union([Type.String(), Type.Null()], { description: 'null: the code matched no ticket' }),
+  success: Type.Boolean(),
+  reason: Type.Union([Type.String(), Type.Null()], { description: 'Why it was refused (the denial reasons of the scan routes)' }),
+  zone: Type.String(),
+  checkpoint: Type.Union([Type.String(), Type.Null()]),
+  listId: Type.Union([Type.String(), Type.Null()]),
+  deviceId: Type.Union([Type.String(), Type.Null()]),
+  by: Type.Union([Type.String(), Type.Null()], { description: 'Who made it: the user, device or application id; `system` for an automatic check-out' }),
+  nonce: Type.Union([Type.String(), Type.Null()]),
+  offline: Type.Boolean({ description: 'Made offline and uploaded later' }),
+  annulled: Type.Boolean({ description: 'An annulment reversed it: it counts nowhere' }),
+  annuls: Type.Optional(Type.String({ description: 'An annulment: the id of the scan it reversed' })),
+});
+
+export const AnnulResult = Type.Object({
+  scan: ScanLogItem,
+  annulment: ScanLogItem,
+});
+
+export const ScansQuery = Type.Object(
+  {
+    listId: Type.Optional(Type.String({ pattern: HEX24 })),
+    deviceId: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+    checkpoint: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    zone: Type.Optional(Type.String({ pattern: ZONE_ID })),
+    success: Type.Optional(Type.Boolean()),
+    reason: Type.Optional(Type.String({ minLength: 1, maxLength: 32 })),
+    since: Type.Optional(Type.String({ format: 'date-time', description: 'Scans received at or after this instant' })),
+    after: Type.Optional(Type.String({ pattern: '^[0-9]{1,15}$', description: 'The `next` of the previous page' })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, description: 'Scans per page (default 100)' })),
+  },
+  { additionalProperties: false },
+);
+
+export const ScanLogPage = Type.Object({
+  data: Type.Array(ScanLogItem),
+  next: Type.Union([Type.String(), Type.Null()], { description: 'The cursor of the next page (`after`); null: the end of the log' }),
 });
