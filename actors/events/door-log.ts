@@ -1,6 +1,7 @@
 // The door's undo and its readable scan log through the events API: an annulment is a message to
 // the event's scanner (which decides and logs it); the log is read from the store in key order,
 // with whether each scan was annulled asked of the scanner's memory.
+import type { DeviceScope } from '../../core/auth/tokens.js';
 import { appError } from '../../core/errors.js';
 import type { ScheduledJob } from '../../core/scheduler.js';
 import {
@@ -23,17 +24,24 @@ export interface AnnulRef {
   listId?: string;
 }
 
-export function annulScan(svc: EventsApi<EventsDeps>, tenant: string, ref: AnnulRef, caller: AnnulCaller, windowMs: number): Promise<AnnulReply> {
+/**
+ * Annuls one scan for `caller`. A scanner device (`device`, its enrolment's scope) may annul only
+ * at its own events, and only its own scans (the caller id is the device's, as its scans' `by` is).
+ */
+export function annulScan(svc: EventsApi<EventsDeps>, tenant: string, ref: AnnulRef, caller: AnnulCaller, windowMs: number, device?: DeviceScope): Promise<AnnulReply> {
   if (ref.scanId !== undefined) {
     const id = parseScanId(ref.scanId);
     if (!id) throw appError('ERR_VALIDATION', 'body/scanId must be a scan id as the scan log answers it (`<eventId>-<sequence>`)');
-    if (!svc.findEvent(tenant, id.eventId)) throw appError('ERR_NOT_FOUND', `scan ${ref.scanId}`);
+    const ev = svc.findEvent(tenant, id.eventId);
+    if (!ev) throw appError('ERR_NOT_FOUND', `scan ${ref.scanId}`);
+    svc.deviceMay(device, ev);
     return svc.scanner<AnnulReply>(tenant, id.eventId, { type: 'annul', seq: id.seq, caller, windowMs });
   }
   if (ref.nonce === undefined) throw appError('ERR_VALIDATION', 'body/scanId or body/nonce is required');
   // A nonce is unique within its event's scans: the event (or the list's) is named with it.
   const { ev } = svc.scanTarget(tenant, { eventId: ref.eventId, listId: ref.listId });
   if (!ev) throw appError('ERR_VALIDATION', 'body/eventId or body/listId is required with body/nonce');
+  svc.deviceMay(device, ev);
   return svc.scanner<AnnulReply>(tenant, ev.sk, { type: 'annul', nonce: ref.nonce, caller, windowMs });
 }
 

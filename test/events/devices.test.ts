@@ -78,6 +78,28 @@ t.test('scanner devices - a device scan is stamped with its deviceId, list and c
   t.match(w.app.deps.store.getKv<any>(w.org, 'scanner_device', sk), { scanCount: 4, lastSeenAt: clock.now() }, 'flushed by the node');
 });
 
+t.test('scanner devices - a device undoes its own scans at its own events, no one else’s', async (t) => {
+  const ev = await makeEvent(w.staff, { name: 'Undo night' });
+  const elsewhere = await makeEvent(w.staff, { name: 'Elsewhere' });
+  const gate = await device({ name: 'Gate U', eventIds: [ev.id] });
+  const other = await device({ name: 'Gate V', eventIds: [ev.id] });
+  const mine = await makeTicket(w.staff, ev);
+  const theirs = await makeTicket(w.staff, ev);
+  t.equal((await gate.c.post('/events/checkin', { code: mine.data.number, nonce: 'u-1' })).body.success, true);
+  t.equal((await other.c.post('/events/checkin', { code: theirs.data.number, nonce: 'v-1' })).body.success, true);
+  const staffScan = await makeTicket(w.staff, ev);
+  t.equal((await w.staff.post('/events/checkin', { code: staffScan.data.number, eventId: ev.id, nonce: 's-1' })).body.success, true);
+
+  t.equal((await gate.c.post('/events/checkin/annul', { nonce: 'v-1', eventId: ev.id })).status, 403, "another device's scan");
+  t.equal((await gate.c.post('/events/checkin/annul', { nonce: 's-1', eventId: ev.id })).status, 403, "a staff member's scan");
+  t.equal((await gate.c.post('/events/checkin/annul', { nonce: 'u-1', eventId: elsewhere.id })).status, 403, 'an event it is not enrolled for');
+  const undone = await gate.c.post('/events/checkin/annul', { nonce: 'u-1', eventId: ev.id });
+  t.equal(undone.status, 200, 'its own scan');
+  t.match(undone.body.scan, { annulled: true, deviceId: gate.id });
+  t.equal((await gate.c.post('/events/checkin', { code: mine.data.number })).body.success, true, 'the ticket enters again');
+});
+
+
 t.test('scanner devices - a device of event A is refused on event B (403) and after revoke (401)', async (t) => {
   const a = await makeEvent(w.staff, { name: 'Event A' });
   const b = await makeEvent(w.staff, { name: 'Event B' });

@@ -32,10 +32,12 @@ export function doorLogRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
       body: AnnulBody,
       response: AnnulResult,
       errors: [403, 404, 409],
+      // An enrolled scanner device may undo its own scans, at its own events.
+      device: true,
       handler: (ctx) => {
         const p = ctx.principal!;
-        const caller = { id: p.sub, admin: p.roles.includes('Admin') };
-        return annulScan(svc, ctx.tenant, ctx.body, caller, svc.deps.config.door.annulWindowS * 1000);
+        const caller = { id: p.sub, admin: p.kind !== 'device' && p.roles.includes('Admin') };
+        return annulScan(svc, ctx.tenant, ctx.body, caller, svc.deps.config.door.annulWindowS * 1000, p.device);
       },
     })),
 
