@@ -4,9 +4,6 @@
 // tenant's devices actor and reaches every node's store through the commit stream, as the
 // revocation records do (core/auth/revocations.ts).
 
-export const DEVICES = 'scanner-devices';
-export const DEVICES_KEY = '_';
-
 /** device id → Device. */
 export const DEVICE_NS = 'scanner_device';
 /** SHA-256 of a device token → DeviceTokenEntry: the credential read on every device request. */
@@ -52,13 +49,6 @@ export interface DeviceInitEntry {
   deviceId: string;
   expiresAt: number;
 }
-
-export type DevicesMsg =
-  | { type: 'enroll'; device: Omit<Device, 'id' | 'createdAt' | 'scanCount' | 'initExpiresAt'>; initDigest: string }
-  | { type: 'initialize'; initDigest: string; tokenDigest: string; hardwareId?: string }
-  | { type: 'revoke'; id: string; by: string }
-  /** Activity noted in memory on a node since its last flush. */
-  | { type: 'seen'; devices: Array<{ id: string; lastSeenAt: number; scans: number }> };
 
 /** A device as its routes answer it: never a token or a digest. */
 export interface DeviceView {

@@ -4,16 +4,15 @@
 import type { ActorKind } from '../../core/actor/runtime.js';
 import { appError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
+import { DEVICES, type DevicesMsg } from './messages.js';
 import {
   DEVICE_INIT_NS,
   DEVICE_NS,
   DEVICE_TOKEN_NS,
-  DEVICES,
   INIT_TOKEN_TTL_MS,
   MAX_LIVE_DEVICES,
   type Device,
   type DeviceInitEntry,
-  type DevicesMsg,
   type DeviceTokenEntry,
 } from './model.js';
 
