@@ -30,7 +30,6 @@ import {
 import {
   REMINDER_JOB,
   RESERVATIONS_ACTOR,
-  type CreateReservationInput,
   type Owner,
   type ReservationMessage,
   type UpdateReservationInput,

@@ -24,8 +24,6 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { TokenService } from '../../core/auth/tokens.js';
 import { rendezvous } from '../../core/cluster/placement.js';
-import { LmdbStore } from '../../core/store/lmdb-store.js';
-import { WriteBatch } from '../../core/store/store.js';
 import { EVENT_ID, JWT_SECRET, scanBodies, seedScanStore } from '../fixtures/scan-dataset.js';
 import { freePort, startServer, writeResult, type RunningServer } from '../harness.js';
 import { envInt, type Scenario } from '../scenario.js';
@@ -34,7 +32,6 @@ const NAME = 'cluster';
 const DESCRIPTION = 'POST /events/checkin over 4 tenants: one node vs two nodes in cluster mode (NATS JetStream), tenants spread by rendezvous hashing';
 const PATH = '/events/checkin';
 const NODE_IDS = ['bench-1', 'bench-2'];
-const CREATED = '2026-06-01T12:00:00.000Z';
 
 const script = (rel: string) => fileURLToPath(new URL(rel, import.meta.url));
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

@@ -18,4 +18,4 @@ const benchOrg: Module = {
   },
 };
 
-const app = await serve('chat bench server', { modules: [benchOrg, chatModule] });
+await serve('chat bench server', { modules: [benchOrg, chatModule] });

@@ -2,7 +2,7 @@
 // own entries and keeps its own door state; scans name their list with `listId`.
 import t from 'tap';
 import { ManualClock } from '../../core/clock.js';
-import { eventsWorld, makeEvent, makeTicket, makeVenue, type Client, type EventSetup } from './setup.js';
+import { eventsWorld, makeTicket, makeVenue, type Client, type EventSetup } from './setup.js';
 
 // 2026-07-01 18:00 UTC, a Wednesday; Thursday 06:00 in Auckland (UTC+12 in July).
 const clock = new ManualClock(Date.UTC(2026, 6, 1, 18));

@@ -1,21 +1,10 @@
 import t from 'tap';
-import { TokenService } from '../../core/auth/tokens.js';
-import { startTestApp, tempDir, TEST_JWT_SECRET } from '../helpers/app.js';
-import { runFixture } from '../helpers/child.js';
+import { startTestApp } from '../helpers/app.js';
 import { client } from '../helpers/http.js';
-
-const fixture = new URL('./crash-server.ts', import.meta.url).pathname;
+import { crashNode } from './crash-node.js';
 
 t.test('checkin - every scan acknowledged before a SIGKILL is checked in and counted after restart', async (t) => {
-  const dataDir = tempDir(t);
-  const child = runFixture(fixture, [dataDir]);
-  t.teardown(() => child.kill9());
-  await child.waitFor((lines) => lines.some((l) => l.startsWith('ready ')));
-  const url = child.lines.find((l) => l.startsWith('ready '))!.slice(6);
-  const tokens = new TokenService(TEST_JWT_SECRET, { accessTtlSeconds: 600, refreshTtlSeconds: 600, cacheSize: 0 });
-  const headers = { orgid: 'acme', authorization: `Bearer ${tokens.signAccess({ sub: 'door-1', org: 'acme', roles: ['User'], kind: 'staff' })}` };
-  const staff = client(url, headers);
-
+  const { dataDir, child, headers, staff } = await crashNode(t);
   const ev = (await staff.post('/events', { name: 'Crash Fest', zones: [{ id: 'main', name: 'Main' }], ticketTypes: [{ title: 'GA' }] })).body;
   const comp = await staff.post('/events/tickets/comp', { items: [{ ticketTypeId: ev.ticketTypes[0].sk, quantity: 400, holderEmail: 'crowd@example.com' }] });
   t.equal(comp.status, 201);

@@ -4,7 +4,7 @@ import t from 'tap';
 import { ManualClock } from '../../core/clock.js';
 import { tokenFor } from '../helpers/app.js';
 import { client } from '../helpers/http.js';
-import { eventsWorld, makeEvent, makeTicket, makeVenue, type Client, type EventSetup } from './setup.js';
+import { eventsWorld, makeTicket, makeVenue, type Client, type EventSetup } from './setup.js';
 
 const clock = new ManualClock(Date.UTC(2026, 6, 1, 18));
 const w = await eventsWorld(t, { clock });

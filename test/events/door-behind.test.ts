@@ -3,11 +3,10 @@
 // answers a ticket as checked in right after its scan was acknowledged (the read barrier), and
 // after kill -9 with the records behind, a restart has every acknowledged entry, once.
 import t from 'tap';
-import { TokenService } from '../../core/auth/tokens.js';
 import { LmdbStore } from '../../core/store/lmdb-store.js';
-import { provenCustomerToken, startTestApp, tempDir, tokenFor, TEST_JWT_SECRET } from '../helpers/app.js';
-import { runFixture } from '../helpers/child.js';
+import { provenCustomerToken, startTestApp } from '../helpers/app.js';
 import { client } from '../helpers/http.js';
+import { crashNode } from './crash-node.js';
 import { eventsWorld, makeEvent, makeTicket } from './setup.js';
 
 const PAUSED = { door: { materializeMs: 0, materializeBatch: 500 } };
@@ -84,14 +83,7 @@ t.test('every read path shows a scanned ticket checked in while its record is be
 });
 
 t.test('kill -9 with the records behind: the restart writes every acknowledged entry, and none enters twice', async (t) => {
-  const dataDir = tempDir(t);
-  const child = runFixture(new URL('./crash-server.ts', import.meta.url).pathname, [dataDir, 'door-paused']);
-  t.teardown(() => child.kill9());
-  await child.waitFor((lines) => lines.some((l) => l.startsWith('ready ')));
-  const url = child.lines.find((l) => l.startsWith('ready '))!.slice(6);
-  const tokens = new TokenService(TEST_JWT_SECRET, { accessTtlSeconds: 600, refreshTtlSeconds: 600, cacheSize: 0 });
-  const headers = { orgid: 'acme', authorization: `Bearer ${tokens.signAccess({ sub: 'door-2', org: 'acme', roles: ['User'], kind: 'staff' })}` };
-  const staff = client(url, headers);
+  const { dataDir, child, headers, staff } = await crashNode(t, { doorPaused: true });
   const ev = (await staff.post('/events', { name: 'Behind Fest', zones: [{ id: 'main', name: 'Main' }], ticketTypes: [{ title: 'GA' }] })).body;
   const comp = await staff.post('/events/tickets/comp', { items: [{ ticketTypeId: ev.ticketTypes[0].sk, quantity: 60, holderEmail: 'crowd@example.com' }] });
   const tickets: Array<{ sk: string; data: { number: string } }> = comp.body.tickets;

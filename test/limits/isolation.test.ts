@@ -20,7 +20,6 @@ type Json = Record<string, any>;
 
 /** All lower case, so a copy the server lower-cases (slugs, emails) still matches. */
 const MARK = `zqxmark${randomBytes(4).toString('hex')}`;
-const HEX24 = /^[0-9a-f]{24}$/;
 const HIGH = '\uffff';
 const CONCURRENCY = 4;
 

@@ -1,6 +1,6 @@
 // Shared pieces of the auth route tables: client info from headers, the schemas several routes
 // answer with, and the reference section names.
-import { Type, type TProperties, type TSchema } from '@sinclair/typebox';
+import { Type, type TProperties } from '@sinclair/typebox';
 import { deviceOf, type ClientInfo } from '../../../actors/auth/index.js';
 import type { Principal } from '../../../core/auth/tokens.js';
 import { appError } from '../../../core/errors.js';
