@@ -6,6 +6,7 @@
 import type { FindOptions, Filter } from '../store/query.js';
 import type { LmdbStore } from '../store/lmdb-store.js';
 import type { LogEntry, Org, Store, WriteBatch } from '../store/store.js';
+import type { TenantIndexSpec } from '../store/tenant-indexes.js';
 import { classify, type CommitLog } from './commit-log.js';
 
 /** Commits `batch` of `tenant` on the tenant's owner (this node included, once it took it). */
@@ -29,8 +30,24 @@ export class ReplicatedStore implements Store {
   declareIndex(datatype: string, path: string): Promise<void> {
     return this.local.declareIndex(datatype, path);
   }
-  indexedPaths(datatype: string): readonly string[] {
-    return this.local.indexedPaths(datatype);
+  indexedPaths(datatype: string, tenant?: string): readonly string[] {
+    return this.local.indexedPaths(datatype, tenant);
+  }
+  // Declared indexes live in this node's LMDB only: the commit stream does not carry them yet.
+  declareTenantIndex(tenant: string, spec: TenantIndexSpec, max: number) {
+    return this.local.declareTenantIndex(tenant, spec, max);
+  }
+  tenantIndexes(tenant: string) {
+    return this.local.tenantIndexes(tenant);
+  }
+  tenantIndex(tenant: string, id: string) {
+    return this.local.tenantIndex(tenant, id);
+  }
+  dropTenantIndex(tenant: string, id: string): Promise<void> {
+    return this.local.dropTenantIndex(tenant, id);
+  }
+  startIndexBuilds(opts?: { step?: number }): void {
+    this.local.startIndexBuilds(opts);
   }
   getRecord(tenant: string, datatype: string, sk: string) {
     return this.local.getRecord(tenant, datatype, sk);

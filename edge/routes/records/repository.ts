@@ -10,6 +10,7 @@ import { attributeFilter, type RecordsApi } from '../../../actors/records/index.
 import type { Config } from '../../../core/config.js';
 import { route, type RequestContext, type RouteDef } from '../../route.js';
 import { DatatypeParams, Datatype, pageQuery, RecordList, RecordParams, RecordSchema, SortType } from './schemas.js';
+import { repositoryIndexRoutes } from './indexes.js';
 
 const TAG = 'Repository';
 /** What every client query route says of its budget, with this node's figures (README: Limits). */
@@ -67,6 +68,7 @@ export function repositoryRoutes(records: RecordsApi, config: Config): RouteDef[
   const FIND_PLAN = findPlan(config.query);
 
   return [
+    ...repositoryIndexRoutes(records, config),
     route({
       method: 'POST',
       path: '/repository/create',
