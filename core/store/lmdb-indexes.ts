@@ -31,6 +31,10 @@ export class LmdbIndexes {
     private readonly index: Database<number, Key>,
     readonly declared: LmdbTenantIndexes,
   ) {
+    this.loadBuiltIn();
+  }
+
+  private loadBuiltIn(): void {
     for (const { key } of this.meta.getRange({ start: ['index'], end: ['index', HIGH] })) {
       const [, datatype, path] = key as [string, string, string];
       this.addPath(datatype, path);
@@ -61,7 +65,7 @@ export class LmdbIndexes {
 
   /** The paths a find of the tenant's datatype may read: the modules' and the tenant's built ones. */
   readablePaths(tenant: string, datatype: string): readonly string[] {
-    this.declared.refresh();
+    if (this.declared.refresh()) this.loadBuiltIn();
     const ready = this.declared.readyOf(tenant, datatype);
     const builtIn = this.pathsOf(datatype);
     return ready.length === 0 ? builtIn : [...builtIn, ...ready.map((d) => d.path)];
@@ -80,6 +84,8 @@ export class LmdbIndexes {
         for (const v of indexValues(at)) this.index.put([tenant, datatype, path, v, sk], 1);
       }
       this.meta.put(['index', datatype, path], { builtAt: new Date().toISOString(), tracked: true, multikey } satisfies IndexMeta);
+      // A query worker started before this declaration loads it at its next plan.
+      this.declared.bump();
     });
     this.addPath(datatype, path);
   }

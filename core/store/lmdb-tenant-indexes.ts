@@ -67,10 +67,15 @@ export class LmdbTenantIndexes {
     this.refresh();
   }
 
-  /** Reloads the table when the stored version moved past the one loaded (a query worker, per plan). */
-  refresh(): void {
+  /**
+   * Reloads the table when the stored version moved past the one loaded (a query worker, per
+   * plan); answers whether it did.
+   */
+  refresh(): boolean {
     const v = (this.meta.get(VERSION_KEY) as number | undefined) ?? 0;
-    if (v > this.version) this.load(v);
+    if (v <= this.version) return false;
+    this.load(v);
+    return true;
   }
 
   private load(version: number): void {
@@ -91,6 +96,11 @@ export class LmdbTenantIndexes {
   /** Stores a declaration and raises the version, inside the caller's transaction. */
   put(d: DeclaredIndex): void {
     this.meta.put(['tindex', d.tenant, d.id], d);
+    this.bump();
+  }
+
+  /** Raises the version (inside the caller's transaction): every store reloads what plans see. */
+  bump(): void {
     const v = Math.max(this.version, (this.meta.get(VERSION_KEY) as number | undefined) ?? 0) + 1;
     this.meta.put(VERSION_KEY, v);
     this.load(v);
