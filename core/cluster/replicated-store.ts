@@ -6,7 +6,8 @@
 import type { FindOptions, Filter } from '../store/query.js';
 import type { LmdbStore } from '../store/lmdb-store.js';
 import type { LogEntry, Org, Store, WriteBatch } from '../store/store.js';
-import type { TenantIndexSpec } from '../store/tenant-indexes.js';
+import type { TenantIndex, TenantIndexSpec } from '../store/tenant-indexes.js';
+import { AppError } from '../errors.js';
 import { classify, type CommitLog } from './commit-log.js';
 
 /** Commits `batch` of `tenant` on the tenant's owner (this node included, once it took it). */
@@ -33,9 +34,12 @@ export class ReplicatedStore implements Store {
   indexedPaths(datatype: string, tenant?: string): readonly string[] {
     return this.local.indexedPaths(datatype, tenant);
   }
-  // Declared indexes live in this node's LMDB only: the commit stream does not carry them yet.
-  declareTenantIndex(tenant: string, spec: TenantIndexSpec, max: number) {
-    return this.local.declareTenantIndex(tenant, spec, max);
+  /**
+   * Refused (409): a declaration would live in this node's LMDB only, as the commit stream does
+   * not carry it, and a unique index kept on one node could refuse a batch the others applied.
+   */
+  declareTenantIndex(_tenant: string, _spec: TenantIndexSpec, _max: number): Promise<TenantIndex> {
+    return Promise.reject(new AppError('ERR_CONFLICT', ['indexes an organisation declares are not carried between the nodes of a cluster yet: this deployment runs as one (NATS_URL)']));
   }
   tenantIndexes(tenant: string) {
     return this.local.tenantIndexes(tenant);
