@@ -1,6 +1,6 @@
 // Builds declared indexes (lmdb-tenant-indexes.ts) in the background, in bounded steps: each step
-// indexes the next `step` records of the datatype in id order in a transaction of its own, then
-// yields to the event loop, so requests and the organisation's writes go on meanwhile.
+// indexes the next `step` records of the datatype in id order (fewer once it has run STEP_MS) in a
+// transaction of its own, then yields to the event loop, so requests and the organisation's writes go on meanwhile.
 //
 // No write is missed: from the transaction that declared the index on, every write keeps it
 // (LmdbTenantIndexes.maintain), and a step reads the records in its own write transaction, after
@@ -20,6 +20,8 @@ import type { StoredRecord } from './record.js';
 import { UsageDelta } from './usage.js';
 
 export const DEFAULT_INDEX_BUILD_STEP = 500;
+/** A step also ends once it has run this long (large records, many values each): the event loop waits no longer. */
+const STEP_MS = 2;
 
 export class IndexBuilder {
   private running: Promise<void> | undefined;
@@ -95,11 +97,12 @@ export class IndexBuilder {
       let multikey = d.multikey;
       let failed: string | undefined;
       let more = false;
+      const started = performance.now();
       for (const key of this.records.getKeys({ start, end: [tenant, datatype, HIGH], limit: this.step + 2 })) {
         const sk = (key as string[])[2];
         // The range starts at the cursor, indexed by the step before: one more key to read.
         if (sk === d.cursor) continue;
-        if (n === this.step) {
+        if (n === this.step || (n > 0 && performance.now() - started > STEP_MS)) {
           more = true;
           break;
         }

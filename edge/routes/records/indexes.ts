@@ -47,7 +47,7 @@ export function repositoryIndexRoutes(records: RecordsApi, config: Config): Rout
         `digits, \`_\` and \`-\`, at most ${MAX_INDEX_PATH_SEGMENTS} segments and ${MAX_INDEX_PATH_LENGTH} characters). ` +
         'A path through an array of objects (`data.items.sku`) indexes every element\'s value, as a filter matches any ' +
         'element; a numeric segment (an array position) is refused with 400. Answers 202 with the index in state ' +
-        `\`building\`: it is built in the background, ${step} records per step (\`STORE_INDEX_BUILD_STEP\`), while ` +
+        `\`building\`: it is built in the background in steps of at most ${step} records (\`STORE_INDEX_BUILD_STEP\`) or 2 ms, while ` +
         'writes go on (every write from the declaration on is indexed); `progress` says how far it is (GET). Once ' +
         '`ready`, finds of this organisation use it as they use the built-in indexes (`/dynamic-query/explain` shows ' +
         'it); another organisation never sees or uses it. A build interrupted by a restart resumes. The index\'s ' +
