@@ -7,7 +7,7 @@
 import type { Database, Key, RootDatabase } from 'lmdb';
 import type { IndexCatalog } from './find-plan.js';
 import { HIGH } from './lmdb-encoding.js';
-import { PlanRunner } from './lmdb-plan-run.js';
+import { PlanRunner, type ExplainedStage } from './lmdb-plan-run.js';
 import type { LmdbTenantIndexes } from './lmdb-tenant-indexes.js';
 import { indexValues, type IndexValue } from './index-values.js';
 import { getPath } from './query.js';
@@ -107,6 +107,19 @@ export class LmdbIndexes {
         return !m || m.tracked !== true || m.multikey !== false;
       },
     };
+  }
+
+  /** Names the tenant's declared indexes in an explained stage tree (their ids). */
+  nameDeclared(tenant: string, datatype: string, stage: ExplainedStage): ExplainedStage {
+    const ready = this.declared.readyOf(tenant, datatype);
+    if (ready.length === 0) return stage;
+    const walk = (s: ExplainedStage): void => {
+      const d = s.index && ready.find((r) => r.path === s.index!.path);
+      if (d) s.index = { ...s.index!, id: d.id };
+      s.inputStages?.forEach(walk);
+    };
+    walk(stage);
+    return stage;
   }
 
   /** Runs plans over one tenant's datatype (lmdb-plan-run.ts). */

@@ -172,7 +172,7 @@ export class LmdbRecords {
       res = runQuery(this.candidates(tenant, datatype, filter, run), filter, opts, this.limits);
     }
     const stats = run.runner.stats;
-    const plan: ExplainedStage = run.plan ? run.runner.describe(run.plan) : { stage: 'COLLSCAN' };
+    const plan: ExplainedStage = run.plan ? this.indexes.nameDeclared(tenant, datatype, run.runner.describe(run.plan)) : { stage: 'COLLSCAN' };
     return {
       plan,
       ...(opts.sort ? { sort: { path: opts.sort, order: opts.sortType ?? 'asc', by: byIndex ? ('index' as const) : ('memory' as const) } } : {}),

@@ -31,7 +31,8 @@ async function found(c: Client, datatype: string, query: Record<string, unknown>
   const e = await c.post('/dynamic-query/explain', { datatype, filter: query, limit: 200 });
   if (e.status !== 200) throw new Error(`explain ${e.status} ${e.text}`);
   const ids = (r.body.data as Array<{ sk: string }>).map((d) => d.sk).sort();
-  return { ids, total: r.body.total as number, stage: e.body.plan.stage as string, path: e.body.plan.index?.path as string | undefined, ranIn: e.body.ranIn as string };
+  const plan = e.body.plan;
+  return { ids, total: r.body.total as number, stage: plan.stage as string, path: plan.index?.path as string | undefined, indexId: plan.index?.id as string | undefined, ranIn: e.body.ranIn as string };
 }
 
 t.test('tenant indexes - declared on a custom datatype, used once ready, with the answers of a scan; arrays of objects are indexed per element', async (t) => {
@@ -64,6 +65,7 @@ t.test('tenant indexes - declared on a custom datatype, used once ready, with th
     const byScan = await found(a, DT, { 'data.skuCopy': v });
     t.equal(byIndex.stage, 'IXSCAN', `sku ${v}`);
     t.equal(byIndex.path, 'data.sku');
+    t.equal(byIndex.indexId, made.body.id, 'explain names the declared index');
     t.equal(byScan.stage, 'COLLSCAN');
     t.same(byIndex.ids, byScan.ids, `sku ${v}: the scan's records`);
   }
