@@ -17,7 +17,7 @@ import type { LmdbUsage } from './lmdb-usage.js';
 import { entryBytes, type DeclaredIndex, type LmdbTenantIndexes } from './lmdb-tenant-indexes.js';
 import type { IndexValue } from './index-values.js';
 import type { StoredRecord } from './record.js';
-import { UsageDelta } from './usage.js';
+import { usageDelta } from './usage.js';
 
 export const DEFAULT_INDEX_BUILD_STEP = 500;
 /** A step also ends once it has run this long (large records, many values each): the event loop waits no longer. */
@@ -157,9 +157,6 @@ export class IndexBuilder {
   }
 
   private count(tenant: string, bytes: number): void {
-    if (bytes === 0) return;
-    const delta = new UsageDelta();
-    delta.of(tenant).records += bytes;
-    this.usage.count(delta);
+    if (bytes !== 0) this.usage.count(usageDelta(tenant, bytes));
   }
 }

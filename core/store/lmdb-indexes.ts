@@ -72,9 +72,17 @@ export class LmdbIndexes {
   }
 
   /** Builds the index over every tenant's records of `datatype` in one transaction, then marks it built. */
-  async declare(datatype: string, path: string, records: Iterable<[tenant: string, sk: string]>, read: (tenant: string, sk: string) => StoredRecord | undefined): Promise<void> {
+  async declare(
+    datatype: string,
+    path: string,
+    records: Iterable<[tenant: string, sk: string]>,
+    read: (tenant: string, sk: string) => StoredRecord | undefined,
+    adopted?: (tenant: string, bytes: number) => void,
+  ): Promise<void> {
     if (this.pathsOf(datatype).includes(path)) return;
     await this.root.transaction(() => {
+      // Tenants that declared this path hand it over (their entries are what this build writes).
+      for (const { tenant, bytes } of this.declared.adopt(datatype, path)) adopted?.(tenant, bytes);
       let multikey = false;
       for (const [tenant, sk] of records) {
         const value = read(tenant, sk);

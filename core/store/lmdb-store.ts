@@ -41,7 +41,7 @@ import type { FindExplain, FindOptions, Filter, PageLimits } from './query.js';
 import type { StoredRecord } from './record.js';
 import type { LogEntry, Org, Store, WriteBatch } from './store.js';
 import type { BuiltInIndex, TenantIndex, TenantIndexSpec } from './tenant-indexes.js';
-import type { QuotaPolicy, StorageUsage } from './usage.js';
+import { usageDelta, type QuotaPolicy, type StorageUsage } from './usage.js';
 import { WriteJournal, type WriteJournalOptions } from './write-journal.js';
 
 export type { AppliedMark } from './applied-mark.js';
@@ -184,7 +184,16 @@ export class LmdbStore implements Store {
   }
 
   declareIndex(datatype: string, path: string): Promise<void> {
-    return this.indexes.declare(datatype, path, this.reads.keysOf(datatype), (tenant, sk) => this.reads.read(tenant, datatype, sk));
+    return this.indexes.declare(
+      datatype,
+      path,
+      this.reads.keysOf(datatype),
+      (tenant, sk) => this.reads.read(tenant, datatype, sk),
+      (tenant, bytes) => {
+        this.logger?.warn({ tenant, datatype, path }, "a module now indexes a path this organisation declared an index on: its declaration ends (a unique one no longer refuses duplicates)");
+        this.usageCounters.count(usageDelta(tenant, -bytes));
+      },
+    );
   }
 
   /** A record, or ERR_RECORD_UNREADABLE (409) when its bytes cannot be decoded (lmdb-records.ts). */

@@ -235,6 +235,28 @@ export class LmdbTenantIndexes {
     return undefined;
   }
 
+  /**
+   * A module now indexes `path` of `datatype` for every tenant: the tenants' own declarations of it
+   * end (in the caller's transaction), their entries stay as the module's, and each tenant is
+   * answered the bytes that no longer count as its own.
+   */
+  adopt(datatype: string, path: string): Array<{ tenant: string; bytes: number }> {
+    const out: Array<{ tenant: string; bytes: number }> = [];
+    for (const { value } of this.meta.getRange({ start: ['tindex'], end: ['tindex', HIGH] })) {
+      const d = value as DeclaredIndex;
+      if (d.datatype !== datatype || d.path !== path) continue;
+      let bytes = 0;
+      for (const key of this.index.getKeys({ start: [d.tenant, datatype, path], end: [d.tenant, datatype, `${path}\u0000`] })) {
+        const k = key as IndexValue[];
+        bytes += entryBytes(d.tenant, datatype, path, k[3], k[4] as string);
+      }
+      this.remove(d);
+      out.push({ tenant: d.tenant, bytes });
+    }
+    if (out.length > 0) this.bump();
+    return out;
+  }
+
   /** Removes every entry of one record whose bytes cannot be decoded, found by looking; answers the bytes removed. */
   unindex(tenant: string, datatype: string, sk: string): number {
     let bytes = 0;

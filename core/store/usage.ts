@@ -84,3 +84,10 @@ export class UsageDelta {
     if (this.more) yield* this.more.values();
   }
 }
+
+/** One tenant's change of record bytes, outside a batch (index builds and removals). */
+export function usageDelta(tenant: string, bytes: number): UsageDelta {
+  const d = new UsageDelta();
+  d.of(tenant).records += bytes;
+  return d;
+}

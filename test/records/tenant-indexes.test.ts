@@ -223,7 +223,20 @@ t.test('tenant indexes - another organisation neither sees nor uses one; a delet
   const store = app.deps.store as unknown as LmdbStore;
   await store.indexBuildsIdle();
   t.equal(store.usage(A).recordBytes, store.measureRecordBytes(A), 'its entries are gone from the storage count');
-  t.equal((await adm.post('/repository/indexes', { datatype: DT, path: 'data.sku' })).status, 202, 'declared again once removed');
+  const again = await adm.post('/repository/indexes', { datatype: DT, path: 'data.sku' });
+  t.equal(again.status, 202, 'declared again once removed');
+  await settled(adm, again.body.id);
+
+  // A module that comes to index the same path takes it over: the entries stay, no longer the tenant's.
+  const own = store.usage(A).recordBytes;
+  await app.deps.store.declareIndex(DT, 'data.sku');
+  t.same((await a.get('/repository/indexes')).body.declared, [], 'the declaration ended');
+  t.ok(store.usage(A).recordBytes < own);
+  t.equal(store.usage(A).recordBytes, store.measureRecordBytes(A));
+  const byModule = await found(a, DT, { 'data.sku': 'S1' });
+  t.equal(byModule.stage, 'IXSCAN');
+  t.equal(byModule.indexId, undefined);
+  t.equal(byModule.total, 10);
 });
 
 t.test('tenant indexes - a restart keeps a ready index and completes an interrupted build', async (t) => {
