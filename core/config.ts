@@ -59,7 +59,16 @@ export interface Config {
     /** Per client address, on requests without a credential that name an organisation. */
     anonymousPerAddress: { perSecond: number; burst: number };
   };
-  store: { mapSizeGiB: number; defaultPageSize: number; maxPageSize: number; durability: 'flush' | 'commit' };
+  store: {
+    mapSizeGiB: number;
+    defaultPageSize: number;
+    maxPageSize: number;
+    durability: 'flush' | 'commit';
+    /** Indexes an organisation may declare (POST /repository/indexes). */
+    maxTenantIndexes: number;
+    /** Records per transaction of a declared index's background build. */
+    indexBuildStep: number;
+  };
   /** Client queries: their worker pool and budget (core/query/pool.ts, core/query/limits.ts). */
   query: {
     workers: number;
@@ -188,6 +197,8 @@ const ENV: ReadonlyArray<[string, string[], Parse]> = [
   ['JSON_MAX_STRING_LENGTH', ['documents', 'maxStringLength'], int],
   ['MAX_RECORD_BYTES', ['documents', 'maxRecordBytes'], int],
   ['STORE_DURABILITY', ['store', 'durability'], text],
+  ['STORE_MAX_TENANT_INDEXES', ['store', 'maxTenantIndexes'], int],
+  ['STORE_INDEX_BUILD_STEP', ['store', 'indexBuildStep'], int],
   ['QUERY_WORKERS', ['query', 'workers'], int],
   ['QUERY_TIMEOUT_MS', ['query', 'timeoutMs'], int],
   ['QUERY_WORKER_HEAP_MB', ['query', 'workerHeapMb'], int],

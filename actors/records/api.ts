@@ -9,11 +9,13 @@ import type { QueryRunner } from '../../core/query/pool.js';
 import type { Filter, FindExplain } from '../../core/store/query.js';
 import type { ListResult, StoredRecord } from '../../core/store/record.js';
 import type { Store } from '../../core/store/store.js';
+import type { TenantIndex, TenantIndexSpec } from '../../core/store/tenant-indexes.js';
 import { ownRecords, ownReservation, profile } from './client-data.js';
 import { dynamicAggregate, dynamicCount, dynamicDistinct, dynamicExplain, dynamicFind, dynamicFindOne } from './dynamic-query.js';
 import { assertComment, listNotes } from './notes.js';
 import type { DynamicFind, FindRequest } from './query-requests.js';
 import { explainFind, findRecords, getRecord } from './reads.js';
+import { declareIndex, dropIndex, getIndex, listIndexes, type ListedBuiltIn } from './indexes.js';
 import { RECORDS_ACTOR, RECORDS_KEY, type CreateReply, type RecordsMsg } from './messages.js';
 
 /** What the area needs of its node. */
@@ -24,7 +26,7 @@ export interface RecordsParts {
   /** Reads of tickets pass the door's barrier first (reads.ts). */
   readonly services: NodeServices;
   /** The bound on client finds run on the event loop (`query.inPlaceMaxCandidates`, reads.ts). */
-  readonly config?: { readonly query: { readonly inPlaceMaxCandidates?: number } };
+  readonly config?: { readonly query: { readonly inPlaceMaxCandidates?: number }; readonly store?: { readonly indexBuildStep?: number } };
 }
 
 type Data = Record<string, unknown>;
@@ -52,11 +54,18 @@ export interface RecordsApi {
   /** The caller's own records of `datatype` (orders, reservations), newest first. */
   ownRecords(tenant: string, caller: Principal, datatype: string, page: number, pageSize: number): Promise<ListResult>;
   ownReservation(tenant: string, caller: Principal, id: string): StoredRecord;
+  /** Declares an index of the tenant's (indexes.ts), at most `max` per tenant. */
+  declareIndex(tenant: string, spec: TenantIndexSpec, max: number): Promise<TenantIndex>;
+  indexes(tenant: string): { declared: TenantIndex[]; builtIn: ListedBuiltIn[] };
+  index(tenant: string, id: string): TenantIndex;
+  dropIndex(tenant: string, id: string): Promise<void>;
 }
 
 export function createRecordsApi(parts: RecordsParts): RecordsApi {
   const { runtime, store } = parts;
   const ask = <R>(tenant: string, msg: RecordsMsg) => runtime.ask<R>(tenant, RECORDS_ACTOR, RECORDS_KEY, msg);
+  // Builds a restart interrupted, and deleted indexes' entries, go on from here (this node's writer).
+  store.startIndexBuilds({ step: parts.config?.store?.indexBuildStep });
   return {
     create: (tenant, roles, r) => ask(tenant, { type: 'create', ...r, roles }),
     update: (tenant, roles, r) => ask(tenant, { type: 'update', ...r, roles }),
@@ -80,5 +89,9 @@ export function createRecordsApi(parts: RecordsParts): RecordsApi {
     profile: (tenant, caller) => profile(store, tenant, caller),
     ownRecords: (tenant, caller, datatype, page, pageSize) => ownRecords(parts, tenant, caller, datatype, page, pageSize),
     ownReservation: (tenant, caller, id) => ownReservation(store, tenant, caller, id),
+    declareIndex: (tenant, spec, max) => declareIndex(store, tenant, spec, max),
+    indexes: (tenant) => listIndexes(store, tenant),
+    index: (tenant, id) => getIndex(store, tenant, id),
+    dropIndex: (tenant, id) => dropIndex(store, tenant, id),
   };
 }

@@ -104,7 +104,7 @@ export function runsInPlace(deps: FindDeps, tenant: string, datatype: string, fi
   const max = deps.config?.query.inPlaceMaxCandidates ?? DEFAULT_IN_PLACE_MAX_CANDIDATES;
   if (max <= 0 || !filter || !isSimpleFilter(filter) || !isPlainProjection(projection)) return false;
   const { store } = deps;
-  if (!planFilter(filter, { paths: store.indexedPaths(datatype), multikey: () => true })) return false;
+  if (!planFilter(filter, { paths: store.indexedPaths(datatype, tenant), multikey: () => true })) return false;
   return store.candidatesUpTo(tenant, datatype, filter, max + 1) <= max;
 }
 

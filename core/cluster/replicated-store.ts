@@ -6,6 +6,8 @@
 import type { FindOptions, Filter } from '../store/query.js';
 import type { LmdbStore } from '../store/lmdb-store.js';
 import type { LogEntry, Org, Store, WriteBatch } from '../store/store.js';
+import type { TenantIndex, TenantIndexSpec } from '../store/tenant-indexes.js';
+import { AppError } from '../errors.js';
 import { classify, type CommitLog } from './commit-log.js';
 
 /** Commits `batch` of `tenant` on the tenant's owner (this node included, once it took it). */
@@ -29,8 +31,27 @@ export class ReplicatedStore implements Store {
   declareIndex(datatype: string, path: string): Promise<void> {
     return this.local.declareIndex(datatype, path);
   }
-  indexedPaths(datatype: string): readonly string[] {
-    return this.local.indexedPaths(datatype);
+  indexedPaths(datatype: string, tenant?: string): readonly string[] {
+    return this.local.indexedPaths(datatype, tenant);
+  }
+  /**
+   * Refused (409): a declaration would live in this node's LMDB only, as the commit stream does
+   * not carry it, and a unique index kept on one node could refuse a batch the others applied.
+   */
+  declareTenantIndex(_tenant: string, _spec: TenantIndexSpec, _max: number): Promise<TenantIndex> {
+    return Promise.reject(new AppError('ERR_CONFLICT', ['indexes an organisation declares are not carried between the nodes of a cluster yet: this deployment runs as one (NATS_URL)']));
+  }
+  tenantIndexes(tenant: string) {
+    return this.local.tenantIndexes(tenant);
+  }
+  tenantIndex(tenant: string, id: string) {
+    return this.local.tenantIndex(tenant, id);
+  }
+  dropTenantIndex(tenant: string, id: string): Promise<void> {
+    return this.local.dropTenantIndex(tenant, id);
+  }
+  startIndexBuilds(opts?: { step?: number }): void {
+    this.local.startIndexBuilds(opts);
   }
   getRecord(tenant: string, datatype: string, sk: string) {
     return this.local.getRecord(tenant, datatype, sk);

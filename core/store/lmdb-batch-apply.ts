@@ -97,11 +97,11 @@ export class BatchApplier {
           this.assertSize(r, `${r.datatype} ${r.sk}`);
           assertDocument(r, this.documentLimits, `record ${r.datatype} ${r.sk}`);
           // The record it replaces matters only to re-index it (read once, see conflictOf).
-          if (this.indexes.pathsOf(r.datatype).length > 0) this.indexes.reindex(r.pk, r.datatype, r.sk, this.recordIn(seen, r.pk, r.datatype, r.sk), r);
+          const indexed = this.indexes.indexed(r.pk, r.datatype) ? this.indexes.reindex(r.pk, r.datatype, r.sk, this.recordIn(seen, r.pk, r.datatype, r.sk), r) : 0;
           const key = [r.pk, r.datatype, r.sk];
           const was = storedBytes(records, key);
           records.put(key, r);
-          const grew = this.encoded.bytes - was;
+          const grew = this.encoded.bytes - was + indexed;
           const d = delta.of(r.pk);
           d.records += grew;
           if (this.quota && !this.quota.exemptDatatypes.has(r.datatype)) d.enforced += grew;
@@ -110,16 +110,17 @@ export class BatchApplier {
         }
         case 'deleteRecord': {
           let old: StoredRecord | undefined;
+          let indexed = 0;
           try {
             old = this.recordIn(seen, o.tenant, o.datatype, o.sk);
           } catch {
             // Undecodable: its index entries cannot be derived from it, so look them up.
-            this.indexes.unindex(o.tenant, o.datatype, o.sk);
+            indexed = this.indexes.unindex(o.tenant, o.datatype, o.sk);
           }
-          if (old) this.indexes.reindex(o.tenant, o.datatype, o.sk, old, undefined);
+          if (old) indexed = this.indexes.reindex(o.tenant, o.datatype, o.sk, old, undefined);
           const key = [o.tenant, o.datatype, o.sk];
           const was = storedBytes(records, key);
-          if (was > 0) delta.of(o.tenant).records -= was;
+          if (was > 0 || indexed !== 0) delta.of(o.tenant).records += indexed - was;
           records.remove(key);
           if (seen.size > 0) seen.set(recordKey(o.tenant, o.datatype, o.sk), null);
           break;

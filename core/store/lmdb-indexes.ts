@@ -1,11 +1,14 @@
 // Secondary indexes of the LMDB store: declared paths per datatype (built online over every
 // tenant's records), entries [tenant, datatype, path, value, sk] kept in the transaction of the
 // record's write, and what the planner (find-plan.ts) knows of them: which paths are complete,
-// and which hold arrays (multikey). The planner narrows a query's candidates with them.
+// and which hold arrays (multikey). The planner narrows a query's candidates with them. Indexes
+// an organisation declares (lmdb-tenant-indexes.ts) are kept in the same writes and read by the
+// same planner, for that organisation only, once built.
 import type { Database, Key, RootDatabase } from 'lmdb';
 import type { IndexCatalog } from './find-plan.js';
 import { HIGH } from './lmdb-encoding.js';
-import { PlanRunner } from './lmdb-plan-run.js';
+import { PlanRunner, type ExplainedStage } from './lmdb-plan-run.js';
+import type { LmdbTenantIndexes } from './lmdb-tenant-indexes.js';
 import { indexValues, type IndexValue } from './index-values.js';
 import { getPath } from './query.js';
 import type { StoredRecord } from './record.js';
@@ -26,7 +29,12 @@ export class LmdbIndexes {
     private readonly root: RootDatabase,
     private readonly meta: Database<unknown, Key>,
     private readonly index: Database<number, Key>,
+    readonly declared: LmdbTenantIndexes,
   ) {
+    this.loadBuiltIn();
+  }
+
+  private loadBuiltIn(): void {
     for (const { key } of this.meta.getRange({ start: ['index'], end: ['index', HIGH] })) {
       const [, datatype, path] = key as [string, string, string];
       this.addPath(datatype, path);
@@ -43,10 +51,38 @@ export class LmdbIndexes {
     return this.paths.get(datatype) ?? [];
   }
 
+  /** Every module's index, as [datatype, path]. */
+  builtIn(): Array<[string, string]> {
+    const out: Array<[string, string]> = [];
+    for (const [datatype, paths] of this.paths) for (const path of paths) out.push([datatype, path]);
+    return out;
+  }
+
+  /** Whether a write of the tenant's datatype keeps any index. */
+  indexed(tenant: string, datatype: string): boolean {
+    return this.pathsOf(datatype).length > 0 || this.declared.keptBy(tenant, datatype) !== undefined;
+  }
+
+  /** The paths a find of the tenant's datatype may read: the modules' and the tenant's built ones. */
+  readablePaths(tenant: string, datatype: string): readonly string[] {
+    if (this.declared.refresh()) this.loadBuiltIn();
+    const ready = this.declared.readyOf(tenant, datatype);
+    const builtIn = this.pathsOf(datatype);
+    return ready.length === 0 ? builtIn : [...builtIn, ...ready.map((d) => d.path)];
+  }
+
   /** Builds the index over every tenant's records of `datatype` in one transaction, then marks it built. */
-  async declare(datatype: string, path: string, records: Iterable<[tenant: string, sk: string]>, read: (tenant: string, sk: string) => StoredRecord | undefined): Promise<void> {
+  async declare(
+    datatype: string,
+    path: string,
+    records: Iterable<[tenant: string, sk: string]>,
+    read: (tenant: string, sk: string) => StoredRecord | undefined,
+    adopted?: (tenant: string, bytes: number) => void,
+  ): Promise<void> {
     if (this.pathsOf(datatype).includes(path)) return;
     await this.root.transaction(() => {
+      // Tenants that declared this path hand it over (their entries are what this build writes).
+      for (const { tenant, bytes } of this.declared.adopt(datatype, path)) adopted?.(tenant, bytes);
       let multikey = false;
       for (const [tenant, sk] of records) {
         const value = read(tenant, sk);
@@ -56,6 +92,8 @@ export class LmdbIndexes {
         for (const v of indexValues(at)) this.index.put([tenant, datatype, path, v, sk], 1);
       }
       this.meta.put(['index', datatype, path], { builtAt: new Date().toISOString(), tracked: true, multikey } satisfies IndexMeta);
+      // A query worker started before this declaration loads it at its next plan.
+      this.declared.bump();
     });
     this.addPath(datatype, path);
   }
@@ -65,15 +103,31 @@ export class LmdbIndexes {
    * read from `meta` at each plan: a query worker's store sees the flag in the same snapshot as
    * the record that set it.
    */
-  catalog(datatype: string): IndexCatalog {
+  catalog(tenant: string, datatype: string): IndexCatalog {
+    const paths = this.readablePaths(tenant, datatype);
+    const builtIn = this.pathsOf(datatype);
     return {
-      paths: this.pathsOf(datatype),
+      paths,
       multikey: (path) => {
+        if (!builtIn.includes(path)) return this.declared.readyOf(tenant, datatype).find((d) => d.path === path)?.multikey !== false;
         if (this.multikeyPaths.has(`${datatype}\0${path}`)) return true;
         const m = this.meta.get(['index', datatype, path]) as IndexMeta | undefined;
         return !m || m.tracked !== true || m.multikey !== false;
       },
     };
+  }
+
+  /** Names the tenant's declared indexes in an explained stage tree (their ids). */
+  nameDeclared(tenant: string, datatype: string, stage: ExplainedStage): ExplainedStage {
+    const ready = this.declared.readyOf(tenant, datatype);
+    if (ready.length === 0) return stage;
+    const walk = (s: ExplainedStage): void => {
+      const d = s.index && ready.find((r) => r.path === s.index!.path);
+      if (d) s.index = { ...s.index!, id: d.id };
+      s.inputStages?.forEach(walk);
+    };
+    walk(stage);
+    return stage;
   }
 
   /** Runs plans over one tenant's datatype (lmdb-plan-run.ts). */
@@ -90,16 +144,24 @@ export class LmdbIndexes {
     if (m && m.tracked === true && m.multikey !== true) this.meta.put(['index', datatype, path], { ...m, multikey: true } satisfies IndexMeta);
   }
 
-  /** Removes every index entry of one record, found by looking (the record cannot be read). */
-  unindex(tenant: string, datatype: string, sk: string): void {
+  /**
+   * Removes every index entry of one record, found by looking (the record cannot be read); answers
+   * the bytes of declared entries removed (negative).
+   */
+  unindex(tenant: string, datatype: string, sk: string): number {
     for (const path of this.pathsOf(datatype)) {
       for (const key of this.index.getKeys({ start: [tenant, datatype, path], end: [tenant, datatype, `${path}\u0000`] })) {
         if ((key as IndexValue[])[4] === sk) this.index.remove(key);
       }
     }
+    return this.declared.unindex(tenant, datatype, sk);
   }
 
-  reindex(tenant: string, datatype: string, sk: string, before: StoredRecord | undefined, after: StoredRecord | undefined): void {
+  /**
+   * Moves one record's entries in every index of its datatype, in the write's transaction; answers
+   * the bytes the tenant's declared indexes grew by (they count in its storage; the modules' do not).
+   */
+  reindex(tenant: string, datatype: string, sk: string, before: StoredRecord | undefined, after: StoredRecord | undefined): number {
     for (const path of this.pathsOf(datatype)) {
       const was = before ? getPath(before, path) : undefined;
       const now = after ? getPath(after, path) : undefined;
@@ -111,5 +173,7 @@ export class LmdbIndexes {
       for (const v of oldV) if (!newV.includes(v)) this.index.remove([tenant, datatype, path, v, sk]);
       for (const v of newV) if (!oldV.includes(v)) this.index.put([tenant, datatype, path, v, sk], 1);
     }
+    const declared = this.declared.keptBy(tenant, datatype);
+    return declared ? this.declared.maintain(declared, tenant, datatype, sk, before, after) : 0;
   }
 }

@@ -31,7 +31,8 @@ export interface PlanStats {
 /** The stage tree as explain answers it. */
 export interface ExplainedStage {
   stage: string;
-  index?: { datatype: string; path: string };
+  /** `id`: an index the organisation declared (GET /repository/indexes); none for a built-in one. */
+  index?: { datatype: string; path: string; id?: string };
   /** `values` of an equality or `$in`, or a range `{type, low, high}` of keys read. */
   keys?: unknown;
   keysExamined?: number;

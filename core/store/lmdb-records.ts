@@ -99,7 +99,7 @@ export class LmdbRecords {
 
   /** The plan of a find: its index reads chosen (lmdb-plan-run.ts), or a scan of the datatype. */
   private plan(tenant: string, datatype: string, filter: Filter | undefined, runner: PlanRunner): ChosenPlan | undefined {
-    const node = planFilter(filter, this.indexes.catalog(datatype));
+    const node = planFilter(filter, this.indexes.catalog(tenant, datatype));
     if (!node) return undefined;
     // One read needs no choosing (and no counting).
     if (node.stage === 'IXSCAN') return node;
@@ -126,7 +126,7 @@ export class LmdbRecords {
 
   /** Candidates a find with `filter` reads, counted on keys, no further than `cap`. */
   candidatesUpTo(tenant: string, datatype: string, filter: Filter | undefined, cap: number): number {
-    const node = planFilter(filter, this.indexes.catalog(datatype));
+    const node = planFilter(filter, this.indexes.catalog(tenant, datatype));
     if (node) return this.indexes.runner(tenant, datatype).choose(node, cap).estimate;
     let n = 0;
     for (const _ of this.records.getKeys({ start: [tenant, datatype], end: [tenant, datatype, HIGH], limit: cap })) n++;
@@ -144,7 +144,7 @@ export class LmdbRecords {
    * runs the usual way. Undefined when the find is not of that kind.
    */
   private indexOrdered(tenant: string, datatype: string, filter: Filter | undefined, opts: FindOptions, run?: FindRun): ListResult | undefined {
-    const read = exactOrderedRead(filter, opts.sort, this.indexes.catalog(datatype));
+    const read = exactOrderedRead(filter, opts.sort, this.indexes.catalog(tenant, datatype));
     if (!read) return undefined;
     const runner = run?.runner ?? this.indexes.runner(tenant, datatype);
     const { page, pageSize, offset } = resolvePaging(opts, this.limits);
@@ -172,7 +172,7 @@ export class LmdbRecords {
       res = runQuery(this.candidates(tenant, datatype, filter, run), filter, opts, this.limits);
     }
     const stats = run.runner.stats;
-    const plan: ExplainedStage = run.plan ? run.runner.describe(run.plan) : { stage: 'COLLSCAN' };
+    const plan: ExplainedStage = run.plan ? this.indexes.nameDeclared(tenant, datatype, run.runner.describe(run.plan)) : { stage: 'COLLSCAN' };
     return {
       plan,
       ...(opts.sort ? { sort: { path: opts.sort, order: opts.sortType ?? 'asc', by: byIndex ? ('index' as const) : ('memory' as const) } } : {}),

@@ -8,6 +8,7 @@
 //   kv       [tenant, ns, key]                     → value
 //   orgs     orgId                                 → Org
 //   meta     ['index', datatype, path]             → { builtAt }
+//            ['tindex', tenant, id], ['index-version'] (indexes a tenant declares: lmdb-tenant-indexes.ts)
 //            ['applied', key]                      → [seq, n]  (cluster mode: see AppliedMark)
 //            ['usage', tenant]                     → UsageCounter (see usage.ts)
 //            ['usage-counted']                     → { at }  (the one-time count of earlier data ran)
@@ -28,16 +29,19 @@ import { DiskFloor } from './disk-floor.js';
 import { journalBatch, journalOps } from './journal-ops.js';
 import { BatchApplier, type Conflict, type RecordsRead } from './lmdb-batch-apply.js';
 import { EncodedSize, forgetSavedStructures, sharedStructures } from './lmdb-encoding.js';
+import { IndexBuilder } from './lmdb-index-builder.js';
 import { LmdbIndexes } from './lmdb-indexes.js';
 import { LmdbKv } from './lmdb-kv.js';
 import { LmdbLogs } from './lmdb-logs.js';
 import { LmdbOrgs } from './lmdb-orgs.js';
 import { LmdbRecords } from './lmdb-records.js';
+import { LmdbTenantIndexes, type DeclaredIndex } from './lmdb-tenant-indexes.js';
 import { LmdbUsage } from './lmdb-usage.js';
 import type { FindExplain, FindOptions, Filter, PageLimits } from './query.js';
 import type { StoredRecord } from './record.js';
 import type { LogEntry, Org, Store, WriteBatch } from './store.js';
-import type { QuotaPolicy, StorageUsage } from './usage.js';
+import type { BuiltInIndex, TenantIndex, TenantIndexSpec } from './tenant-indexes.js';
+import { usageDelta, type QuotaPolicy, type StorageUsage } from './usage.js';
 import { WriteJournal, type WriteJournalOptions } from './write-journal.js';
 
 export type { AppliedMark } from './applied-mark.js';
@@ -98,6 +102,8 @@ export class LmdbStore implements Store {
   private readonly orgReads: LmdbOrgs;
   private readonly usageCounters: LmdbUsage;
   private readonly applier: BatchApplier;
+  private readonly declared: LmdbTenantIndexes;
+  private readonly builder: IndexBuilder;
   private closed = false;
   /** Journaled batches' writes until they are in LMDB (openJournal; single node only). */
   private journal?: WriteJournal;
@@ -127,7 +133,8 @@ export class LmdbStore implements Store {
     if (opts.minFreeDiskBytes) this.floor = new DiskFloor(opts.path, opts.minFreeDiskBytes);
     const encoded = new EncodedSize();
     for (const db of [this.records, this.logs, this.kv]) encoded.tap(db);
-    this.indexes = new LmdbIndexes(this.root, this.meta, this.index);
+    this.declared = new LmdbTenantIndexes(this.root, this.meta, this.index, this.records);
+    this.indexes = new LmdbIndexes(this.root, this.meta, this.index, this.declared);
     const limits: PageLimits = opts.limits ?? { defaultPageSize: 20, maxPageSize: 200 };
     this.reads = new LmdbRecords(this.records, this.indexes, limits, opts.logger);
     this.logReads = new LmdbLogs(this.logs);
@@ -136,14 +143,57 @@ export class LmdbStore implements Store {
     this.usageCounters = new LmdbUsage(this.root, this.meta, this.orgs, opts.quota);
     const dbs = { meta: this.meta, records: this.records, logs: this.logs, kv: this.kv, orgs: this.orgs };
     this.applier = new BatchApplier(dbs, this.reads, this.indexes, this.usageCounters, encoded, opts.quota, this.maxRecordBytes, documentLimits);
+    this.builder = new IndexBuilder(this.root, this.index, this.records, this.declared, this.usageCounters, (t, d, sk) => this.reads.read(t, d, sk), opts.logger);
   }
 
-  indexedPaths(datatype: string): readonly string[] {
-    return this.indexes.pathsOf(datatype);
+  indexedPaths(datatype: string, tenant?: string): readonly string[] {
+    return tenant === undefined ? this.indexes.pathsOf(datatype) : this.indexes.readablePaths(tenant, datatype);
+  }
+
+  async declareTenantIndex(tenant: string, spec: TenantIndexSpec, max: number): Promise<TenantIndex> {
+    const d = await this.declared.declare(tenant, spec, max, this.indexes.pathsOf(spec.datatype));
+    this.builder.kick();
+    return shown(d);
+  }
+
+  tenantIndexes(tenant: string): { declared: TenantIndex[]; builtIn: BuiltInIndex[] } {
+    return {
+      declared: this.declared.stored(tenant).filter((d) => !d.dropped).map(shown),
+      builtIn: this.indexes.builtIn().map(([datatype, path]) => ({ datatype, path, builtIn: true as const })),
+    };
+  }
+
+  tenantIndex(tenant: string, id: string): TenantIndex | undefined {
+    const d = this.declared.get(tenant, id);
+    return d && !d.dropped ? shown(d) : undefined;
+  }
+
+  async dropTenantIndex(tenant: string, id: string): Promise<void> {
+    await this.declared.drop(tenant, id);
+    this.builder.kick();
+  }
+
+  startIndexBuilds(opts: { step?: number } = {}): void {
+    if (opts.step !== undefined) this.builder.setStep(opts.step);
+    this.builder.kick();
+  }
+
+  /** Resolves once no index build or removal is left (tests and tools). */
+  indexBuildsIdle(): Promise<void> {
+    return this.builder.idle();
   }
 
   declareIndex(datatype: string, path: string): Promise<void> {
-    return this.indexes.declare(datatype, path, this.reads.keysOf(datatype), (tenant, sk) => this.reads.read(tenant, datatype, sk));
+    return this.indexes.declare(
+      datatype,
+      path,
+      this.reads.keysOf(datatype),
+      (tenant, sk) => this.reads.read(tenant, datatype, sk),
+      (tenant, bytes) => {
+        this.logger?.warn({ tenant, datatype, path }, "a module now indexes a path this organisation declared an index on: its declaration ends (a unique one no longer refuses duplicates)");
+        this.usageCounters.count(usageDelta(tenant, -bytes));
+      },
+    );
   }
 
   /** A record, or ERR_RECORD_UNREADABLE (409) when its bytes cannot be decoded (lmdb-records.ts). */
@@ -356,7 +406,7 @@ export class LmdbStore implements Store {
 
   /** A tenant's record bytes counted from scratch (lmdb-usage.ts): what the counter must equal. */
   measureRecordBytes(tenant: string): number {
-    return this.usageCounters.measureRecordBytes(tenant);
+    return this.usageCounters.measureRecordBytes(tenant) + this.declared.measureBytes(tenant);
   }
 
   /** Counts the record bytes of data stored before usage was counted, once per data directory (lmdb-usage.ts). */
@@ -392,6 +442,7 @@ export class LmdbStore implements Store {
 
   async close(): Promise<void> {
     if (this.closed) return;
+    await this.builder.stop();
     await this.journal?.close();
     this.floor?.close();
     this.closed = true;
@@ -403,4 +454,12 @@ export class LmdbStore implements Store {
 /** Whether a batch writes anything beyond deletes (which a full disk must still take). */
 function addsData(batch: WriteBatch): boolean {
   return batch.ops.some((o) => o.op !== 'deleteRecord' && o.op !== 'deleteKv' && !(o.op === 'media' && o.bytes <= 0));
+}
+
+/** A declaration as the API answers it. */
+function shown(d: DeclaredIndex): TenantIndex {
+  const out: TenantIndex = { id: d.id, datatype: d.datatype, path: d.path, unique: d.unique, state: d.state, progress: d.progress, createdAt: d.createdAt };
+  if (d.readyAt) out.readyAt = d.readyAt;
+  if (d.reason) out.reason = d.reason;
+  return out;
 }

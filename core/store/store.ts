@@ -2,6 +2,7 @@
 import type { FindExplain, FindOptions, Filter } from './query.js';
 import type { ListResult, StoredRecord } from './record.js';
 import type { Org } from './org.js';
+import type { BuiltInIndex, TenantIndex, TenantIndexSpec } from './tenant-indexes.js';
 import type { StorageUsage } from './usage.js';
 
 export type { Org } from './org.js';
@@ -103,7 +104,22 @@ export interface LogEntry<T = unknown> {
 export interface Store {
   /** Declares a secondary index on a field path of a datatype (all tenants), built if new. */
   declareIndex(datatype: string, path: string): Promise<void>;
-  indexedPaths(datatype: string): readonly string[];
+  /** The paths a find of `datatype` may read: the modules' indexes, and with `tenant` its built ones too. */
+  indexedPaths(datatype: string, tenant?: string): readonly string[];
+
+  /**
+   * Declares an index of the tenant's own (tenant-indexes.ts), built in the background: 400 on a
+   * path it cannot index, 409 when the path is indexed already or the tenant has `max` indexes.
+   */
+  declareTenantIndex(tenant: string, spec: TenantIndexSpec, max: number): Promise<TenantIndex>;
+  /** The tenant's declared indexes, and the modules' (read-only). */
+  tenantIndexes(tenant: string): { declared: TenantIndex[]; builtIn: BuiltInIndex[] };
+  /** One of the tenant's declared indexes (undefined for another tenant's). */
+  tenantIndex(tenant: string, id: string): TenantIndex | undefined;
+  /** Deletes a declared index: unused from this call on, its entries removed in the background; 404 when not the tenant's. */
+  dropTenantIndex(tenant: string, id: string): Promise<void>;
+  /** Starts the index builds and removals left to do (a restart's), with `step` records per transaction. */
+  startIndexBuilds(opts?: { step?: number }): void;
 
   getRecord(tenant: string, datatype: string, sk: string): StoredRecord | undefined;
   /** Filter (MongoDB language), sort and page one datatype of one tenant. */

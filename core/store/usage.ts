@@ -1,7 +1,8 @@
 // Storage each organisation uses, counted by the store in the transaction of every write (issue 29):
 // record bytes are the stored (encoded) size of its records, log entries and key-value entries;
 // media bytes the size of its stored files, added and taken off by the media store. Keys and
-// secondary indexes are not counted. The counter lives in LMDB beside the data it counts, so it
+// the modules' secondary indexes are not counted; the entries of indexes an organisation declares are
+// (lmdb-tenant-indexes.ts entryBytes). The counter lives in LMDB beside the data it counts, so it
 // survives a restart and can never disagree with a commit that landed.
 import type { Org } from './org.js';
 
@@ -82,4 +83,11 @@ export class UsageDelta {
     yield this;
     if (this.more) yield* this.more.values();
   }
+}
+
+/** One tenant's change of record bytes, outside a batch (index builds and removals). */
+export function usageDelta(tenant: string, bytes: number): UsageDelta {
+  const d = new UsageDelta();
+  d.of(tenant).records += bytes;
+  return d;
 }

@@ -10,6 +10,7 @@ import { attributeFilter, type RecordsApi } from '../../../actors/records/index.
 import type { Config } from '../../../core/config.js';
 import { route, type RequestContext, type RouteDef } from '../../route.js';
 import { DatatypeParams, Datatype, pageQuery, RecordList, RecordParams, RecordSchema, SortType } from './schemas.js';
+import { repositoryIndexRoutes } from './indexes.js';
 
 const TAG = 'Repository';
 /** What every client query route says of its budget, with this node's figures (README: Limits). */
@@ -29,7 +30,8 @@ export function queryBudget(q: Config['query']): string {
 /** What every find route says of its plan (core/store/find-plan.ts, actors/records/reads.ts). */
 export function findPlan(q: Config['query']): string {
   return (
-    'An equality, `$in` or range (`$gt`, `$gte`, `$lt`, `$lte`) on an indexed field narrows the records read wherever it ' +
+    'An equality, `$in` or range (`$gt`, `$gte`, `$lt`, `$lte`) on an indexed field (a built-in index, or one the ' +
+    'organisation declared and that finished building: `POST /repository/indexes`) narrows the records read wherever it ' +
     'stands: at the top, inside `$and` (the most selective index, or the intersection of several), inside `$or` (the ' +
     'union of each branch\'s index reads; one branch without an indexed condition makes the find read every record of the ' +
     'datatype). Ranges compare within one type, as MongoDB does (`{$gt: 5}` matches numbers only). A find of simple ' +
@@ -67,6 +69,7 @@ export function repositoryRoutes(records: RecordsApi, config: Config): RouteDef[
   const FIND_PLAN = findPlan(config.query);
 
   return [
+    ...repositoryIndexRoutes(records, config),
     route({
       method: 'POST',
       path: '/repository/create',
