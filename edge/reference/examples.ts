@@ -28,6 +28,9 @@ export const IDS = {
   ticket: '665f1c2ab4d3e8f9a0b1c205',
   ticketNumber: 'JZ7Q4K2M9P',
   list: '665f1c2ab4d3e8f9a0b1c20c',
+  device: '665f1c2ab4d3e8f9a0b1c20d',
+  initToken: 'bpdi_Q2hlY2staW4gc2Nhbm5lciBleGFtcGxlIGluaXQgdGs',
+  deviceToken: 'bpd_U2Nhbm5lciBkZXZpY2UgZXhhbXBsZSB0b2tlbiAgeHk',
   location: '665f1c2ab4d3e8f9a0b1c206',
   tab: '665f1c2ab4d3e8f9a0b1c207',
   line: '665f1c2ab4d3e8f9a0b1c208',
@@ -150,6 +153,24 @@ const list = record(
   1,
   '2026-09-14T09:34:00.000Z',
 );
+/** The story's scanner device, as the device routes answer it. */
+const device = (fields: Record<string, unknown>) => ({
+  sk: IDS.device,
+  name: 'Side door scanner',
+  status: 'active',
+  eventIds: [IDS.event],
+  listId: IDS.list,
+  checkpoint: 'side-door',
+  hardwareId: 'ipad-DMPX2',
+  createdAt: '2026-10-03T18:30:00.000Z',
+  createdBy: IDS.userId,
+  initExpiresAt: null,
+  initializedAt: '2026-10-03T18:31:00.000Z',
+  lastSeenAt: null,
+  scanCount: 0,
+  revokedAt: null,
+  ...fields,
+});
 /** A scan as the scan log lists it: the story's event, its `seq`th scan. */
 const logged = (seq: number, at: string, fields: Record<string, unknown>) => ({
   id: `${IDS.event}-${seq}`,
@@ -426,6 +447,48 @@ export const FLOW: ReadonlyArray<readonly [string, HandExample]> = [
         byDevice: {},
         byList: { [IDS.list]: { name: 'Main hall door', total: 0, successful: 0, denied: 0, uniqueAttendees: 0, checkouts: noCounts, inside: 0 } },
       },
+    },
+  ],
+  [
+    'POST /events/devices',
+    {
+      name: 'enrollDevice',
+      summary: "Enroll the side door's scanner (Admin): for the event's list, at its checkpoint; the token is shown once",
+      auth: 'staff',
+      body: { name: 'Side door scanner', eventIds: [IDS.event], listId: IDS.list, checkpoint: 'side-door' },
+      status: 201,
+      response: { sk: IDS.device, initToken: IDS.initToken, initExpiresAt: '2026-10-04T18:30:00.000Z' },
+    },
+  ],
+  [
+    'POST /events/devices/initialize',
+    {
+      name: 'initializeDevice',
+      summary: 'The scanner trades its one-time token for its own (no credential; send it as `Authorization: Device <token>`)',
+      body: { initToken: IDS.initToken, hardwareId: 'ipad-DMPX2' },
+      status: 200,
+      response: { deviceId: IDS.device, token: IDS.deviceToken, device: device({}) },
+    },
+  ],
+  [
+    'GET /events/devices',
+    {
+      name: 'listDevices',
+      summary: 'The enrolled scanners, with when each was last seen and how many scans it made',
+      auth: 'staff',
+      status: 200,
+      response: { data: [device({})], total: 1, hasNext: false, page: 1, pageSize: 20 },
+    },
+  ],
+  [
+    'POST /events/devices/:id/revoke',
+    {
+      name: 'revokeDevice',
+      summary: 'A lost scanner: revoked, its token refused from now on (on every node within seconds)',
+      auth: 'staff',
+      params: { id: IDS.device },
+      status: 200,
+      response: device({ status: 'revoked', revokedAt: '2026-10-03T23:10:00.000Z' }),
     },
   ],
   [
