@@ -46,6 +46,12 @@ export function compileAckShape(schema: TSchema): AckShape {
   const shape: AckShape = (r) => JSON.parse(serialize(r)) as unknown;
   const c = closed(schema);
   if (c.alternatives) return shape;
-  const exact = TypeCompiler.Compile(c.schema as TSchema);
+  let exact: ReturnType<typeof TypeCompiler.Compile>;
+  try {
+    exact = TypeCompiler.Compile(c.schema as TSchema);
+  } catch {
+    // A schema the checker cannot compile (a reference it is not given) is always shaped.
+    return shape;
+  }
   return (r) => (exact.Check(r) ? r : shape(r));
 }
