@@ -77,7 +77,13 @@ export const eventsModule: Module = {
       routes: [...eventRoutes(svc), ...ticketRoutes(svc), ...scanningRoutes(svc), ...checkinListRoutes(svc), ...doorLogRoutes(svc), ...attendeeRoutes(svc), ...deviceRoutes(devices, svc)].map((r) =>
         afterDoor(deps, r),
       ),
-      start() {
+      async start() {
+        // A check-in list's daily automatic check-out (`exitAllAt`): a durable timer per list.
+        deps.services.scheduler.register(EXIT_ALL_JOB, (job) => runExitAll(svc, job));
+        // A single node writes what a crash left behind before it serves; in a cluster a tenant's
+        // owner does it on the first read or scan of the tenant. (The door's read barrier and
+        // background materializer are the node's port, actors/scanner/door-backlog.ts.)
+        if (!deps.config.natsUrl) await svc.resumeDoors(deps.services.doorBacklog);
         startPeriodic(deps, 'scanner device activity', () => devices.flush(), DEVICE_ACTIVITY_FLUSH_MS);
       },
       async stop() {
@@ -86,15 +92,7 @@ export const eventsModule: Module = {
       },
     };
   },
-  async start(deps) {
-    // The door's read barrier and background materializer: the node's port (actors/scanner/door-backlog.ts).
-    const backlog = deps.services.doorBacklog;
-    // A check-in list's daily automatic check-out (`exitAllAt`): a durable timer per list.
-    const doors = new EventsApi(deps);
-    deps.services.scheduler.register(EXIT_ALL_JOB, (job) => runExitAll(doors, job));
-    // A single node writes what a crash left behind before it serves; in a cluster a tenant's
-    // owner does it on the first read or scan of the tenant.
-    if (!deps.config.natsUrl) await doors.resumeDoors(backlog);
+  start(deps) {
     // Hourly, from a minute after start: files no media record names (see sweepOrphanFiles).
     startPeriodic(deps, 'media file sweep', () => sweepOrphanFiles(deps), ORPHAN_SWEEP_EVERY_MS, ORPHAN_SWEEP_FIRST_MS);
   },
