@@ -29,3 +29,4 @@ export type { ChildKind, EventInput, EventWithTypes } from './messages.js';
 export { checkinListRecord, checkinListsOf, checkinStats, createCheckinList, deleteCheckinList, occupancy, updateCheckinList } from './checkin-lists.js';
 export type { ListTarget } from './api.js';
 export { annulScan, runExitAll, scansOf, type AnnulRef, type ScanLogQuery } from './door-log.js';
+export { doorFeed, FEED_DEFAULT_LIMIT, FEED_MAX_LIMIT, type FeedPage } from './door-feed.js';

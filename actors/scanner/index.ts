@@ -16,4 +16,5 @@ export * from './scan-log.js';
 export * from './door-fields.js';
 export * from './door-backlog.js';
 export * from './record-overlay.js';
+export * from './door-feed.js';
 export * from './unmatched-scans-actor.js';

@@ -99,6 +99,7 @@ export function listOp(st: ScannerState, msg: ListOpMsg, ctx: ActorContext): unk
       const rec = newRecord(st.tenant, CHECKIN_LIST, data, { sk: newId(now), state: 'active', now });
       st.overlay.put(ctx.batch, rec, 0);
       st.lists.set(rec.sk, checkinList(rec));
+      st.feed.list(ctx.batch, rec.sk, now);
       if (rec.data.exitAllAt) armExitAll(st, ctx, rec.sk, rec.data.exitAllAt as string);
       return rec;
     }
@@ -108,6 +109,7 @@ export function listOp(st: ScannerState, msg: ListOpMsg, ctx: ActorContext): unk
       const next = nextVersion(cur, { data: { ...cur.data, ...fieldsOf(st, msg.input), event: st.eventId } }, now);
       st.overlay.put(ctx.batch, next, cur.version);
       st.lists.set(next.sk, checkinList(next));
+      st.feed.list(ctx.batch, next.sk, now);
       if (msg.input.exitAllAt !== undefined && msg.input.exitAllAt !== cur.data.exitAllAt) armExitAll(st, ctx, next.sk, msg.input.exitAllAt);
       return next;
     }
@@ -115,6 +117,7 @@ export function listOp(st: ScannerState, msg: ListOpMsg, ctx: ActorContext): unk
       const cur = listOf(st, msg.listId);
       st.overlay.delete(ctx.batch, cur);
       st.lists.delete(cur.sk);
+      st.feed.list(ctx.batch, cur.sk, now);
       if (cur.data.exitAllAt) cancelJob(ctx, exitAllJobId(cur.sk));
       // Its scans stay in the log (the event's counts keep them); its door goes.
       st.door.lists.delete(cur.sk);

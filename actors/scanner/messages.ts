@@ -84,6 +84,8 @@ export type ScannerMsg =
   | AnnulMsg
   /** Which of these scans were annulled: the annulment's sequence for each, 0 when not. */
   | { type: 'annulled'; seqs: number[] }
+  /** The door feed: the lists each ticket entered on, its entries and whether it is inside there (door-feed.ts). */
+  | { type: 'door-of'; ticketIds: string[] }
   /** The durable timer of a list's `exitAllAt` (payload `at`: the time it was set for). */
   | { type: 'exit-all'; listId: string; jobId: string; at: string }
   | IssueMsg

@@ -31,6 +31,7 @@ import type { AnnulledScan, ScanEntry } from './scan-entry.js';
 import { scanItem, type ScanLogItem } from './scan-log.js';
 import { byCredentialCode, byStaticCode, type Located, type RecordReader } from './locate.js';
 import { RecordOverlay } from './record-overlay.js';
+import { FeedLog, listDoorsOf } from './door-feed.js';
 import { readTicket, secretOf, type ScannerState } from './state.js';
 import { parseDynamicCode, verifySignature, withinWindow } from './ticket-code.js';
 import {
@@ -79,6 +80,7 @@ function activate(ctx: ActivationContext): ScannerState {
     store: ctx.store,
     behindKv: ctx.store.getKv(ctx.tenant, DOOR_BEHIND_NS, ctx.key) !== undefined,
     lists: new Map(),
+    feed: new FeedLog(ctx.store, ctx.tenant, ctx.key),
   };
   loadLists(st);
   st.door.timezone = zoneOf(st);
@@ -228,6 +230,8 @@ function materialize(st: ScannerState, ctx: ActorContext, max: number): Material
     if (!t) continue;
     const v = withDoor(t, p);
     st.overlay.put(ctx.batch, nextVersion(t, { state: v.state, data: v.data }, now), t.version);
+    // The door feed learns the door fields with the record, never on the scan's own path.
+    st.feed.ticket(ctx.batch, id, now);
   }
   const first = st.door.behind.values().next();
   const upto = first.done ? st.door.seq : first.value.since - 1;
@@ -533,6 +537,8 @@ function receive(st: ScannerState, msg: ScannerMsg, ctx: ActorContext): unknown 
       return annul(st, ctx, msg);
     case 'annulled':
       return msg.seqs.map((seq) => st.door.annulled.get(seq) ?? 0);
+    case 'door-of':
+      return listDoorsOf(st, msg.ticketIds);
 
     case 'occupancy': {
       const list = listNamed(st, msg.list);

@@ -3,7 +3,7 @@
 // over `ticketId:timestamp`, base64url. The timestamp is Unix epoch milliseconds. A code is good
 // while it is no older than the event's window (plus the clock-skew tolerance) and no further in
 // the future than the skew tolerance; refreshing a code invalidates nothing but codes outside it.
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 export interface DynamicCode {
   ticketId: string;
@@ -23,6 +23,14 @@ export function parseDynamicCode(code: string): DynamicCode | undefined {
   const m = DYNAMIC.exec(code);
   if (!m) return undefined;
   return { ticketId: m[1], timestamp: Number(m[2]), signature: m[3] };
+}
+
+/**
+ * The generation of a ticket's code: 8 base64url characters of the SHA-256 of its codeSecret. A
+ * device compares it with the code's, so a rotated secret (a transfer) voids every earlier code.
+ */
+export function codeTag(secret: string): string {
+  return createHash('sha256').update(secret).digest('base64url').slice(0, 8);
 }
 
 export function newCodeSecret(): string {

@@ -102,9 +102,12 @@ function mustBeLive(t: StoredRecord, action: string): void {
   if (!isLive(status)) throw appError('ERR_CONFLICT', `a ${status} ticket cannot be ${action}`);
 }
 
-function update(st: ScannerState, ctx: ActorContext, t: StoredRecord, data: Data, state?: string): StoredRecord {
-  const next = nextVersion(t, { data, ...(state ? { state } : {}) }, ctx.clock.now());
+/** `transfer`: the change is a transfer (the door feed reports the ticket's earlier codes revoked). */
+function update(st: ScannerState, ctx: ActorContext, t: StoredRecord, data: Data, state?: string, transfer = false): StoredRecord {
+  const now = ctx.clock.now();
+  const next = nextVersion(t, { data, ...(state ? { state } : {}) }, now);
   writeTicket(st, ctx.batch, next, t.version);
+  st.feed.ticket(ctx.batch, t.sk, now, transfer ? { transferAt: now } : {});
   return next;
 }
 
@@ -194,6 +197,7 @@ export function issue(st: ScannerState, msg: IssueMsg, ctx: ActorContext): Issue
       // cannot both commit.
       const ticket = newRecord(st.tenant, TICKET, data, { sk: ticketIdFor(number), state: 'valid', now });
       st.overlay.put(ctx.batch, ticket, 0);
+      st.feed.ticket(ctx.batch, ticket.sk, now, { fresh: true });
       if (EMAILED.has(msg.source)) queueTicketEmail(ctx.batch, st, ticket, now);
       tickets.push(ticket);
     }
@@ -252,7 +256,7 @@ export function ticketOp(st: ScannerState, msg: TicketOpMsg, ctx: ActorContext):
         holderName,
         holderNameKeys: nameKeys(holderName),
         transfers: [...history, { from: d.holderEmail ?? null, to: holderEmail, at: iso(now), by: msg.by }],
-      });
+      }, undefined, true);
       // The old holder's QR stops working: a new secret is minted on the next QR request.
       ctx.batch.deleteKv(st.tenant, SECRET_NS, t.sk);
       st.secrets.set(t.sk, '');
@@ -296,6 +300,8 @@ export function ticketOp(st: ScannerState, msg: TicketOpMsg, ctx: ActorContext):
         secret = newCodeSecret();
         ctx.batch.putKv(st.tenant, SECRET_NS, t.sk, secret);
         st.secrets.set(t.sk, secret);
+        // A new code generation (codeTag) for the door feed.
+        st.feed.ticket(ctx.batch, t.sk, now);
       }
       return { secret, ticket: t, windowMs: st.ev!.codeWindowMs };
     }

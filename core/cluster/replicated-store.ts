@@ -68,6 +68,9 @@ export class ReplicatedStore implements Store {
   count(tenant: string, datatype: string, filter?: Filter): number {
     return this.local.count(tenant, datatype, filter);
   }
+  idsByIndex(tenant: string, datatype: string, path: string, value: string, after: string | undefined, limit: number): string[] {
+    return this.local.idsByIndex(tenant, datatype, path, value, after, limit);
+  }
   candidatesUpTo(tenant: string, datatype: string, filter: Filter | undefined, cap: number): number {
     return this.local.candidatesUpTo(tenant, datatype, filter, cap);
   }

@@ -131,6 +131,22 @@ export class LmdbIndexes {
   }
 
   /** Runs plans over one tenant's datatype (lmdb-plan-run.ts). */
+  /** See Store.idsByIndex. */
+  idsAfter(tenant: string, datatype: string, path: string, value: string, after: string | undefined, limit: number): string[] {
+    if (!this.pathsOf(datatype).includes(path)) throw new Error(`${datatype}.${path} is not a declared index`);
+    const [key] = indexValues(value);
+    const base: IndexValue[] = [tenant, datatype, path, key];
+    const out: string[] = [];
+    if (limit <= 0) return out;
+    for (const k of this.index.getKeys({ start: after === undefined ? base : [...base, after], end: [...base, HIGH], limit: limit + 1 })) {
+      const sk = (k as IndexValue[])[4] as string;
+      if (sk === after) continue;
+      out.push(sk);
+      if (out.length >= limit) break;
+    }
+    return out;
+  }
+
   runner(tenant: string, datatype: string): PlanRunner {
     return new PlanRunner(this.index, tenant, datatype);
   }

@@ -247,6 +247,10 @@ export class LmdbStore implements Store {
     return this.reads.count(tenant, datatype, filter);
   }
 
+  idsByIndex(tenant: string, datatype: string, path: string, value: string, after: string | undefined, limit: number): string[] {
+    return this.indexes.idsAfter(tenant, datatype, path, value, after, limit);
+  }
+
   /**
    * Opens the write journal (replaying what a killed process left into LMDB first): from then on
    * batches marked `journal()` are acknowledged once journaled, and reads see them at once.

@@ -130,6 +130,13 @@ export interface Store {
   scan(tenant: string, datatype: string, filter?: Filter): StoredRecord[];
   count(tenant: string, datatype: string, filter?: Filter): number;
   /**
+   * Ids of the records of `datatype` whose indexed `path` holds the string `value`, in id order,
+   * after `after` (exclusive), at most `limit`: a keyset page read on index keys alone, so a page
+   * costs the same at the start of a million matches as at their end (a find's page counts them
+   * all). `path` must be an index the modules declare.
+   */
+  idsByIndex(tenant: string, datatype: string, path: string, value: string, after: string | undefined, limit: number): string[];
+  /**
    * How many records a find with `filter` would read (the candidates its index or the datatype
    * gives, before filtering), counted on keys alone and no further than `cap`: the cost of the
    * find, known before it runs.
