@@ -51,8 +51,10 @@ function conflict(datatype: string, sk: string, expected: number, stored: number
  */
 export const RECORD_WRITTEN = 'records.written';
 
-function written(ctx: ActorContext, datatype: string, sk: string): void {
-  ctx.publish(`${RECORD_WRITTEN}.${ctx.tenant}`, { datatype, sk });
+function written(ctx: ActorContext, datatype: string, sk: string, rec?: StoredRecord): void {
+  // A ticket names its event: the event's door feed hears of a ticket written or deleted around its scanner.
+  const event = datatype === TICKET ? rec?.data.event : undefined;
+  ctx.publish(`${RECORD_WRITTEN}.${ctx.tenant}`, typeof event === 'string' ? { datatype, sk, event } : { datatype, sk });
 }
 
 /**
@@ -61,7 +63,7 @@ function written(ctx: ActorContext, datatype: string, sk: string): void {
  */
 function putRecord(ctx: ActorContext, rec: StoredRecord, ifVersion: number): void {
   ctx.batch.putRecord(rec, ifVersion);
-  written(ctx, rec.datatype, rec.sk);
+  written(ctx, rec.datatype, rec.sk, rec);
   if (rec.datatype !== TICKET || typeof rec.data.number !== 'string' || rec.data.number === '') return;
   const pointer = numberPointer(rec, ctx.store.getRecord(ctx.tenant, TICKET_CODE, numberClaim(rec.data.number)), ctx.clock.now());
   if (pointer) ctx.batch.putRecord(pointer);
@@ -139,7 +141,7 @@ function remove(msg: Extract<RecordsMsg, { type: 'delete' }>, ctx: ActorContext)
   }
   if (msg.version !== undefined && cur.version !== msg.version) conflict(msg.datatype, msg.sk, msg.version, cur.version);
   ctx.batch.deleteRecord(ctx.tenant, msg.datatype, msg.sk, cur.version);
-  written(ctx, msg.datatype, msg.sk);
+  written(ctx, msg.datatype, msg.sk, cur);
   return { deleted: true, datatype: msg.datatype, sk: msg.sk };
 }
 

@@ -86,6 +86,8 @@ export type ScannerMsg =
   | { type: 'annulled'; seqs: number[] }
   /** The door feed: the lists each ticket entered on, its entries and whether it is inside there (door-feed.ts). */
   | { type: 'door-of'; ticketIds: string[] }
+  /** The door feed: ticket `ticketId` was written or deleted around this actor (the record store). */
+  | { type: 'feed-touch'; ticketId: string }
   /** The durable timer of a list's `exitAllAt` (payload `at`: the time it was set for). */
   | { type: 'exit-all'; listId: string; jobId: string; at: string }
   | IssueMsg

@@ -539,6 +539,9 @@ function receive(st: ScannerState, msg: ScannerMsg, ctx: ActorContext): unknown 
       return msg.seqs.map((seq) => st.door.annulled.get(seq) ?? 0);
     case 'door-of':
       return listDoorsOf(st, msg.ticketIds);
+    case 'feed-touch':
+      st.feed.ticket(ctx.batch, msg.ticketId, ctx.clock.now());
+      return true;
 
     case 'occupancy': {
       const list = listNamed(st, msg.list);

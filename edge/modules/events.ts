@@ -27,7 +27,7 @@ import { ticketRoutes } from '../routes/events/tickets.js';
 import { deviceRoutes } from '../routes/events/devices.js';
 import { devicesActor, ScannerDevices } from '../../actors/devices/index.js';
 import { waitsForDoor } from '../routes/events/door-wait.js';
-import { doorFeedRoutes } from '../routes/events/door-feed.js';
+import { doorFeedHearsRecordStore, doorFeedRoutes } from '../routes/events/door-feed.js';
 
 const ORPHAN_SWEEP_FIRST_MS = 60 * 1000;
 const ORPHAN_SWEEP_EVERY_MS = 60 * 60 * 1000;
@@ -74,6 +74,7 @@ export const eventsModule: Module = {
     const devices = new ScannerDevices(deps);
     deps.credentials.push((headers, tenant) => devices.resolve(headers, tenant));
     const svc = new EventsApi(deps, undefined, devices);
+    let offFeed: (() => void) | undefined;
     return {
       routes: [...eventRoutes(svc), ...ticketRoutes(svc), ...scanningRoutes(svc), ...checkinListRoutes(svc), ...doorLogRoutes(svc), ...attendeeRoutes(svc), ...deviceRoutes(devices, svc), ...doorFeedRoutes(svc)].map((r) =>
         afterDoor(deps, r),
@@ -86,8 +87,10 @@ export const eventsModule: Module = {
         // background materializer are the node's port, actors/scanner/door-backlog.ts.)
         if (!deps.config.natsUrl) await svc.resumeDoors(deps.services.doorBacklog);
         startPeriodic(deps, 'scanner device activity', () => devices.flush(), DEVICE_ACTIVITY_FLUSH_MS);
+        offFeed = doorFeedHearsRecordStore(deps, svc);
       },
       async stop() {
+        offFeed?.();
         stopPeriodic(deps, 'scanner device activity');
         await devices.flush().catch((err: unknown) => deps.logger.warn({ err }, 'scanner device activity not written at stop'));
       },

@@ -140,6 +140,22 @@ t.test('door feed - after exactly 100 changes the delta carries those 100 ticket
   last = s.cursor;
 });
 
+t.test('door feed - tickets written or deleted through the record store reach the feed', async (t) => {
+  const [gone, renamed] = issued.slice(100, 102);
+  t.equal((await w.staff.del(`/repository/delete/ticket/${gone}`)).status, 200);
+  t.equal((await w.staff.post(`/repository/update-partial/ticket/${renamed}`, { 'data.holderName': 'Renamed Around' })).status, 200);
+  // Heard on the bus after the write: give the scanner a moment.
+  let d: any;
+  for (let i = 0; i < 50; i++) {
+    d = (await w.staff.get(`/events/${ev.id}/door-feed?since=${last}`)).body;
+    if (d.tickets.length + d.revoked.length >= 2) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  t.same(d.revoked, [{ id: gone, reason: 'deleted', at: d.revoked[0]?.at }]);
+  t.same(d.tickets.map((x: any) => [x.id, x.holderName]), [[renamed, 'Renamed Around']]);
+  last = d.cursor;
+});
+
 t.test('door feed - writes racing a paged full sync are not lost', async (t) => {
   const racer = await festival('Race fest');
   const before = await comp(racer, 600);

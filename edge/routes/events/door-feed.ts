@@ -4,6 +4,8 @@ import { Type } from '@sinclair/typebox';
 import type { AppDeps } from '../../deps.js';
 import { doorFeed, FEED_DEFAULT_LIMIT, FEED_MAX_LIMIT, type EventsApi } from '../../../actors/events/index.js';
 import { route, type RouteDef } from '../../route.js';
+import { RECORD_WRITTEN } from '../../../actors/records/index.js';
+import { TICKET } from '../../../actors/event-records/index.js';
 import { EventParams } from './schemas.js';
 
 const TAG = 'Check-in scanning';
@@ -103,4 +105,24 @@ export function doorFeedRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
       },
     }),
   ];
+}
+
+/**
+ * A ticket written or deleted through the record store (around its event's scanner, the feed's
+ * single writer) reaches the feed: the event's scanner logs it on hearing of it. Heard on the bus
+ * once the write committed, so unlike the scanner's own changes it is not in the write's batch (a
+ * crash between the two loses it): the record store is the escape hatch around the door, not its
+ * way in. Every node hears it; the scanner keeps one entry per ticket, so a repeat is harmless.
+ * Answers the unsubscribe.
+ */
+export function doorFeedHearsRecordStore(deps: AppDeps, svc: EventsApi<AppDeps>): () => void {
+  const prefix = `${RECORD_WRITTEN}.`;
+  return deps.bus.subscribe(`${prefix}*`, (event, subject) => {
+    const e = event as { datatype?: unknown; sk?: unknown; event?: unknown };
+    if (e.datatype !== TICKET || typeof e.sk !== 'string' || typeof e.event !== 'string') return;
+    const tenant = subject.slice(prefix.length);
+    const ev = svc.findEvent(tenant, e.event);
+    if (!ev) return;
+    svc.scanner(tenant, ev.sk, { type: 'feed-touch', ticketId: e.sk }).catch((err: unknown) => deps.logger.warn({ err, tenant }, 'the door feed could not log a ticket written through the record store'));
+  });
 }
