@@ -50,6 +50,8 @@ export class FeedLog {
   /** Last sequence written (committed or in a batch on its way). */
   private seq: number;
   private readonly pointers = new Map<string, FeedPointer>();
+  /** The watermark's write in each batch: a materialize step of 50 tickets writes it once, at its last value. */
+  private readonly seqOps = new WeakMap<WriteBatch, { value: unknown }>();
 
   constructor(
     private readonly store: Store,
@@ -78,7 +80,7 @@ export class FeedLog {
     batch.putKv(this.tenant, ns, String(seq), e);
     const p: FeedPointer = tr ? { s: seq, tr } : { s: seq };
     batch.putKv(this.tenant, pointerNs(this.eventId), key, p);
-    batch.putKv(this.tenant, FEED_SEQ_NS, this.eventId, seq);
+    this.noteSeq(batch, seq);
     this.pointers.delete(key);
     this.pointers.set(key, p);
     if (this.pointers.size > POINTERS_KEPT) {
@@ -89,6 +91,17 @@ export class FeedLog {
         this.pointers.delete(k);
       }
     }
+  }
+
+  /** The watermark is the batch's last sequence (a batch is built whole before it commits). */
+  private noteSeq(batch: WriteBatch, seq: number): void {
+    const op = this.seqOps.get(batch);
+    if (op) {
+      op.value = seq;
+      return;
+    }
+    batch.putKv(this.tenant, FEED_SEQ_NS, this.eventId, seq);
+    this.seqOps.set(batch, batch.ops[batch.ops.length - 1] as { value: unknown });
   }
 }
 
