@@ -88,7 +88,8 @@ export type ScannerMsg =
   | { type: 'exit-all'; listId: string; jobId: string; at: string }
   | IssueMsg
   | TicketOpMsg
-  | ListOpMsg;
+  | ListOpMsg
+  | DoorKeyMsg;
 
 /** Who asks to annul a scan: the scan's maker (its `by`) within the window, an Admin at any time. */
 export interface AnnulCaller {
@@ -193,6 +194,9 @@ export type TicketOpMsg =
   | { type: 'secret'; ticketId: string }
   | { type: 'badge-printed'; ticketId: string; printer?: string; by: string | null }
   | { type: 'perk-claim'; ticketId: string; perkId: string; note?: string; by: string | null };
+
+/** The event's door keys (door-keys.ts): a ticket's codes signed now, the public keys, a rotation. */
+export type DoorKeyMsg = { type: 'qr'; ticketId: string } | { type: 'door-keys' } | { type: 'door-keys-rotate' };
 
 export const UNMATCHED_SCANS = 'scan-unmatched';
 

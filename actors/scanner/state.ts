@@ -8,6 +8,7 @@ import { withDoor } from './door-fields.js';
 import type { DoorState } from './door-state.js';
 import type { RecordOverlay } from './record-overlay.js';
 import type { CheckinList } from './checkin-list.js';
+import type { DoorKeyring } from './door-keys.js';
 
 export interface ScannerState {
   readonly tenant: string;
@@ -26,6 +27,8 @@ export interface ScannerState {
   behindKv: boolean;
   /** The event's check-in lists by id (this actor writes them: see list-ops.ts). */
   readonly lists: Map<string, CheckinList>;
+  /** The event's door keys, loaded on first need (door-keys.ts). */
+  doorKeys?: DoorKeyring;
 }
 
 /** A ticket as this actor last wrote it, with the door fields the scan log holds (door-fields.ts). */
