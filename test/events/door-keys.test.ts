@@ -88,6 +88,15 @@ t.test('door keys - the server admits an Ed25519 dynamic code and a signed stati
   t.match(await validate((await qr(w.staff, c.sk)).staticCode), { valid: true }, 'a static code does not expire');
 });
 
+t.test("door keys - the attendee's QR route answers both signed codes", async (t) => {
+  const ev = await makeEvent(w.staff);
+  const mine = await makeTicket(w.staff, ev, { customerId: 'cust-1' });
+  const codes = (await w.customer.get(`/client/events/tickets/${mine.sk}/qr`)).body.data;
+  t.match(codes, { code: new RegExp(`^${mine.sk}:\\d+:[A-Za-z0-9_-]{94}$`), staticCode: new RegExp(`^${mine.sk}:S:[A-Za-z0-9_-]{94}$`) });
+  t.match(await validate(codes.code), { valid: true, ticket: { sk: mine.sk } });
+  t.match(await validate(codes.staticCode), { valid: true, ticket: { sk: mine.sk } });
+});
+
 t.test('door keys - a transfer voids the codes signed before it', async (t) => {
   const ev = await makeEvent(w.staff);
   const tk = await makeTicket(w.staff, ev);
