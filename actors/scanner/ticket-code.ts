@@ -3,7 +3,7 @@
 // is no older than the event's window (plus the clock-skew tolerance) and no further in the future
 // than the skew tolerance; refreshing a code invalidates nothing but codes outside it.
 //
-// Two signatures. Today's: the event's Ed25519 door key (door-keys.ts) over
+// Two signatures. New codes: the event's Ed25519 door key (door-keys.ts) over
 // `ticketId:timestamp:codeTag`, written `kid + base64url(signature)` (8 + 86 characters), which a
 // device holding the event's public keys checks with no network; and the signed static code
 // `ticketId:S:signature`, the same signature over `ticketId:S:codeTag`, which never expires. The
@@ -18,7 +18,7 @@ export interface DynamicCode {
   signature: string;
 }
 
-// 24 hex id, 1 to 16 digits, a base64url signature (ours are 43 characters, 32 bytes). A signature
+// 24 hex id, 1 to 16 digits, a base64url signature (ours are 94 characters, legacy ones 43). A signature
 // of another length (cut short by a camera, say) still makes the code dynamic: when it
 // names a ticket, the answer is `bad_signature`, which tells the door more than `invalid_code`.
 const DYNAMIC = /^([0-9a-f]{24}):(\d{1,16}):([A-Za-z0-9_-]{1,128})$/;
