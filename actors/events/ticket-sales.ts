@@ -7,7 +7,7 @@ import { appError } from '../../core/errors.js';
 import { assertIdempotencyKey, findIdempotent, fingerprint } from '../../core/idempotency.js';
 import { toMajor } from '../../core/money.js';
 import type { StoredRecord } from '../../core/store/record.js';
-import { signCode, isIssueReplay, replayIssue, type IssueItem, type IssueMsg, type IssueResult } from '../scanner/index.js';
+import { isIssueReplay, type QrReply, replayIssue, type IssueItem, type IssueMsg, type IssueResult } from '../scanner/index.js';
 import type { EventsApi } from './api.js';
 import { EVENT_ORDER, exponentOf, FULFILLED_NS, isLive, storedMinor, TICKET, TICKET_TYPE } from '../event-records/index.js';
 import { PaymentDeclinedError, type Payment } from './payments.js';
@@ -209,13 +209,15 @@ export function refundTicket(api: EventsApi, tenant: string, id: string, reason:
   });
 }
 
-/** The ticket `id` answered with a freshly signed dynamic code (codeSecret is never sent). */
+/**
+ * The ticket `id` answered with a dynamic code signed now and its signed static code, both by the
+ * event's door key in its scanner (neither the codeSecret nor a private key is ever sent).
+ */
 export async function ticketWithCode(api: EventsApi, tenant: string, id: string): Promise<StoredRecord> {
   const { eventId } = api.ticket(tenant, id);
-  const r = await api.scanner<{ secret: string; ticket: StoredRecord; windowMs: number }>(tenant, eventId, { type: 'secret', ticketId: id });
-  const now = api.deps.clock.now();
+  const r = await api.scanner<QrReply>(tenant, eventId, { type: 'qr', ticketId: id });
   return {
     ...r.ticket,
-    data: { ...r.ticket.data, code: signCode(r.secret, id, now), codeExpiresAt: new Date(now + r.windowMs).toISOString() },
+    data: { ...r.ticket.data, code: r.code, staticCode: r.staticCode, codeExpiresAt: new Date(r.at + r.windowMs).toISOString() },
   };
 }

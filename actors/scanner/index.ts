@@ -1,11 +1,12 @@
 // The door scanner area's public surface: the per-event scanner actor and its messages, ticket
-// lookup by code, the signed dynamic codes, the door's read barrier and backlog, and the ticket
+// lookup by code, the signed codes and the event's door keys, the door's read barrier and backlog, and the ticket
 // operations the scanner runs as the single writer of an event's tickets.
 export * from './messages.js';
 export * from './scanner-actor.js';
 export * from './state.js';
 export * from './locate.js';
 export * from './ticket-code.js';
+export * from './door-keys.js';
 export * from './ticket-ops.js';
 export * from './door-tally.js';
 export * from './door-state.js';

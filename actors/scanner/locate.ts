@@ -8,7 +8,7 @@
 import type { StoredRecord } from '../../core/store/record.js';
 import type { Store } from '../../core/store/store.js';
 import { credentialClaim, numberClaim, TICKET, TICKET_CODE, ticketIdFor } from '../event-records/index.js';
-import { parseDynamicCode } from './ticket-code.js';
+import { parseDynamicCode, parseStaticCode } from './ticket-code.js';
 
 /** Reads one record: the store, or the scanner's overlay of writes still in flight. */
 export type RecordReader = (datatype: string, sk: string) => StoredRecord | undefined;
@@ -51,7 +51,7 @@ export function byNumberIndex(store: Store, tenant: string, code: string): Store
   return store.scan(tenant, TICKET, { 'data.number': { $in: variants(code) } });
 }
 
-/** A ticket the edge found for a code; `dynamic`: through a dynamic code, whose signature is not checked yet. */
+/** A ticket the edge found for a code; `dynamic`: through a signed code (dynamic or signed static), whose signature is not checked yet. */
 export interface Located {
   ticketId: string;
   dynamic: boolean;
@@ -64,9 +64,9 @@ export interface Located {
  */
 export function locateTicket(store: Store, tenant: string, code: string): { ticket: StoredRecord; located: Located } | undefined {
   const read: RecordReader = (datatype, sk) => store.getRecord(tenant, datatype, sk);
-  const dyn = parseDynamicCode(code);
-  if (dyn) {
-    const t = read(TICKET, dyn.ticketId);
+  const signed = parseDynamicCode(code) ?? parseStaticCode(code);
+  if (signed) {
+    const t = read(TICKET, signed.ticketId);
     if (t) return { ticket: t, located: { ticketId: t.sk, dynamic: true } };
   }
   const t = byStaticCode(read, code) ?? byCredentialCode(read, code);

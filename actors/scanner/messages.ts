@@ -29,7 +29,7 @@ export type DenialReason = (typeof DENIAL_REASONS)[number];
 /** What each reason means: the reference's reason table and the scan routes' descriptions. */
 export const DENIAL_MEANINGS: Readonly<Record<DenialReason, string>> = {
   invalid_code: 'the code matches no ticket',
-  bad_signature: 'a dynamic QR code whose signature does not verify',
+  bad_signature: 'a signed QR code (dynamic, or static `ticketId:S:…`) whose signature does not verify: forged, of a key no longer listed, or from before a transfer',
   expired_code: "a dynamic QR code outside the event's window (default 30 s, ±60 s clock skew)",
   wrong_event: 'the ticket belongs to another event than the one the scan or its check-in list names',
   already_checked_in: 'inside now, or used when re-entry is off (with a check-in list: on that list)',
@@ -92,7 +92,8 @@ export type ScannerMsg =
   | { type: 'exit-all'; listId: string; jobId: string; at: string }
   | IssueMsg
   | TicketOpMsg
-  | ListOpMsg;
+  | ListOpMsg
+  | DoorKeyMsg;
 
 /** Who asks to annul a scan: the scan's maker (its `by`) within the window, an Admin at any time. */
 export interface AnnulCaller {
@@ -197,6 +198,9 @@ export type TicketOpMsg =
   | { type: 'secret'; ticketId: string }
   | { type: 'badge-printed'; ticketId: string; printer?: string; by: string | null }
   | { type: 'perk-claim'; ticketId: string; perkId: string; note?: string; by: string | null };
+
+/** The event's door keys (door-keys.ts): a ticket's codes signed now, the public keys, a rotation. */
+export type DoorKeyMsg = { type: 'qr'; ticketId: string } | { type: 'door-keys' } | { type: 'door-keys-rotate' };
 
 export const UNMATCHED_SCANS = 'scan-unmatched';
 

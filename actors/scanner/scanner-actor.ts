@@ -32,8 +32,9 @@ import { scanItem, type ScanLogItem } from './scan-log.js';
 import { byCredentialCode, byStaticCode, type Located, type RecordReader } from './locate.js';
 import { RecordOverlay } from './record-overlay.js';
 import { FeedLog, listDoorsOf } from './door-feed.js';
-import { readTicket, secretOf, type ScannerState } from './state.js';
-import { parseDynamicCode, verifySignature, withinWindow } from './ticket-code.js';
+import { readTicket, type ScannerState } from './state.js';
+import { parseDynamicCode, parseStaticCode } from './ticket-code.js';
+import { doorKeys, qrCodes, rotateDoorKeys, signedCodeRefusal } from './door-keys.js';
 import {
   type AnnulMsg,
   type DenialReason,
@@ -112,22 +113,21 @@ interface Resolved {
 }
 
 /**
- * Resolution in the spec's order: dynamic QR, static code (as typed, upper, lower), credential.
- * A code shaped like a dynamic one that does not verify is still tried as a static and a
- * credential code (a static code may contain colons); only when neither matches does the
- * signature or window failure become the answer.
+ * Resolution in the spec's order: dynamic QR (and, with it, the signed static code), static code
+ * (as typed, upper, lower), credential. A code shaped like a signed one that does not verify is
+ * still tried as a static and a credential code (a static code may contain colons); only when
+ * neither matches does the signature or window failure become the answer.
  */
 function resolve(st: ScannerState, code: string, at: number): Resolved {
   const read = reader(st);
   let failed: DenialReason | undefined;
   const dyn = parseDynamicCode(code);
-  if (dyn) {
-    const t = readTicket(st, dyn.ticketId);
+  const signed = dyn ?? parseStaticCode(code);
+  if (signed) {
+    const t = readTicket(st, signed.ticketId);
     if (t) {
-      const secret = secretOf(st, t.sk);
-      if (!secret || !verifySignature(secret, dyn)) failed = 'bad_signature';
-      else if (!withinWindow(dyn.timestamp, at, st.ev!.codeWindowMs, st.ev!.codeSkewMs)) failed = 'expired_code';
-      else return { ticket: t };
+      failed = signedCodeRefusal(st, t.sk, dyn ? dyn.timestamp : 'S', signed.signature, at);
+      if (!failed) return { ticket: t };
     }
   }
   const t = byStaticCode(read, code) ?? byCredentialCode(read, code);
@@ -564,6 +564,12 @@ function receive(st: ScannerState, msg: ScannerMsg, ctx: ActorContext): unknown 
       if (msg.idempotency) recordIdempotent(ctx.batch, st.tenant, msg.idempotency.key, msg.idempotency.print, { status: 201, body: result }, ctx.clock);
       return result;
     }
+    case 'qr':
+      return qrCodes(st, msg, ctx);
+    case 'door-keys':
+      return doorKeys(st, ctx);
+    case 'door-keys-rotate':
+      return rotateDoorKeys(st, ctx);
     default:
       return ticketOp(st, msg, ctx);
   }

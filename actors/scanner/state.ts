@@ -9,6 +9,7 @@ import type { DoorState } from './door-state.js';
 import type { RecordOverlay } from './record-overlay.js';
 import type { CheckinList } from './checkin-list.js';
 import type { FeedLog } from './door-feed.js';
+import type { DoorKeyring } from './door-keys.js';
 
 export interface ScannerState {
   readonly tenant: string;
@@ -29,6 +30,8 @@ export interface ScannerState {
   readonly lists: Map<string, CheckinList>;
   /** The door feed's change log of the event's tickets and lists (door-feed.ts). */
   readonly feed: FeedLog;
+  /** The event's door keys, loaded on first need (door-keys.ts). */
+  doorKeys?: DoorKeyring;
 }
 
 /** A ticket as this actor last wrote it, with the door fields the scan log holds (door-fields.ts). */

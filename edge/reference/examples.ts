@@ -471,6 +471,21 @@ export const FLOW: ReadonlyArray<readonly [string, HandExample]> = [
     },
   ],
   [
+    'GET /events/:id/door-keys',
+    {
+      name: 'doorKeys',
+      summary: "The event's public keys: a scanner checks QR codes with them when the network is gone",
+      auth: 'staff',
+      params: { id: IDS.event },
+      status: 200,
+      response: {
+        eventId: IDS.event,
+        activeKid: 'k7Qm2xZa',
+        keys: [{ kid: 'k7Qm2xZa', alg: 'Ed25519', publicKey: 'Wq1nF0bZk3s8yXJ2v4eTt6uQ9rLmH5cA7dPg2oKiE0M', createdAt: '2026-10-03T18:20:00.000Z', retiredAt: null }],
+      },
+    },
+  ],
+  [
     'GET /events/devices',
     {
       name: 'listDevices',

@@ -113,7 +113,8 @@ export const TicketWithCode = Type.Object(
     data: Type.Object(
       {
         ...TicketSchema.properties.data.properties,
-        code: Type.String({ description: 'Dynamic QR payload `ticketId:timestamp:signature`' }),
+        code: Type.String({ description: 'Dynamic QR payload `ticketId:timestamp:signature` (Ed25519, the event’s active door key)' }),
+        staticCode: Type.String({ description: 'Signed static code `ticketId:S:signature` (printable; no expiry; void after a transfer)' }),
         codeExpiresAt: Type.String({ format: 'date-time', description: 'When the code leaves the event window (clock skew aside)' }),
       },
       { additionalProperties: true },
@@ -231,9 +232,16 @@ export function ticketRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
       tag: TAG,
       summary: 'The ticket with a freshly signed QR code',
       description:
-        '`data.code` is `ticketId:timestamp:signature` (timestamp in epoch ms; HMAC-SHA256 with the ticket’s secret over ' +
-        '`ticketId:timestamp`, base64url). The secret is minted on the first request and never sent. A refresh invalidates ' +
-        'no code still inside the event’s window. Refused (409) for refunded and cancelled tickets.',
+        '`data.code` is `ticketId:timestamp:signature` (timestamp in epoch ms) and `data.staticCode` `ticketId:S:signature`, ' +
+        'a printable code that does not expire. `signature` is the key id `kid` (8 characters) followed by the base64url ' +
+        'Ed25519 signature (86 characters) of `ticketId:timestamp:codeTag` (`ticketId:S:codeTag` for the static code) by ' +
+        'the event’s active door key; `codeTag` is the first 8 base64url characters of SHA-256 of the ticket’s code secret, ' +
+        'its code generation. A scanner device checks a code offline with the public keys of `GET /events/:id/door-keys` ' +
+        'and the ticket’s `codeTag` from the door feed. The secret is minted on the first request and never sent; a ' +
+        'transfer mints a new one, so every code signed before it stops verifying. A refresh invalidates no code still ' +
+        'inside the event’s window; the static code is signed again with the active key each time (the same text until ' +
+        'a key rotation or a transfer). Codes of the earlier HMAC form (a 43-character signature) keep verifying at the ' +
+        'door. Refused (409) for refunded and cancelled tickets.',
       params: IdParams,
       response: TicketWithCode,
       errors: [404, 409],
