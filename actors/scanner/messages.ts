@@ -71,8 +71,9 @@ export interface ScanReply {
   success: boolean;
   ticket?: StoredRecord;
   reason?: DenialReason;
-  /** Batch uploads: the device's decision, recorded as made. */
+  /** Batch uploads: the device's decision, recorded as made; its answer names the ticket (`ticketId`) instead of carrying it. */
   offline?: true;
+  ticketId?: string;
   /** An offline admission the server would have refused (`conflictReason`): a double entry, a revoked ticket. */
   conflict?: true;
   conflictReason?: DenialReason;

@@ -73,7 +73,8 @@ const OFFLINE_DOC =
   'Offline uploads: a scan with `offline: true` was decided by a device with no network and needs `scannedAt`, `nonce` ' +
   'and the device\'s `decision` (`admitted` or `denied`, with its denial `reason` when it gave one). The decision is recorded as ' +
   'made, never decided again: an admitted scan is logged successful at its `scannedAt` (received now) and the ticket is ' +
-  'inside; a denied one is logged denied with the device\'s reason. When the server would have refused an admission (the ' +
+  'inside; a denied one is logged denied with the device\'s reason. Its result is `{success, offline: true, ticketId?, ' +
+  'reason?, conflict?, conflictReason?}`: the ticket by id (the device has it from its feed), not the whole ticket. When the server would have refused an admission (the ' +
   'ticket entered elsewhere already: `already_checked_in`; refunded, cancelled, over a list\'s limits, a zone full, …) ' +
   'the answer and the scan log say `conflict: true` with `conflictReason`, and `checkin-stats` counts it in `conflicts` ' +
   '(and in `successful`). A double entry does not double the door: a ticket already inside on the scan\'s door stays ' +

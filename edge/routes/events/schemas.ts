@@ -212,6 +212,7 @@ export const BatchItemResult = Type.Object({
   reason: Type.Optional(Reason),
   ticket: Type.Optional(TicketSchema),
   offline: Type.Optional(Type.Boolean({ description: 'An offline scan: the device\'s decision, recorded as made' })),
+  ticketId: Type.Optional(Type.String({ description: 'Offline scans: the ticket the code matched (its answer carries no `ticket`)' })),
   conflict: Type.Optional(Type.Boolean({ description: 'An offline admission the server would have refused: a double entry, a revoked ticket (`conflictReason`)' })),
   conflictReason: Type.Optional(Type.Union(DENIAL_REASONS.map((r) => Type.Literal(r)), { description: 'What the server would have answered' })),
   error: Type.Optional(
