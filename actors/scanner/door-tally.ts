@@ -33,7 +33,7 @@ export interface CheckinStats {
   byCheckpoint: Record<string, number>;
   /** Successful entries by device (scans naming one), net of annulments. */
   byDevice: Record<string, number>;
-  /** Offline admissions the server would have refused (ScanEntry.conflict), net of annulments. */
+  /** Offline admissions (check-ins) the server would have refused (ScanEntry.conflict), net of annulments. */
   conflicts: number;
 }
 

@@ -87,6 +87,10 @@ t.test('offline batch - a ticket admitted offline at two devices is one entry an
     { success: true, deviceId: b.id, conflict: true, conflictReason: 'already_checked_in', at: at(12), offline: true },
   ]);
   t.same((await scans(w.staff, ev.id, '&conflict=true')).map((x: any) => x.deviceId), [b.id], 'the log filters conflicts');
+  const elsewhere = await makeEvent(w.staff, { name: 'Elsewhere' });
+  const foreign = await makeTicket(w.staff, elsewhere);
+  const refused = await a.c.post('/events/checkin/batch', { scans: [admitted(foreign.data.number, 'a-2', 11, { eventId: elsewhere.id })] });
+  t.equal(refused.status, 403, 'a device keeps its scope: an offline scan at another event refuses the upload');
   t.equal((await w.staff.post('/events/checkin', { code: tk.data.number })).body.reason, 'already_checked_in', 'still inside');
   t.equal((await w.staff.post('/events/checkout', { code: tk.data.number })).body.success, true, 'one check-out lets it out');
   t.equal((await stats(w.staff, ev.id)).inside, 0);

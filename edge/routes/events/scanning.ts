@@ -79,13 +79,16 @@ const OFFLINE_DOC =
   'the answer and the scan log say `conflict: true` with `conflictReason`, and `checkin-stats` counts it in `conflicts` ' +
   '(and in `successful`). A double entry does not double the door: a ticket already inside on the scan\'s door stays ' +
   'inside once (it moves to the scan\'s zone, as a multiple-entry list moves it), and a check-in list counts the entry ' +
-  'against its `maxEntries`. An admitted code that matches no ticket of the event places no one. A batch\'s offline ' +
+  'against its `maxEntries`. An admitted code that matches no ticket of the event places no one. An offline check-out ' +
+  'of a ticket the server did not have inside is logged with `conflict` (`not_checked_in`) but not counted in ' +
+  '`conflicts`, which counts admissions. A batch\'s offline ' +
   'scans of one event are decided in the order they were made (`scannedAt`; ties as sent), in the places offline scans ' +
   'hold in the batch; online scans keep their place; so the second of two devices\' admissions of one ticket to be ' +
   'uploaded is the conflict. A bad offline scan (an unknown zone, list or event, a `scannedAt` in the future, a missing ' +
   'field) answers `{success: false, error: {statusCode: 400, error: "Bad Request", message}}` in its slot and the other ' +
   'scans commit; so does any scan naming a check-in list deleted while the batch was on its way. An online scan\'s ' +
-  'problem is a 400 for the whole batch, as before, and a scan a device may not make (another event) is a 403. '
+  'problem is a 400 for the whole batch, as before, and so is an item that does not fit the schema (a malformed field, ' +
+  'an unknown `reason`); a scan a device may not make (another event) is a 403. '
 
 /** An offline item's decision, once its required fields are there. */
 function offlineDecision(b: BatchScanBody, at: string): OfflineDecision {
