@@ -16,6 +16,9 @@ export interface NonceResult {
   ticketId: string | null;
   /** The scan's sequence in the log (what an annulment by nonce names). */
   seq: number;
+  /** An offline scan (its answer says so), and its conflict reason when it was one. */
+  offline?: true;
+  conflict?: string;
 }
 
 /**
@@ -101,13 +104,11 @@ export class DoorState extends DoorTally {
           } else if (list) this.enterList(id);
           else if (this.onLists.has(id)) this.listOnly--;
           door.inside.set(id, e.zone);
+          this.zone(e.zone).entries++;
+          if (list) list.zone(e.zone).entries++;
         }
-        this.zone(e.zone).entries++;
         if (e.first) this.uniqueAttendees++;
-        if (list) {
-          list.zone(e.zone).entries++;
-          if (id) this.countEntry(list, id, e.at);
-        }
+        if (list && id) this.countEntry(list, id, e.at);
       }
     } else {
       this.countOut(e.ok);
@@ -123,7 +124,14 @@ export class DoorState extends DoorTally {
         }
       }
     }
-    if (e.nonce) this.nonces.set(e.nonce, { ok: e.ok, reason: e.reason, ticketId: e.ticketId, seq });
+    if (e.nonce) {
+      const n: NonceResult = { ok: e.ok, reason: e.reason, ticketId: e.ticketId, seq };
+      if (e.offline) {
+        n.offline = true;
+        if (e.conflict !== undefined) n.conflict = e.conflict;
+      }
+      this.nonces.set(e.nonce, n);
+    }
     return patch;
   }
 

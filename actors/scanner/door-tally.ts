@@ -33,6 +33,8 @@ export interface CheckinStats {
   byCheckpoint: Record<string, number>;
   /** Successful entries by device (scans naming one), net of annulments. */
   byDevice: Record<string, number>;
+  /** Offline admissions (check-ins) the server would have refused (ScanEntry.conflict), net of annulments. */
+  conflicts: number;
 }
 
 export interface ZoneOccupancy {
@@ -97,6 +99,8 @@ export class DoorTally {
   readonly checkouts = counts();
   /** People who ever checked in (spec: unique attendees). */
   uniqueAttendees = 0;
+  /** Offline admissions the server would have refused (ScanEntry.conflict). */
+  conflicts = 0;
   /** Ticket id → zone it is inside now. */
   readonly inside = new Map<string, string>();
   readonly byZone = new Map<string, Counts>();
@@ -141,11 +145,13 @@ export class DoorTally {
     if (e.ok) {
       this.byCheckpoint.add(e.checkpoint, 1);
       this.byDevice.add(e.device, 1);
+      if (e.conflict !== undefined) this.conflicts++;
     } else if (e.reason) this.byReason.set(e.reason, (this.byReason.get(e.reason) ?? 0) + 1);
   }
 
   /** Takes an annulled successful check-in out of the counts `countIn` put it in (not who is inside). */
-  uncountIn(x: { at: number; zone: string; checkpoint: string | null; device: string | null }): void {
+  uncountIn(x: { at: number; zone: string; checkpoint: string | null; device: string | null; conflict?: string }): void {
+    if (x.conflict !== undefined) this.conflicts--;
     unbump(this.checkins);
     unbump(this.byZone.get(x.zone));
     unbump(this.byHour.get(Math.floor(x.at / HOUR_MS)));
@@ -182,6 +188,7 @@ export class DoorTally {
       inside,
       byCheckpoint: this.byCheckpoint.record(),
       byDevice: this.byDevice.record(),
+      conflicts: this.conflicts,
     };
   }
 

@@ -57,13 +57,35 @@ export interface ScanInput {
   device?: string;
   /** The ticket the edge already found for the code (to route a scan naming no event): not resolved again. */
   located?: Located;
+  /** A scan decided by an offline device (batch upload): its decision is recorded, not made again. */
+  offline?: OfflineDecision;
+}
+
+/** What an offline device decided at `scannedAt`; `reason`: its denial reason, when it gave one. */
+export interface OfflineDecision {
+  decision: 'admitted' | 'denied';
+  reason?: DenialReason;
 }
 
 export interface ScanReply {
   success: boolean;
   ticket?: StoredRecord;
   reason?: DenialReason;
+  /** Batch uploads: the device's decision, recorded as made; its answer names the ticket (`ticketId`) instead of carrying it. */
+  offline?: true;
+  ticketId?: string;
+  /** An offline admission the server would have refused (`conflictReason`): a double entry, a revoked ticket. */
+  conflict?: true;
+  conflictReason?: DenialReason;
 }
+
+/** A batch item the door could not take (a bad item): answered in its slot, the others commit. */
+export interface BatchItemError {
+  success: false;
+  error: { statusCode: number; error: string; message: string };
+}
+
+export type BatchItemReply = ScanReply | BatchItemError;
 
 export interface ValidateReply {
   valid: boolean;

@@ -15,6 +15,8 @@ export interface AnnulledScan {
   first: boolean;
   checkpoint: string | null;
   device: string | null;
+  /** The scan was an offline admission the server would have refused (ScanEntry.conflict). */
+  conflict?: string;
   /** It was the ticket's latest successful scan on its door (nothing after it stands). */
   latest: boolean;
   /** The ticket's previous successful scan on the door that still stands (0: none): its new latest. */
@@ -54,6 +56,19 @@ export interface ScanEntry {
   receivedAt: number | null;
   /** The scanned text, kept only when it matched no ticket (audit of bad codes). */
   code: string | null;
+  /**
+   * Decided by an offline device and uploaded later (`POST /events/checkin/batch` with `offline`):
+   * `ok` and `reason` are the device's decision.
+   */
+  offline?: true;
+  /**
+   * An offline admission the server's own decision would have refused, and why (a denial reason:
+   * `already_checked_in` for a double entry, `refunded`, …). It counts as a successful entry and in
+   * `conflicts`. A ticket inside on the scan's door when it is applied is moved, not doubled, as a
+   * multiple-entry list moves it; a code matching no ticket of the event (or one of another event,
+   * `ticketId` null) is counted and places no one.
+   */
+  conflict?: string;
   /**
    * Successful scan: the ticket's previous successful scan on the same door (the list's, or the
    * event's own), so an annulment can restore what stood before (set by the fold, DoorState.apply).

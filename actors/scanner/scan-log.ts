@@ -29,6 +29,9 @@ export interface ScanLogItem {
   nonce: string | null;
   /** Made offline and uploaded later (`scannedAt`): `at` is when it was made. */
   offline: boolean;
+  /** An offline admission the server would have refused (`conflictReason`: why); it counts as an entry. */
+  conflict: boolean;
+  conflictReason: string | null;
   annulled: boolean;
   /** An annulment: the scan it reversed. */
   annuls?: string;
@@ -41,6 +44,8 @@ export interface ScanFilter {
   zone?: string;
   success?: boolean;
   reason?: string;
+  /** Offline admissions the server would have refused (true), or the other scans (false). */
+  conflict?: boolean;
   /** Received at or after (epoch ms). */
   since?: number;
 }
@@ -69,7 +74,9 @@ export function scanItem(eventId: string, seq: number, e: ScanEntry, annulled: b
     deviceId: e.device,
     by: e.by,
     nonce: e.nonce,
-    offline: e.receivedAt !== null,
+    offline: e.offline === true || e.receivedAt !== null,
+    conflict: e.conflict !== undefined,
+    conflictReason: e.conflict ?? null,
     annulled,
   };
   if (e.annuls) item.annuls = scanId(eventId, e.annuls.seq);
@@ -89,6 +96,7 @@ function matches(e: ScanEntry, f: ScanFilter): boolean {
     (f.zone === undefined || e.zone === f.zone) &&
     (f.success === undefined || e.ok === f.success) &&
     (f.reason === undefined || e.reason === f.reason) &&
+    (f.conflict === undefined || (e.conflict !== undefined) === f.conflict) &&
     (f.since === undefined || received(e) >= f.since)
   );
 }

@@ -37,6 +37,8 @@ import { parseDynamicCode, parseStaticCode } from './ticket-code.js';
 import { doorKeys, qrCodes, rotateDoorKeys, signedCodeRefusal } from './door-keys.js';
 import {
   type AnnulMsg,
+  type BatchItemError,
+  type BatchItemReply,
   type DenialReason,
   type ScanInput,
   SCANNER,
@@ -57,6 +59,8 @@ export interface ListFigures {
   uniqueAttendees: number;
   checkouts: Counts;
   inside: number;
+  /** Offline admissions on the list the server would have refused; absent when none (the figures of a list without are as before). */
+  conflicts?: number;
 }
 
 export const SCAN_LOG_PREFIX = 'scan:';
@@ -252,6 +256,15 @@ function materialize(st: ScannerState, ctx: ActorContext, max: number): Material
 function replay(st: ScannerState, seen: NonceResult): ScanReply {
   const reply: ScanReply = { success: seen.ok };
   if (seen.reason) reply.reason = seen.reason as DenialReason;
+  if (seen.offline) {
+    reply.offline = true;
+    if (seen.conflict !== undefined) {
+      reply.conflict = true;
+      reply.conflictReason = seen.conflict as DenialReason;
+    }
+    if (seen.ticketId) reply.ticketId = seen.ticketId;
+    return reply;
+  }
   if (seen.ticketId) {
     const t = readTicket(st, seen.ticketId);
     if (t) reply.ticket = t;
@@ -327,6 +340,107 @@ function checkOut(st: ScannerState, ctx: ActorContext, s: ScanInput, by: string 
 }
 
 /**
+ * A scan an offline device decided (`s.offline`), uploaded in a batch: the device's decision is
+ * recorded as made, at its `scannedAt`, received now; it is never decided again. The server's own
+ * decision only marks an admission it would have refused as a conflict (why: `conflictReason`),
+ * which still counts as a successful entry. A ticket of the event is placed as the entry says (a
+ * ticket already inside on the scan's door moves there, counted once inside, as a multiple-entry
+ * list moves it); a code matching no ticket of the event places no one (its text is kept).
+ * The answer names the ticket (`ticketId`) instead of carrying it: the device has it from its
+ * feed, and 500 tickets would make an upload's answer ~350 KB on the venue's poor network.
+ */
+function offlineScan(st: ScannerState, ctx: ActorContext, kind: 'in' | 'out', s: ScanInput, by: string | null): ScanReply {
+  const seen = s.nonce ? st.door.nonces.get(s.nonce) : undefined;
+  if (seen) return replay(st, seen);
+  const now = ctx.clock.now();
+  const e = scanEntry(kind, s, by, now);
+  e.receivedAt = now;
+  e.offline = true;
+  let t: StoredRecord | undefined;
+  let own: DenialReason | undefined;
+  if (kind === 'out' && s.ticketId !== undefined) {
+    t = readTicket(st, s.ticketId);
+    if (!t) own = 'invalid_code';
+  } else {
+    const r = located(st, s) ?? resolve(st, s.code ?? '', e.at);
+    t = r.ticket;
+    own = r.reason;
+  }
+  const ours = t !== undefined && ticketOfEvent(t, st.ev!);
+  const list = s.list !== undefined ? st.lists.get(s.list) : undefined;
+  const door = list ? st.door.lists.get(list.id) : st.door;
+  if (!t) own ??= 'invalid_code';
+  else if (!ours) own = 'wrong_event';
+  else if (kind === 'in') own = refusal(st, t, e.zone, list, e.at);
+  else if (!door?.inside.has(t.sk)) own = 'not_checked_in';
+  const keepCode = () => {
+    if (s.code !== undefined) e.code = s.code.length > 256 ? s.code.slice(0, 256) : s.code;
+  };
+  if (s.offline!.decision === 'denied') {
+    e.reason = s.offline!.reason ?? own ?? null;
+    if (t) e.ticketId = t.sk;
+    else keepCode();
+    record(st, ctx, e);
+    const reply: ScanReply = { success: false, offline: true };
+    if (e.reason !== null) reply.reason = e.reason as DenialReason;
+    if (t) reply.ticketId = t.sk;
+    return reply;
+  }
+  e.ok = true;
+  if (own !== undefined) e.conflict = own;
+  const reply: ScanReply = { success: true, offline: true };
+  if (own !== undefined) {
+    reply.conflict = true;
+    reply.conflictReason = own;
+  }
+  if (!t || !ours) {
+    // Nothing of this event to place (and a ticket of another event is that event's scanner's to write).
+    keepCode();
+    record(st, ctx, e);
+    return reply;
+  }
+  e.ticketId = t.sk;
+  if (kind === 'in') e.first = !t.data.checkedInAt;
+  else {
+    e.from = door?.inside.get(t.sk) ?? null;
+    if (s.zone === undefined && e.from !== null) e.zone = e.from;
+  }
+  record(st, ctx, e);
+  reply.ticketId = t.sk;
+  return reply;
+}
+
+/** The error a batch item answers in its slot. */
+function itemError(message: string): BatchItemError {
+  return { success: false, error: { statusCode: 400, error: 'Bad Request', message } };
+}
+
+/**
+ * A batch's scans of this event, each answering in its own slot. Offline scans are decided in the
+ * order they were made (`scannedAt`, ties as sent), in the slots offline scans hold; online scans
+ * keep their place. The log keeps the order decided, so a replay folds the same door. A scan
+ * naming a list deleted since the edge looked answers a 400 in its slot; the others commit.
+ */
+function batch(st: ScannerState, ctx: ActorContext, by: string | null, scans: Array<ScanInput & { direction: 'in' | 'out' }>): BatchItemReply[] {
+  const order = scans.map((_, i) => i);
+  const off = order.filter((i) => scans[i].offline !== undefined);
+  if (off.length > 1) {
+    const sorted = [...off].sort((a, b) => (scans[a].scannedAt ?? 0) - (scans[b].scannedAt ?? 0) || a - b);
+    off.forEach((slot, k) => (order[slot] = sorted[k]));
+  }
+  const out: BatchItemReply[] = new Array(scans.length);
+  for (const i of order) {
+    const s = scans[i];
+    const replayed = s.nonce !== undefined && st.door.nonces.has(s.nonce);
+    if (s.list !== undefined && !st.lists.has(s.list) && !replayed) {
+      out[i] = itemError(`body/scans/${i}/listId: check-in list ${s.list} of event ${st.eventId} not found (deleted)`);
+    } else if (s.offline) out[i] = offlineScan(st, ctx, s.direction, s, by);
+    else out[i] = s.direction === 'out' ? checkOut(st, ctx, s, by) : checkIn(st, ctx, s, by);
+  }
+  return out;
+}
+
+/**
  * A static or credential code the edge already resolved (it had to, to find the event): one read
  * of the ticket by id instead of the lookup again. A dynamic code is still verified here.
  */
@@ -350,7 +464,9 @@ function stats(st: ScannerState, list: CheckinList | undefined): CheckinStats & 
   const figures = (l: CheckinList): ListFigures => {
     const d = st.door.lists.get(l.id);
     const s = d ? d.stats() : new ListDoor().stats();
-    return { name: l.name, total: s.total, successful: s.successful, denied: s.denied, uniqueAttendees: s.uniqueAttendees, checkouts: s.checkouts, inside: s.inside };
+    const f: ListFigures = { name: l.name, total: s.total, successful: s.successful, denied: s.denied, uniqueAttendees: s.uniqueAttendees, checkouts: s.checkouts, inside: s.inside };
+    if (s.conflicts > 0) f.conflicts = s.conflicts;
+    return f;
   };
   if (list) {
     const d = st.door.lists.get(list.id) ?? new ListDoor();
@@ -404,6 +520,7 @@ function annul(st: ScannerState, ctx: ActorContext, msg: AnnulMsg): AnnulReply {
   if (seq === undefined || !e) throw appError('ERR_NOT_FOUND', name);
   if (e.kind === 'annul') throw appError('ERR_CONFLICT', `${name} is an annulment: it cannot be annulled`);
   if (!e.ok) throw appError('ERR_CONFLICT', `${name} was refused (${e.reason}): there is nothing to annul`);
+  if (e.ticketId === null) throw appError('ERR_CONFLICT', `${name} is an offline admission of a code matching no ticket of the event: it placed no one and cannot be annulled`);
   const now = ctx.clock.now();
   if (!msg.caller.admin) {
     if (e.by !== msg.caller.id) throw appError('ERR_FORBIDDEN', `only the user or device that made ${name}, or an Admin, may annul it`);
@@ -452,6 +569,7 @@ function annul(st: ScannerState, ctx: ActorContext, msg: AnnulMsg): AnnulReply {
     inside: here !== null || elsewhere !== undefined,
     insideZone: here ?? elsewhere ?? null,
   };
+  if (e.conflict !== undefined) annuls.conflict = e.conflict;
   const a: ScanEntry = {
     at: now,
     kind: 'annul',
@@ -528,9 +646,7 @@ function receive(st: ScannerState, msg: ScannerMsg, ctx: ActorContext): unknown 
     case 'validate':
       return validate(st, msg.code, msg.zone, msg.list, ctx.clock.now(), msg.located);
     case 'batch':
-      // Every list first: a refusal part-way would leave earlier scans in memory and not in the log.
-      for (const s of msg.scans) listNamed(st, s.list);
-      return msg.scans.map((s) => (s.direction === 'out' ? checkOut(st, ctx, s, msg.by) : checkIn(st, ctx, s, msg.by)));
+      return batch(st, ctx, msg.by, msg.scans);
     case 'stats':
       return stats(st, listNamed(st, msg.list));
     case 'annul':

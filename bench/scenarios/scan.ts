@@ -15,6 +15,10 @@
 //                         synchronous_commit on; skipped, saying why, without the Debian package
 //   Fastify + memory      the same scan logic in memory on Fastify (no durability: generous)
 //   Express + memory      the same on Express
+//   scan-batch            offline uploads (issue 32): batches of 500 offline scans (unique nonces,
+//                         mostly admissions, some conflicts and denials) to POST /events/checkin/batch
+//                         on the durable service, one in flight; p50/p95 per batch and scans/s
+//                         (aim p50 ≤ 100 ms; bench/scenarios/scan-batch-side.ts)
 //
 // Every side gets a fresh server per measured run (the service on a copy of one seeded store,
 // PostgreSQL reset to the seeded tickets), so every run sees the same fresh tickets. Then the
@@ -25,7 +29,8 @@
 //
 // Knobs (env): BENCH_SECONDS measured seconds per side (10), BENCH_ROUNDS (2), BENCH_WARMUP (2),
 // BENCH_CONNECTIONS (50), SCAN_TICKETS (100000), SCAN_BIG_TICKETS (1000000; 1 skips that step),
-// SCAN_SIDES (comma-separated keys, e.g. "raw,service": measure only those sides).
+// SCAN_SIDES (comma-separated keys, e.g. "raw,service": measure only those sides; `scan-batch` for the
+// offline uploads), SCAN_BATCHES measured batches per round (40), SCAN_BATCH_SIZE scans per batch (500).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -37,6 +42,7 @@ import { EVENT_ID, JWT_SECRET, ORG, scanBodies, seedScanStore, staffToken, TYPE_
 import { TokenService } from '../../core/auth/tokens.js';
 import { postgresBin, resetPostgres, seedPostgres, startPostgres, type Postgres } from '../fixtures/postgres.js';
 import { freePort } from '../harness.js';
+import { measureScanBatch, SCAN_BATCH_AIM_P50_MS, type ScanBatchRun } from './scan-batch-side.js';
 
 const NAME = 'scan';
 const DESCRIPTION = 'POST /events/checkin, 100,000-ticket event, 80% first entries / 10% repeats / 10% invalid: service vs raw uWS, Fastify + PostgreSQL, Fastify, Express';
@@ -331,8 +337,9 @@ export const scan: Scenario = {
         { key: 'fastify', label: 'Fastify + memory', durable: false, script: script('../baselines/scan-fastify.js'), env: { SCAN_TICKETS: String(tickets) }, stats: memStats },
         { key: 'express', label: 'Express + memory', durable: false, script: script('../baselines/scan-express.js'), env: { SCAN_TICKETS: String(tickets) }, stats: memStats },
       ];
+      const batchSide = only.length === 0 || only.includes('scan-batch');
       if (only.length > 0) sides.splice(0, sides.length, ...sides.filter((s) => only.includes(s.key)));
-      if (sides.length === 0) throw new Error(`SCAN_SIDES names no side (keys: raw, service, serviceCommit, serviceDevice, postgres, fastify, express)`);
+      if (sides.length === 0 && !batchSide) throw new Error(`SCAN_SIDES names no side (keys: raw, service, serviceCommit, serviceDevice, postgres, fastify, express, scan-batch)`);
       const runs = new Map<string, Run[]>(sides.map((s) => [s.key, []]));
       for (let round = 0; round < rounds; round++) {
         for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
@@ -368,7 +375,28 @@ export const scan: Scenario = {
         rows.push([x.label, x.durable ? 'yes' : 'no', fmt(x.requestsPerSec), fmt(x.cpuMicrosPerRequest, 1), fmt(x.latencyP50, 2), fmt(x.latencyP99, 2), `${fmt(x.successShare * 100, 1)}%`, fmt(x.non2xx), fmt(x.errors), fmt(MiB(x.rssBytes), 1)]);
       }
       const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
-      console.log('\n' + rows.map((r) => r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ')).join('\n'));
+      if (sides.length > 0) console.log('\n' + rows.map((r) => r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ')).join('\n'));
+
+      // Issue 32: offline uploads, batch after batch, on a fresh durable service per round.
+      let scanBatch: { runs: ScanBatchRun[]; latencyP50: number; latencyP95: number; scansPerSec: number; meetsP50: boolean } | null = null;
+      if (batchSide) {
+        const o = { batches: envInt('SCAN_BATCHES', 40), warmup: 5, size: Math.min(500, envInt('SCAN_BATCH_SIZE', 500)), tickets };
+        if ((o.batches + o.warmup) * o.size > tickets) throw new Error(`scan-batch: ${o.batches + o.warmup} batches of ${o.size} need ${(o.batches + o.warmup) * o.size} tickets (SCAN_TICKETS is ${tickets})`);
+        const runsB: ScanBatchRun[] = [];
+        for (let round = 0; round < rounds; round++) {
+          console.log(`  round ${round + 1}: scan-batch (${o.warmup} batches warm-up, ${o.batches} measured, ${o.size} offline scans each)`);
+          runsB.push(await measureScanBatch(script('../fixtures/scan-server.js'), template, authHeaders(), o));
+        }
+        const p50 = mean(runsB.map((r) => r.latencyP50));
+        scanBatch = { runs: runsB, latencyP50: p50, latencyP95: mean(runsB.map((r) => r.latencyP95)), scansPerSec: mean(runsB.map((r) => r.scansPerSec)), meetsP50: p50 <= SCAN_BATCH_AIM_P50_MS };
+        for (const r of runsB) {
+          console.log(
+            `  scan-batch: ${r.batches} × ${r.batchSize} offline scans: p50 ${fmt(r.latencyP50, 1)} ms, p95 ${fmt(r.latencyP95, 1)} ms, max ${fmt(r.latencyMax, 1)} ms per batch; ` +
+              `${fmt(r.scansPerSec)} scans/s at ${fmt(r.cpuMicrosPerScan, 1)} µs CPU a scan; ${fmt(r.admitted)} admitted (${fmt(r.conflicts)} conflicts), ${fmt(r.denied)} denied, ${fmt(r.itemErrors)} item errors`,
+          );
+        }
+        console.log(`scan-batch: p50 ${fmt(p50, 1)} ms per batch of ${o.size} (aim ≤ ${SCAN_BATCH_AIM_P50_MS})${scanBatch.meetsP50 ? '' : ' ABOVE AIM'}`);
+      }
 
       // Issue 31: a device scanning at a two-type list costs no more than a plain staff scan.
       const device = summary.serviceDevice && summary.service ? summary.serviceDevice.requestsPerSec / summary.service.requestsPerSec : null;
@@ -376,7 +404,7 @@ export const scan: Scenario = {
         console.log(`\nservice, device + two-type list: ${fmt(device, 3)}× the plain scan (aim ≥ ${AIMS.minDeviceListRatio})${device >= AIMS.minDeviceListRatio ? '' : ' BELOW AIM'}`);
       }
       // A partial run (SCAN_SIDES) is for profiling: it prints its table and writes no result.
-      if (only.length > 0) return { partial: true, sides: summary };
+      if (only.length > 0) return { partial: true, sides: summary, scanBatch };
       const svc = summary.service;
       const ratios = {
         vsRaw: svc.requestsPerSec / summary.raw.requestsPerSec,
@@ -444,6 +472,7 @@ export const scan: Scenario = {
         meets,
         ratios,
         sides: summary,
+        scanBatch,
         memory: memory.map((m) => ({ ...m, fastifyRssSameTickets: baselines.find((b) => b.tickets === m.tickets)!.fastifyRss })),
         seedSeconds: seedMs / 1000,
       };

@@ -186,6 +186,8 @@ const logged = (seq: number, at: string, fields: Record<string, unknown>) => ({
   by: IDS.userId,
   nonce: null,
   offline: false,
+  conflict: false,
+  conflictReason: null,
   annulled: false,
   ...fields,
 });
@@ -445,6 +447,7 @@ export const FLOW: ReadonlyArray<readonly [string, HandExample]> = [
         inside: 1,
         byCheckpoint: { 'north-door': 1 },
         byDevice: {},
+        conflicts: 0,
         byList: { [IDS.list]: { name: 'Main hall door', total: 0, successful: 0, denied: 0, uniqueAttendees: 0, checkouts: noCounts, inside: 0 } },
       },
     },

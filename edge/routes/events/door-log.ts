@@ -50,11 +50,14 @@ export function doorLogRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
       description:
         'Every scan of the event, allowed or refused, check-outs and annulments included, in log order (the order the ' +
         `server received them), \`limit\` (default ${SCAN_LOG_PAGE}, at most ${SCAN_LOG_MAX_PAGE}) a page. Filters: \`listId\`, ` +
-        '`deviceId`, `checkpoint`, `zone`, `success`, `reason`, and `since` (received at or after this instant). Send ' +
+        '`deviceId`, `checkpoint`, `zone`, `success`, `reason`, `conflict`, and `since` (received at or after this instant). Send ' +
         '`next` back as `after` for the next page; `next` is null at the end of the log. A page costs the same at any ' +
         `depth (it starts at its cursor's key); with filters a request examines at most ${SCAN_LOG_EXAMINE.toLocaleString('en')} ` +
         'scans, so a rare filter may answer a short or empty page with a `next`: follow it. `annulled` says whether an ' +
-        'annulment reversed the scan; an annulment names the scan in `annuls`.',
+        'annulment reversed the scan; an annulment names the scan in `annuls`. `offline` marks a scan made offline and ' +
+        'uploaded later (`at` is when it was made; an offline scan of `POST /events/checkin/batch` keeps the device\'s ' +
+        'decision); `conflict` an offline admission the server would have refused, with why in `conflictReason` (a ' +
+        'double entry is `already_checked_in`).',
       params: EventParams,
       query: ScansQuery,
       response: ScanLogPage,

@@ -5,10 +5,19 @@
 // the scan names no event (the ticket found is handed on, not looked up again).
 import type { AppDeps } from '../../deps.js';
 import type { DeviceScope } from '../../../core/auth/tokens.js';
-import { appError } from '../../../core/errors.js';
+import { AppError, appError, statusName } from '../../../core/errors.js';
 import type { StoredRecord } from '../../../core/store/record.js';
 import { DEFAULT_CODE_SKEW_SECONDS } from '../../../actors/event-records/index.js';
-import { type Located, scanEntry, type ScanInput, type ScanReply, type ValidateReply } from '../../../actors/scanner/index.js';
+import {
+  type BatchItemReply,
+  type DenialReason,
+  type Located,
+  type OfflineDecision,
+  scanEntry,
+  type ScanInput,
+  type ScanReply,
+  type ValidateReply,
+} from '../../../actors/scanner/index.js';
 import { doorFree } from './door-wait.js';
 import { route, type RouteDef } from '../../route.js';
 import {
@@ -51,6 +60,42 @@ interface ScanBody {
   nonce?: string;
   scannedAt?: string;
   deviceId?: string;
+}
+
+interface BatchScanBody extends ScanBody {
+  direction?: 'in' | 'out';
+  offline?: boolean;
+  decision?: 'admitted' | 'denied';
+  reason?: DenialReason;
+}
+
+const OFFLINE_DOC =
+  'Offline uploads: a scan with `offline: true` was decided by a device with no network and needs `scannedAt`, `nonce` ' +
+  'and the device\'s `decision` (`admitted` or `denied`, with its denial `reason` when it gave one). The decision is recorded as ' +
+  'made, never decided again: an admitted scan is logged successful at its `scannedAt` (received now) and the ticket is ' +
+  'inside; a denied one is logged denied with the device\'s reason. Its result is `{success, offline: true, ticketId?, ' +
+  'reason?, conflict?, conflictReason?}`: the ticket by id (the device has it from its feed), not the whole ticket. When the server would have refused an admission (the ' +
+  'ticket entered elsewhere already: `already_checked_in`; refunded, cancelled, over a list\'s limits, a zone full, …) ' +
+  'the answer and the scan log say `conflict: true` with `conflictReason`, and `checkin-stats` counts it in `conflicts` ' +
+  '(and in `successful`). A double entry does not double the door: a ticket already inside on the scan\'s door stays ' +
+  'inside once (it moves to the scan\'s zone, as a multiple-entry list moves it), and a check-in list counts the entry ' +
+  'against its `maxEntries`. An admitted code that matches no ticket of the event places no one. An offline check-out ' +
+  'of a ticket the server did not have inside is logged with `conflict` (`not_checked_in`) but not counted in ' +
+  '`conflicts`, which counts admissions. A batch\'s offline ' +
+  'scans of one event are decided in the order they were made (`scannedAt`; ties as sent), in the places offline scans ' +
+  'hold in the batch; online scans keep their place; so the second of two devices\' admissions of one ticket to be ' +
+  'uploaded is the conflict. A bad offline scan (an unknown zone, list or event, a `scannedAt` in the future, a missing ' +
+  'field) answers `{success: false, error: {statusCode: 400, error: "Bad Request", message}}` in its slot and the other ' +
+  'scans commit; so does any scan naming a check-in list deleted while the batch was on its way. An online scan\'s ' +
+  'problem is a 400 for the whole batch, as before, and so is an item that does not fit the schema (a malformed field, ' +
+  'an unknown `reason`); a scan a device may not make (another event) is a 403. '
+
+/** An offline item's decision, once its required fields are there. */
+function offlineDecision(b: BatchScanBody, at: string): OfflineDecision {
+  const missing = (['scannedAt', 'nonce', 'decision'] as const).filter((k) => b[k] === undefined);
+  if (missing.length) throw appError('ERR_VALIDATION', missing.map((k) => `${at}/${k} is required with offline`).join('; '));
+  if (b.reason !== undefined && b.decision !== 'denied') throw appError('ERR_VALIDATION', `${at}/reason is only for a denied scan`);
+  return b.reason !== undefined ? { decision: b.decision!, reason: b.reason } : { decision: b.decision! };
 }
 
 interface Target {
@@ -164,6 +209,7 @@ export function scanningRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
         'results come back in the same order, each in the check-in answer shape. Send a `nonce` with every offline scan: a ' +
         'retried upload answers the original results and counts nothing twice. Scans of one event are decided in order, in ' +
         'one step. ' +
+        OFFLINE_DOC +
         DEVICE_SCAN_DOC +
         REASONS_DOC,
       body: BatchBody,
@@ -175,16 +221,26 @@ export function scanningRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
         const device = ctx.principal!.device;
         const scans = ctx.body.scans;
         const groups = new Map<string, { idx: number[]; scans: Array<ScanInput & { direction: 'in' | 'out' }> }>();
-        const results: Array<ScanReply | Promise<ScanReply>> = new Array(scans.length);
-        scans.forEach((b, i) => {
+        const results: Array<BatchItemReply | Promise<BatchItemReply>> = new Array(scans.length);
+        const take = (b: BatchScanBody, i: number) => {
           const at = `body/scans/${i}`;
           const direction = b.direction ?? 'in';
           if (b.code === undefined && (direction === 'in' || b.ticketId === undefined)) {
             throw appError('ERR_VALIDATION', direction === 'in' ? `${at}/code is required` : `${at}/code or ${at}/ticketId is required`);
           }
+          if (b.offline !== true && (b.decision !== undefined || b.reason !== undefined)) {
+            throw appError('ERR_VALIDATION', `${at}/decision and ${at}/reason are only for offline scans (offline: true)`);
+          }
+          const offline = b.offline === true ? offlineDecision(b, at) : undefined;
           const target: Target = svc.scanTarget(ctx.tenant, b, at, device);
           const { ev, located } = target;
-          const s = svc.stampScan(ctx.tenant, scanInput(svc, target, b, at), device);
+          const s = scanInput(svc, target, b, at);
+          if (offline) {
+            // Its decision must be kept with its nonce, in its event's log.
+            if (!ev) throw appError('ERR_VALIDATION', `${at}: the code matches no ticket and the scan names no event (send eventId or listId)`);
+            s.offline = offline;
+          }
+          svc.stampScan(ctx.tenant, s, device);
           if (!ev) {
             results[i] = unmatched(svc, ctx.tenant, direction, s, by);
             return;
@@ -194,10 +250,21 @@ export function scanningRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
           if (!g) groups.set(ev.sk, (g = { idx: [], scans: [] }));
           g.idx.push(i);
           g.scans.push({ ...s, direction });
+        };
+        scans.forEach((b, i) => {
+          if (b.offline !== true) return take(b, i);
+          // An offline item answers its own problems in its slot (the device cannot fix the past by
+          // retrying); a refusal of the caller (403) still refuses the upload.
+          try {
+            take(b, i);
+          } catch (err) {
+            if (!(err instanceof AppError) || (err.statusCode !== 400 && err.statusCode !== 404)) throw err;
+            results[i] = { success: false, error: { statusCode: 400, error: statusName(400), message: err.message } };
+          }
         });
         await Promise.all(
           [...groups].map(async ([eventId, g]) => {
-            const out = await svc.scanner<ScanReply[]>(ctx.tenant, eventId, { type: 'batch', by, scans: g.scans });
+            const out = await svc.scanner<BatchItemReply[]>(ctx.tenant, eventId, { type: 'batch', by, scans: g.scans });
             g.idx.forEach((i, k) => (results[i] = out[k]));
           }),
         );
@@ -242,7 +309,10 @@ export function scanningRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
         'by the time of the scan (an offline scan’s `scannedAt`). `inside` counts tickets inside now, a ticket inside on ' +
         'two check-in lists once. `byList` gives each check-in list\'s own figures (its scans, the tickets that entered ' +
         'on it, those inside on it). `byCheckpoint` and `byDevice` count successful entries per checkpoint and device (scans ' +
-        'naming one). An annulled scan (`POST /events/checkin/annul`) counts nowhere. With `listId` every field is that ' +
+        'naming one). `conflicts` counts offline admissions the server would have refused (a ticket admitted offline at ' +
+        'two devices is one entry and one conflict; see `POST /events/checkin/batch`), also counted in `successful`; a ' +
+        'list\'s figures in `byList` carry `conflicts` when it has any. ' +
+        'An annulled scan (`POST /events/checkin/annul`) counts nowhere. With `listId` every field is that ' +
         'list\'s alone (a list of another event is a 404).',
       params: EventParams,
       query: StatsQuery,

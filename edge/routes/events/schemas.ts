@@ -176,21 +176,30 @@ export const CheckoutBody = Type.Object(
   { code: Type.Optional(Code), ticketId: Type.Optional(Id), ...scanFields },
   { additionalProperties: false },
 );
+const Reason = Type.Union(
+  DENIAL_REASONS.map((r) => Type.Literal(r)),
+  { description: 'Why the scan was denied' },
+);
+
 export const BatchScan = Type.Object(
   {
     code: Type.Optional(Code),
     ticketId: Type.Optional(Id),
     direction: Type.Optional(Type.Union([Type.Literal('in'), Type.Literal('out')], { description: 'Check-in (default) or check-out' })),
     ...scanFields,
+    offline: Type.Optional(
+      Type.Boolean({
+        description: 'true: decided by an offline device (`decision`), recorded as made, never decided again; needs `scannedAt`, `nonce` and `decision`',
+      }),
+    ),
+    decision: Type.Optional(
+      Type.Union([Type.Literal('admitted'), Type.Literal('denied')], { description: 'Offline scans: what the device decided (for a check-out: let out, or not)' }),
+    ),
+    reason: Type.Optional(Type.Union(DENIAL_REASONS.map((r) => Type.Literal(r)), { description: 'Offline scans denied: the device\'s denial reason' })),
   },
   { additionalProperties: false },
 );
 export const BatchBody = Type.Object({ scans: Type.Array(BatchScan, { minItems: 1, maxItems: 500 }) }, { additionalProperties: false });
-
-const Reason = Type.Union(
-  DENIAL_REASONS.map((r) => Type.Literal(r)),
-  { description: 'Why the scan was denied' },
-);
 
 export const ScanResult = Type.Object({
   success: Type.Boolean(),
@@ -198,7 +207,23 @@ export const ScanResult = Type.Object({
   ticket: Type.Optional(TicketSchema),
 });
 
-export const BatchResult = Type.Object({ results: Type.Array(ScanResult, { description: 'In the order of the scans sent' }) });
+export const BatchItemResult = Type.Object({
+  success: Type.Boolean({ description: 'Allowed (offline: the device admitted it); false for a denial or a bad item (`error`)' }),
+  reason: Type.Optional(Reason),
+  ticket: Type.Optional(TicketSchema),
+  offline: Type.Optional(Type.Boolean({ description: 'An offline scan: the device\'s decision, recorded as made' })),
+  ticketId: Type.Optional(Type.String({ description: 'Offline scans: the ticket the code matched (its answer carries no `ticket`)' })),
+  conflict: Type.Optional(Type.Boolean({ description: 'An offline admission the server would have refused: a double entry, a revoked ticket (`conflictReason`)' })),
+  conflictReason: Type.Optional(Type.Union(DENIAL_REASONS.map((r) => Type.Literal(r)), { description: 'What the server would have answered' })),
+  error: Type.Optional(
+    Type.Object(
+      { statusCode: Type.Integer(), error: Type.String(), message: Type.String() },
+      { description: 'A bad item (an offline scan naming an unknown zone or list, a future `scannedAt`, …), answered in its slot; the other scans commit' },
+    ),
+  ),
+});
+
+export const BatchResult = Type.Object({ results: Type.Array(BatchItemResult, { description: 'In the order of the scans sent' }) });
 
 export const ValidateBody = Type.Object(
   { code: Code, eventId: scanFields.eventId, listId: scanFields.listId, zone: scanFields.zone },
@@ -224,6 +249,7 @@ export const CheckinStats = Type.Object({
   inside: Type.Integer({ description: 'Tickets inside now (a ticket inside on two lists counts once)' }),
   byCheckpoint: Type.Record(Type.String(), Type.Integer(), { description: 'Successful entries per checkpoint (scans naming one), net of annulments' }),
   byDevice: Type.Record(Type.String(), Type.Integer(), { description: 'Successful entries per device id (scans naming one), net of annulments' }),
+  conflicts: Type.Integer({ description: 'Offline admissions the server would have refused (double entries, revoked tickets), counted in `successful` too' }),
   byList: Type.Record(
     Type.String(),
     Type.Object({
@@ -234,6 +260,7 @@ export const CheckinStats = Type.Object({
       uniqueAttendees: Type.Integer({ description: 'Tickets that ever entered on the list' }),
       checkouts: Counts,
       inside: Type.Integer({ description: 'Tickets inside on the list now' }),
+      conflicts: Type.Optional(Type.Integer({ description: 'Offline admissions on the list the server would have refused; absent when none' })),
     }),
     { description: 'Per check-in list id (empty for an event without lists)' },
   ),
@@ -354,6 +381,8 @@ export const ScanLogItem = Type.Object({
   by: Type.Union([Type.String(), Type.Null()], { description: 'Who made it: the user, device or application id; `system` for an automatic check-out' }),
   nonce: Type.Union([Type.String(), Type.Null()]),
   offline: Type.Boolean({ description: 'Made offline and uploaded later' }),
+  conflict: Type.Boolean({ description: 'An offline admission the server would have refused (it counts as an entry)' }),
+  conflictReason: Type.Union([Type.String(), Type.Null()], { description: 'Why the server would have refused it (a denial reason)' }),
   annulled: Type.Boolean({ description: 'An annulment reversed it: it counts nowhere' }),
   annuls: Type.Optional(Type.String({ description: 'An annulment: the id of the scan it reversed' })),
 });
@@ -371,6 +400,7 @@ export const ScansQuery = Type.Object(
     zone: Type.Optional(Type.String({ pattern: ZONE_ID })),
     success: Type.Optional(Type.Boolean()),
     reason: Type.Optional(Type.String({ minLength: 1, maxLength: 32 })),
+    conflict: Type.Optional(Type.Boolean({ description: 'true: only offline admissions in conflict; false: the others' })),
     since: Type.Optional(Type.String({ format: 'date-time', description: 'Scans received at or after this instant' })),
     after: Type.Optional(Type.String({ pattern: '^[0-9]{1,15}$', description: 'The `next` of the previous page' })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, description: 'Scans per page (default 100)' })),
