@@ -40,6 +40,7 @@ import { loadModules, type ModuleRef } from './modules.js';
 import { buildOpenApi } from './openapi.js';
 import type { RouteDef } from './route.js';
 import { systemRoutes } from './routes/system.js';
+import { noWebhooks } from '../core/webhooks/port.js';
 
 export interface StartOptions {
   /** Config overrides applied over config/default.json (the environment still wins). */
@@ -162,6 +163,7 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
   const services: NodeServices = {
     outbox,
     scheduler: new Scheduler({ store, clock, logger }),
+    webhooks: noWebhooks,
     get sockets() {
       return chat('sockets');
     },

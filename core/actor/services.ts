@@ -27,12 +27,15 @@
 // through `deps` (the event media file store, edge/routes/events/media.ts) is a port, made lazily.
 import type { OutboxProvider } from '../outbox.js';
 import type { Scheduler } from '../scheduler.js';
+import type { WebhookPort } from '../webhooks/port.js';
 
 export interface NodeServices {
   /** Email, SMS and print messages (default `local`: recorded in the store). */
   readonly outbox: OutboxProvider;
   /** The node's durable timers (core/scheduler.ts): one per node, started and stopped by the node. */
   readonly scheduler: Scheduler;
+  /** Webhook events queued in a write's own batch (core/webhooks/port.ts). */
+  readonly webhooks: WebhookPort;
 }
 
 /**
