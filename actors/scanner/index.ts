@@ -17,3 +17,5 @@ export * from './door-fields.js';
 export * from './door-backlog.js';
 export * from './record-overlay.js';
 export * from './unmatched-scans-actor.js';
+export * from './door-view.js';
+export * from './scan-rate.js';

@@ -29,6 +29,7 @@ import { type CheckinList, listRefusal } from './checkin-list.js';
 import { armExitAll, listOp, loadLists } from './list-ops.js';
 import type { AnnulledScan, ScanEntry } from './scan-entry.js';
 import { scanItem, type ScanLogItem } from './scan-log.js';
+import { DOOR_NOTICE_MS, doorScannedSubject, doorView } from './door-view.js';
 import { byCredentialCode, byStaticCode, type Located, type RecordReader } from './locate.js';
 import { RecordOverlay } from './record-overlay.js';
 import { readTicket, secretOf, type ScannerState } from './state.js';
@@ -196,6 +197,7 @@ function record(st: ScannerState, ctx: ActorContext, e: ScanEntry): DoorPatch | 
   const caughtUp = st.door.behind.size === 0;
   const patch = st.door.apply(e, seq);
   ctx.batch.append(st.tenant, st.log, seq, e);
+  notice(st, ctx);
   if (caughtUp && st.door.behind.size > 0) {
     // Falling behind is noted in the store once (not per scan), so a restart's first read knows.
     if (!st.behindKv) {
@@ -205,6 +207,18 @@ function record(st: ScannerState, ctx: ActorContext, e: ScanEntry): DoorPatch | 
     ctx.services.doorBacklog.fellBehind(st.tenant, st.eventId, seq);
   }
   return patch;
+}
+
+/**
+ * Tells the live door views (edge/routes/events/door-view.ts) that a scan of the event is
+ * committing: published after the commit, at most once per DOOR_NOTICE_MS. A scan inside that gap
+ * is still shown: a view reads the door DOOR_NOTICE_MS or more after the notice it acts on.
+ */
+function notice(st: ScannerState, ctx: ActorContext): void {
+  const now = ctx.clock.now();
+  if (st.noticeAt !== undefined && now - st.noticeAt < DOOR_NOTICE_MS && now >= st.noticeAt) return;
+  st.noticeAt = now;
+  ctx.publish(doorScannedSubject(st.tenant, st.eventId), 1);
 }
 
 /** The ticket as a successful entry left it: `p` is what `record` answered for it. */
@@ -533,6 +547,8 @@ function receive(st: ScannerState, msg: ScannerMsg, ctx: ActorContext): unknown 
       return annul(st, ctx, msg);
     case 'annulled':
       return msg.seqs.map((seq) => st.door.annulled.get(seq) ?? 0);
+    case 'door-view':
+      return doorView(st, ctx.clock.now());
 
     case 'occupancy': {
       const list = listNamed(st, msg.list);

@@ -26,6 +26,8 @@ export interface ScannerState {
   behindKv: boolean;
   /** The event's check-in lists by id (this actor writes them: see list-ops.ts). */
   readonly lists: Map<string, CheckinList>;
+  /** When the edge was last told a scan committed (door-view.ts DOOR_NOTICE_MS). */
+  noticeAt?: number;
 }
 
 /** A ticket as this actor last wrote it, with the door fields the scan log holds (door-fields.ts). */

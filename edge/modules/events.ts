@@ -27,6 +27,7 @@ import { ticketRoutes } from '../routes/events/tickets.js';
 import { deviceRoutes } from '../routes/events/devices.js';
 import { devicesActor, ScannerDevices } from '../../actors/devices/index.js';
 import { waitsForDoor } from '../routes/events/door-wait.js';
+import { doorViewRoutes } from '../routes/events/door-view.js';
 
 const ORPHAN_SWEEP_FIRST_MS = 60 * 1000;
 const ORPHAN_SWEEP_EVERY_MS = 60 * 60 * 1000;
@@ -74,7 +75,7 @@ export const eventsModule: Module = {
     deps.credentials.push((headers, tenant) => devices.resolve(headers, tenant));
     const svc = new EventsApi(deps, undefined, devices);
     return {
-      routes: [...eventRoutes(svc), ...ticketRoutes(svc), ...scanningRoutes(svc), ...checkinListRoutes(svc), ...doorLogRoutes(svc), ...attendeeRoutes(svc), ...deviceRoutes(devices, svc)].map((r) =>
+      routes: [...eventRoutes(svc), ...ticketRoutes(svc), ...scanningRoutes(svc), ...checkinListRoutes(svc), ...doorLogRoutes(svc), ...attendeeRoutes(svc), ...deviceRoutes(devices, svc), ...doorViewRoutes(svc, devices, deps)].map((r) =>
         afterDoor(deps, r),
       ),
       async start() {
