@@ -197,7 +197,7 @@ function record(st: ScannerState, ctx: ActorContext, e: ScanEntry): DoorPatch | 
   const caughtUp = st.door.behind.size === 0;
   const patch = st.door.apply(e, seq);
   ctx.batch.append(st.tenant, st.log, seq, e);
-  notice(st, ctx);
+  notice(st, ctx, e.receivedAt ?? e.at);
   if (caughtUp && st.door.behind.size > 0) {
     // Falling behind is noted in the store once (not per scan), so a restart's first read knows.
     if (!st.behindKv) {
@@ -213,9 +213,9 @@ function record(st: ScannerState, ctx: ActorContext, e: ScanEntry): DoorPatch | 
  * Tells the live door views (edge/routes/events/door-view.ts) that a scan of the event is
  * committing: published after the commit, at most once per DOOR_NOTICE_MS. A scan inside that gap
  * is still shown: a view reads the door DOOR_NOTICE_MS or more after the notice it acts on.
+ * `now` is the entry's receipt time (no clock read of its own on the scan path).
  */
-function notice(st: ScannerState, ctx: ActorContext): void {
-  const now = ctx.clock.now();
+function notice(st: ScannerState, ctx: ActorContext, now: number): void {
   if (st.noticeAt !== undefined && now - st.noticeAt < DOOR_NOTICE_MS && now >= st.noticeAt) return;
   st.noticeAt = now;
   ctx.publish(doorScannedSubject(st.tenant, st.eventId), 1);
