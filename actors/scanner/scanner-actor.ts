@@ -524,6 +524,8 @@ function receive(st: ScannerState, msg: ScannerMsg, ctx: ActorContext): unknown 
     for (const id of st.door.lists.keys()) if (!st.lists.has(id)) st.door.lists.delete(id);
     // The lists' automatic check-outs are local times: a new time zone moves them.
     if (st.ev && st.door.timezone !== tz) for (const l of st.lists.values()) if (l.exitAllAt) armExitAll(st, ctx, l.id, l.exitAllAt);
+    // A live door view shows the new zones and capacities.
+    if (st.ev) ctx.publish(doorScannedSubject(st.tenant, st.eventId), 1);
     return true;
   }
   // Before the event check: a deleted event's backlog is still cleared.

@@ -63,6 +63,13 @@ t.test('door view - the stream answers the door at once and again within a secon
   const frames = sse.events.slice(from).filter((e) => e.event === 'door').length;
   t.ok(frames <= Math.ceil(took * 5) + 1, `${frames} snapshots for 20 scans in ${took.toFixed(2)} s`);
 
+  // A zone's new capacity shows too.
+  const zonesFrom = sse.events.length;
+  const put = await w.staff.put(`/events/${ev.id}`, { zones: [{ id: 'hall', name: 'Main hall', capacity: 800 }, { id: 'lounge', name: 'VIP lounge', capacity: 50 }] });
+  t.equal(put.status, 200);
+  const bigger = await sse.next((e) => e.event === 'door' && e.data.zones[0].capacity === 800, 1500, zonesFrom);
+  t.match(bigger.data.zones[0], { zoneId: 'hall', inside: 1, capacity: 800 }, 'an event change is shown');
+
   // Once the rush's last read is out (a notice during a read asks for one more), nothing is sent.
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
   for (let n = -1; n !== sse.events.length; ) {
