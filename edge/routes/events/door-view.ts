@@ -106,7 +106,8 @@ export function doorViewRoutes(svc: EventsApi, devices: ScannerDevices, deps: Ap
           'check-in and check-out, allowed or denied; an annulment takes nothing away), `denials` by reason, ' +
           '`conflicts`, and `devices` (enrolled devices seen, and device ids scans named, with `lastSeenAt`, ' +
           '`scanCount` and this event\'s `entries`). The first event comes at once; another within a second of any ' +
-          'scan of the event on any server, a rush coalesced to a few a second (no polling). A `: heartbeat` comment ' +
+          'scan of the event on any server, a rush coalesced to a few a second (no polling), and after a change of the ' +
+          'event (its zones, their capacities). A `: heartbeat` comment ' +
           'goes out every 15 s. The stream ends with `event: end` `{"reason":"token_expired"}` when the access token ' +
           'expires: open it again with a fresh one. Views open at once are bounded per server (`DOOR_VIEW_STREAMS`, ' +
           '503) and per organisation (`DOOR_VIEW_STREAMS_PER_ORG`, 429).',
