@@ -129,7 +129,7 @@ export interface Config {
   };
   actors: { idleMs: number; askTimeoutMs: number };
   /** The door's write-behind of ticket door fields (actors/scanner/door-backlog.ts). */
-  door: { materializeMs: number; materializeBatch: number; materializeBusyPercent: number; materializeMaxWaitMs: number; annulWindowS: number };
+  door: { materializeMs: number; materializeBatch: number; materializeBusyPercent: number; materializeMaxWaitMs: number; annulWindowS: number; viewStreams: number; viewStreamsPerOrg: number };
   /** The dispatcher of queued outbox messages (core/outbox-dispatcher.ts). */
   outbox: { pollMs: number; batchSize: number; concurrency: number; maxAttempts: number; retryBaseMs: number; retryMaxMs: number };
   cluster: ClusterSettings;
@@ -242,6 +242,8 @@ const ENV: ReadonlyArray<[string, string[], Parse]> = [
   ['DOOR_MATERIALIZE_BUSY_PERCENT', ['door', 'materializeBusyPercent'], int],
   ['DOOR_MATERIALIZE_MAX_WAIT_MS', ['door', 'materializeMaxWaitMs'], int],
   ['DOOR_ANNUL_WINDOW_S', ['door', 'annulWindowS'], int],
+  ['DOOR_VIEW_STREAMS', ['door', 'viewStreams'], int],
+  ['DOOR_VIEW_STREAMS_PER_ORG', ['door', 'viewStreamsPerOrg'], int],
   ['OUTBOX_BATCH_SIZE', ['outbox', 'batchSize'], int],
   ['OUTBOX_CONCURRENCY', ['outbox', 'concurrency'], int],
   ['OUTBOX_MAX_ATTEMPTS', ['outbox', 'maxAttempts'], int],

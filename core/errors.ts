@@ -82,6 +82,7 @@ export const ErrorCodes = {
   // 429
   ERR_RATE_LIMITED: def('ERR_RATE_LIMITED', 429, 'rate limit reached; retry after %s seconds'),
   ERR_RATE_LIMIT_BUCKET: def('ERR_RATE_LIMIT_BUCKET', 429, 'rate limit of %s reached (%s requests/s, burst %s); retry after %s seconds. %s'),
+  ERR_TOO_MANY_STREAMS: def('ERR_TOO_MANY_STREAMS', 429, 'this organisation has %s live door views open on this server, the most %s allows; close one'),
   // 5xx
   ERR_INTERNAL: def('ERR_INTERNAL', 500, 'internal server error'),
   ERR_UNAVAILABLE: def('ERR_UNAVAILABLE', 503, '%s'),

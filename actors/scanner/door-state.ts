@@ -5,6 +5,7 @@
 import { foldPatch, type DoorPatch } from './door-fields.js';
 import { DoorTally } from './door-tally.js';
 import { localDay } from './local-day.js';
+import { ScanRate } from './scan-rate.js';
 import type { ScanEntry } from './scan-entry.js';
 
 /** Days of entries a list remembers per ticket for `maxEntriesPerDay` (a week and a day). */
@@ -61,6 +62,8 @@ export class DoorState extends DoorTally {
   readonly annulledPrev = new Map<number, number>();
   /** Tickets whose first entry was annulled while later entries stood: the attendee goes with the last of them. */
   private readonly firstAnnulled = new Set<string>();
+  /** Scans per minute per checkpoint over the last hour (the live door view's chart). */
+  readonly rate = new ScanRate();
 
   list(id: string): ListDoor {
     let l = this.lists.get(id);
@@ -85,6 +88,7 @@ export class DoorState extends DoorTally {
       this.unapply(e, seq, list, door);
       return patch;
     }
+    this.rate.add(e.checkpoint, e.at);
     if (e.ok && e.ticketId) {
       const prev = door.last.get(e.ticketId);
       if (prev !== undefined) e.prev = prev;

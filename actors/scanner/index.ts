@@ -19,3 +19,5 @@ export * from './door-backlog.js';
 export * from './record-overlay.js';
 export * from './door-feed.js';
 export * from './unmatched-scans-actor.js';
+export * from './door-view.js';
+export * from './scan-rate.js';

@@ -100,6 +100,8 @@ export type ScannerMsg =
   /** `list`: narrowed to that check-in list. */
   | { type: 'stats'; list?: string }
   | { type: 'occupancy'; list?: string }
+  /** The live door view's figures (door-view.ts). */
+  | { type: 'door-view' }
   | { type: 'reload' }
   /** Writes up to `max` tickets' door fields into their records; answers how many are still behind. */
   | { type: 'materialize'; max: number }

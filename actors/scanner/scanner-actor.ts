@@ -29,6 +29,7 @@ import { type CheckinList, listRefusal } from './checkin-list.js';
 import { armExitAll, listOp, loadLists } from './list-ops.js';
 import type { AnnulledScan, ScanEntry } from './scan-entry.js';
 import { scanItem, type ScanLogItem } from './scan-log.js';
+import { DOOR_NOTICE_MS, doorScannedSubject, doorView } from './door-view.js';
 import { byCredentialCode, byStaticCode, type Located, type RecordReader } from './locate.js';
 import { RecordOverlay } from './record-overlay.js';
 import { FeedLog, listDoorsOf } from './door-feed.js';
@@ -202,6 +203,7 @@ function record(st: ScannerState, ctx: ActorContext, e: ScanEntry): DoorPatch | 
   const caughtUp = st.door.behind.size === 0;
   const patch = st.door.apply(e, seq);
   ctx.batch.append(st.tenant, st.log, seq, e);
+  notice(st, ctx, e.receivedAt ?? e.at);
   if (caughtUp && st.door.behind.size > 0) {
     // Falling behind is noted in the store once (not per scan), so a restart's first read knows.
     if (!st.behindKv) {
@@ -211,6 +213,18 @@ function record(st: ScannerState, ctx: ActorContext, e: ScanEntry): DoorPatch | 
     ctx.services.doorBacklog.fellBehind(st.tenant, st.eventId, seq);
   }
   return patch;
+}
+
+/**
+ * Tells the live door views (edge/routes/events/door-view.ts) that a scan of the event is
+ * committing: published after the commit, at most once per DOOR_NOTICE_MS. A scan inside that gap
+ * is still shown: a view reads the door DOOR_NOTICE_MS or more after the notice it acts on.
+ * `now` is the entry's receipt time (no clock read of its own on the scan path).
+ */
+function notice(st: ScannerState, ctx: ActorContext, now: number): void {
+  if (st.noticeAt !== undefined && now - st.noticeAt < DOOR_NOTICE_MS && now >= st.noticeAt) return;
+  st.noticeAt = now;
+  ctx.publish(doorScannedSubject(st.tenant, st.eventId), 1);
 }
 
 /** The ticket as a successful entry left it: `p` is what `record` answered for it. */
@@ -632,6 +646,8 @@ function receive(st: ScannerState, msg: ScannerMsg, ctx: ActorContext): unknown 
     for (const id of st.door.lists.keys()) if (!st.lists.has(id)) st.door.lists.delete(id);
     // The lists' automatic check-outs are local times: a new time zone moves them.
     if (st.ev && st.door.timezone !== tz) for (const l of st.lists.values()) if (l.exitAllAt) armExitAll(st, ctx, l.id, l.exitAllAt);
+    // A live door view shows the new zones and capacities.
+    if (st.ev) ctx.publish(doorScannedSubject(st.tenant, st.eventId), 1);
     return true;
   }
   // Before the event check: a deleted event's backlog is still cleared.
@@ -658,6 +674,8 @@ function receive(st: ScannerState, msg: ScannerMsg, ctx: ActorContext): unknown 
     case 'feed-touch':
       st.feed.ticket(ctx.batch, msg.ticketId, ctx.clock.now());
       return true;
+    case 'door-view':
+      return doorView(st, ctx.clock.now());
 
     case 'occupancy': {
       const list = listNamed(st, msg.list);

@@ -32,6 +32,8 @@ export interface ScannerState {
   readonly feed: FeedLog;
   /** The event's door keys, loaded on first need (door-keys.ts). */
   doorKeys?: DoorKeyring;
+  /** When the edge was last told a scan committed (door-view.ts DOOR_NOTICE_MS). */
+  noticeAt?: number;
 }
 
 /** A ticket as this actor last wrote it, with the door fields the scan log holds (door-fields.ts). */

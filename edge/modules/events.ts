@@ -29,6 +29,7 @@ import { devicesActor, ScannerDevices } from '../../actors/devices/index.js';
 import { waitsForDoor } from '../routes/events/door-wait.js';
 import { doorFeedHearsRecordStore, doorFeedRoutes } from '../routes/events/door-feed.js';
 import { doorKeyRoutes } from '../routes/events/door-keys.js';
+import { doorViewRoutes } from '../routes/events/door-view.js';
 
 const ORPHAN_SWEEP_FIRST_MS = 60 * 1000;
 const ORPHAN_SWEEP_EVERY_MS = 60 * 60 * 1000;
@@ -77,7 +78,7 @@ export const eventsModule: Module = {
     const svc = new EventsApi(deps, undefined, devices);
     let offFeed: (() => void) | undefined;
     return {
-      routes: [...eventRoutes(svc), ...ticketRoutes(svc), ...scanningRoutes(svc), ...checkinListRoutes(svc), ...doorLogRoutes(svc), ...attendeeRoutes(svc), ...deviceRoutes(devices, svc), ...doorFeedRoutes(svc), ...doorKeyRoutes(svc)].map((r) =>
+      routes: [...eventRoutes(svc), ...ticketRoutes(svc), ...scanningRoutes(svc), ...checkinListRoutes(svc), ...doorLogRoutes(svc), ...attendeeRoutes(svc), ...deviceRoutes(devices, svc), ...doorFeedRoutes(svc), ...doorKeyRoutes(svc), ...doorViewRoutes(svc, devices, deps)].map((r) =>
         afterDoor(deps, r),
       ),
       async start() {

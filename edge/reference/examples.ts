@@ -630,6 +630,21 @@ export const STREAMS: Record<string, { description: string; example: string }> =
       'retry: 2000\n\nid: 0\ndata: {"index":0,"chunk":"Doors "}\n\nid: 1\ndata: {"index":1,"chunk":"open at 18:30."}\n\n' +
       `event: done\ndata: {"streamId":"665f1c2ab4d3e8f9a0b1c2b0","chatId":"665f1c2ab4d3e8f9a0b1c2b1"}\n\n`,
   },
+  'GET /events/:id/door/stream': {
+    description:
+      'A `text/event-stream`. First `retry: 2000`; then `event: door` with the whole door as one `data:` line, at once and ' +
+      'within a second of every scan of the event (a rush coalesced to a few a second): `zones`, `inside`, `scans`, ' +
+      '`admitted`, `denied`, `checkouts`, `rate` (60 one-minute counts per checkpoint, oldest first), `denials`, ' +
+      '`conflicts`, `devices`. A `: heartbeat` comment keeps the connection open; `event: end` `{"reason":"token_expired"}` ' +
+      'when the access token expires. Each event replaces the last: there is nothing to resume.',
+    example:
+      'retry: 2000\n\nevent: door\ndata: {"eventId":"665f1c2ab4d3e8f9a0b1c2a0","eventName":"Spring Gala","at":"2026-09-14T18:42:07.120Z",' +
+      '"zones":[{"zoneId":"main","zoneName":"Main hall","capacity":400,"inside":212,"percentFull":53}],"inside":212,"scans":240,' +
+      '"admitted":231,"denied":9,"checkouts":19,"rate":{"from":"2026-09-14T17:43:00.000Z","minutes":60,"checkpoints":' +
+      '[{"checkpoint":"Gate A","perMinute":[0,0,"… 60 counts …",14,9],"total":180}]},"denials":{"already_checked_in":6,"invalid_code":3},' +
+      '"conflicts":0,"devices":[{"id":"665f1c2ab4d3e8f9a0b1c2d0","name":"Gate A scanner","enrolled":true,' +
+      '"lastSeenAt":"2026-09-14T18:42:05.000Z","scanCount":190,"entries":180}]}\n\n',
+  },
 };
 
 /**

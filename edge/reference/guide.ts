@@ -82,5 +82,7 @@ export function guideMd(config: Config, counts: string): string {
     '',
     'An AI answer streams at `GET /ai/stream/{streamId}` as `text/event-stream`: one `data: {"index","chunk"}` event per chunk, then `event: done`; send `Last-Event-ID` to resume. The `streamId` comes with the `ai-stream` and `chat-stream` socket events.',
     '',
+    'The door of an event streams at `GET /events/{id}/door/stream` (a staff token) as `text/event-stream`: `event: door` with the whole door (zones against capacity, scans per minute per checkpoint over the last hour, denials, conflicts, devices seen) at once and within a second of every scan, and `event: end` when the token expires. `GET /events/{id}/door` is a page that shows it, signed in with the credentials of this page. EventSource cannot send headers: read it with `fetch()`, as that page does.',
+    '',
   ].join('\n');
 }

@@ -50,6 +50,11 @@ export function limitRows(config: Config): LimitRow[] {
       meaning:
         'password and PIN checks (scrypt, ~50 ms each) and media file writes and syncs running at once on this node, and waiting for a turn: they share a thread pool with the store\'s commits, so more at once would stall every organisation\'s writes; past the queue the request (a sign-in, an upload) answers 503 with `Retry-After`',
     },
+    {
+      setting: 'DOOR_VIEW_STREAMS, DOOR_VIEW_STREAMS_PER_ORG',
+      value: `${n(config.door.viewStreams)}, ${n(config.door.viewStreamsPerOrg)}`,
+      meaning: 'live door views (`GET /events/:id/door/stream`) open on this node at once, and per organisation; past them a new one answers 503, or 429 `ERR_TOO_MANY_STREAMS`',
+    },
     { setting: 'STORE_MAX_TENANT_INDEXES', value: n(config.store.maxTenantIndexes), meaning: 'indexes an organisation may declare on its datatypes (`POST /repository/indexes`); one more answers 409' },
     { setting: 'STORE_INDEX_BUILD_STEP', value: `${n(config.store.indexBuildStep)} records`, meaning: "records a declared index's background build indexes per transaction before it yields to requests and writes (fewer when the step has run 2 ms)" },
     { setting: 'QUERY_TIMEOUT_MS', value: `${n(q.timeoutMs)} ms`, meaning: 'time of one client query (find, dynamic query, aggregation) in a worker; past it the query is stopped and answers 400 naming the budget' },
