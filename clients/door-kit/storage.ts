@@ -31,6 +31,8 @@ export class MemoryStorage implements KitStorage {
  */
 export class JsonFileStorage implements KitStorage {
   private ready: Promise<unknown> | undefined;
+  /** The last write of each key: writes of one key go one after another (they share a temporary file). */
+  private readonly writes = new Map<string, Promise<void>>();
 
   constructor(private readonly dir: string) {}
 
@@ -47,12 +49,20 @@ export class JsonFileStorage implements KitStorage {
     }
   }
 
-  async set(key: string, value: unknown): Promise<void> {
+  set(key: string, value: unknown): Promise<void> {
+    // Serialized now: the value as it is at the call, not as it may be when the previous write ends.
+    const text = JSON.stringify(value);
+    const write = (this.writes.get(key) ?? Promise.resolve()).catch(() => undefined).then(() => this.write(key, text));
+    this.writes.set(key, write);
+    return write;
+  }
+
+  private async write(key: string, text: string): Promise<void> {
     this.ready ??= mkdir(this.dir, { recursive: true });
     await this.ready;
     const to = this.file(key);
     const tmp = `${to}.${process.pid}.tmp`;
-    await writeFile(tmp, JSON.stringify(value));
+    await writeFile(tmp, text);
     await rename(tmp, to);
   }
 }
