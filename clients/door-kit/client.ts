@@ -8,13 +8,22 @@ export type Fetch = (url: string, init: { method: string; headers: Record<string
   text(): Promise<string>;
 }>;
 
-/** The network failed (no answer at all): the kit keeps deciding offline. */
+/**
+ * The server cannot be reached: no answer at all, or a 502, 503 or 504 (a proxy whose server is
+ * down, a server stopping). The kit keeps deciding offline and tries again later.
+ */
 export class KitOfflineError extends Error {
-  constructor(cause: unknown) {
+  constructor(
+    cause: unknown,
+    readonly status?: number,
+  ) {
     super(`the server could not be reached: ${cause instanceof Error ? cause.message : String(cause)}`);
     this.name = 'KitOfflineError';
   }
 }
+
+/** Answers that say the service is not there right now, not that the request was wrong. */
+const UNAVAILABLE = new Set([502, 503, 504]);
 
 /** The server answered with an error (the spec's envelope `{statusCode, message, error}` in `body`). */
 export class KitHttpError extends Error {
@@ -93,6 +102,7 @@ export class DoorClient {
     } catch {
       parsed = text;
     }
+    if (UNAVAILABLE.has(status)) throw new KitOfflineError(new KitHttpError(status, parsed), status);
     if (status < 200 || status >= 300) throw new KitHttpError(status, parsed);
     return parsed as T;
   }

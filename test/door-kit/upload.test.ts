@@ -100,3 +100,20 @@ t.test('door kit - the kit’s entries count until a feed page after the upload 
   await kit.sync();
   t.match(kit.decide({ code: a.number, listId: 'door' }), { admitted: true }, 'the feed’s count replaced the kit’s entry');
 });
+
+t.test('door kit - a 503 (a server stopping, a proxy without its server) is offline: the queue stays', async (t) => {
+  const a = feedTicket();
+  const server = fakeServer({ [EV]: fakeEvent(EV, eventKey('kid00001'), { tickets: [a] }) });
+  let unavailable = false;
+  const fetch: Fetch = async (url, init) =>
+    unavailable ? { status: 503, text: async () => JSON.stringify({ statusCode: 503, error: 'Service Unavailable', message: 'the server is shutting down' }) } : server.fetch(url, init);
+  const kit = await DoorKit.open({ baseUrl: 'http://door.test', orgId: 'acme', fetch, now: () => NOW });
+  await kit.enrol('bpdi_x');
+  await kit.sync();
+  unavailable = true;
+  await t.rejects(kit.sync(), { name: 'KitOfflineError', status: 503 });
+  t.match(await kit.scan({ code: a.number }), { admitted: true });
+  t.match(await kit.upload(), { offline: true, uploaded: 0, left: 1 });
+  unavailable = false;
+  t.match(await kit.upload(), { offline: false, uploaded: 1, left: 0 });
+});
