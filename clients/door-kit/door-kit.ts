@@ -38,8 +38,11 @@ export interface ScanInput {
   code: string;
   /** Default: the only event synced. */
   eventId?: string;
-  /** Default: the device's list (null: the event's own door). */
-  listId?: string | null;
+  /**
+   * Default: the device's list when it is a list of the scan's event, else the event's own door
+   * (as the server stamps a device's scans: a scan of the device's event always names a list).
+   */
+  listId?: string;
   zone?: string;
   checkpoint?: string;
 }
@@ -210,7 +213,8 @@ export class DoorKit {
     const eventId = input.eventId ?? this.defaultEvent();
     const view = this.views.get(eventId);
     if (!view) throw new Error(`door kit: event ${eventId} is not synced`);
-    const listId = input.listId === undefined ? (this.device_?.listId ?? null) : input.listId;
+    const own = this.device_?.listId;
+    const listId = input.listId ?? (own && view.lists[own] ? own : null);
     let list: FeedList | undefined;
     if (listId !== null) {
       list = view.lists[listId];

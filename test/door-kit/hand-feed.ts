@@ -86,7 +86,7 @@ export interface FakeServer {
   answer: (items: any[]) => any[];
 }
 
-export function fakeServer(events: Record<string, FakeEvent>, pageSize = 2): FakeServer {
+export function fakeServer(events: Record<string, FakeEvent>, pageSize = 2, deviceList: string | null = null): FakeServer {
   const s: FakeServer = {
     online: true,
     calls: [],
@@ -98,7 +98,7 @@ export function fakeServer(events: Record<string, FakeEvent>, pageSize = 2): Fak
       s.calls.push(`${init.method} ${u.pathname}${u.search}`);
       const reply = (status: number, body: unknown) => ({ status, text: async () => JSON.stringify(body) });
       if (u.pathname === '/events/devices/initialize') {
-        return reply(200, { deviceId: 'dev-1', token: 'tok-1', device: { sk: 'dev-1', name: 'Gate', eventIds: Object.keys(events), listId: null, checkpoint: 'north' } });
+        return reply(200, { deviceId: 'dev-1', token: 'tok-1', device: { sk: 'dev-1', name: 'Gate', eventIds: Object.keys(events), listId: deviceList, checkpoint: 'north' } });
       }
       if (init.headers.authorization !== 'Device tok-1') return reply(401, { statusCode: 401, error: 'Unauthorized', message: 'no device' });
       if (u.pathname === '/events/checkin/batch') {

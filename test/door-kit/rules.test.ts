@@ -153,3 +153,22 @@ t.test('door kit rules - a delta sync brings revocations and transfers; the kit 
   t.match(kit.decide({ code: key.static(b.id, b.codeTag!) }), { admitted: false, reason: 'bad_signature' }, 'the code before the transfer');
   t.match(kit.decide({ code: key.static(b.id, movedTag) }), { admitted: true }, 'the new holder’s code');
 });
+
+t.test('door kit rules - a scan naming no list is the device’s list at its event, the event’s own door elsewhere', async (t) => {
+  const key = eventKey('kid00001');
+  const ga = feedTicket();
+  const there = feedTicket();
+  const server = fakeServer(
+    {
+      [EV]: fakeEvent(EV, key, { tickets: [ga], lists: [feedList('vip-door', { ticketTypeIds: ['type-vip'] })] }),
+      [OTHER]: fakeEvent(OTHER, eventKey('kid00009'), { event: feedEvent(OTHER), tickets: [there] }),
+    },
+    2,
+    'vip-door',
+  );
+  const kit = await DoorKit.open({ baseUrl: 'http://door.test', orgId: 'acme', fetch: server.fetch, now: () => NOW });
+  await kit.enrol('bpdi_x');
+  await kit.sync();
+  t.match(kit.decide({ code: ga.number, eventId: EV }), { admitted: false, reason: 'product', listId: 'vip-door' }, 'the device’s list decides');
+  t.match(kit.decide({ code: there.number, eventId: OTHER }), { admitted: true, listId: null }, 'another event: its own door');
+});
