@@ -57,7 +57,7 @@ export interface UploadItem {
 }
 
 export type UploadResult =
-  | { success: boolean; offline?: true; conflict?: true; conflictReason?: string; reason?: string; ticket?: { sk: string } }
+  | { success: boolean; offline?: true; ticketId?: string; conflict?: true; conflictReason?: string; reason?: string; ticket?: { sk: string } }
   | { success: false; error: { statusCode: number; error: string; message: string } };
 
 export interface ClientOptions {

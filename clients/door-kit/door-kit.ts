@@ -272,7 +272,7 @@ export class DoorKit {
         }
         report.uploaded++;
         if (r.conflict) {
-          const c: Conflict = { nonce: item.nonce, eventId: item.eventId, ticketId: r.ticket?.sk ?? null, scannedAt: item.scannedAt, conflictReason: r.conflictReason ?? 'conflict' };
+          const c: Conflict = { nonce: item.nonce, eventId: item.eventId, ticketId: r.ticketId ?? r.ticket?.sk ?? this.door.ticketOf(item.nonce) ?? null, scannedAt: item.scannedAt, conflictReason: r.conflictReason ?? 'conflict' };
           report.conflicts.push(c);
           this.conflicts_.push(c);
         }

@@ -31,6 +31,12 @@ export class LocalDoor {
     return (this.byTicket.get(ticketId) ?? []).filter((e) => e.eventId === eventId && e.listId === listId);
   }
 
+  /** The ticket of this kit's entry `nonce`, while it keeps it. */
+  ticketOf(nonce: string): string | undefined {
+    for (const list of this.byTicket.values()) for (const e of list) if (e.nonce === nonce) return e.ticketId;
+    return undefined;
+  }
+
   markUploaded(nonces: ReadonlySet<string>): void {
     for (const list of this.byTicket.values()) for (const e of list) if (nonces.has(e.nonce)) e.uploaded = true;
   }

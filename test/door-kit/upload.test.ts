@@ -68,7 +68,7 @@ t.test('door kit - uploads in batches of 500, resends the same nonces after a lo
   server.answer = (items) =>
     items.map((i, k) =>
       k === 3
-        ? { success: true, offline: true, conflict: true, conflictReason: 'already_checked_in', ticket: { sk: tickets[3].id } }
+        ? { success: true, offline: true, conflict: true, conflictReason: 'already_checked_in', ticketId: tickets[3].id }
         : k === 4
           ? { success: false, error: { statusCode: 400, error: 'Bad Request', message: 'body/scans/4/zone is not a zone' } }
           : { success: true, offline: true },
