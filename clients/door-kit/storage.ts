@@ -58,11 +58,12 @@ export class JsonFileStorage implements KitStorage {
   }
 
   private async write(key: string, text: string): Promise<void> {
-    this.ready ??= mkdir(this.dir, { recursive: true });
+    // The device token is among the values: readable by this user only.
+    this.ready ??= mkdir(this.dir, { recursive: true, mode: 0o700 });
     await this.ready;
     const to = this.file(key);
     const tmp = `${to}.${process.pid}.tmp`;
-    await writeFile(tmp, text);
+    await writeFile(tmp, text, { mode: 0o600 });
     await rename(tmp, to);
   }
 }

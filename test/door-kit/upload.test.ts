@@ -2,6 +2,8 @@
 // storage), uploaded in batches of at most 500 with the same nonces when an answer was lost,
 // conflicts and bad items read from each slot of the answer, and the kit's own entries handed to
 // the feed once it counts them.
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
 import t from 'tap';
 import { DoorKit, JsonFileStorage, type Fetch } from '../../clients/door-kit/index.js';
 import { tempDir } from '../helpers/app.js';
@@ -27,6 +29,7 @@ t.test('door kit - a restarted app keeps its device, cursor, queue and door memo
 
   const again = await open();
   t.equal(again.device?.deviceId, 'dev-1', 'enrolled still');
+  t.equal(statSync(join(dir, 'device.json')).mode & 0o777, 0o600, 'the file with the device token is the user’s alone');
   t.equal(again.queued, 2, 'the queue survived');
   t.match(again.decide({ code: a.number }), { admitted: false, reason: 'already_checked_in' }, 'what it let in before the restart');
   server.online = true;
