@@ -3,7 +3,6 @@
 // event is a whole snapshot (zones against capacity, scans per minute per checkpoint over the last
 // hour, denials by reason, conflicts, devices seen): a viewer that missed one loses nothing, so
 // nothing is replayed and a slow viewer gets only the latest (door-watch.ts shares the reads).
-import { Type } from '@sinclair/typebox';
 import type { DeviceView, ScannerDevices } from '../../../actors/devices/index.js';
 import type { EventsApi } from '../../../actors/events/index.js';
 import type { DoorViewFigures } from '../../../actors/scanner/index.js';
