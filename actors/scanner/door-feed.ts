@@ -15,7 +15,7 @@
 //   kv `door-feed-at:<eventId>`  `t:<ticketId>` | `l:<listId>` → FeedPointer
 //   kv `door-feed-seq`           eventId → last sequence written
 import type { Store, WriteBatch } from '../../core/store/store.js';
-import type { ScannerState } from './state.js';
+import type { DoorState } from './door-state.js';
 
 export const FEED_SEQ_NS = 'door-feed-seq';
 export const feedNs = (eventId: string): string => `door-feed:${eventId}`;
@@ -112,11 +112,11 @@ export interface FeedListDoor {
 }
 
 /** The lists each of `ids` entered on, with its entries and whether it is inside there now. */
-export function listDoorsOf(st: ScannerState, ids: readonly string[]): Record<string, Record<string, FeedListDoor>> {
+export function listDoorsOf(door: DoorState, ids: readonly string[]): Record<string, Record<string, FeedListDoor>> {
   const out: Record<string, Record<string, FeedListDoor>> = {};
   for (const id of ids) {
     const lists: Record<string, FeedListDoor> = {};
-    for (const [listId, ld] of st.door.lists) {
+    for (const [listId, ld] of door.lists) {
       const entries = ld.entries.get(id) ?? 0;
       const inside = ld.inside.has(id);
       if (entries > 0 || inside) lists[listId] = { entries, inside };

@@ -28,6 +28,7 @@ import {
   withinWindow,
 } from './ticket-code.js';
 import { ticketOp } from './ticket-ops.js';
+import type { DoorKeyring, StoredKey } from './door-keyring.js';
 
 /** event id → StoredRing. */
 export const DOOR_KEYS_NS = 'event-door-keys';
@@ -35,29 +36,11 @@ export const DOOR_KEYS_NS = 'event-door-keys';
 /** Keys an event keeps (the active one and those retired). */
 export const MAX_DOOR_KEYS = 8;
 
-/** One key as stored: `d` is the private key (JWK `d`, the 32-byte seed, base64url). */
-interface StoredKey {
-  kid: string;
-  /** The raw 32-byte public key, base64url (JWK `x`). */
-  x: string;
-  d: string;
-  createdAt: number;
-  retiredAt: number | null;
-}
-
 /** Oldest first; the last key is the active one. */
 interface StoredRing {
   keys: StoredKey[];
 }
 
-/** The event's keys as the actor holds them (ScannerState.doorKeys), loaded once per activation. */
-export interface DoorKeyring {
-  keys: StoredKey[];
-  /** kid → public key, for verification. */
-  readonly publics: Map<string, KeyObject>;
-  /** The active key's private half, made on first signature. */
-  signer?: { kid: string; key: KeyObject };
-}
 
 export interface DoorKeyView {
   kid: string;

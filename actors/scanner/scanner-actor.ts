@@ -670,7 +670,7 @@ function receive(st: ScannerState, msg: ScannerMsg, ctx: ActorContext): unknown 
     case 'annulled':
       return msg.seqs.map((seq) => st.door.annulled.get(seq) ?? 0);
     case 'door-of':
-      return listDoorsOf(st, msg.ticketIds);
+      return listDoorsOf(st.door, msg.ticketIds);
     case 'feed-touch':
       st.feed.ticket(ctx.batch, msg.ticketId, ctx.clock.now());
       return true;

@@ -9,7 +9,7 @@ import type { DoorState } from './door-state.js';
 import type { RecordOverlay } from './record-overlay.js';
 import type { CheckinList } from './checkin-list.js';
 import type { FeedLog } from './door-feed.js';
-import type { DoorKeyring } from './door-keys.js';
+import type { DoorKeyring } from './door-keyring.js';
 
 export interface ScannerState {
   readonly tenant: string;

@@ -81,6 +81,14 @@ t.test('events routes - 401 without a token, 403 for a customer on staff routes,
       .replace(':id', ev.id) + (r.path.includes('lookup') ? '?q=x' : '');
     const call = (c: typeof w.staff) => (r.method === 'GET' ? c.get(path) : r.method === 'DELETE' ? c.del(path) : r.method === 'PUT' ? c.put(path, {}) : c.post(path, {}));
     const label = `${r.method} ${r.path}`;
+    if (r.auth === 'none') {
+      // A page that ships with the server (the live door view): it holds no data, its stream is staff-only.
+      const page = await call(w.anon);
+      t.equal(page.status, 200, `${label}: a public page`);
+      t.match(String(page.headers['content-type']), /^text\/html/, `${label}: HTML`);
+      t.notMatch(String(page.body), tk.sk, `${label}: holds no ticket`);
+      continue;
+    }
     t.equal((await call(w.anon)).status, 401, `${label}: no token`);
     if (r.auth === 'staff') {
       t.equal((await call(w.customer)).status, 403, `${label}: customer token`);
