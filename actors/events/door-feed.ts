@@ -1,20 +1,26 @@
 // The door feed (GET /events/:id/door-feed): what a scanner device needs to decide scans with no
 // network, as a full sync and then deltas.
 //
-// A full sync (no cursor) first notes the change log's watermark (actors/scanner/door-feed.ts),
-// then pages through the event's tickets by id on the `data.event` index (a keyset: a page costs
-// the same at ticket 999,000 as at ticket 0), then goes on from that watermark: a change committed
-// while the pages were read has a later sequence, so it comes in the deltas, and nothing is lost to
-// writes racing the pages (pretix's X-Page-Generated idea). A delta reads the change log from its
-// cursor. Either way a page reads at most `limit` tickets and a bounded stretch of the log.
+// Two logs say what changed, each with a sequence: the change log of tickets and lists
+// (actors/scanner/door-feed.ts, written in the batch of each change) and the door's own scan log
+// (every scan's one write, `scan:<eventId>`): a successful scan or annulment changes its ticket's
+// door, and reading it costs the door nothing, where a feed entry per admitted ticket doubled the
+// writes behind a rush. A cursor holds a watermark in each.
 //
-// The cursor is opaque base64url of the phase and position, bound to its event; one that does not
-// decode, names another event or a position past the log is a 400.
+// A full sync (no cursor) first notes both watermarks, then pages through the event's tickets by id
+// on the `data.event` index (a keyset: a page costs the same at ticket 999,000 as at ticket 0),
+// then goes on from the watermarks: a change committed while the pages were read has a later
+// sequence, so it comes in the deltas, and nothing is lost to writes racing the pages (pretix's
+// X-Page-Generated idea). A delta reads the change log, then the scan log, from its cursor. Either
+// way a page reads at most `limit` tickets and a bounded stretch of each log.
+//
+// The cursor is opaque base64url of the phase and positions, bound to its event; one that does not
+// decode, names another event or a position past a log is a 400.
 import { appError } from '../../core/errors.js';
 import type { StoredRecord } from '../../core/store/record.js';
 import type { Store } from '../../core/store/store.js';
 import { eventConfig, SECRET_NS, TICKET, ticketOfEvent } from '../event-records/index.js';
-import { CHECKIN_LIST, codeTag, FEED_SEQ_NS, feedNs, type FeedEntry, type FeedListDoor } from '../scanner/index.js';
+import { CHECKIN_LIST, codeTag, FEED_SEQ_NS, feedNs, SCAN_LOG_PREFIX, type DoorsOf, type FeedEntry, type FeedListDoor, type ScanEntry } from '../scanner/index.js';
 import type { EventsApi, EventsDeps } from './api.js';
 
 export const FEED_DEFAULT_LIMIT = 500;
@@ -63,10 +69,10 @@ export interface FeedPage {
 
 /**
  * Where a sync stands. Full: tickets of index value `v` (0: the event's id, 1: its slug, which
- * records written around the routes may carry) after id `a`, then the log after `w`. Delta: the
- * log after `s`.
+ * records written around the routes may carry) after id `a`, then the change log after `w` and the
+ * scan log after `x`. Delta: the change log after `s`, the scan log after `d`.
  */
-type Cursor = { e: string; w: number; v: 0 | 1; a: string | null } | { e: string; s: number };
+type Cursor = { e: string; w: number; x: number; v: 0 | 1; a: string | null } | { e: string; s: number; d: number };
 
 const CURSOR_MAX_CHARS = 1024;
 
@@ -76,8 +82,8 @@ function encode(c: Cursor): string {
 
 const isSeq = (x: unknown, max: number): x is number => typeof x === 'number' && Number.isSafeInteger(x) && x >= 0 && x <= max;
 
-/** The cursor `text` of event `eventId`, or a 400: it must be one this feed answered (`last`: the log's watermark now). */
-function decode(text: string, eventId: string, last: number): Cursor {
+/** The cursor `text` of event `eventId`, or a 400: it must be one this feed answered (`last`, `lastScan`: the logs' watermarks now). */
+function decode(text: string, eventId: string, last: number, lastScan: number): Cursor {
   const bad = (why: string) => appError('ERR_VALIDATION', `query/since is not a cursor of this feed (${why}): start a full sync without it`);
   if (text.length > CURSOR_MAX_CHARS || !/^[A-Za-z0-9_-]+$/.test(text)) throw bad('not base64url');
   let c: unknown;
@@ -90,9 +96,9 @@ function decode(text: string, eventId: string, last: number): Cursor {
   const o = c as Record<string, unknown>;
   if (o.e !== eventId) throw bad('another event');
   const keys = Object.keys(o).sort().join(',');
-  if (keys === 'e,s' && isSeq(o.s, last)) return { e: eventId, s: o.s };
-  if (keys === 'a,e,v,w' && isSeq(o.w, last) && (o.v === 0 || o.v === 1) && (o.a === null || (typeof o.a === 'string' && o.a.length > 0 && o.a.length <= 256))) {
-    return { e: eventId, w: o.w, v: o.v, a: o.a };
+  if (keys === 'd,e,s' && isSeq(o.s, last) && isSeq(o.d, lastScan)) return { e: eventId, s: o.s, d: o.d };
+  if (keys === 'a,e,v,w,x' && isSeq(o.w, last) && isSeq(o.x, lastScan) && (o.v === 0 || o.v === 1) && (o.a === null || (typeof o.a === 'string' && o.a.length > 0 && o.a.length <= 256))) {
+    return { e: eventId, w: o.w, x: o.x, v: o.v, a: o.a };
   }
   throw bad('garbled');
 }
@@ -148,15 +154,20 @@ function statusRevocation(t: StoredRecord): { id: string; reason: RevokeReason; 
   return undefined;
 }
 
-/** Log slots a delta page looks at, at most: the log has gaps where entries were replaced. */
+/** Log slots a delta page looks at, at most, in each log: the change log has gaps where entries were replaced, the scan log repeats tickets and holds denials. */
 const slotBudget = (limit: number): number => Math.max(2000, 8 * limit);
+
+/** Scan log entries read at once. */
+const SCAN_PAGE = 256;
 
 export async function doorFeed(svc: EventsApi<EventsDeps>, tenant: string, evRec: StoredRecord, since: string | undefined, limit: number): Promise<FeedPage> {
   const store = svc.deps.store;
   const ev = eventConfig(evRec);
-  // First, the watermark: every change committed up to it is in what is read after it.
+  // First, the watermarks: every change committed up to them is in what is read after them.
   const last = store.getKv<number>(tenant, FEED_SEQ_NS, ev.id) ?? 0;
-  const cursor: Cursor = since === undefined ? { e: ev.id, w: last, v: 0, a: null } : decode(since, ev.id, last);
+  const scanLog = SCAN_LOG_PREFIX + ev.id;
+  const lastScan = store.lastLogSeq(tenant, scanLog);
+  const cursor: Cursor = since === undefined ? { e: ev.id, w: last, x: lastScan, v: 0, a: null } : decode(since, ev.id, last, lastScan);
   const page: FeedPage = {
     event: {
       id: ev.id,
@@ -200,13 +211,13 @@ export async function doorFeed(svc: EventsApi<EventsDeps>, tenant: string, evRec
       v++;
       after = undefined;
     }
-    if (more) page.cursor = encode({ e: ev.id, w: cursor.w, v: v as 0 | 1, a: after ?? null });
+    if (more) page.cursor = encode({ e: ev.id, w: cursor.w, x: cursor.x, v: v as 0 | 1, a: after ?? null });
     else {
-      page.cursor = encode({ e: ev.id, s: cursor.w });
-      page.complete = cursor.w === last;
+      page.cursor = encode({ e: ev.id, s: cursor.w, d: cursor.x });
+      page.complete = cursor.w === last && cursor.x === lastScan;
     }
   } else {
-    // Delta: the log after the cursor, up to the watermark.
+    // Delta: the change log after the cursor, up to its watermark; then the scan log.
     const ns = feedNs(ev.id);
     const end = Math.min(last, cursor.s + slotBudget(limit));
     let seq = cursor.s;
@@ -233,14 +244,49 @@ export async function doorFeed(svc: EventsApi<EventsDeps>, tenant: string, evRec
       const r = statusRevocation(t);
       if (r) page.revoked.push(r);
     }
-    page.cursor = encode({ e: ev.id, s: seq });
-    page.complete = seq === last;
+    // The tickets whose door changed: successful scans and annulments (a denial changes nothing).
+    let scanSeq = cursor.d;
+    if (seq === last) {
+      const scanEnd = Math.min(lastScan, cursor.d + slotBudget(limit));
+      let full = false;
+      while (!full && scanSeq < scanEnd) {
+        const entries = store.readLog<ScanEntry>(tenant, scanLog, scanSeq + 1, Math.min(SCAN_PAGE, scanEnd - scanSeq));
+        if (entries.length === 0) break;
+        for (const { seq: n, entry: e } of entries) {
+          if (n > scanEnd) break;
+          if (page.tickets.length + page.revoked.length >= limit) {
+            full = true;
+            break;
+          }
+          scanSeq = n;
+          const id = e.ticketId;
+          if (!e.ok || id === null || seen.has(id)) continue;
+          seen.add(id);
+          const t = store.getRecord(tenant, TICKET, id);
+          if (!t || !ticketOfEvent(t, ev)) continue;
+          page.tickets.push(feedTicket(store, tenant, t));
+          const r = statusRevocation(t);
+          if (r) page.revoked.push(r);
+        }
+      }
+    }
+    page.cursor = encode({ e: ev.id, s: seq, d: scanSeq });
+    page.complete = seq === last && scanSeq === lastScan;
   }
   if (listsChanged) page.lists = store.scan(tenant, CHECKIN_LIST, { 'data.event': ev.id }).map(feedList);
   if (page.tickets.length > 0) {
     // Each ticket's door on the lists, from the scanner's memory (its records hold no per-list state).
-    const doors = await svc.scanner<Record<string, Record<string, FeedListDoor>>>(tenant, ev.id, { type: 'door-of', ticketIds: page.tickets.map((t) => t.id) });
-    for (const t of page.tickets) t.lists = doors[t.id] ?? {};
+    // Each ticket's door from the scanner's memory: its records hold no per-list state, and a scan
+    // read from the log may still be on its way into the record.
+    const doors = await svc.scanner<DoorsOf>(tenant, ev.id, { type: 'door-of', ticketIds: page.tickets.map((t) => t.id) });
+    for (const t of page.tickets) {
+      t.lists = doors.lists[t.id] ?? {};
+      const f = doors.fields[t.id];
+      if (f) {
+        t.status = f.status;
+        t.checkedIn = f.checkedIn;
+      }
+    }
   }
   return page;
 }

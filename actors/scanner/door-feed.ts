@@ -5,7 +5,7 @@
 // change's log entry in the batch of the change itself: the log's last committed sequence is a
 // watermark, and a reader that has seen every entry up to it has seen every change committed
 // before it, whatever raced its pages. Scans write no entry (a scan's one write is its scan log
-// entry): the door fields reach the ticket records behind, in `materialize`, which logs them there.
+// entry, and the feed reads that log for door changes: actors/events/door-feed.ts).
 //
 // Bounded: one entry per ticket and one per list. When a ticket changes again its older entry is
 // deleted in the same batch (a pointer per ticket says where it is), so the log holds at most as
@@ -109,6 +109,12 @@ export class FeedLog {
 export interface FeedListDoor {
   entries: number;
   inside: boolean;
+}
+
+/** What the scanner answers the feed of a page's tickets (`door-of`). */
+export interface DoorsOf {
+  lists: Record<string, Record<string, FeedListDoor>>;
+  fields: Record<string, { status: string; checkedIn: boolean }>;
 }
 
 /** The lists each of `ids` entered on, with its entries and whether it is inside there now. */

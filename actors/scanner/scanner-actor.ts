@@ -32,7 +32,7 @@ import { scanItem, type ScanLogItem } from './scan-log.js';
 import { DOOR_NOTICE_MS, doorScannedSubject, doorView } from './door-view.js';
 import { byCredentialCode, byStaticCode, type Located, type RecordReader } from './locate.js';
 import { RecordOverlay } from './record-overlay.js';
-import { FeedLog, listDoorsOf } from './door-feed.js';
+import { FeedLog, listDoorsOf, type DoorsOf } from './door-feed.js';
 import { readTicket, type ScannerState } from './state.js';
 import { parseDynamicCode, parseStaticCode } from './ticket-code.js';
 import { doorKeys, qrCodes, rotateDoorKeys, signedCodeRefusal } from './door-keys.js';
@@ -248,8 +248,7 @@ function materialize(st: ScannerState, ctx: ActorContext, max: number): Material
     if (!t) continue;
     const v = withDoor(t, p);
     st.overlay.put(ctx.batch, nextVersion(t, { state: v.state, data: v.data }, now), t.version);
-    // The door feed learns the door fields with the record, never on the scan's own path.
-    st.feed.ticket(ctx.batch, id, now);
+    // The door feed learns door changes from the scan log itself (actors/events/door-feed.ts): no entry here.
   }
   const first = st.door.behind.values().next();
   const upto = first.done ? st.door.seq : first.value.since - 1;
@@ -491,6 +490,22 @@ function stats(st: ScannerState, list: CheckinList | undefined): CheckinStats & 
   return { ...st.door.stats(), byList };
 }
 
+/**
+ * The door of each ticket as this actor knows it now, for the door feed: its status and whether it
+ * ever entered (with the door fields not yet in its record), and its entries and presence per list.
+ * The feed reads a scan from the log only once it is committed, so its effect is here by then.
+ */
+function doorsOf(st: ScannerState, ids: readonly string[]): DoorsOf {
+  const fields: DoorsOf['fields'] = {};
+  for (const id of ids) {
+    const t = readTicket(st, id);
+    if (!t) continue;
+    const status = typeof t.data.status === 'string' ? t.data.status : 'valid';
+    fields[id] = { status, checkedIn: status === 'checked_in' || Boolean(t.data.checkedInAt) };
+  }
+  return { lists: listDoorsOf(st.door, ids), fields };
+}
+
 /** What an annulment answers, the same every time it is asked: the scan (now annulled) and the annulment, as the scan log lists them. */
 export interface AnnulReply {
   scan: ScanLogItem;
@@ -670,7 +685,7 @@ function receive(st: ScannerState, msg: ScannerMsg, ctx: ActorContext): unknown 
     case 'annulled':
       return msg.seqs.map((seq) => st.door.annulled.get(seq) ?? 0);
     case 'door-of':
-      return listDoorsOf(st.door, msg.ticketIds);
+      return doorsOf(st, msg.ticketIds);
     case 'feed-touch':
       st.feed.ticket(ctx.batch, msg.ticketId, ctx.clock.now());
       return true;
