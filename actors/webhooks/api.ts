@@ -133,9 +133,11 @@ export class WebhooksApi {
 
   async create(tenant: string, by: string, b: { url: string; events: string[]; description?: string; enabled?: boolean }): Promise<EndpointView & { secret: string }> {
     const secret = newSigningSecret();
+    // The checks that need no network first.
+    const events = checkEvents(b.events);
     const endpoint: Omit<Endpoint, 'id' | 'createdAt' | 'updatedAt'> = {
       url: await this.checkedUrl(b.url),
-      events: checkEvents(b.events),
+      events,
       description: b.description ?? '',
       enabled: b.enabled ?? true,
       secrets: [{ secret }],
@@ -167,8 +169,8 @@ export class WebhooksApi {
   async update(tenant: string, id: string, b: EndpointPatch): Promise<EndpointView> {
     this.endpoint(tenant, id);
     const patch: EndpointPatch = { ...b };
-    if (b.url !== undefined) patch.url = await this.checkedUrl(b.url);
     if (b.events !== undefined) patch.events = checkEvents(b.events);
+    if (b.url !== undefined) patch.url = await this.checkedUrl(b.url);
     return endpointView(await this.change(tenant, { type: 'update', id, patch }), this.deps.clock.now());
   }
 
