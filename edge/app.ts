@@ -267,7 +267,7 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
     tenants: () => (cluster ? cluster.ownedTenants() : store.listOrgs().map((o) => o.orgId)),
     onFailing: (tenant, id, since) => runtime.ask(tenant, WEBHOOKS, WEBHOOKS_KEY, { type: 'disable', id, since }),
   });
-  webhooks.onQueued = (tenant) => webhookDispatcher.nudge(tenant);
+  webhooks.onQueued = (tenant, keys) => webhookDispatcher.nudge(tenant, keys);
   metrics.webhooks(() => webhookDispatcher.counts);
   webhookDispatcher.start();
   const port = await edge.listen(config.host, config.port);

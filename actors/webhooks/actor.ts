@@ -105,7 +105,7 @@ export const webhooksActor: ActorKind<State, WebhooksMsg, unknown> = {
       }
       case 'ping': {
         const e = must(msg.id);
-        const eventId = queueEvent(ctx.batch, ctx.tenant, [e.id], PING, { endpointId: e.id, message: 'a test event sent from POST /webhooks/endpoints/:id/test' }, now);
+        const { eventId } = queueEvent(ctx.batch, ctx.tenant, [e.id], PING, { endpointId: e.id, message: 'a test event sent from POST /webhooks/endpoints/:id/test' }, now);
         return { deliveryId: eventId + e.id, eventId };
       }
       case 'retry': {

@@ -31,7 +31,7 @@ import {
   type Endpoint,
   type EndpointHealth,
 } from './model.js';
-import { send, type Attempt, type SendSettings } from './sender.js';
+import { Connections, send, type Attempt, type SendSettings } from './sender.js';
 import { signatureHeader } from './signing.js';
 import { redactUrl } from './url-safety.js';
 
@@ -79,8 +79,10 @@ export interface AttemptCounts {
   failed: number;
 }
 
-/** How long after a batch queued events the queue is looked at (it has committed by then). */
-const NUDGE_MS = 10;
+/** How long after a batch queued events its keys are looked for (it has committed by then). */
+const NUDGE_MS = 5;
+/** How long a queued key is looked for before its batch counts as refused. */
+const FRESH_MS = 2000;
 
 export class WebhookDispatcher {
   private readonly store: Store;
@@ -88,7 +90,8 @@ export class WebhookDispatcher {
   private readonly log: Logger;
   private readonly s: WebhookDispatchSettings;
   private readonly work = new Map<string, TenantWork>();
-  private readonly nudged = new Set<string>();
+  /** Keys queued by batches of this node, waiting for their commit. */
+  private fresh: Array<{ tenant: string; key: string; at: number }> = [];
   private readonly disabling = new Set<string>();
   private running = 0;
   private pollTimer: NodeJS.Timeout | undefined;
@@ -98,6 +101,7 @@ export class WebhookDispatcher {
   private stopped = false;
   private readonly pendingCommits = new Map<string, { batch: WriteBatch; parts: WriteBatch[]; done: Promise<void> }>();
   private readonly attempts = new Set<Promise<void>>();
+  private readonly conns = new Connections();
   /** Attempts since start per organisation (/metrics): delivered, failed and retried, failed for good. */
   readonly counts = new Map<string, AttemptCounts>();
 
@@ -121,20 +125,38 @@ export class WebhookDispatcher {
     clearTimeout(this.nudgeTimer);
     await Promise.allSettled([...this.attempts]);
     await Promise.allSettled([...this.pendingCommits.values()].map((c) => c.done));
+    this.conns.close();
   }
 
-  /** A batch of `tenant` queued deliveries: look at its queue shortly. */
-  nudge(tenant: string): void {
+  /**
+   * A batch of `tenant` queued these keys: they are taken into their lanes once committed, without
+   * listing the queue (a door scan's event costs a key read, not a listing of every queued one).
+   * A batch refused, or not committed within FRESH_MS, is forgotten: the poll finds what committed.
+   */
+  nudge(tenant: string, keys: readonly string[]): void {
     if (this.stopped) return;
-    this.nudged.add(tenant);
-    if (this.nudgeTimer) return;
+    const at = this.clock.now();
+    for (const key of keys) this.fresh.push({ tenant, key, at });
+    this.armNudge();
+  }
+
+  private armNudge(): void {
+    if (this.nudgeTimer || this.stopped) return;
     this.nudgeTimer = setTimeout(() => {
       this.nudgeTimer = undefined;
-      const tenants = [...this.nudged];
-      this.nudged.clear();
+      const now = this.clock.now();
+      const waiting = this.fresh;
+      this.fresh = [];
       const owned = new Set(this.opts.tenants());
-      for (const t of tenants) if (owned.has(t)) this.list(t);
+      for (const f of waiting) {
+        if (!owned.has(f.tenant)) continue;
+        const w = this.work.get(f.tenant);
+        if (w?.known.has(f.key)) continue;
+        if (this.store.getKv(f.tenant, QUEUE_NS, f.key) !== undefined) this.hold(f.tenant, f.key);
+        else if (now - f.at < FRESH_MS) this.fresh.push(f);
+      }
       this.startDue();
+      if (this.fresh.length > 0) this.armNudge();
     }, NUDGE_MS);
     this.nudgeTimer.unref();
   }
@@ -171,25 +193,28 @@ export class WebhookDispatcher {
   /** Adds the due queue keys of `tenant` not in a lane or an attempt already to their lanes. */
   private list(tenant: string): void {
     const now = this.clock.now();
-    let w = this.work.get(tenant);
     for (const { key } of this.store.listKv(tenant, QUEUE_NS)) {
-      const { dueAt, id } = parseQueueKey(key);
-      if (dueAt > now) break;
-      w ??= this.tenantWork(tenant);
-      if (w.known.has(key)) continue;
-      const ids = parseDeliveryId(id);
-      if (!ids) {
-        void this.commit(tenant, new WriteBatch().deleteKv(tenant, QUEUE_NS, key));
-        continue;
-      }
-      let lane = w.lanes.get(ids.endpointId);
-      if (!lane) {
-        lane = { endpointId: ids.endpointId, keys: [], running: 0 };
-        w.lanes.set(ids.endpointId, lane);
-      }
-      lane.keys.push(key);
-      w.known.add(key);
+      if (parseQueueKey(key).dueAt > now) break;
+      this.hold(tenant, key);
     }
+  }
+
+  /** Puts `key` in its lane unless it is in one or in an attempt already. */
+  private hold(tenant: string, key: string): void {
+    const w = this.tenantWork(tenant);
+    if (w.known.has(key)) return;
+    const ids = parseDeliveryId(parseQueueKey(key).id);
+    if (!ids) {
+      void this.commit(tenant, new WriteBatch().deleteKv(tenant, QUEUE_NS, key));
+      return;
+    }
+    let lane = w.lanes.get(ids.endpointId);
+    if (!lane) {
+      lane = { endpointId: ids.endpointId, keys: [], running: 0 };
+      w.lanes.set(ids.endpointId, lane);
+    }
+    lane.keys.push(key);
+    w.known.add(key);
   }
 
   /** Starts every held delivery its lane, organisation and the node have room for. */
@@ -251,7 +276,7 @@ export class WebhookDispatcher {
       'webhook-timestamp': String(ts),
       'webhook-signature': signatureHeader(ep.secrets, eventId, ts, d.body, this.clock.now()),
     };
-    const a = await send(ep.url, headers, d.body, this.s);
+    const a = await send(ep.url, headers, d.body, this.s, this.conns, this.s.endpointConcurrency);
     const now = this.clock.now();
     this.outcome(b, tenant, ep, d, a, now);
     await this.commit(tenant, b);

@@ -38,8 +38,8 @@ export interface SubscriptionsMessage {
 export class WebhookHub implements WebhookPort {
   private readonly subs = new Map<string, TenantSubs>();
   private readonly unsubscribe: Unsubscribe;
-  /** Told when a batch queued deliveries (the dispatcher looks soon after, once it has committed). */
-  onQueued: (tenant: string) => void = () => undefined;
+  /** Told the queue keys a batch holds (the dispatcher takes them once the batch has committed). */
+  onQueued: (tenant: string, keys: string[]) => void = () => undefined;
 
   constructor(
     private readonly store: Store,
@@ -68,8 +68,7 @@ export class WebhookHub implements WebhookPort {
   queue(batch: WriteBatch, tenant: string, type: string, data: unknown, now: number): void {
     const endpoints = this.endpointsFor(tenant, type);
     if (endpoints.length === 0) return;
-    queueEvent(batch, tenant, endpoints, type, data, now);
-    this.onQueued(tenant);
+    this.onQueued(tenant, queueEvent(batch, tenant, endpoints, type, data, now).keys);
   }
 
   apply(m: SubscriptionsMessage): void {
@@ -102,14 +101,17 @@ function compile(t: SubscriptionTable, v: number): TenantSubs {
   return { all, byType, v };
 }
 
-/** Queues event `type` for `endpoints` in `batch`; answers the event id. */
-export function queueEvent(batch: WriteBatch, tenant: string, endpoints: readonly string[], type: string, data: unknown, now: number): string {
+/** Queues event `type` for `endpoints` in `batch`; answers the event id and the queue keys. */
+export function queueEvent(batch: WriteBatch, tenant: string, endpoints: readonly string[], type: string, data: unknown, now: number): { eventId: string; keys: string[] } {
   const eventId = newId(now);
   const body = JSON.stringify({ id: eventId, type, createdAt: new Date(now).toISOString(), orgId: tenant, data });
+  const keys: string[] = [];
   for (const endpointId of endpoints) {
     const d: Delivery = { eventId, endpointId, type, createdAt: now, body, state: 'pending', attempts: 0, lastStatus: null, dueAt: now };
+    const key = queueKey(now, deliveryId(eventId, endpointId));
     batch.putKv(tenant, deliveryNs(endpointId), eventId, d);
-    batch.putKv(tenant, QUEUE_NS, queueKey(now, deliveryId(eventId, endpointId)), 1);
+    batch.putKv(tenant, QUEUE_NS, key, 1);
+    keys.push(key);
   }
-  return eventId;
+  return { eventId, keys };
 }

@@ -2,10 +2,55 @@
 // with the host name kept for the Host header and TLS (SNI, certificate check), a deadline over the
 // whole exchange, no redirect followed (a 3xx is a failure), and at most `responseCap` bytes of the
 // answer read. The URL's credentials, if any, are sent as Basic authorization, never logged.
+//
+// Connections are kept alive per endpoint origin and checked address (Connections): a busy
+// endpoint's events do not each pay a TCP (and TLS) handshake. A host's checked addresses are
+// reused for RESOLVED_TTL_MS, then resolved and checked again.
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { resolveChecked, type UrlPolicy } from './url-safety.js';
+import { resolveChecked, type Resolved, type UrlPolicy } from './url-safety.js';
+
+const RESOLVED_TTL_MS = 10_000;
+const MAX_POOLS = 1000;
+const IDLE_SOCKET_MS = 30_000;
+
+/** Kept-alive connections and checked resolutions, per node. */
+export class Connections {
+  private readonly pools = new Map<string, http.Agent>();
+  private readonly resolved = new Map<string, { r: Resolved; at: number }>();
+
+  agent(key: string, secure: boolean, max: number): http.Agent {
+    let a = this.pools.get(key);
+    if (!a) {
+      if (this.pools.size >= MAX_POOLS) {
+        const [oldest, pool] = this.pools.entries().next().value!;
+        pool.destroy();
+        this.pools.delete(oldest);
+      }
+      const o = { keepAlive: true, maxSockets: max, maxFreeSockets: max, timeout: IDLE_SOCKET_MS };
+      a = secure ? new https.Agent(o) : new http.Agent(o);
+      this.pools.set(key, a);
+    }
+    return a;
+  }
+
+  async resolve(url: URL, policy: UrlPolicy): Promise<Resolved> {
+    const k = url.hostname;
+    const hit = this.resolved.get(k);
+    const now = Date.now();
+    if (hit && now - hit.at < RESOLVED_TTL_MS) return hit.r;
+    const r = await resolveChecked(url, policy);
+    if (this.resolved.size >= MAX_POOLS) this.resolved.clear();
+    this.resolved.set(k, { r, at: now });
+    return r;
+  }
+
+  close(): void {
+    for (const a of this.pools.values()) a.destroy();
+    this.pools.clear();
+  }
+}
 
 export interface SendSettings extends UrlPolicy {
   timeoutMs: number;
@@ -22,7 +67,7 @@ export interface Attempt {
   refused?: boolean;
 }
 
-export async function send(rawUrl: string, headers: Record<string, string>, body: string, s: SendSettings): Promise<Attempt> {
+export async function send(rawUrl: string, headers: Record<string, string>, body: string, s: SendSettings, conns: Connections, perEndpoint: number): Promise<Attempt> {
   const started = performance.now();
   const done = (a: Omit<Attempt, 'durationMs'>): Attempt => ({ ...a, durationMs: Math.round(performance.now() - started) });
   let url: URL;
@@ -33,7 +78,7 @@ export async function send(rawUrl: string, headers: Record<string, string>, body
   }
   let target;
   try {
-    target = await resolveChecked(url, s);
+    target = await conns.resolve(url, s);
   } catch (err) {
     return done({ status: null, ok: false, error: err instanceof Error ? err.message : String(err), refused: true });
   }
@@ -61,7 +106,7 @@ export async function send(rawUrl: string, headers: Record<string, string>, body
         method: 'POST',
         headers: h,
         lookup: pinned,
-        agent: false,
+        agent: conns.agent(`${url.protocol}//${url.host}|${target.address}`, url.protocol === 'https:', perEndpoint),
       },
       (res) => {
         const status = res.statusCode ?? 0;

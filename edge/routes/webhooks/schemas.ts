@@ -3,7 +3,9 @@ import { Type } from '@sinclair/typebox';
 
 export const HEX24 = '^[0-9a-f]{24}$';
 export const EndpointParams = Type.Object({ id: Type.String({ pattern: HEX24, description: 'Endpoint id' }) });
-export const DeliveryParams = Type.Object({ id: Type.String({ pattern: '^[0-9a-f]{48}$', description: 'Delivery id (its event id, then its endpoint id)' }) });
+export const DeliveryParams = Type.Object({
+  id: Type.String({ pattern: '^[0-9a-f]{48}$', description: 'Delivery id (its event id, then its endpoint id)', example: '6650f1c2a9e5b7d4c1e9a0b26650f1c2a9e5b7d4c1e9a0b3' }),
+});
 
 const Url = Type.String({ minLength: 1, maxLength: 2048, description: 'https:// URL the events are POSTed to' });
 const Events = Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
