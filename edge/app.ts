@@ -42,7 +42,7 @@ import type { RouteDef } from './route.js';
 import { systemRoutes } from './routes/system.js';
 import { WebhookHub } from '../core/webhooks/hub.js';
 import { WebhookDispatcher } from '../core/webhooks/dispatcher.js';
-import { WEBHOOKS, WEBHOOKS_KEY } from '../actors/webhooks/messages.js';
+import { WEBHOOKS, WEBHOOKS_KEY, type EndpointChange } from '../actors/webhooks/messages.js';
 
 export interface StartOptions {
   /** Config overrides applied over config/default.json (the environment still wins). */
@@ -265,7 +265,11 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
     logger,
     settings: { ...config.webhooks, responseCap: config.webhooks.responseCapBytes },
     tenants: () => (cluster ? cluster.ownedTenants() : store.listOrgs().map((o) => o.orgId)),
-    onFailing: (tenant, id, since) => runtime.ask(tenant, WEBHOOKS, WEBHOOKS_KEY, { type: 'disable', id, since }),
+    // This node stops queueing for it at once; the others when the actor's publication reaches them.
+    onFailing: async (tenant, id, since) => {
+      const c = await runtime.ask<EndpointChange>(tenant, WEBHOOKS, WEBHOOKS_KEY, { type: 'disable', id, since });
+      if (c.subscriptions) webhooks.apply(c.subscriptions);
+    },
   });
   webhooks.onQueued = (tenant, keys) => webhookDispatcher.nudge(tenant, keys);
   metrics.webhooks(() => webhookDispatcher.counts);

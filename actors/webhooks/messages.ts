@@ -25,5 +25,6 @@ export type WebhooksMsg =
 /** An endpoint change's answer: the endpoint, and the tenant's subscription table it left. */
 export interface EndpointChange {
   endpoint: Endpoint;
-  subscriptions: SubscriptionsMessage;
+  /** Absent when nothing changed. */
+  subscriptions?: SubscriptionsMessage;
 }

@@ -26,7 +26,9 @@ interface TenantSubs {
   v: number;
 }
 
+/** A tenant read from the store with no enabled endpoint. */
 const NONE: TenantSubs = Object.freeze({ all: [], byType: new Map(), v: 0 }) as TenantSubs;
+const NONE_EMPTY = { all: [] as string[], byType: new Map<string, string[]>() };
 
 export interface SubscriptionsMessage {
   tenant: string;
@@ -54,6 +56,8 @@ export class WebhookHub implements WebhookPort {
 
   wants(tenant: string, type: string): boolean {
     const s = this.subs.get(tenant) ?? this.load(tenant);
+    // Nobody listening (the common case on the door's path): the lookup above is the whole cost.
+    if (s === NONE) return false;
     return s.all.length > 0 || s.byType.has(type);
   }
 
@@ -75,7 +79,8 @@ export class WebhookHub implements WebhookPort {
     if (!m || typeof m.tenant !== 'string' || !m.table) return;
     const cur = this.subs.get(m.tenant);
     if (cur && cur.v > m.v) return;
-    this.subs.set(m.tenant, compile(m.table, m.v));
+    const s = compile(m.table, m.v);
+    this.subs.set(m.tenant, s.all.length === 0 && s.byType.size === 0 ? { ...NONE_EMPTY, v: m.v } : s);
   }
 
   private load(tenant: string): TenantSubs {

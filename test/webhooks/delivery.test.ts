@@ -61,7 +61,9 @@ t.test('webhooks - a receiver answering 500 three times then 200 gets the same w
   const got = await rx.waitFor(4);
   t.same(new Set(got.map((g) => g.headers['webhook-id'])).size, 1, 'one webhook-id');
   for (const g of got) verify(ep.secret, g);
-  t.ok(got[2].at - got[1].at >= got[1].at - got[0].at - 20, 'the back-off grows');
+  // WEBHOOK_RETRY_BASE_MS 50 doubling, up to WEBHOOK_RETRY_MAX_MS 200: no retry comes before its time.
+  const gaps = [1, 2, 3].map((i) => got[i].at - got[i - 1].at);
+  t.ok(gaps[0] >= 45 && gaps[1] >= 95 && gaps[2] >= 195, `the back-off grows: ${gaps.join(', ')} ms`);
   await sleep(500);
   t.equal(rx.got.length, 4, 'delivered, then not again');
   const page = (await w.admin.get(`/webhooks/endpoints/${ep.id}/deliveries`)).body;
@@ -182,4 +184,39 @@ t.test('webhooks - the test route sends a ping', async (t) => {
   const p = verify(ep.secret, got) as any;
   t.equal(p.type, 'ping');
   t.equal(p.id, r.body.eventId);
+});
+
+t.test('webhooks - an event queued in a batch the store refuses is never delivered; one committed is', async (t) => {
+  const w = await webhooksWorld(t);
+  const rx = await receiver(t);
+  await endpoint(w.admin, rx.url, ['customer.created']);
+  const { store, services, clock } = w.app.deps;
+  const rec = newRecord('acme', 'note', { text: 'x' }, { now: clock.now() });
+  await store.commit(new WriteBatch().putRecord(rec, 0));
+  // Expects version 0 (a create) of a record that exists: refused, with its event.
+  const refused = new WriteBatch().putRecord({ ...rec, version: 2 }, 0);
+  services.webhooks.queue(refused, 'acme', 'customer.created', { refused: true }, clock.now());
+  await t.rejects(store.commit(refused));
+  const ok = new WriteBatch().putRecord({ ...rec, version: 2 }, 1);
+  services.webhooks.queue(ok, 'acme', 'customer.created', { refused: false }, clock.now());
+  await store.commit(ok);
+  const [got] = await rx.waitFor(1);
+  t.same(got.json.data, { refused: false });
+  await sleep(300);
+  t.equal(rx.got.length, 1, 'only the committed one');
+});
+
+t.test('webhooks - a redirect is not followed: it counts as a failure', async (t) => {
+  const w = await webhooksWorld(t, { maxAgeMs: 1 });
+  const target = await receiver(t);
+  const rx = await receiver(t, () => 302);
+  rx.location = target.url;
+  const ep = await endpoint(w.admin, rx.url);
+  const { ev, tickets } = await venue(w.admin);
+  await scan(w.admin, tickets[0], ev);
+  await rx.waitFor(1);
+  await sleep(200);
+  t.equal(target.got.length, 0);
+  const d = (await w.admin.get(`/webhooks/endpoints/${ep.id}/deliveries`)).body.data[0];
+  t.match(d, { state: 'failed', lastStatus: 302, lastError: 'answered 302' });
 });

@@ -18,6 +18,8 @@ export interface Receiver {
   got: Received[];
   /** The answer to the next request: a status, or 'hang' (no answer until the server closes). */
   answer: (r: Received) => number | 'hang';
+  /** Where a 3xx answer points. */
+  location?: string;
   /** Resolves once `n` requests arrived (fails after `ms`). */
   waitFor(n: number, ms?: number): Promise<Received[]>;
 }
@@ -52,7 +54,7 @@ export async function receiver(t: Teardown, answer: Receiver['answer'] = () => 2
       for (const w of waiters.splice(0)) w();
       const a = rec.answer(r);
       if (a === 'hang') hanging.add(res);
-      else res.writeHead(a).end('ok');
+      else res.writeHead(a, a >= 300 && a < 400 && rec.location ? { location: rec.location } : {}).end('ok');
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
