@@ -118,14 +118,18 @@ export class WebhookDispatcher {
     this.poll();
   }
 
-  /** Stops looking for work and waits for the attempts in flight; what is queued stays queued. */
+  /**
+   * Stops looking for work and drops the attempts in flight (their connections closed, nothing
+   * recorded): they stay queued and are sent again by the next start, under the same webhook-id.
+   * A node stopping does not wait for a slow endpoint.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.pollTimer);
     clearTimeout(this.nudgeTimer);
+    this.conns.close();
     await Promise.allSettled([...this.attempts]);
     await Promise.allSettled([...this.pendingCommits.values()].map((c) => c.done));
-    this.conns.close();
   }
 
   /**
@@ -277,6 +281,7 @@ export class WebhookDispatcher {
       'webhook-signature': signatureHeader(ep.secrets, eventId, ts, d.body, this.clock.now()),
     };
     const a = await send(ep.url, headers, d.body, this.s, this.conns, this.s.endpointConcurrency);
+    if (this.stopped) return;
     const now = this.clock.now();
     this.outcome(b, tenant, ep, d, a, now);
     await this.commit(tenant, b);

@@ -46,7 +46,11 @@ export class Connections {
     return r;
   }
 
+  /** Set once the node stops: no new connection is opened. */
+  closed = false;
+
   close(): void {
+    this.closed = true;
     for (const a of this.pools.values()) a.destroy();
     this.pools.clear();
   }
@@ -82,6 +86,7 @@ export async function send(rawUrl: string, headers: Record<string, string>, body
   } catch (err) {
     return done({ status: null, ok: false, error: err instanceof Error ? err.message : String(err), refused: true });
   }
+  if (conns.closed) return done({ status: null, ok: false, error: 'the node is stopping' });
   const pinned: LookupFunction = (_host, opts, cb) => {
     if ((opts as { all?: boolean }).all) (cb as unknown as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [{ address: target.address, family: target.family }]);
     else cb(null, target.address, target.family);

@@ -2,7 +2,8 @@ import t from 'tap';
 import { newRecord } from '../../core/store/record.js';
 import { WriteBatch } from '../../core/store/store.js';
 import { readOutbox } from '../../core/outbox.js';
-import { receiver, sleep, verify } from './receiver.js';
+import { startTestApp, tempDir } from '../helpers/app.js';
+import { receiver, sleep, testWebhookConfig, verify } from './receiver.js';
 import { endpoint, venue, webhooksWorld } from './world.js';
 
 const scan = (c: any, ticket: any, ev: any, kind = 'checkin') => c.post(`/events/${kind}`, { code: ticket.data.number, eventId: ev.id });
@@ -132,6 +133,8 @@ t.test('webhooks - an endpoint failing for WEBHOOK_DISABLE_AFTER_MS is disabled 
   }
   t.equal(now.enabled, false, 'disabled');
   t.match(now.disabledReason, /failing since/);
+  // The dispatcher applies the change once the actor answers, a moment after the GET can read it.
+  for (let i = 0; i < 20 && w.app.deps.services.webhooks.wants('acme', 'ticket.checked_in'); i++) await sleep(10);
   t.equal(w.app.deps.services.webhooks.wants('acme', 'ticket.checked_in'), false, 'no longer wanted');
   const mail = readOutbox(store, 'acme').filter((m) => m.kind === 'webhook-disabled');
   t.same(mail.map((m) => m.to), ['boss@acme.test'], 'the Admins, not the Users');
@@ -219,4 +222,21 @@ t.test('webhooks - a redirect is not followed: it counts as a failure', async (t
   t.equal(target.got.length, 0);
   const d = (await w.admin.get(`/webhooks/endpoints/${ep.id}/deliveries`)).body.data[0];
   t.match(d, { state: 'failed', lastStatus: 302, lastError: 'answered 302' });
+});
+
+t.test('webhooks - a node stopping does not wait for a hanging endpoint; the attempt stays queued for the next start', async (t) => {
+  const dataDir = tempDir(t);
+  const w = await webhooksWorld(t, { timeoutMs: 30_000 }, { dataDir });
+  const rx = await receiver(t, () => 'hang');
+  await endpoint(w.admin, rx.url);
+  const { ev, tickets } = await venue(w.admin);
+  await scan(w.admin, tickets[0], ev);
+  const [first] = await rx.waitFor(1);
+  const started = Date.now();
+  await w.app.close();
+  t.ok(Date.now() - started < 3000, `closed in ${Date.now() - started} ms`);
+  rx.answer = () => 200;
+  await startTestApp(t, { modules: ['events', 'webhooks'], dataDir, config: testWebhookConfig() });
+  const [, again] = await rx.waitFor(2);
+  t.equal(again.headers['webhook-id'], first.headers['webhook-id'], 'sent again after the restart, under the same webhook-id');
 });
