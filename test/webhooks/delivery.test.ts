@@ -240,3 +240,20 @@ t.test('webhooks - a node stopping does not wait for a hanging endpoint; the att
   const [, again] = await rx.waitFor(2);
   t.equal(again.headers['webhook-id'], first.headers['webhook-id'], 'sent again after the restart, under the same webhook-id');
 });
+
+t.test('webhooks - ticket.issued, ticket.transferred and ticket.refunded carry the ticket record', async (t) => {
+  const w = await webhooksWorld(t);
+  const rx = await receiver(t);
+  const ep = await endpoint(w.admin, rx.url, ['ticket.issued', 'ticket.transferred', 'ticket.refunded']);
+  const { tickets } = await venue(w.admin);
+  const tk = tickets[0];
+  t.equal((await w.admin.post(`/events/tickets/${tk.sk}/transfer`, { holderEmail: 'new@example.com' })).status, 200);
+  t.equal((await w.admin.post(`/events/tickets/${tk.sk}/refund`, {})).status, 200);
+  const got = (await rx.waitFor(3)).map((g) => verify(ep.secret, g) as any);
+  // An endpoint's events may arrive out of order (several attempts in flight): by type.
+  const by = Object.fromEntries(got.map((p) => [p.type, p]));
+  t.same(Object.keys(by).sort(), ['ticket.issued', 'ticket.refunded', 'ticket.transferred']);
+  t.ok(got.every((p) => p.data.sk === tk.sk));
+  t.equal(by['ticket.transferred'].data.data.holderEmail, 'new@example.com');
+  t.equal(by['ticket.refunded'].data.data.status, 'refunded');
+});
