@@ -132,6 +132,21 @@ export interface Config {
   door: { materializeMs: number; materializeBatch: number; materializeBusyPercent: number; materializeMaxWaitMs: number; annulWindowS: number; viewStreams: number; viewStreamsPerOrg: number };
   /** The dispatcher of queued outbox messages (core/outbox-dispatcher.ts). */
   outbox: { pollMs: number; batchSize: number; concurrency: number; maxAttempts: number; retryBaseMs: number; retryMaxMs: number };
+  /** Webhook endpoints and the dispatcher of their deliveries (core/webhooks/dispatcher.ts). */
+  webhooks: {
+    allowHosts: string[];
+    timeoutMs: number;
+    responseCapBytes: number;
+    pollMs: number;
+    concurrency: number;
+    orgConcurrency: number;
+    endpointConcurrency: number;
+    retryBaseMs: number;
+    retryMaxMs: number;
+    maxAgeMs: number;
+    disableAfterMs: number;
+    maxEndpoints: number;
+  };
   cluster: ClusterSettings;
   auth: { accessTokenTtlSeconds: number; refreshTokenTtlSeconds: number; tokenCacheSize: number; tokenSkewSeconds?: number };
   /** Storage quotas per plan and the node's free-disk floor (core/store/usage.ts, disk-floor.ts). */
@@ -249,6 +264,18 @@ const ENV: ReadonlyArray<[string, string[], Parse]> = [
   ['OUTBOX_MAX_ATTEMPTS', ['outbox', 'maxAttempts'], int],
   ['OUTBOX_RETRY_BASE_MS', ['outbox', 'retryBaseMs'], int],
   ['OUTBOX_RETRY_MAX_MS', ['outbox', 'retryMaxMs'], int],
+  ['WEBHOOK_ALLOW_HOSTS', ['webhooks', 'allowHosts'], list],
+  ['WEBHOOK_TIMEOUT_MS', ['webhooks', 'timeoutMs'], int],
+  ['WEBHOOK_RESPONSE_CAP_BYTES', ['webhooks', 'responseCapBytes'], int],
+  ['WEBHOOK_POLL_MS', ['webhooks', 'pollMs'], int],
+  ['WEBHOOK_CONCURRENCY', ['webhooks', 'concurrency'], int],
+  ['WEBHOOK_ORG_CONCURRENCY', ['webhooks', 'orgConcurrency'], int],
+  ['WEBHOOK_ENDPOINT_CONCURRENCY', ['webhooks', 'endpointConcurrency'], int],
+  ['WEBHOOK_RETRY_BASE_MS', ['webhooks', 'retryBaseMs'], int],
+  ['WEBHOOK_RETRY_MAX_MS', ['webhooks', 'retryMaxMs'], int],
+  ['WEBHOOK_MAX_AGE_MS', ['webhooks', 'maxAgeMs'], int],
+  ['WEBHOOK_DISABLE_AFTER_MS', ['webhooks', 'disableAfterMs'], int],
+  ['WEBHOOK_MAX_ENDPOINTS', ['webhooks', 'maxEndpoints'], int],
   ['SMTP_HOST', ['providers', 'smtp', 'host'], text],
   ['SMTP_PORT', ['providers', 'smtp', 'port'], int],
   ['SMTP_USER', ['providers', 'smtp', 'user'], text],

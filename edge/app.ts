@@ -40,7 +40,9 @@ import { loadModules, type ModuleRef } from './modules.js';
 import { buildOpenApi } from './openapi.js';
 import type { RouteDef } from './route.js';
 import { systemRoutes } from './routes/system.js';
-import { noWebhooks } from '../core/webhooks/port.js';
+import { WebhookHub } from '../core/webhooks/hub.js';
+import { WebhookDispatcher } from '../core/webhooks/dispatcher.js';
+import { WEBHOOKS, WEBHOOKS_KEY, type EndpointChange } from '../actors/webhooks/messages.js';
 
 export interface StartOptions {
   /** Config overrides applied over config/default.json (the environment still wins). */
@@ -160,10 +162,12 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
     if (!sockets) throw new Error(`the port ${port} belongs to the chat module, which this node does not run`);
     return sockets;
   };
+  // Which endpoints want an event, from memory on every node (core/webhooks/hub.ts).
+  const webhooks = new WebhookHub(store, bus);
   const services: NodeServices = {
     outbox,
     scheduler: new Scheduler({ store, clock, logger }),
-    webhooks: noWebhooks,
+    webhooks,
     get sockets() {
       return chat('sockets');
     },
@@ -254,6 +258,22 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
     tenants: () => (cluster ? cluster.ownedTenants() : store.listOrgs().map((o) => o.orgId)),
   });
   outboxDispatcher.start();
+  // Webhook deliveries, from the same tenants: each event is sent by one node of a cluster.
+  const webhookDispatcher = new WebhookDispatcher({
+    store,
+    clock,
+    logger,
+    settings: { ...config.webhooks, responseCap: config.webhooks.responseCapBytes },
+    tenants: () => (cluster ? cluster.ownedTenants() : store.listOrgs().map((o) => o.orgId)),
+    // This node stops queueing for it at once; the others when the actor's publication reaches them.
+    onFailing: async (tenant, id, since) => {
+      const c = await runtime.ask<EndpointChange>(tenant, WEBHOOKS, WEBHOOKS_KEY, { type: 'disable', id, since });
+      if (c.subscriptions) webhooks.apply(c.subscriptions);
+    },
+  });
+  webhooks.onQueued = (tenant, keys) => webhookDispatcher.nudge(tenant, keys);
+  metrics.webhooks(() => webhookDispatcher.counts);
+  webhookDispatcher.start();
   const port = await edge.listen(config.host, config.port);
   forwarder?.serve(port);
   // Listening already (liveness answers), ready once the query workers are: a node whose workers
@@ -284,6 +304,8 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
         deps.periodic.stopAll();
         services.doorBacklog.close();
         await outboxDispatcher.stop();
+        await webhookDispatcher.stop();
+        webhooks.close();
         await runtime.close();
         await cluster?.close();
         await bus.close();

@@ -2,7 +2,7 @@
 // their figures. Process and actor gauges come from prom-client; the per-request series are kept
 // by hand in plain arrays and rendered at scrape time, because prom-client hashes label objects
 // on every observation, which measured as a large share of a small request's cost (bench/).
-import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { ActorRuntime } from '../core/actor/runtime.js';
 import type { Store } from '../core/store/store.js';
 
@@ -86,6 +86,20 @@ export class HttpMetrics {
       registers: [this.registry],
       collect() {
         this.set(store.unreadableRecords());
+      },
+    });
+  }
+
+  /** Webhook attempts per organisation and outcome since start (core/webhooks/dispatcher.ts). */
+  webhooks(counts: () => ReadonlyMap<string, { delivered: number; retried: number; failed: number }>): void {
+    new Counter({
+      name: 'webhook_attempts_total',
+      help: 'Webhook delivery attempts by organisation and outcome: delivered (a 2xx in time), retried (failed, tried again later), failed (failed for good)',
+      labelNames: ['org', 'outcome'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [org, c] of counts()) for (const outcome of ['delivered', 'retried', 'failed'] as const) if (c[outcome] > 0) this.inc({ org, outcome }, c[outcome]);
       },
     });
   }

@@ -12,7 +12,7 @@ import type { RouteDef } from './route.js';
  * of `perNode(deps)`, never in a module-level map keyed on AppDeps or Store.
  */
 /** The modules of the table (edge/modules.ts), which a node or a test starts by name. */
-export type ModuleName = 'auth' | 'records' | 'workflow' | 'reservations' | 'checkin' | 'storefront' | 'events' | 'chat' | 'crm' | 'phone' | 'reference';
+export type ModuleName = 'auth' | 'records' | 'workflow' | 'reservations' | 'checkin' | 'storefront' | 'events' | 'chat' | 'crm' | 'phone' | 'webhooks' | 'reference';
 
 export interface Module {
   readonly name: string;

@@ -15,6 +15,7 @@ const LOADERS: Record<ModuleName, () => Promise<Module>> = {
   chat: async () => (await import('./modules/chat.js')).chatModule,
   crm: async () => (await import('./modules/crm.js')).crmModule,
   phone: async () => (await import('./modules/phone.js')).phoneModule,
+  webhooks: async () => (await import('./modules/webhooks.js')).webhooksModule,
   // Last by convention; it reads the complete route table.
   reference: async () => (await import('./modules/reference.js')).referenceModule,
 };

@@ -306,7 +306,31 @@ function enter(st: ScannerState, ctx: ActorContext, s: ScanInput, by: string | n
   e.ok = true;
   e.first = !t.data.checkedInAt;
   // The log entry is the scan's one write; the record learns it behind (materialize).
-  return { success: true, ticket: after(t, record(st, ctx, e)) };
+  const reply: ScanReply = { success: true, ticket: after(t, record(st, ctx, e)) };
+  if (ctx.services.webhooks.wants(st.tenant, CHECKED_IN)) doorWebhook(st, ctx, CHECKED_IN, e, reply);
+  return reply;
+}
+
+const CHECKED_IN = 'ticket.checked_in';
+const CHECKED_OUT = 'ticket.checked_out';
+
+/**
+ * Queues a door webhook event in the scan's own batch: `data` is the scan result and where it
+ * happened. Called only when an endpoint wants it (one map lookup otherwise).
+ */
+function doorWebhook(st: ScannerState, ctx: ActorContext, type: string, e: ScanEntry, reply: ScanReply): void {
+  const data = {
+    success: true,
+    direction: e.kind,
+    eventId: st.eventId,
+    zone: e.zone,
+    ...(e.list !== undefined ? { listId: e.list } : {}),
+    checkpoint: e.checkpoint,
+    deviceId: e.device,
+    scannedAt: new Date(e.at).toISOString(),
+    ticket: reply.ticket,
+  };
+  ctx.services.webhooks.queue(ctx.batch, st.tenant, type, data, e.receivedAt ?? e.at);
 }
 
 function checkIn(st: ScannerState, ctx: ActorContext, s: ScanInput, by: string | null): ScanReply {
@@ -349,7 +373,9 @@ function checkOut(st: ScannerState, ctx: ActorContext, s: ScanInput, by: string 
   e.from = door!.inside.get(t.sk)!;
   if (s.zone === undefined) e.zone = e.from;
   // Status stays checked_in (spec: States and transitions); the ticket is just no longer inside.
-  return { success: true, ticket: after(t, record(st, ctx, e)) };
+  const reply: ScanReply = { success: true, ticket: after(t, record(st, ctx, e)) };
+  if (ctx.services.webhooks.wants(st.tenant, CHECKED_OUT)) doorWebhook(st, ctx, CHECKED_OUT, e, reply);
+  return reply;
 }
 
 /**

@@ -91,6 +91,11 @@ export function queueTicketEmail(batch: WriteBatch, st: ScannerState, ticket: St
 }
 
 /** The event's ticket `id`, or a 404 (tickets of other events are not this actor's). */
+/** Queues a ticket webhook event in the write's own batch (data: the ticket as the API answers it). */
+function ticketWebhook(st: ScannerState, ctx: ActorContext, type: string, ticket: StoredRecord, now: number): void {
+  if (ctx.services.webhooks.wants(st.tenant, type)) ctx.services.webhooks.queue(ctx.batch, st.tenant, type, ticket, now);
+}
+
 function ticketOf(st: ScannerState, id: string): StoredRecord {
   const t = readTicket(st, id);
   if (!t || !ticketOfEvent(t, st.ev!)) throw appError('ERR_NOT_FOUND', `ticket ${id}`);
@@ -199,6 +204,7 @@ export function issue(st: ScannerState, msg: IssueMsg, ctx: ActorContext): Issue
       st.overlay.put(ctx.batch, ticket, 0);
       st.feed.ticket(ctx.batch, ticket.sk, now, { fresh: true });
       if (EMAILED.has(msg.source)) queueTicketEmail(ctx.batch, st, ticket, now);
+      ticketWebhook(st, ctx, 'ticket.issued', ticket, now);
       tickets.push(ticket);
     }
   }
@@ -261,12 +267,14 @@ export function ticketOp(st: ScannerState, msg: TicketOpMsg, ctx: ActorContext):
       ctx.batch.deleteKv(st.tenant, SECRET_NS, t.sk);
       st.secrets.set(t.sk, '');
       queueTicketEmail(ctx.batch, st, next, now);
+      ticketWebhook(st, ctx, 'ticket.transferred', next, now);
       return next;
     }
     case 'refund': {
       mustBeLive(t, 'refunded');
       const next = update(st, ctx, t, { ...d, status: 'refunded', refundedAt: iso(now), refund: msg.refund, refundReason: msg.reason ?? null, refundedBy: msg.by }, 'refunded');
       saveSold(st, ctx, String(d.ticketTypeId), -1);
+      ticketWebhook(st, ctx, 'ticket.refunded', next, now);
       return next;
     }
     case 'cancel': {

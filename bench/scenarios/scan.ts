@@ -15,6 +15,11 @@
 //                         synchronous_commit on; skipped, saying why, without the Debian package
 //   Fastify + memory      the same scan logic in memory on Fastify (no durability: generous)
 //   Express + memory      the same on Express
+//   service + webhook     the durable service with a webhook endpoint subscribed to
+//                         `ticket.checked_in` (issue 34), delivered to a loopback receiver answering
+//                         200 in its own process: scans/s and p99 against the plain service (aims
+//                         ≥ 0.75×, ≤ 1.5×), and the time from the run's end until every check-in's
+//                         event was received (aim ≤ 30 s)
 //   scan-batch            offline uploads (issue 32): batches of 500 offline scans (unique nonces,
 //                         mostly admissions, some conflicts and denials) to POST /events/checkin/batch
 //                         on the durable service, one in flight; p50/p95 per batch and scans/s
@@ -47,14 +52,14 @@ import { measureScanBatch, SCAN_BATCH_AIM_P50_MS, type ScanBatchRun } from './sc
 const NAME = 'scan';
 const DESCRIPTION = 'POST /events/checkin, 100,000-ticket event, 80% first entries / 10% repeats / 10% invalid: service vs raw uWS, Fastify + PostgreSQL, Fastify, Express';
 const PATH = '/events/checkin';
-const AIMS = { minRawRatio: 0.6, minFastifyRatio: 1.0, minPostgresRatio: 3, maxP99Ms: 5, minBigEventRatio: 0.9, minDeviceListRatio: 0.95 };
+const AIMS = { minRawRatio: 0.6, minFastifyRatio: 1.0, minPostgresRatio: 3, maxP99Ms: 5, minBigEventRatio: 0.9, minDeviceListRatio: 0.95, minWebhookRatio: 0.75, maxWebhookP99Ratio: 1.5, maxWebhookDrainMs: 30_000 };
 
 const script = (rel: string) => fileURLToPath(new URL(rel, import.meta.url));
 const MiB = (b: number) => Math.round((b / 2 ** 20) * 10) / 10;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface SideDef {
-  key: 'raw' | 'service' | 'serviceCommit' | 'serviceDevice' | 'postgres' | 'fastify' | 'express';
+  key: 'raw' | 'service' | 'serviceCommit' | 'serviceDevice' | 'serviceWebhook' | 'postgres' | 'fastify' | 'express';
   label: string;
   /** An acknowledged scan survives kill -9 (and, flushed, power loss). */
   durable: boolean;
@@ -69,6 +74,13 @@ interface SideDef {
    * sent with and how each scan body is changed (stats are still read with the staff headers).
    */
   prepare?(server: RunningServer, headers: Record<string, string>): Promise<{ headers: Record<string, string>; body(b: string): string }>;
+  /**
+   * After the load: waits until every event the run caused was delivered; answers how long that
+   * took after the load ended (ms) and the server CPU seconds spent meanwhile.
+   */
+  drained?(server: RunningServer, headers: Record<string, string>): Promise<{ ms: number; cpuSeconds: number }>;
+  /** After the side's server stopped (its helper processes stop). */
+  finish?(): Promise<void>;
   /** Counts of answered scans, to check the mix each run really had. */
   stats(server: RunningServer, headers: Record<string, string>): Promise<{ successful: number; denied: number }>;
 }
@@ -86,6 +98,9 @@ interface Run {
   successful: number;
   denied: number;
   rssBytes: number;
+  /** Webhook side: ms from the load's end until every event was delivered, and the CPU meanwhile. */
+  drainMs?: number;
+  drainCpuSeconds?: number;
 }
 
 async function sendJson(method: string, url: string, headers: Record<string, string>, body: unknown, status: number): Promise<any> {
@@ -192,8 +207,10 @@ async function measureSide(side: SideDef, headers: Record<string, string>, warm:
     const cpu0 = cpuNow();
     const r = await load(server.url + PATH, scanHeaders, measured, o.seconds, o.connections);
     const cpu = cpuNow() - cpu0;
+    const drain = await side.drained?.(server, headers);
     const after = await side.stats(server, headers);
     return {
+      ...(drain ? { drainMs: drain.ms, drainCpuSeconds: drain.cpuSeconds } : {}),
       requestsPerSec: r.requests.average,
       latencyP50: r.latency.p50,
       latencyP99: r.latency.p99,
@@ -209,7 +226,41 @@ async function measureSide(side: SideDef, headers: Record<string, string>, warm:
     };
   } finally {
     await server.stop();
+    await side.finish?.();
   }
+}
+
+/**
+ * The webhook side's hooks (issue 34): on each fresh server a receiver process and an endpoint
+ * subscribed to `ticket.checked_in`; after the load, the wait until it received every check-in.
+ */
+function webhookSide(): Pick<SideDef, 'prepare' | 'drained' | 'finish'> {
+  let receiver: RunningServer | undefined;
+  return {
+    async prepare(server, headers) {
+      receiver = await startServer({ script: script('../fixtures/webhook-receiver.js'), env: {}, readyPath: '/healthz' });
+      const admin = { ...headers, authorization: `Bearer ${adminToken()}` };
+      await sendJson('POST', `${server.url}/webhooks/endpoints`, admin, { url: `${receiver.url}/hook`, events: ['ticket.checked_in'] }, 201);
+      return { headers, body: (b) => b };
+    },
+    async drained(server, headers) {
+      const ended = performance.now();
+      const cpu0 = server.cpuSeconds();
+      const want = (await getJson(`${server.url}/events/${EVENT_ID}/checkin-stats`, headers)).successful as number;
+      const deadline = ended + 120_000;
+      for (;;) {
+        const got = (await getJson(`${receiver!.url}/count`)).events as number;
+        if (got >= want) break;
+        if (performance.now() > deadline) return { ms: NaN, cpuSeconds: server.cpuSeconds() - cpu0 };
+        await sleep(20);
+      }
+      return { ms: performance.now() - ended, cpuSeconds: server.cpuSeconds() - cpu0 };
+    },
+    async finish() {
+      await receiver?.stop();
+      receiver = undefined;
+    },
+  };
 }
 
 /** RSS of the service with `n` tickets: after start, after its scanner loaded the event, after scanning. */
@@ -320,6 +371,15 @@ export const scan: Scenario = {
           prepare: deviceAtList,
           stats: (s, h) => getJson(`${s.url}/events/${EVENT_ID}/checkin-stats`, h),
         },
+        {
+          key: 'serviceWebhook',
+          durable: true,
+          label: 'service + webhook endpoint',
+          script: script('../fixtures/scan-server.js'),
+          env: { SCAN_TEMPLATE_DIR: template, JWT_SECRET, WEBHOOK_ALLOW_HOSTS: '127.0.0.1' },
+          ...webhookSide(),
+          stats: (s, h) => getJson(`${s.url}/events/${EVENT_ID}/checkin-stats`, h),
+        },
         ...(pgServer
           ? [
               {
@@ -339,7 +399,7 @@ export const scan: Scenario = {
       ];
       const batchSide = only.length === 0 || only.includes('scan-batch');
       if (only.length > 0) sides.splice(0, sides.length, ...sides.filter((s) => only.includes(s.key)));
-      if (sides.length === 0 && !batchSide) throw new Error(`SCAN_SIDES names no side (keys: raw, service, serviceCommit, serviceDevice, postgres, fastify, express, scan-batch)`);
+      if (sides.length === 0 && !batchSide) throw new Error(`SCAN_SIDES names no side (keys: raw, service, serviceCommit, serviceDevice, serviceWebhook, postgres, fastify, express, scan-batch)`);
       const runs = new Map<string, Run[]>(sides.map((s) => [s.key, []]));
       for (let round = 0; round < rounds; round++) {
         for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
@@ -403,8 +463,32 @@ export const scan: Scenario = {
       if (device !== null) {
         console.log(`\nservice, device + two-type list: ${fmt(device, 3)}× the plain scan (aim ≥ ${AIMS.minDeviceListRatio})${device >= AIMS.minDeviceListRatio ? '' : ' BELOW AIM'}`);
       }
+      // Issue 34: an endpoint listening to every check-in, against the plain scan.
+      const hook = summary.serviceWebhook;
+      let webhook: Record<string, number | boolean | null> | null = null;
+      if (hook) {
+        const drains = hook.runs.map((r) => r.drainMs ?? NaN);
+        const drainMs = Math.max(...drains);
+        // The server's CPU for the run and its drain, beyond the plain scan's, per event delivered.
+        const extra = summary.service
+          ? mean(hook.runs.map((r) => ((r.cpuMicrosPerRequest - summary.service.cpuMicrosPerRequest) * r.totalRequests + (r.drainCpuSeconds ?? 0) * 1e6) / Math.max(1, r.successful)))
+          : NaN;
+        webhook = {
+          vsPlain: summary.service ? hook.requestsPerSec / summary.service.requestsPerSec : null,
+          p99VsPlain: summary.service ? hook.latencyP99 / summary.service.latencyP99 : null,
+          drainMs,
+          cpuMicrosPerDelivery: extra,
+        };
+        console.log(
+          `\nservice + webhook endpoint: ` +
+            (summary.service
+              ? `${fmt(webhook.vsPlain as number, 3)}× the plain scan's scans/s (aim ≥ ${AIMS.minWebhookRatio}), p99 ${fmt(webhook.p99VsPlain as number, 2)}× (aim ≤ ${AIMS.maxWebhookP99Ratio}), `
+              : '') +
+            `every event delivered ${drains.map((d) => fmt(d)).join(' / ')} ms after the run's end (aim ≤ ${AIMS.maxWebhookDrainMs}); ~${fmt(extra, 1)} µs server CPU per delivery`,
+        );
+      }
       // A partial run (SCAN_SIDES) is for profiling: it prints its table and writes no result.
-      if (only.length > 0) return { partial: true, sides: summary, scanBatch };
+      if (only.length > 0) return { partial: true, sides: summary, scanBatch, webhook };
       const svc = summary.service;
       const ratios = {
         vsRaw: svc.requestsPerSec / summary.raw.requestsPerSec,
@@ -473,6 +557,7 @@ export const scan: Scenario = {
         ratios,
         sides: summary,
         scanBatch,
+        webhook,
         memory: memory.map((m) => ({ ...m, fastifyRssSameTickets: baselines.find((b) => b.tickets === m.tickets)!.fastifyRss })),
         seedSeconds: seedMs / 1000,
       };

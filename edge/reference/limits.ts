@@ -55,6 +55,12 @@ export function limitRows(config: Config): LimitRow[] {
       value: `${n(config.door.viewStreams)}, ${n(config.door.viewStreamsPerOrg)}`,
       meaning: 'live door views (`GET /events/:id/door/stream`) open on this node at once, and per organisation; past them a new one answers 503, or 429 `ERR_TOO_MANY_STREAMS`',
     },
+    { setting: 'WEBHOOK_MAX_ENDPOINTS', value: n(config.webhooks.maxEndpoints), meaning: 'webhook endpoints an organisation may have (`POST /webhooks/endpoints`); one more answers 409' },
+    {
+      setting: 'WEBHOOK_TIMEOUT_MS, WEBHOOK_RESPONSE_CAP_BYTES',
+      value: `${n(config.webhooks.timeoutMs)} ms, ${n(config.webhooks.responseCapBytes)} bytes`,
+      meaning: 'time a webhook endpoint has to answer 2xx, and how much of its answer is read; a slower or other answer is retried with back-off',
+    },
     { setting: 'STORE_MAX_TENANT_INDEXES', value: n(config.store.maxTenantIndexes), meaning: 'indexes an organisation may declare on its datatypes (`POST /repository/indexes`); one more answers 409' },
     { setting: 'STORE_INDEX_BUILD_STEP', value: `${n(config.store.indexBuildStep)} records`, meaning: "records a declared index's background build indexes per transaction before it yields to requests and writes (fewer when the step has run 2 ms)" },
     { setting: 'QUERY_TIMEOUT_MS', value: `${n(q.timeoutMs)} ms`, meaning: 'time of one client query (find, dynamic query, aggregation) in a worker; past it the query is stopped and answers 400 naming the budget' },

@@ -11,7 +11,7 @@ const names = (ms: Module[]) => ms.map((m) => m.name);
 t.test('module table - every module by default, in start-up order, the reference last', async (t) => {
   const all = await loadModules();
   t.same(names(all), MODULE_NAMES);
-  t.equal(all.length, 11);
+  t.equal(all.length, 12);
   t.equal(all.at(-1)?.name, 'reference');
 });
 
