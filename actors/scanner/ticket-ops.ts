@@ -12,6 +12,7 @@ import { queueMessage } from '../../core/outbox.js';
 import type { Store, WriteBatch } from '../../core/store/store.js';
 import { newRecord, nextVersion, type StoredRecord } from '../../core/store/record.js';
 import type { ActorContext } from '../../core/actor/runtime.js';
+import { queueEvent } from '../../core/webhooks/catalogue.js';
 import { byCredentialCode } from './locate.js';
 import { newCodeSecret } from './ticket-code.js';
 import { iso, readTicket, secretOf, writeTicket, type ScannerState } from './state.js';
@@ -235,6 +236,7 @@ export function issue(st: ScannerState, msg: IssueMsg, ctx: ActorContext): Issue
     }
     recordIdempotent(ctx.batch, st.tenant, msg.replay.key, msg.replay.print, { status: 201, body: ref }, ctx.clock);
   }
+  for (const t of tickets) queueEvent(ctx.services.webhooks, ctx.batch, st.tenant, 'ticket.issued', t, now);
   return result;
 }
 
@@ -261,12 +263,14 @@ export function ticketOp(st: ScannerState, msg: TicketOpMsg, ctx: ActorContext):
       ctx.batch.deleteKv(st.tenant, SECRET_NS, t.sk);
       st.secrets.set(t.sk, '');
       queueTicketEmail(ctx.batch, st, next, now);
+      queueEvent(ctx.services.webhooks, ctx.batch, st.tenant, 'ticket.transferred', next, now);
       return next;
     }
     case 'refund': {
       mustBeLive(t, 'refunded');
       const next = update(st, ctx, t, { ...d, status: 'refunded', refundedAt: iso(now), refund: msg.refund, refundReason: msg.reason ?? null, refundedBy: msg.by }, 'refunded');
       saveSold(st, ctx, String(d.ticketTypeId), -1);
+      queueEvent(ctx.services.webhooks, ctx.batch, st.tenant, 'ticket.refunded', next, now);
       return next;
     }
     case 'cancel': {
