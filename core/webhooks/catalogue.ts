@@ -322,6 +322,9 @@ export type WebhookEventType = keyof typeof WEBHOOK_EVENTS;
 /** Every event name, in the table's order (an endpoint's `events` takes these and `*`). */
 export const EVENT_TYPES: readonly WebhookEventType[] = Object.keys(WEBHOOK_EVENTS) as WebhookEventType[];
 
+/** What an endpoint's `events` may name (with `*`): every event but `ping`, which only the test route sends. */
+export const SUBSCRIBABLE_EVENTS: readonly WebhookEventType[] = EVENT_TYPES.filter((type) => type !== 'ping');
+
 export function isEventType(name: string): name is WebhookEventType {
   return Object.hasOwn(WEBHOOK_EVENTS, name);
 }
