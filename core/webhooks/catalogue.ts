@@ -67,16 +67,31 @@ const ticket = (extra: Record<string, unknown>, state = 'valid', version = 1) =>
     ...extra,
   }, version);
 
-/** The answer of a door scan (`POST /events/checkin`, `/events/checkout`). */
+/** A door scan that let a ticket in or out, and where it happened. */
 const ScanResult = Type.Object(
   {
-    success: Type.Boolean(),
-    ticket: Type.Optional(Ticket),
+    success: Type.Literal(true),
+    direction: Type.String({ description: '`checkin` or `checkout`' }),
+    eventId: Str,
     zone: OptStr,
-    at: Type.Optional(Type.String({ format: 'date-time' })),
+    listId: Type.Optional(Str),
+    checkpoint: OptStr,
+    deviceId: OptStr,
+    scannedAt: Type.String({ format: 'date-time' }),
+    ticket: Ticket,
   },
   { additionalProperties: true },
 );
+const scan = (direction: string, zone: string, t: unknown) => ({
+  success: true,
+  direction,
+  eventId: '6745f0a1c2b3d4e5f6a7b8c9',
+  zone,
+  checkpoint: 'north-gate',
+  deviceId: '6745f0a1c2b3d4e5f6a7b8ca',
+  scannedAt: AT,
+  ticket: t,
+});
 
 const Order = envelope('sf_order', {
   orderNumber: Type.Integer(),
@@ -208,14 +223,14 @@ export const WEBHOOK_EVENTS = {
     example: ticket({}),
   },
   'ticket.checked_in': {
-    meaning: 'A door scan let a ticket in (checked in, or re-entered into a zone). `data` is the scan result.',
+    meaning: 'A door scan let a ticket in (a first entry or a re-entry). `data` is the scan result: the ticket, the zone, checkpoint and device.',
     schema: ScanResult,
-    example: { success: true, zone: 'main-hall', at: AT, ticket: ticket({ status: 'checked_in', checkedInAt: AT }, 'checked_in', 2) },
+    example: scan('checkin', 'main-hall', ticket({ status: 'checked_in', checkedInAt: AT, zone: 'main-hall' }, 'checked_in', 2)),
   },
   'ticket.checked_out': {
     meaning: 'A door scan let a ticket out of a zone. `data` is the scan result.',
     schema: ScanResult,
-    example: { success: true, zone: 'unknown', at: AT, ticket: ticket({ status: 'checked_in', lastCheckOutAt: AT }, 'checked_in', 3) },
+    example: scan('checkout', 'main-hall', ticket({ status: 'checked_in', checkedInAt: AT, lastCheckOutAt: AT, zone: null }, 'checked_in', 3)),
   },
   'ticket.refunded': {
     meaning: 'A ticket was refunded; it no longer admits anyone.',
