@@ -175,6 +175,8 @@ export interface Config {
     pushCredentialSid: string | null;
     tokenTtlSeconds: number;
     webhookSecret: string | null;
+    /** Accept the unsigned shared-secret header on inbound webhooks (edge/routes/phone/inbound.ts). */
+    acceptSharedSecretHeader: boolean;
   };
 }
 
@@ -297,6 +299,7 @@ const ENV: ReadonlyArray<[string, string[], Parse]> = [
   ['VOICE_API_KEY_SECRET', ['voice', 'apiKeySecret'], text],
   ['VOICE_APP_SID', ['voice', 'outgoingApplicationSid'], text],
   ['VOICE_WEBHOOK_SECRET', ['voice', 'webhookSecret'], text],
+  ['VOICE_WEBHOOK_ACCEPT_SHARED_HEADER', ['voice', 'acceptSharedSecretHeader'], bool],
 ];
 
 /** Every environment variable the server reads and the config path it sets (`.env.example` lists them). */

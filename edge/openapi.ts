@@ -5,6 +5,7 @@ import { statusName } from '../core/errors.js';
 import { exampleFor } from './reference/example-values.js';
 import { handExamples, STREAMS, type HandExample } from './reference/examples.js';
 import { tagDescription } from './reference/tags.js';
+import { openApiWebhooks } from './reference/webhooks.js';
 import type { RouteDef } from './route.js';
 
 /** Where the socket channels are described (AsyncAPI 3.0), linked from this document. */
@@ -195,6 +196,8 @@ export function buildOpenApi(routes: readonly RouteDef[], info: OpenApiInfo): Js
     'x-asyncapi': ASYNCAPI_PATH,
     tags: [...tags.keys()].sort().map((name) => ({ name, description: tagDescription(name), 'x-endpoints': tags.get(name) })),
     paths,
+    // The events the server POSTs to registered endpoints (core/webhooks/catalogue.ts).
+    webhooks: openApiWebhooks(),
     components: {
       securitySchemes: {
         bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },

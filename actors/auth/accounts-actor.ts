@@ -12,6 +12,7 @@
 import type { ActivationContext, ActorContext, ActorKind } from '../../core/actor/runtime.js';
 import { revoke } from '../../core/auth/revocations.js';
 import { appError } from '../../core/errors.js';
+import { queueEvent } from '../../core/webhooks/catalogue.js';
 import { newRecord, nextVersion, type StoredRecord } from '../../core/store/record.js';
 import type { Org } from '../../core/store/store.js';
 import { newOrgReservationSettings, newOrgStorefrontSettings, RESERVATION_SETTINGS_FIELD } from '../org-settings/index.js';
@@ -160,6 +161,7 @@ export const accountsActor: ActorKind<AccountsState, AccountsMsg, unknown> = {
         if (msg.phone) data.phone = msg.phone;
         const customer = ov.put(ctx.batch, newRecord(ctx.tenant, CUSTOMER, data, { now, state: 'active' }));
         ov.put(ctx.batch, securityRecord(ctx.tenant, customer.sk, { subjectType: 'customer', passwordHash: msg.passwordHash, passwordChangedAt: iso }, now));
+        queueEvent(ctx.services.webhooks, ctx.batch, ctx.tenant, 'customer.created', customer, now);
         return { customer, created: true };
       }
     }

@@ -10,6 +10,7 @@ import type { ActorContext, ActorKind, ActivationContext } from '../../core/acto
 import { appError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import { newRecord, nextVersion, type StoredRecord } from '../../core/store/record.js';
+import { queueEvent } from '../../core/webhooks/catalogue.js';
 import { CHAT_DATATYPE, chatLog, emptyReceipts, type ChatData, type ChatStatus, type Participant } from './types.js';
 import { CHAT_ROOM_ACTOR, type ChatMessage, type ChatRoomMsg, type ChatRoomReply, type OpenSpec } from './messages.js';
 
@@ -41,6 +42,7 @@ function save(s: ChatRoomState, ctx: ActorContext, data: ChatData, state?: strin
     const rec = newRecord(ctx.tenant, CHAT_DATATYPE, data, { sk: ctx.key, state: state ?? data.status, now });
     ctx.batch.putRecord(rec, 0);
     s.rec = rec;
+    queueEvent(ctx.services.webhooks, ctx.batch, ctx.tenant, 'chat.conversation.created', rec, now);
     return;
   }
   const next = nextVersion(s.rec, { data, state: state ?? data.status }, now);
@@ -125,6 +127,8 @@ function send(s: ChatRoomState, msg: Extract<ChatRoomMsg, { type: 'send' }>, ctx
   if (msg.metadata) m.metadata = msg.metadata;
   // Acknowledged under CHAT_DURABILITY (journaled unless this message also opened the chat).
   ctx.batch.journal().append(ctx.tenant, chatLog(ctx.key), seq, m);
+  // Customers' messages only: what integrators act on (agents' and the AI's are the venue's own).
+  if (msg.from.role === 'customer') queueEvent(ctx.services.webhooks, ctx.batch, ctx.tenant, 'chat.message.created', m, ctx.clock.now());
   s.seq = seq;
   remember(s, m);
   return reply(s, changed ? null : previous, changed, { message: m });

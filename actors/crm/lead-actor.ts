@@ -8,6 +8,7 @@
 import type { ActorKind } from '../../core/actor/runtime.js';
 import { AppError, appError } from '../../core/errors.js';
 import { newRecord, nextVersion, type StoredRecord } from '../../core/store/record.js';
+import { queueEvent } from '../../core/webhooks/catalogue.js';
 import { LEAD, changedLeadData, newLeadData } from './leads.js';
 import { LEAD_ACTOR, type LeadMsg } from './messages.js';
 
@@ -21,6 +22,7 @@ export const leadActor: ActorKind<Record<string, never>, LeadMsg, StoredRecord> 
     if (msg.type === 'create') {
       const rec = newRecord(ctx.tenant, LEAD, newLeadData(msg.fields), { sk: ctx.key, now });
       ctx.batch.putRecord(rec, 0);
+      queueEvent(ctx.services.webhooks, ctx.batch, ctx.tenant, 'lead.created', rec, now);
       return rec;
     }
     const cur = ctx.store.getRecord(ctx.tenant, LEAD, ctx.key);

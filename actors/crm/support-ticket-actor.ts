@@ -10,6 +10,7 @@
 import type { ActorContext, ActorKind, ActivationContext } from '../../core/actor/runtime.js';
 import { AppError, appError } from '../../core/errors.js';
 import { newRecord, nextVersion, type Data, type StoredRecord } from '../../core/store/record.js';
+import { queueEvent } from '../../core/webhooks/catalogue.js';
 import { type Author, SUPPORT_TICKET_ACTOR, type TicketMsg, type TicketReply } from './messages.js';
 
 export const SUPPORT_TICKET = 'support_ticket';
@@ -89,6 +90,7 @@ export function supportTicketActor(): ActorKind<State, TicketMsg, TicketReply> {
           }
           const ticket = newRecord(ctx.tenant, SUPPORT_TICKET, data, { sk: ctx.key, state: 'open', now });
           ctx.batch.putRecord(ticket, 0);
+          queueEvent(ctx.services.webhooks, ctx.batch, ctx.tenant, 'support_ticket.created', ticket, now);
           state.ticket = ticket;
           return { ticket, message };
         }

@@ -15,6 +15,7 @@ import { newRecord, nextVersion, type StoredRecord } from '../../core/store/reco
 import { cancelJob, completeJob, scheduleJob } from '../../core/scheduler.js';
 import { addDays, localDate, localTime, parseInstant } from '../../core/timezone.js';
 import { RecordView } from '../../core/store/record-view.js';
+import { queueEvent } from '../../core/webhooks/catalogue.js';
 import {
   bookingsOf,
   daySlots,
@@ -316,6 +317,7 @@ async function create(state: State, ctx: ActorContext, def: Definition, msg: Ext
   }
   if (def.confirmation.enabled && (await courtesy(ctx, def, rec, 'confirmation'))) data.confirmationSentAt = iso(now);
   state.view.put(ctx.batch, rec, 0);
+  queueEvent(ctx.services.webhooks, ctx.batch, ctx.tenant, 'reservation.created', rec, now);
   if (msg.idempotencyKey && print) {
     recordIdempotent(ctx.batch, ctx.tenant, msg.idempotencyKey, print, { status: 201, body: rec }, ctx.clock);
     state.idem.set(msg.idempotencyKey, { print, body: rec });
@@ -342,7 +344,7 @@ async function update(state: State, ctx: ActorContext, def: Definition, msg: Ext
     data.cancelledAt = iso(now);
     const next = nextVersion(rec, { data, state: 'cancelled' }, now);
     if (def.confirmation.enabled) await courtesy(ctx, def, next, 'cancelled');
-    return state.view.put(ctx.batch, next, rec.version);
+    return updated(state, ctx, next, rec.version);
   }
 
   if (c.customer !== undefined) data.customer = cleanCustomer({ ...(rec.data.customer as object), ...c.customer });
@@ -377,9 +379,16 @@ async function update(state: State, ctx: ActorContext, def: Definition, msg: Ext
     }
     const next = nextVersion(rec, { data }, now);
     if (moved && def.confirmation.enabled) await courtesy(ctx, def, next, 'updated');
-    return state.view.put(ctx.batch, next, rec.version);
+    return updated(state, ctx, next, rec.version);
   }
-  return state.view.put(ctx.batch, nextVersion(rec, { data }, now), rec.version);
+  return updated(state, ctx, nextVersion(rec, { data }, now), rec.version);
+}
+
+/** Writes a changed reservation: the update's last step, so the event goes with the write. */
+function updated(state: State, ctx: ActorContext, next: StoredRecord, ifVersion: number): StoredRecord {
+  const written = state.view.put(ctx.batch, next, ifVersion);
+  queueEvent(ctx.services.webhooks, ctx.batch, ctx.tenant, 'reservation.updated', written, ctx.clock.now());
+  return written;
 }
 
 function receive(state: State, msg: ReservationMessage, ctx: ActorContext): unknown {
@@ -414,7 +423,9 @@ function receive(state: State, msg: ReservationMessage, ctx: ActorContext): unkn
       // Checked in: the reminder has nothing left to remind of.
       if (typeof data.reminderJobId === 'string') cancelJob(ctx, data.reminderJobId);
       data.reminderJobId = null;
-      return state.view.put(ctx.batch, nextVersion(rec, { data, state: 'checked_in' }, now), rec.version);
+      const checkedIn = state.view.put(ctx.batch, nextVersion(rec, { data, state: 'checked_in' }, now), rec.version);
+      queueEvent(ctx.services.webhooks, ctx.batch, ctx.tenant, 'reservation.checked_in', checkedIn, now);
+      return checkedIn;
     }
 
     case 'fire-reminder':

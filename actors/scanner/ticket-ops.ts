@@ -12,6 +12,7 @@ import { queueMessage } from '../../core/outbox.js';
 import type { Store, WriteBatch } from '../../core/store/store.js';
 import { newRecord, nextVersion, type StoredRecord } from '../../core/store/record.js';
 import type { ActorContext } from '../../core/actor/runtime.js';
+import { queueEvent } from '../../core/webhooks/catalogue.js';
 import { byCredentialCode } from './locate.js';
 import { newCodeSecret } from './ticket-code.js';
 import { iso, readTicket, secretOf, writeTicket, type ScannerState } from './state.js';
@@ -91,11 +92,6 @@ export function queueTicketEmail(batch: WriteBatch, st: ScannerState, ticket: St
 }
 
 /** The event's ticket `id`, or a 404 (tickets of other events are not this actor's). */
-/** Queues a ticket webhook event in the write's own batch (data: the ticket as the API answers it). */
-function ticketWebhook(st: ScannerState, ctx: ActorContext, type: string, ticket: StoredRecord, now: number): void {
-  if (ctx.services.webhooks.wants(st.tenant, type)) ctx.services.webhooks.queue(ctx.batch, st.tenant, type, ticket, now);
-}
-
 function ticketOf(st: ScannerState, id: string): StoredRecord {
   const t = readTicket(st, id);
   if (!t || !ticketOfEvent(t, st.ev!)) throw appError('ERR_NOT_FOUND', `ticket ${id}`);
@@ -204,7 +200,6 @@ export function issue(st: ScannerState, msg: IssueMsg, ctx: ActorContext): Issue
       st.overlay.put(ctx.batch, ticket, 0);
       st.feed.ticket(ctx.batch, ticket.sk, now, { fresh: true });
       if (EMAILED.has(msg.source)) queueTicketEmail(ctx.batch, st, ticket, now);
-      ticketWebhook(st, ctx, 'ticket.issued', ticket, now);
       tickets.push(ticket);
     }
   }
@@ -241,6 +236,7 @@ export function issue(st: ScannerState, msg: IssueMsg, ctx: ActorContext): Issue
     }
     recordIdempotent(ctx.batch, st.tenant, msg.replay.key, msg.replay.print, { status: 201, body: ref }, ctx.clock);
   }
+  for (const t of tickets) queueEvent(ctx.services.webhooks, ctx.batch, st.tenant, 'ticket.issued', t, now);
   return result;
 }
 
@@ -267,14 +263,14 @@ export function ticketOp(st: ScannerState, msg: TicketOpMsg, ctx: ActorContext):
       ctx.batch.deleteKv(st.tenant, SECRET_NS, t.sk);
       st.secrets.set(t.sk, '');
       queueTicketEmail(ctx.batch, st, next, now);
-      ticketWebhook(st, ctx, 'ticket.transferred', next, now);
+      queueEvent(ctx.services.webhooks, ctx.batch, st.tenant, 'ticket.transferred', next, now);
       return next;
     }
     case 'refund': {
       mustBeLive(t, 'refunded');
       const next = update(st, ctx, t, { ...d, status: 'refunded', refundedAt: iso(now), refund: msg.refund, refundReason: msg.reason ?? null, refundedBy: msg.by }, 'refunded');
       saveSold(st, ctx, String(d.ticketTypeId), -1);
-      ticketWebhook(st, ctx, 'ticket.refunded', next, now);
+      queueEvent(ctx.services.webhooks, ctx.batch, st.tenant, 'ticket.refunded', next, now);
       return next;
     }
     case 'cancel': {

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { askerOf } from '../../core/actor/asker.js';
 import { appError } from '../../core/errors.js';
 import { QTY_SCALE } from '../../core/money.js';
+import { queueEvent } from '../../core/webhooks/catalogue.js';
 import { createTask, KITCHEN_WORKFLOW } from '../workflow/index.js';
 import type { FireReply } from './messages.js';
 import { SPLIT } from './order.js';
@@ -46,5 +47,7 @@ export async function fire(c: Ctx, orderId: string, by: string | undefined): Pro
     l.taskId = task.sk;
     l.firedAt = c.iso;
   }
-  return { order: save(c, o), task, fired: unfired.length };
+  const order = save(c, o);
+  queueEvent(c.actor.services.webhooks, c.actor.batch, c.actor.tenant, 'order.fired', order, c.now);
+  return { order, task, fired: unfired.length };
 }

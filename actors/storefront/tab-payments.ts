@@ -4,6 +4,7 @@ import { fingerprint } from '../../core/idempotency.js';
 import { newId } from '../../core/ids.js';
 import { parseMoney } from '../../core/money.js';
 import { GatewayError, type PaymentGateway, type PaymentIntent } from '../../core/payments/gateway.js';
+import { queueEvent } from '../../core/webhooks/catalogue.js';
 import type { SettleInput, SettleReply } from './messages.js';
 import { CLOSED, type Order, totalsOf, type Transaction, transactionData } from './order.js';
 import { askStorefront, assertOpen, type Ctx, freePoint, label, loadOrder, money, remember, replay, save } from './tab-state.js';
@@ -119,6 +120,7 @@ export async function settle(c: Ctx, orderId: string, input: SettleInput, by: st
     if (by) fields.closedBy = by;
   }
   const order = save(c, o, fields);
+  if (closes) queueEvent(c.actor.services.webhooks, c.actor.batch, c.actor.tenant, 'order.settled', order, c.now);
   // spec (issue): when a tab closes its service point becomes `dirty`.
   if (closes) await freePoint(c, o, 'dirty');
   const reply: SettleReply = { order, transaction: transactionData(tx, e) };

@@ -4,6 +4,7 @@ import { AppError, appError, fromWire, toWire, type WireError } from '../../core
 import { fingerprint } from '../../core/idempotency.js';
 import { newId } from '../../core/ids.js';
 import { parseMoney, sum } from '../../core/money.js';
+import { queueEvent } from '../../core/webhooks/catalogue.js';
 import type { RefundInput, SettleReply } from './messages.js';
 import { type Allocation, type Transaction, transactionData } from './order.js';
 import { gatewayAppError, gatewayError, gatewayNamed, MAX_PAYMENTS } from './tab-payments.js';
@@ -99,6 +100,7 @@ export async function refund(c: Ctx, orderId: string, input: RefundInput, by: st
   o.payments.push(tx);
   o.amountRefunded += amount;
   const order = save(c, o);
+  queueEvent(c.actor.services.webhooks, c.actor.batch, c.actor.tenant, 'order.refunded', order, c.now);
   if (failure !== undefined) {
     const note = `; ${money(o, amount)} was refunded to the first ${done.length} payment(s) and is recorded on order ${label(o)}: refund the rest with a new request`;
     const mapped = gatewayAppError(failure, note);

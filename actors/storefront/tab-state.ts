@@ -8,6 +8,7 @@ import { isId } from '../../core/ids.js';
 import { currencyOf, formatMinor } from '../../core/money.js';
 import { newRecord, nextVersion, type StoredRecord } from '../../core/store/record.js';
 import { RecordView } from '../../core/store/record-view.js';
+import { queueEvent } from '../../core/webhooks/catalogue.js';
 import { findLocation, locationNotFound } from '../reservations/index.js';
 import { SERVICE_POINT_DATATYPE, setServicePointStatus } from '../service-points/index.js';
 import { OPEN, type Order, orderData, readOrder, SF_ORDER } from './order.js';
@@ -211,6 +212,7 @@ export function createFrom(c: Ctx, o: Order, base: Record<string, unknown>): Sto
   const rec: StoredRecord = { ...o.rec, data, state: o.status, amountPaid: data.amountPaid };
   c.state.view.put(c.actor.batch, rec, 0);
   if (o.status === OPEN) c.state.open.set(rec.sk, keysOf(rec));
+  queueEvent(c.actor.services.webhooks, c.actor.batch, c.actor.tenant, 'order.opened', rec, c.now);
   return rec;
 }
 

@@ -14,7 +14,8 @@ import { appError } from '../../core/errors.js';
 import { newRecord, nextVersion } from '../../core/store/record.js';
 import { RecordView } from '../../core/store/record-view.js';
 import { cancelJob, completeJob, scheduleJob } from '../../core/scheduler.js';
-import { findDefinition, stageOf, TASK_DATATYPE, type StageDef, type WorkflowDef } from './definitions.js';
+import { queueEvent } from '../../core/webhooks/catalogue.js';
+import { CHECKIN_SERVING, CHECKIN_WORKFLOW, findDefinition, stageOf, TASK_DATATYPE, type StageDef, type WorkflowDef } from './definitions.js';
 import {
   ESCALATION_JOB,
   SNOOZE_JOB,
@@ -80,6 +81,15 @@ function checkExpect(task: TaskRecord, expect: Expect | undefined, action: strin
 function write(state: WorkflowState, ctx: ActorContext, task: TaskRecord, data: TaskData): TaskRecord {
   const next = nextVersion(task, { data, state: data.status }, ctx.clock.now()) as TaskRecord;
   return state.view.put(ctx.batch, next, task.version) as TaskRecord;
+}
+
+/** A move's write: a check-in task entering `serving` has been given its service point. */
+function moved(state: WorkflowState, ctx: ActorContext, task: TaskRecord, data: TaskData): TaskRecord {
+  const written = write(state, ctx, task, data);
+  if (data.workflowId === CHECKIN_WORKFLOW && data.stageId === CHECKIN_SERVING && task.data.stageId !== CHECKIN_SERVING) {
+    queueEvent(ctx.services.webhooks, ctx.batch, ctx.tenant, 'checkin.task.assigned', written, ctx.clock.now());
+  }
+  return written;
 }
 
 /** Arms the SLA timer of the stage being entered (if it has an SLA); returns the job id or null. */
@@ -208,6 +218,7 @@ function createTask(state: WorkflowState, ctx: ActorContext, input: CreateTaskIn
   const rec = newRecord(ctx.tenant, TASK_DATATYPE, data, { now, state: 'open' }) as TaskRecord;
   rec.data.escalationJobId = armEscalation(ctx, rec.sk, stage, now);
   state.view.put(ctx.batch, rec, 0);
+  if (def.id === CHECKIN_WORKFLOW) queueEvent(ctx.services.webhooks, ctx.batch, ctx.tenant, 'checkin.task.created', rec, now);
   return { task: rec, created: true };
 }
 
@@ -265,7 +276,7 @@ function receive(state: WorkflowState, msg: WorkflowMessage, ctx: ActorContext):
       if (!next) {
         throw appError('ERR_CONFLICT', `cannot advance task ${task.sk}: "${task.data.stageId}" is the last stage of ${def.id}; complete it instead`);
       }
-      return write(state, ctx, task, enterStage(ctx, task, next));
+      return moved(state, ctx, task, enterStage(ctx, task, next));
     }
 
     case 'move-to': {
@@ -278,7 +289,7 @@ function receive(state: WorkflowState, msg: WorkflowMessage, ctx: ActorContext):
       if (stage.id === task.data.stageId && !msg.fields) return task;
       const data = stage.id === task.data.stageId ? { ...task.data } : enterStage(ctx, task, stage);
       applyFields(data, msg.fields);
-      return write(state, ctx, task, data);
+      return moved(state, ctx, task, data);
     }
 
     case 'complete':
@@ -290,6 +301,7 @@ function receive(state: WorkflowState, msg: WorkflowMessage, ctx: ActorContext):
       const data = finish(ctx, task, msg.type === 'complete' ? 'completed' : 'cancelled', outcome);
       const written = write(state, ctx, task, data);
       noteServed(state.serviceTimes, (slug) => ctx.store.getKv<ServiceTimes>(ctx.tenant, SERVICE_TIMES_NS, slug), ctx.batch, ctx.tenant, data);
+      if (msg.type === 'complete') queueEvent(ctx.services.webhooks, ctx.batch, ctx.tenant, 'workflow.task.completed', written, ctx.clock.now());
       return written;
     }
 

@@ -3,6 +3,7 @@
 // config in force (limits.ts), so the numbers are this server's.
 import type { Config } from '../../core/config.js';
 import { limitsMd } from './limits.js';
+import { webhooksMd } from './webhooks.js';
 import { DENIAL_MEANINGS, DENIAL_REASONS } from '../../actors/scanner/index.js';
 
 export const ERROR_CASES: ReadonlyArray<readonly [string, string]> = [
@@ -74,6 +75,7 @@ export function guideMd(config: Config, counts: string): string {
     '|---|---|',
     ...DENIAL_REASONS.map((r) => `| \`${r}\` | ${DENIAL_MEANINGS[r]} |`),
     '',
+    ...webhooksMd(),
     '## Socket channels',
     '',
     'Realtime chat runs over Socket.IO v4 on two namespaces, `/chat` (customers and agents) and `/community-chat` (members). Connect with `auth: {token, orgId}`; every client event takes an ack that receives the result or `{error: {...}}`. Every event in both directions, with its payload and ack, is in the AsyncAPI 3.0 document at [/asyncapi.json](/asyncapi.json) and under *Socket channels* here.',

@@ -17,7 +17,7 @@ interface Teardown {
 export async function setup(t: Teardown, opts: StartOptions & { dataDir?: string } = {}) {
   const app = await startTestApp(t, {
     ...opts,
-    config: { voice: { provider: 'local', tokenTtlSeconds: 3600, webhookSecret: WEBHOOK_SECRET }, ...opts.config },
+    config: { voice: { provider: 'local', tokenTtlSeconds: 3600, webhookSecret: WEBHOOK_SECRET, acceptSharedSecretHeader: true }, ...opts.config },
   });
   await createOrg(app, A);
   await createOrg(app, B);

@@ -37,7 +37,7 @@ t.test('log secrecy - no credential of any flow appears in the log', async (t) =
       rateLimits: { enabled: false },
       providers: { smtp: { pass: CONFIG_SECRETS.smtp }, ai: { apiKey: CONFIG_SECRETS.ai, wordDelayMs: 0 } },
       payments: { stripe: { secretKey: CONFIG_SECRETS.stripe } },
-      voice: { provider: 'local', apiKeySecret: CONFIG_SECRETS.voiceKey, webhookSecret: CONFIG_SECRETS.webhook },
+      voice: { provider: 'local', apiKeySecret: CONFIG_SECRETS.voiceKey, webhookSecret: CONFIG_SECRETS.webhook, acceptSharedSecretHeader: true },
     },
   });
   t.ok(logger.isLevelEnabled('trace'), 'logging at trace level');

@@ -1,12 +1,15 @@
-// Provider webhooks: inbound SMS and call status callbacks. They carry no user token; the
-// provider (or the proxy in front of us) sends the shared secret from config `voice.webhookSecret`
-// in the `x-webhook-secret` header, and the tenant in `orgid`. A missing or wrong secret answers
-// 401 before the body is even looked at; with no secret configured every webhook is refused.
+// Provider webhooks: inbound SMS and call status callbacks. They carry no user token and name the
+// tenant in `orgid`. The provider (or the proxy in front of us) signs each one the Standard
+// Webhooks way with config `voice.webhookSecret` (inboundSignature below): a wrong or missing
+// signature, or a timestamp more than five minutes away, answers 401 before the body is looked at.
+// The older shared-secret header (`x-webhook-secret`) is a static bearer secret that anyone who
+// once saw a request can replay forever, so it is accepted only when `voice.acceptSharedSecretHeader`
+// says so. With no secret configured every webhook is refused.
 //
 // An inbound SMS is threaded into the inbox (channel sms, contact = sender) and, once committed,
 // published as `sms.received.<tenant>` for the chat module to relay to staff sockets. A retried
 // webhook with the same `sid` is recorded once.
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { Type, type TSchema } from '@sinclair/typebox';
 import { normalizeContact, normalizePhone, type InboxApi } from '../../../actors/inbox/index.js';
 import { CALL_STATUSES, type CallEvent, type PhoneApi } from '../../../actors/phone/index.js';
@@ -55,14 +58,65 @@ function digest(s: string): Buffer {
   return createHash('sha256').update(s).digest();
 }
 
-function checkSecret(ctx: RequestContext): void {
-  const want = ctx.deps.config.voice.webhookSecret;
-  if (!want) throw new AppError('ERR_UNAUTHENTICATED', ['inbound webhooks are disabled: voice.webhookSecret is not configured']);
+/** The Standard Webhooks headers an inbound webhook is signed with. */
+export const INBOUND_SIGNATURE_HEADERS = { id: 'webhook-id', timestamp: 'webhook-timestamp', signature: 'webhook-signature' } as const;
+/** How far a signed webhook's timestamp may be from the server's clock, either way. */
+export const INBOUND_TOLERANCE_SECONDS = 5 * 60;
+
+const H = INBOUND_SIGNATURE_HEADERS;
+
+/** What the 401 of an unsigned request tells the sender to do. */
+const SIGN_IT = `sign the request: ${H.id}, ${H.timestamp} (Unix seconds) and ${H.signature} "v1,<base64 HMAC-SHA256 of id.timestamp.body>" keyed with voice.webhookSecret`;
+
+function unauthenticated(message: string): AppError {
+  return new AppError('ERR_UNAUTHENTICATED', [message]);
+}
+
+/**
+ * A Standard Webhooks signature (the `standardwebhooks` package verifies the same with
+ * `new Webhook(secret, { format: 'raw' })`): HMAC-SHA256 keyed with the secret's bytes over
+ * `<webhook-id>.<webhook-timestamp>.<raw body>`. The signature header may hold several
+ * space-separated `v1,<base64>` entries (a sender rotating its secret); one match is enough.
+ */
+function checkSignature(ctx: RequestContext, secret: string): void {
+  const id = ctx.headers[H.id];
+  const ts = ctx.headers[H.timestamp];
+  const sigs = ctx.headers[H.signature]!;
+  if (!id || id.length > 256 || !ts || !/^[0-9]{1,12}$/.test(ts)) {
+    throw unauthenticated(`${H.id} and ${H.timestamp} (Unix seconds) must come with ${H.signature}`);
+  }
+  if (sigs.length > 4096) throw unauthenticated(`${H.signature} is too long`);
+  const age = Math.floor(ctx.deps.clock.now() / 1000) - Number(ts);
+  if (Math.abs(age) > INBOUND_TOLERANCE_SECONDS) {
+    throw unauthenticated(`${H.timestamp} is more than five minutes from the server's clock: a replayed request, or a sender whose clock is off`);
+  }
+  const want = createHmac('sha256', Buffer.from(secret, 'utf8')).update(`${id}.${ts}.`).update(ctx.rawBody ?? Buffer.alloc(0)).digest();
+  for (const entry of sigs.split(' ')) {
+    const comma = entry.indexOf(',');
+    if (comma < 0 || entry.slice(0, comma) !== 'v1') continue;
+    const got = Buffer.from(entry.slice(comma + 1), 'base64');
+    if (got.length === want.length && timingSafeEqual(got, want)) return;
+  }
+  throw unauthenticated(`${H.signature} does not match the body`);
+}
+
+function checkSharedHeader(ctx: RequestContext, secret: string): void {
   const got = ctx.headers[WEBHOOK_SECRET_HEADER];
   // Compare digests so the comparison takes the same time whatever the lengths.
-  if (!got || !timingSafeEqual(digest(got), digest(want))) {
-    throw new AppError('ERR_UNAUTHENTICATED', [`the ${WEBHOOK_SECRET_HEADER} header is missing or wrong`]);
+  if (!got || !timingSafeEqual(digest(got), digest(secret))) {
+    throw unauthenticated(`the ${WEBHOOK_SECRET_HEADER} header is missing or wrong; or ${SIGN_IT}`);
   }
+}
+
+/** The request is the provider's: signed, or (when the setting allows it) carrying the shared secret. */
+function inboundSignature(ctx: RequestContext): void {
+  const { webhookSecret: secret, acceptSharedSecretHeader } = ctx.deps.config.voice;
+  if (!secret) throw unauthenticated('inbound webhooks are disabled: voice.webhookSecret is not configured');
+  if (ctx.headers[H.signature] !== undefined) return checkSignature(ctx, secret);
+  if (acceptSharedSecretHeader) return checkSharedHeader(ctx, secret);
+  throw unauthenticated(
+    `${SIGN_IT}. The ${WEBHOOK_SECRET_HEADER} header alone is accepted only with voice.acceptSharedSecretHeader (VOICE_WEBHOOK_ACCEPT_SHARED_HEADER=true)`,
+  );
 }
 
 function describeBody(schema: TSchema): string {
@@ -72,6 +126,8 @@ function describeBody(schema: TSchema): string {
     .map((k) => (req.has(k) ? k : `${k}?`))
     .join(', ');
 }
+
+const AUTHENTICATED = `Signed as Standard Webhooks with \`voice.webhookSecret\`: headers \`${H.id}\`, \`${H.timestamp}\` (Unix seconds) and \`${H.signature}: v1,<base64 HMAC-SHA256 of id.timestamp.body>\` (the \`standardwebhooks\` package signs it with \`new Webhook(secret, {format: 'raw'})\`). A wrong or missing signature, or a timestamp more than five minutes from the server's clock (a replay), answers 401. The shared secret in \`${WEBHOOK_SECRET_HEADER}\` is accepted instead only when \`VOICE_WEBHOOK_ACCEPT_SHARED_HEADER\` is true.`;
 
 export function inboundRoutes(phone: PhoneApi, inbox: InboxApi): RouteDef[] {
   const validSms = bodyValidator(SmsBody);
@@ -83,7 +139,7 @@ export function inboundRoutes(phone: PhoneApi, inbox: InboxApi): RouteDef[] {
       auth: 'none',
       tag: TAG,
       summary: 'Provider webhook: an SMS arrived',
-      description: `Authenticated by the shared secret in \`${WEBHOOK_SECRET_HEADER}\` (401 otherwise). JSON body {${describeBody(SmsBody)}}. Threads the message into the inbox and emits \`sms.received\` to staff.`,
+      description: `${AUTHENTICATED} JSON body {${describeBody(SmsBody)}}. Threads the message into the inbox and emits \`sms.received\` to staff.`,
       response: Type.Object({
         received: Type.Boolean(),
         duplicate: Type.Boolean(),
@@ -92,7 +148,7 @@ export function inboundRoutes(phone: PhoneApi, inbox: InboxApi): RouteDef[] {
       }),
       errors: [401],
       handler: async (ctx) => {
-        checkSecret(ctx);
+        inboundSignature(ctx);
         validSms(ctx.body);
         const b = ctx.body as { from: string; to: string; body: string; sid?: string; receivedAt?: string; media?: string[] };
         const r = await inbox.receive(ctx.tenant, {
@@ -113,7 +169,7 @@ export function inboundRoutes(phone: PhoneApi, inbox: InboxApi): RouteDef[] {
       auth: 'none',
       tag: TAG,
       summary: 'Provider webhook: a call started, changed status or ended (optionally with its recording)',
-      description: `Authenticated by the shared secret in \`${WEBHOOK_SECRET_HEADER}\` (401 otherwise). JSON body {${describeBody(CallBody)}}; recording is {sid, url, durationSeconds?}. Repeated callbacks for one call SID update one record; a final status is never replaced by an earlier one arriving late.`,
+      description: `${AUTHENTICATED} JSON body {${describeBody(CallBody)}}; recording is {sid, url, durationSeconds?}. Repeated callbacks for one call SID update one record; a final status is never replaced by an earlier one arriving late.`,
       response: Type.Object({
         callId: Type.String(),
         status: Type.String(),
@@ -121,7 +177,7 @@ export function inboundRoutes(phone: PhoneApi, inbox: InboxApi): RouteDef[] {
       }),
       errors: [401],
       handler: async (ctx) => {
-        checkSecret(ctx);
+        inboundSignature(ctx);
         validCall(ctx.body);
         const b = ctx.body as Omit<CallEvent, 'direction'> & { direction?: 'inbound' | 'outbound' };
         const ev: CallEvent = {
