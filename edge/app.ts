@@ -42,7 +42,7 @@ import type { RouteDef } from './route.js';
 import { systemRoutes } from './routes/system.js';
 import { WebhookHub } from '../core/webhooks/hub.js';
 import { WebhookDispatcher } from '../core/webhooks/dispatcher.js';
-import { WEBHOOKS, WEBHOOKS_KEY, type EndpointChange } from '../actors/webhooks/messages.js';
+import { WEBHOOKS, WEBHOOKS_KEY, type EndpointChange } from '../actors/webhooks/index.js';
 
 export interface StartOptions {
   /** Config overrides applied over config/default.json (the environment still wins). */
