@@ -70,6 +70,13 @@ export const eventsModule: Module = {
     [EVENT_MEDIA, 'data.event'],
     [CHECKIN_LIST, 'data.event'],
   ],
+  // GET /events/:id/tickets, alone or with one of its filters: a page by index at any size.
+  listings: [
+    { datatype: TICKET, equals: ['data.event'], sort: 'createdate' },
+    { datatype: TICKET, equals: ['data.event', 'data.status'], sort: 'createdate' },
+    { datatype: TICKET, equals: ['data.event', 'data.ticketTypeId'], sort: 'createdate' },
+    { datatype: TICKET, equals: ['data.event', 'data.ticketTypeId', 'data.status'], sort: 'createdate' },
+  ],
   perNode(deps) {
     // Scanner devices: their credential (after the bearer token and API keys), and their activity
     // written behind every few seconds and once more when the node stops.

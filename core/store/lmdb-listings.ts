@@ -1,0 +1,302 @@
+// Declared listings (listing-plan.ts) in the LMDB index database:
+//   entries [tenant, datatype, "\u0002" + name, ...equalValues, sortValue, sk] → 1
+//   counts  [tenant, datatype, "\u0003" + name, ...equalValues]             → records
+//   meta    ['listing', datatype, name] → { equals, sort, builtAt, irregular? }
+// Both are kept in the transaction of every record write, so a page is one range read (a skip on
+// keys for a page number, a seek for a cursor) and `total` the sum of a few counts, whatever the
+// listing's size. A listing that ever met a record it cannot order as the store's sort does (an
+// array at an equality path, a sort value that is not a plain string) is marked irregular and
+// read the usual way from then on.
+import type { Database, Key, RootDatabase } from 'lmdb';
+import { HIGH } from './lmdb-encoding.js';
+import { indexValues, type IndexValue } from './index-values.js';
+import { listingName, regularSortValue, type ListingCursor, type ListingRead, type ListingShape } from './listing-plan.js';
+import { getPath } from './query.js';
+import type { StoredRecord } from './record.js';
+
+interface ListingMeta {
+  equals: string[];
+  sort: string;
+  builtAt: string;
+  irregular?: true;
+}
+
+/** Where a page starts: after a cursor, or at an offset. */
+export type PageStart = { after: ListingCursor } | { offset: number };
+
+/** One page's ids, the listing's exact total, the last key read (the next cursor), keys read. */
+export interface ListingPage {
+  sks: string[];
+  total: number;
+  hasNext: boolean;
+  last?: ListingCursor;
+  keysExamined: number;
+}
+
+const ENTRY = '\u0002';
+const COUNT = '\u0003';
+
+export class LmdbListings {
+  private readonly shapes = new Map<string, ListingShape[]>();
+  /** `datatype\0name` already marked irregular by this thread. */
+  private readonly irregularSeen = new Set<string>();
+
+  constructor(
+    private readonly root: RootDatabase,
+    private readonly meta: Database<unknown, Key>,
+    private readonly index: Database<number, Key>,
+  ) {}
+
+  /** Reads the declared shapes from `meta` (again when another thread declared one). */
+  load(): void {
+    for (const { key, value } of this.meta.getRange({ start: ['listing'], end: ['listing', HIGH] })) {
+      const [, datatype] = key as [string, string, string];
+      const m = value as ListingMeta;
+      this.add({ datatype, equals: m.equals, sort: m.sort });
+    }
+  }
+
+  private add(shape: ListingShape): void {
+    const list = this.shapes.get(shape.datatype) ?? [];
+    if (!list.some((s) => listingName(s) === listingName(shape))) list.push(shape);
+    this.shapes.set(shape.datatype, list);
+  }
+
+  of(datatype: string): readonly ListingShape[] {
+    return this.shapes.get(datatype) ?? [];
+  }
+
+  /** Builds a listing over every tenant's records of its datatype in one transaction, once; whether it was new. */
+  async declare(shape: ListingShape, records: Iterable<[tenant: string, sk: string]>, read: (tenant: string, sk: string) => StoredRecord | undefined): Promise<boolean> {
+    const name = listingName(shape);
+    if (this.of(shape.datatype).some((s) => listingName(s) === name)) return false;
+    let built = false;
+    await this.root.transaction(() => {
+      if (this.meta.get(['listing', shape.datatype, name]) !== undefined) return;
+      built = true;
+      this.meta.put(['listing', shape.datatype, name], { equals: [...shape.equals], sort: shape.sort, builtAt: new Date().toISOString() } satisfies ListingMeta);
+      for (const [tenant, sk] of records) {
+        const r = read(tenant, sk);
+        if (r) this.move(shape, name, tenant, sk, undefined, r);
+      }
+    });
+    this.add(shape);
+    return built;
+  }
+
+  /** Moves one record's entries in every listing of its datatype, in the write's transaction. */
+  maintain(tenant: string, datatype: string, sk: string, before: StoredRecord | undefined, after: StoredRecord | undefined): void {
+    for (const shape of this.of(datatype)) this.move(shape, listingName(shape), tenant, sk, before, after);
+  }
+
+  private move(shape: ListingShape, name: string, tenant: string, sk: string, before: StoredRecord | undefined, after: StoredRecord | undefined): void {
+    const was = before ? this.placeOf(shape, name, before) : undefined;
+    const now = after ? this.placeOf(shape, name, after) : undefined;
+    if (was && now && was.sort === now.sort && sameTuple(was.tuple, now.tuple)) return;
+    const base = [tenant, shape.datatype];
+    if (was) {
+      this.index.remove([...base, ENTRY + name, ...was.tuple, was.sort, sk]);
+      this.bump([...base, COUNT + name, ...was.tuple], -1);
+    }
+    if (now) {
+      this.index.put([...base, ENTRY + name, ...now.tuple, now.sort, sk], 1);
+      this.bump([...base, COUNT + name, ...now.tuple], 1);
+    }
+  }
+
+  private bump(key: Key, by: number): void {
+    const n = (this.index.get(key) ?? 0) + by;
+    if (n > 0) this.index.put(key, n);
+    else this.index.remove(key);
+  }
+
+  /**
+   * Where a record stands in a listing: its equality values and sort value, or undefined when it
+   * is in no tuple (a path missing, an object there, a string too long to be a key: no equality
+   * the listing answers can match it). One it cannot order marks the listing irregular.
+   */
+  private placeOf(shape: ListingShape, name: string, r: StoredRecord): { tuple: IndexValue[]; sort: string } | undefined {
+    const tuple: IndexValue[] = [];
+    for (const path of shape.equals) {
+      const v = getPath(r, path);
+      if (Array.isArray(v)) return this.irregular(shape, name);
+      const keys = indexValues(v);
+      if (keys.length !== 1 || (typeof v === 'string' && keys[0] !== v)) return undefined;
+      tuple.push(keys[0]);
+    }
+    const s = getPath(r, shape.sort);
+    if (!regularSortValue(s)) return this.irregular(shape, name);
+    return { tuple, sort: s };
+  }
+
+  private irregular(shape: ListingShape, name: string): undefined {
+    const seen = `${shape.datatype}\0${name}`;
+    if (this.irregularSeen.has(seen)) return undefined;
+    this.irregularSeen.add(seen);
+    const key = ['listing', shape.datatype, name];
+    const m = this.meta.get(key) as ListingMeta | undefined;
+    if (m && !m.irregular) this.meta.put(key, { ...m, irregular: true } satisfies ListingMeta);
+    return undefined;
+  }
+
+  /** Whether a listing still orders as the store's sort does (read from `meta`: a query worker sees it in its snapshot). */
+  readable(shape: ListingShape): boolean {
+    const m = this.meta.get(['listing', shape.datatype, listingName(shape)]) as ListingMeta | undefined;
+    return m !== undefined && !m.irregular;
+  }
+
+  /** The records of a listing in its tuples: the kept counts summed. */
+  total(tenant: string, read: ListingRead): number {
+    const name = listingName(read.shape);
+    let n = 0;
+    for (const t of read.tuples) n += this.index.get([tenant, read.shape.datatype, COUNT + name, ...t]) ?? 0;
+    return n;
+  }
+
+  /**
+   * One page of a listing in the store's sort order (ascending: value then id; descending: value
+   * down, equal values still by id up, as the store's stable sort keeps them). A page number skips
+   * on keys (natively, when one tuple holds records); a cursor seeks. Cost: the page's keys, plus
+   * the skip, never a record.
+   */
+  page(tenant: string, read: ListingRead, desc: boolean, start: PageStart, size: number): ListingPage {
+    const name = listingName(read.shape);
+    const total = this.total(tenant, read);
+    const stats = { keys: 0 };
+    const prefixes: Key[][] = [];
+    for (const t of read.tuples) {
+      if (read.tuples.length === 1 || (this.index.get([tenant, read.shape.datatype, COUNT + name, ...t]) ?? 0) > 0) prefixes.push([tenant, read.shape.datatype, ENTRY + name, ...t]);
+    }
+    let streams: Array<Iterator<[string, string]>>;
+    let skip = 0;
+    if ('after' in start) {
+      streams = prefixes.map((p) => (desc ? this.desc(p, stats, { value: start.after.value, afterSk: start.after.sk }) : this.asc(p, stats, start.after)));
+    } else if (prefixes.length === 1) {
+      streams = [desc ? this.descAt(prefixes[0], stats, start.offset) : this.asc(prefixes[0], stats, undefined, start.offset)];
+    } else {
+      // Several tuples hold records: merged, then skipped on keys (no native skip across ranges).
+      streams = prefixes.map((p) => (desc ? this.desc(p, stats) : this.asc(p, stats)));
+      skip = start.offset;
+    }
+    const merged = merge(streams, desc);
+    const sks: string[] = [];
+    let last: [string, string] | undefined;
+    let hasNext = false;
+    for (let e = merged.next(); !e.done; e = merged.next()) {
+      if (skip > 0) {
+        skip--;
+        continue;
+      }
+      if (sks.length === size) {
+        hasNext = true;
+        break;
+      }
+      sks.push(e.value[1]);
+      last = e.value;
+    }
+    return { sks, total, hasNext, ...(last ? { last: { value: last[0], sk: last[1] } } : {}), keysExamined: stats.keys };
+  }
+
+  /** Ascending keys of one tuple as [sortValue, sk], after a cursor or from an offset. */
+  private *asc(prefix: Key[], stats: { keys: number }, after?: ListingCursor, offset = 0): Iterator<[string, string]> {
+    const at = prefix.length;
+    const start = after ? [...prefix, after.value, after.sk] : prefix;
+    for (const key of this.index.getKeys({ start, end: [...prefix, HIGH], ...(offset > 0 ? { offset } : {}) })) {
+      const k = key as IndexValue[];
+      stats.keys++;
+      if (after && k[at] === after.value && k[at + 1] === after.sk) continue;
+      yield [k[at] as string, k[at + 1] as string];
+    }
+  }
+
+  /**
+   * Descending keys of one tuple: each run of equal sort values found from the top (one reverse
+   * step) and read upwards, so equal values come by id as the store's sort gives them. `from`
+   * starts inside one run: after an id (a cursor) or past `skip` of its ids.
+   */
+  private *desc(prefix: Key[], stats: { keys: number }, from?: { value: string; afterSk?: string; skip?: number }): Iterator<[string, string]> {
+    const at = prefix.length;
+    let upper: Key = [...prefix, HIGH];
+    if (from) {
+      yield* this.run(prefix, from.value, stats, from.afterSk, from.skip);
+      upper = [...prefix, from.value];
+    }
+    for (;;) {
+      let value: string | undefined;
+      for (const key of this.index.getKeys({ start: upper, end: prefix, reverse: true, limit: 1 })) value = (key as IndexValue[])[at] as string;
+      if (value === undefined) return;
+      stats.keys++;
+      yield* this.run(prefix, value, stats);
+      upper = [...prefix, value];
+    }
+  }
+
+  /** Descending from position `offset`: the key there (one native reverse skip) names its run and place in it. */
+  private descAt(prefix: Key[], stats: { keys: number }, offset: number): Iterator<[string, string]> {
+    if (offset === 0) return this.desc(prefix, stats);
+    const at = prefix.length;
+    let hit: IndexValue[] | undefined;
+    for (const key of this.index.getKeys({ start: [...prefix, HIGH], end: prefix, reverse: true, offset, limit: 1 })) hit = key as IndexValue[];
+    if (!hit) return [][Symbol.iterator]();
+    const value = hit[at] as string;
+    // Reverse order put the run's ids above `hit` first; upwards they come after it.
+    const above = this.index.getKeysCount({ start: [...prefix, value, hit[at + 1]], end: [...prefix, value, HIGH] }) - 1;
+    stats.keys += 1 + above;
+    return this.desc(prefix, stats, { value, skip: above });
+  }
+
+  /** One run of equal sort values, ids upwards, after `afterSk` or past `skip` of them. */
+  private *run(prefix: Key[], value: string, stats: { keys: number }, afterSk?: string, skip = 0): Iterable<[string, string]> {
+    const at = prefix.length;
+    const start = afterSk === undefined ? [...prefix, value] : [...prefix, value, afterSk];
+    for (const key of this.index.getKeys({ start, end: [...prefix, value, HIGH], ...(skip > 0 ? { offset: skip } : {}) })) {
+      const sk = (key as IndexValue[])[at + 1] as string;
+      stats.keys++;
+      if (sk === afterSk) continue;
+      yield [value, sk];
+    }
+  }
+
+  /** Removes every entry and count of one record, found by looking (the record cannot be read). */
+  unindex(tenant: string, datatype: string, sk: string): void {
+    for (const shape of this.of(datatype)) {
+      const name = listingName(shape);
+      const prefix = [tenant, datatype, ENTRY + name];
+      for (const key of this.index.getKeys({ start: prefix, end: [tenant, datatype, ENTRY + name + '\u0000'] })) {
+        const k = key as IndexValue[];
+        if (k[k.length - 1] !== sk) continue;
+        this.index.remove(key);
+        this.bump([tenant, datatype, COUNT + name, ...k.slice(3, 3 + shape.equals.length)], -1);
+      }
+    }
+  }
+}
+
+function sameTuple(a: IndexValue[], b: IndexValue[]): boolean {
+  return a.length === b.length && a.every((v, i) => v === b[i]);
+}
+
+/** Merges sorted streams of [sortValue, sk]: ascending by value then id, or descending by value then id upwards. */
+function* merge(streams: Array<Iterator<[string, string]>>, desc: boolean): Iterator<[string, string]> {
+  if (streams.length === 1) {
+    yield* { [Symbol.iterator]: () => streams[0] };
+    return;
+  }
+  const heads = streams.map((s) => s.next());
+  for (;;) {
+    let best = -1;
+    for (let i = 0; i < heads.length; i++) {
+      const h = heads[i];
+      if (h.done) continue;
+      if (best < 0 || before(h.value, heads[best].value as [string, string], desc)) best = i;
+    }
+    if (best < 0) return;
+    yield heads[best].value as [string, string];
+    heads[best] = streams[best].next();
+  }
+}
+
+function before(a: [string, string], b: [string, string], desc: boolean): boolean {
+  if (a[0] !== b[0]) return desc ? a[0] > b[0] : a[0] < b[0];
+  return a[1] < b[1];
+}
