@@ -2,7 +2,7 @@
 // the events module, configured from the environment like production. The scenario creates an
 // event over HTTP, then POST /bench/tickets/:event stores BENCH_TICKETS tickets of it straight into
 // the store in large batches (not through HTTP; every write keeps the indexes and listings, as a
-// sale's does), and GET /bench/tickets answers how far that got.
+// sale's does), and GET /bench/tickets answers how far that got (200 once the organisation is stored).
 import { WriteBatch } from '../../core/store/store.js';
 import type { StoredRecord } from '../../core/store/record.js';
 import type { Module } from '../../edge/module.js';
@@ -13,7 +13,7 @@ const TENANT = 'bench-org';
 const BATCH = 10_000;
 const EPOCH = Date.UTC(2026, 0, 1);
 const STATUSES = ['valid', 'valid', 'valid', 'checked_in'];
-const progress = { tickets: 0, stored: 0, ms: 0, done: false, error: '' };
+const progress = { ready: false, tickets: 0, stored: 0, ms: 0, done: false, error: '' };
 
 function ticketOf(event: string, ticketTypeId: string, i: number): StoredRecord {
   // Sold over time, a few in the same second: runs of equal `createdate`, ordered by id.
@@ -57,8 +57,11 @@ const benchModule: Module = {
       auth: 'none',
       tenant: 'none',
       tag: 'Bench',
-      summary: 'How far the seeding got (benchmark only)',
-      handler: () => progress,
+      summary: 'How far the seeding got; 503 until the organisation is stored (benchmark only)',
+      handler: (ctx) => {
+        if (!progress.ready) ctx.status = 503;
+        return progress;
+      },
     }),
   ],
 };
@@ -66,6 +69,7 @@ const benchModule: Module = {
 const app = await serve('ticket pages bench server', { modules: ['events', benchModule] });
 const store = app.deps.store;
 await store.commit(new WriteBatch().putOrg({ orgId: TENANT, displayName: 'Bench', createdate: new Date().toISOString() }));
+progress.ready = true;
 
 async function seed(event: string, type: string, count: number): Promise<void> {
   const started = performance.now();

@@ -21,6 +21,18 @@ export function listingName(shape: ListingShape): string {
 }
 
 /**
+ * The short name a shape's entries and counts are kept under (its name is long, and every entry
+ * would carry it): a 32-bit FNV-1a hash of the name, base 36. LmdbListings refuses a second
+ * shape of one datatype with the same one.
+ */
+export function listingKey(shape: ListingShape): string {
+  const name = listingName(shape);
+  let h = 0x811c9dc5;
+  for (let i = 0; i < name.length; i++) h = Math.imul(h ^ name.charCodeAt(i), 0x01000193) >>> 0;
+  return h.toString(36);
+}
+
+/**
  * At most this many tuples of equality values one listing read merges (`$in`s multiply): an
  * event's tickets by id or slug are two.
  */
