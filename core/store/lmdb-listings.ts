@@ -248,7 +248,7 @@ export class LmdbListings {
    * Where position `offset` of one tuple lies (`reverse`: counted from the end): the finest
    * bucket holding it, found on the bucket counts, and the position within that bucket.
    */
-  private locate(counts: Key[], offset: number, reverse: boolean): { bucket?: string; whole: boolean; within: number } {
+  private locate(counts: Key[], offset: number, reverse: boolean, stats: { keys: number }): { bucket?: string; whole: boolean; within: number } {
     const [tenant, datatype, name, ...tuple] = counts as [string, string, string, ...IndexValue[]];
     let within = offset;
     let bucket: string | undefined;
@@ -260,6 +260,7 @@ export class LmdbListings {
       let found: string | undefined;
       for (const { key, value } of this.index.getRange(reverse ? { start: high, end: low, reverse: true } : { start: low, end: high })) {
         const n = value as number;
+        stats.keys++;
         if (within < n) {
           const k = key as IndexValue[];
           found = k[k.length - 1] as string;
@@ -284,8 +285,10 @@ export class LmdbListings {
   /** Ascending from position `offset` of one tuple: its bucket found on counts, then a native skip within it. */
   private ascAt(prefix: Key[], counts: Key[], stats: { keys: number }, offset: number): Iterator<[string, string]> {
     if (offset === 0) return this.asc(prefix, stats);
-    const { bucket, within } = this.locate(counts, offset, false);
+    const { bucket, within } = this.locate(counts, offset, false, stats);
     if (bucket === undefined) return [][Symbol.iterator]();
+    // Skipped natively, but examined all the same.
+    stats.keys += within;
     return this.asc(prefix, stats, undefined, within, bucket);
   }
 
@@ -330,8 +333,9 @@ export class LmdbListings {
   private descAt(prefix: Key[], counts: Key[], stats: { keys: number }, offset: number): Iterator<[string, string]> {
     if (offset === 0) return this.desc(prefix, stats);
     const at = prefix.length;
-    const { bucket, whole, within } = this.locate(counts, offset, true);
+    const { bucket, whole, within } = this.locate(counts, offset, true, stats);
     if (bucket === undefined) return [][Symbol.iterator]();
+    stats.keys += within;
     let hit: IndexValue[] | undefined;
     // Downwards from the bucket's top: above every value it holds, below every longer value it is a prefix of.
     const top = whole ? [...prefix, bucket, HIGH] : [...prefix, bucket + HIGH];
