@@ -313,7 +313,7 @@ async function runTicketPages(
   const far = envInt('TICKET_PAGE', 5_000);
   const connections = envInt('TICKET_PAGES_CONNECTIONS', 10);
   if ((far - 1) * pageSize >= tickets) throw new Error(`TICKET_PAGE ${far} is past the last page of ${tickets} tickets`);
-  const server = await startServer({ script: script('../servers/ticket-pages.js'), env: { JWT_SECRET: secret } });
+  const server = await startServer({ script: script('../servers/ticket-pages.js'), readyPath: '/bench/tickets', env: { JWT_SECRET: secret } });
   try {
     const post = async (path: string, body?: unknown) => {
       const res = await fetch(server.url + path, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(body ?? {}) });
