@@ -51,7 +51,8 @@ export interface ListingRead {
  * Of several, the one with the most equality paths (the fewest entries to read).
  */
 export function listingRead(filter: Filter | undefined, sort: string | undefined, shapes: readonly ListingShape[]): ListingRead | undefined {
-  if (!filter || !sort || shapes.length === 0) return undefined;
+  if (!sort || shapes.length === 0) return undefined;
+  filter ??= {};
   const keys = Object.keys(filter);
   let best: ListingShape | undefined;
   for (const s of shapes) {

@@ -166,12 +166,12 @@ export class LmdbRecords {
     const after = opts.after !== undefined ? decodeCursor(opts.after) : undefined;
     const { page, pageSize, offset } = resolvePaging(opts, this.limits);
     const got = this.indexes.listings.page(tenant, read, opts.sortType === 'desc', after ? { after } : { offset }, pageSize);
-    const q = compileFilter(filter!);
+    const q = filter && Object.keys(filter).length > 0 ? compileFilter(filter) : undefined;
     const data: StoredRecord[] = [];
     for (const sk of got.sks) {
       if (run) run.docsExamined++;
       const r = this.read(tenant, datatype, sk);
-      if (r && q.test(r)) data.push(r);
+      if (r && (!q || q.test(r))) data.push(r);
       else if (!after) return undefined;
     }
     if (run) run.listing = { read, keysExamined: got.keysExamined };

@@ -177,6 +177,14 @@ t.test('listing pages - a listing past the old in-worker bound answers, read by 
   // Counts of two hours and of a minute's, a skip inside that minute, the page and one more: not the 4,780 keys before it.
   t.ok(explain.body.keysExamined < 150, `keys examined: ${explain.body.keysExamined}`);
 
+  // The record store's own find takes the cursor too, where a listing answers it.
+  const find = await staff.post('/repository/find/ticket', { query: { 'data.event': ev.id }, options: { sort: 'createdate', pageSize: 20, after: r.body.next } });
+  const route = await staff.get(`/events/${ev.id}/tickets?pageSize=20&after=${encodeURIComponent(r.body.next)}`);
+  t.same([find.status, find.body.total, find.body.data.map((x: StoredRecord) => x.sk)], [200, 5000, route.body.data.map((x: StoredRecord) => x.sk)]);
+  t.equal(route.body.data[0].createdate, new Date(EPOCH + 240 * 20 * 1500).toISOString(), 'the page after page 240');
+  const unsorted = await staff.post('/repository/find/ticket', { query: { 'data.event': ev.id }, options: { sort: 'data.number', after: r.body.next } });
+  t.equal(unsorted.status, 400, 'a cursor on a find no listing answers');
+
   const badCursor = await staff.get(`/events/${ev.id}/tickets?after=not-a-cursor`);
   t.equal(badCursor.status, 400);
   const email = await staff.get(`/events/${ev.id}/tickets?holderEmail=a@example.com&after=${encodeURIComponent(r.body.next)}`);
