@@ -4,6 +4,7 @@
 import t from 'tap';
 import type { StoredRecord } from '../../core/store/record.js';
 import { WriteBatch } from '../../core/store/store.js';
+import { setup } from '../crm/setup.js';
 import { eventsWorld, makeEvent, type Client } from '../events/setup.js';
 
 // A query budget no worker could read thousands of tickets within: the listings below answer only
@@ -61,6 +62,7 @@ async function byCursor(c: Client, path: string, pageSize: number, between?: (pa
       if (r.body.next !== undefined) throw new Error('a last page hands out no cursor');
       return { sks, totals };
     }
+    if (typeof r.body.next !== 'string') throw new Error('a page with more after it hands out no cursor');
     after = r.body.next;
     await between?.(page);
   }
@@ -216,4 +218,23 @@ t.test('listing pages - sort values of any length: a page number lands where the
   }
   const ex = store.explain(w.org, 'shelf_item', { 'data.shelf': 'top' }, { sort: 'data.name', sortType: 'desc', page: 3, pageSize: 16 });
   t.equal(ex.sort?.by, 'index');
+});
+
+t.test('listing pages - leads and tasks page by cursor, newest or oldest first', async (t) => {
+  const crm = await setup(t, { modules: ['crm', 'workflow'] });
+  const org = 'acme';
+  const at = (i: number) => new Date(EPOCH + Math.floor(i / 2) * 45_000).toISOString();
+  const leads: StoredRecord[] = Array.from({ length: 61 }, (_, i) => ({ pk: org, sk: `le${String((i * 37) % 61).padStart(4, '0')}`, datatype: 'lead', version: 1, state: 'new', createdate: at(i), modifydate: at(i), data: { name: `Lead ${i}`, status: i % 3 ? 'new' : 'won' } }));
+  const tasks: StoredRecord[] = Array.from({ length: 45 }, (_, i) => ({ pk: org, sk: `ta${String((i * 11) % 45).padStart(4, '0')}`, datatype: 'task', version: 1, state: 'open', createdate: at(i), modifydate: at(i), data: { workflowId: 'kitchen', stageId: i % 2 ? 'prep' : 'cook', status: 'open' } }));
+  const b = new WriteBatch();
+  for (const r of [...leads, ...tasks]) b.putRecord(r);
+  await crm.app.deps.store.commit(b);
+  const newest = (rs: StoredRecord[]) => [...rs].sort((x, y) => (x.createdate > y.createdate ? -1 : x.createdate < y.createdate ? 1 : x.sk < y.sk ? -1 : 1)).map((r) => r.sk);
+  const c = crm.a as unknown as Client;
+  const all = await byCursor(c, '/crm/leads/detail', 7);
+  t.same([all.sks, [...all.totals]], [newest(leads), [61]], 'leads, newest first, by cursor');
+  const won = await byCursor(c, '/crm/leads/detail?status=won', 4);
+  t.same(won.sks, newest(leads.filter((r) => r.data.status === 'won')), 'leads of one status');
+  const cook = await byCursor(c, '/workflow/task?workflow=kitchen&stage=cook', 5);
+  t.same(cook.sks, sorted(tasks.filter((r) => r.data.stageId === 'cook')), 'tasks of one stage, oldest first');
 });
