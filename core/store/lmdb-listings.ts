@@ -221,9 +221,17 @@ export class LmdbListings {
       const counts = [tenant, read.shape.datatype, name, ...held[0]];
       streams = [desc ? this.descAt(prefixes[0], counts, stats, start.offset) : this.ascAt(prefixes[0], counts, stats, start.offset)];
     } else {
-      // Several tuples hold records: merged, then skipped on keys (no native skip across ranges).
-      streams = prefixes.map((p) => (desc ? this.desc(p, stats) : this.asc(p, stats)));
-      skip = start.offset;
+      // Several tuples hold records: the bucket found on their counts together, then their keys
+      // merged from there and skipped within it (no native skip across ranges).
+      const counts = held.map((t) => [tenant, read.shape.datatype, name, ...t]);
+      const at = start.offset > 0 ? this.locate(counts, start.offset, desc, stats) : { whole: false, within: 0 };
+      if (start.offset > 0 && at.bucket === undefined) streams = [];
+      else if (at.bucket === undefined) streams = prefixes.map((p) => (desc ? this.desc(p, stats) : this.asc(p, stats)));
+      else {
+        const b = at.bucket;
+        streams = prefixes.map((p) => (desc ? this.desc(p, stats, undefined, at.whole ? [...p, b, HIGH] : [...p, b + HIGH]) : this.asc(p, stats, undefined, 0, b)));
+      }
+      skip = at.within;
     }
     const merged = merge(streams, desc);
     const sks: string[] = [];
@@ -241,39 +249,43 @@ export class LmdbListings {
       sks.push(e.value[1]);
       last = e.value;
     }
+    for (const st of streams) st.return?.(undefined);
     return { sks, total, hasNext, ...(last ? { last: { value: last[0], sk: last[1] } } : {}), keysExamined: stats.keys };
   }
 
   /**
-   * Where position `offset` of one tuple lies (`reverse`: counted from the end): the finest
-   * bucket holding it, found on the bucket counts, and the position within that bucket.
+   * Where position `offset` of the tuples together lies (`reverse`: counted from the end): the
+   * finest bucket holding it, found on the bucket counts (summed across tuples), and the position
+   * within that bucket.
    */
-  private locate(counts: Key[], offset: number, reverse: boolean, stats: { keys: number }): { bucket?: string; whole: boolean; within: number } {
-    const [tenant, datatype, name, ...tuple] = counts as [string, string, string, ...IndexValue[]];
+  private locate(counts: Key[][], offset: number, reverse: boolean, stats: { keys: number }): { bucket?: string; whole: boolean; within: number } {
     let within = offset;
     let bucket: string | undefined;
     for (const [mark, len] of BUCKETS) {
-      const base = [tenant, datatype, mark + name, ...tuple];
-      // Inside the coarser bucket found: the finer ones start with it.
-      const low: Key = bucket === undefined ? base : [...base, bucket];
-      const high: Key = [...base, bucket === undefined ? HIGH : bucket + HIGH];
+      const lists = counts.map((c) => this.buckets(c, mark, bucket, reverse, stats));
+      const heads = lists.map((l) => l.next());
       let found: string | undefined;
-      for (const { key, value } of this.index.getRange(reverse ? { start: high, end: low, reverse: true } : { start: low, end: high })) {
-        const n = value as number;
-        stats.keys++;
+      for (;;) {
+        // The next bucket of all tuples together (their sort values are below U+D800: string order is the index's).
+        let b: string | undefined;
+        for (const h of heads) if (!h.done && (b === undefined || (reverse ? h.value[0] > b : h.value[0] < b))) b = h.value[0];
+        if (b === undefined) break;
+        let n = 0;
+        for (let i = 0; i < heads.length; i++) {
+          const h = heads[i];
+          if (!h.done && h.value[0] === b) {
+            n += h.value[1];
+            heads[i] = lists[i].next();
+          }
+        }
         if (within < n) {
-          const k = key as IndexValue[];
-          found = k[k.length - 1] as string;
+          found = b;
           break;
         }
         within -= n;
       }
-      // A reverse range leaves out its end: the finer bucket that is the coarse one's whole prefix.
-      if (found === undefined && reverse && bucket !== undefined) {
-        const n = this.index.get(low) ?? 0;
-        if (within < n) found = bucket;
-        else within -= n;
-      }
+      // Ends the reads left open (lmdb-js releases a cursor when its iteration returns).
+      for (const l of lists) l.return?.(undefined);
       if (found === undefined) return { whole: false, within };
       // Shorter than the prefix: the bucket is one whole sort value.
       if (found.length < len) return { bucket: found, whole: true, within };
@@ -282,10 +294,31 @@ export class LmdbListings {
     return { bucket, whole: false, within };
   }
 
+  /**
+   * One tuple's bucket counts at one level, in order, inside the coarser `bucket` when given
+   * (finer buckets start with it), read one at a time so a search stops where it finds.
+   */
+  private *buckets(counts: Key[], mark: string, bucket: string | undefined, reverse: boolean, stats: { keys: number }): Iterator<[string, number]> {
+    const [tenant, datatype, name, ...tuple] = counts as [string, string, string, ...IndexValue[]];
+    const base = [tenant, datatype, mark + name, ...tuple];
+    const low: Key = bucket === undefined ? base : [...base, bucket];
+    const high: Key = [...base, bucket === undefined ? HIGH : bucket + HIGH];
+    for (const { key, value } of this.index.getRange(reverse ? { start: high, end: low, reverse: true } : { start: low, end: high })) {
+      stats.keys++;
+      const k = key as IndexValue[];
+      yield [k[k.length - 1] as string, value as number];
+    }
+    // A reverse range leaves out its end: the finer bucket that is the coarse one's whole prefix, the lowest.
+    if (reverse && bucket !== undefined) {
+      const n = this.index.get(low);
+      if (n !== undefined) yield [bucket, n];
+    }
+  }
+
   /** Ascending from position `offset` of one tuple: its bucket found on counts, then a native skip within it. */
   private ascAt(prefix: Key[], counts: Key[], stats: { keys: number }, offset: number): Iterator<[string, string]> {
     if (offset === 0) return this.asc(prefix, stats);
-    const { bucket, within } = this.locate(counts, offset, false, stats);
+    const { bucket, within } = this.locate([counts], offset, false, stats);
     if (bucket === undefined) return [][Symbol.iterator]();
     // Skipped natively, but examined all the same.
     stats.keys += within;
@@ -309,9 +342,9 @@ export class LmdbListings {
    * step) and read upwards, so equal values come by id as the store's sort gives them. `from`
    * starts inside one run: after an id (a cursor) or past `skip` of its ids.
    */
-  private *desc(prefix: Key[], stats: { keys: number }, from?: { value: string; afterSk?: string; skip?: number }): Iterator<[string, string]> {
+  private *desc(prefix: Key[], stats: { keys: number }, from?: { value: string; afterSk?: string; skip?: number }, top?: Key): Iterator<[string, string]> {
     const at = prefix.length;
-    let upper: Key = [...prefix, HIGH];
+    let upper: Key = top ?? [...prefix, HIGH];
     if (from) {
       yield* this.run(prefix, from.value, stats, from.afterSk, from.skip);
       upper = [...prefix, from.value];
@@ -333,7 +366,7 @@ export class LmdbListings {
   private descAt(prefix: Key[], counts: Key[], stats: { keys: number }, offset: number): Iterator<[string, string]> {
     if (offset === 0) return this.desc(prefix, stats);
     const at = prefix.length;
-    const { bucket, whole, within } = this.locate(counts, offset, true, stats);
+    const { bucket, whole, within } = this.locate([counts], offset, true, stats);
     if (bucket === undefined) return [][Symbol.iterator]();
     stats.keys += within;
     let hit: IndexValue[] | undefined;
