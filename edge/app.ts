@@ -217,6 +217,7 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
 
   for (const m of mods) for (const a of m.actors ?? []) runtime.register(a);
   for (const m of mods) for (const [datatype, path] of m.indexes ?? []) await store.declareIndex(datatype, path);
+  for (const m of mods) for (const shape of m.listings ?? []) await store.declareListing(shape);
 
   let ready = false;
   const metrics = new HttpMetrics(runtime, store);

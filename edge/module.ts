@@ -3,6 +3,7 @@ import type { ActorKind } from '../core/actor/runtime.js';
 import type { AppDeps } from './deps.js';
 import type { HttpEdge } from './http-server.js';
 import type { RouteDef } from './route.js';
+import type { ListingShape } from '../core/store/listing-plan.js';
 
 /**
  * A feature area: its actors, indexes, routes and background work. A module object is shared by
@@ -24,6 +25,8 @@ export interface Module {
   readonly actors?: ActorKind<any, any, any>[];
   /** Secondary indexes its queries rely on: [datatype, field path]. */
   readonly indexes?: ReadonlyArray<readonly [string, string]>;
+  /** Listings its routes page by index at any size (core/store/listing-plan.ts). */
+  readonly listings?: ReadonlyArray<ListingShape>;
   /**
    * Called once per node, at the module's turn when the routes are built (every module's actors
    * and indexes are registered by then): the module's part of this node. Its routes, attach, start

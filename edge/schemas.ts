@@ -37,6 +37,20 @@ export function ListOf<T extends TSchema>(item: T, extra: TProperties = {}) {
     hasNext: Type.Boolean(),
     page: Type.Integer({ description: '1-based' }),
     pageSize: Type.Integer(),
+    next: Type.Optional(
+      Type.String({ description: 'When the listing pages by index and has more: the cursor of the next page, to send back as `after`' }),
+    ),
     ...extra,
   });
 }
+
+/** The query field of a listing that pages by cursor (ListOf's `next`). */
+export const AfterCursor = {
+  after: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 512,
+      description: 'The `next` of the previous page: the page after it, stable under writes between pages (wins over `page`, which the answer then echoes)',
+    }),
+  ),
+};

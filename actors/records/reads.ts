@@ -130,19 +130,27 @@ export function inPlace<T>(deps: ListingDeps, tenant: string, datatype: string, 
  */
 export function findRecords(deps: FindDeps, tenant: string, datatype: string, req: FindRequest): Promise<ListResult> {
   checkFind(datatype, req);
-  if (runsInPlace(deps, tenant, datatype, req.filter)) return inPlace(deps, tenant, datatype, () => findChecked(deps.store, tenant, datatype, req));
+  if (pagesInPlace(deps, tenant, datatype, req)) return inPlace(deps, tenant, datatype, () => findChecked(deps.store, tenant, datatype, req));
   return inWorker(deps, { op: 'find', tenant, datatype, req });
 }
 
 /** How a find runs (its plan, keys and records examined), where findRecords would run it. */
 export async function explainFind(deps: FindDeps, tenant: string, datatype: string, req: FindRequest): Promise<FindExplain> {
   checkFind(datatype, req);
-  if (runsInPlace(deps, tenant, datatype, req.filter)) {
+  if (pagesInPlace(deps, tenant, datatype, req)) {
     const explained = await inPlace(deps, tenant, datatype, () => runExplain(deps.store, tenant, datatype, req));
     return { ...explained, ranIn: 'event-loop' };
   }
   const explained = await inWorker<FindExplain>(deps, { op: 'explain', tenant, datatype, req });
   return { ...explained, ranIn: 'query-worker' };
+}
+
+/**
+ * Whether a client's find runs on the event loop: a small simple one (runsInPlace), or one a
+ * declared listing answers (a page of index keys and the page's records, at any size).
+ */
+function pagesInPlace(deps: FindDeps, tenant: string, datatype: string, req: FindRequest): boolean {
+  return runsInPlace(deps, tenant, datatype, req.filter) || (isSimpleFilter(req.filter) && deps.store.pagesByIndex(tenant, datatype, req.filter, storeOptions(req)));
 }
 
 /** The explain itself (in the worker, or in place). */
@@ -156,8 +164,9 @@ export const INLINE_LISTING_MAX = 1_000;
 
 /**
  * A listing a route makes with its own filter and sort (the tickets of an event, a location's
- * closed orders, a conversation's messages). Its cost grows with what the tenant has stored (every
- * candidate is read, filtered and sorted), so it is measured first on keys alone: up to
+ * closed orders, a conversation's messages). One a module declared (Module.listings) reads a page
+ * by index at any size, here: its cost is the page. Any other costs what the tenant has stored
+ * (every candidate is read, filtered and sorted), so it is measured first on keys alone: up to
  * INLINE_LISTING_MAX candidates it runs here (a few ms at most), beyond in a query worker under the
  * query budget, where it cannot hold other tenants' requests.
  */
@@ -168,6 +177,7 @@ export function listRecords(
   filter: Filter,
   opts: FindOptions,
 ): Promise<ListResult> {
+  if (deps.store.pagesByIndex(tenant, datatype, filter, opts)) return inPlace(deps, tenant, datatype, () => deps.store.find(tenant, datatype, filter, opts));
   if (deps.store.candidatesUpTo(tenant, datatype, filter, INLINE_LISTING_MAX + 1) > INLINE_LISTING_MAX) {
     return inWorker(deps, { op: 'list', tenant, datatype, filter, opts });
   }
@@ -195,6 +205,7 @@ function storeOptions(req: FindRequest): FindOptions {
   if (req.sortType) opts.sortType = req.sortType;
   if (req.skip !== undefined) opts.skip = req.skip;
   if (req.limit !== undefined) opts.limit = req.limit;
+  if (req.after !== undefined) opts.after = req.after;
   return opts;
 }
 

@@ -6,7 +6,11 @@
 //         planner (core/store/find-plan.ts) reads it from the same index; until it did, every
 //         request filtered all 100,000 records (5/s). Aim (issue 33): within 10% of `find`
 // all with a real staff JWT, against bench/baselines/raw-uws-record.ts, which answers the same
-// bytes from memory. Measured like the harness's compare(): a warm-up per side, then runs in ABBA
+// bytes from memory; and one side of our server alone:
+//   ticket-pages  GET /events/:id/tickets?page=TICKET_PAGE (5,000) of an event of BENCH_TICKETS
+//         (1,000,000) tickets against its page 1: p99 latency and their ratio. Aims (issue 33):
+//         page 5,000 under 50 ms at the 99th percentile, within 2x of page 1
+// REPOSITORY_SIDES (get,find,find-and,ticket-pages by default) picks the sides run. Measured like the harness's compare(): a warm-up per side, then runs in ABBA
 // order. The runs are driven here rather than through compare() because every request picks
 // its own id (autocannon's setupRequest), which the harness's load options do not carry.
 import { randomBytes } from 'node:crypto';
@@ -27,6 +31,7 @@ import {
 import { envInt, type Scenario } from '../scenario.js';
 
 const NAME = 'repository';
+const SIDES = ['get', 'find', 'find-and', 'ticket-pages'];
 const DESCRIPTION = `GET /repository/get (random id), indexed POST /repository/find, plain and inside $and, on ${RECORDS.toLocaleString('en-US')} records vs a raw uWebSockets.js server answering the same bytes`;
 
 const script = (rel: string) => fileURLToPath(new URL(rel, import.meta.url));
@@ -228,6 +233,17 @@ export const repository: Scenario = {
       },
     ];
 
+    const sides = new Set((process.env.REPOSITORY_SIDES ?? SIDES.join(',')).split(',').map((x) => x.trim()).filter(Boolean));
+    for (const side of sides) if (!SIDES.includes(side)) throw new Error(`REPOSITORY_SIDES: unknown side ${side} (sides: ${SIDES.join(', ')})`);
+    const chosen = workloads.filter((w) => sides.has(w.name));
+    const ticketPages = sides.has('ticket-pages') ? () => runTicketPages(secret, auth, { seconds, rounds, warmupSeconds }) : undefined;
+    if (chosen.length === 0) {
+      const result = { description: DESCRIPTION, ticketPages: await ticketPages!() };
+      console.log(`wrote ${writeResult(NAME, result)}`);
+      return result;
+    }
+    workloads.splice(0, workloads.length, ...chosen);
+
     const servers: RunningServer[] = [];
     try {
       const raw = await startServer({ script: script('../baselines/raw-uws-record.js') });
@@ -262,8 +278,12 @@ export const repository: Scenario = {
             `${c.ratios.cpuMicrosPerRequest.toFixed(2)}× its CPU per request`,
         );
       }
+      // Its own server: these two are stopped first, so neither side shares the machine with the other.
+      await Promise.all(servers.splice(0).map((s) => s.stop()));
+      const pages = ticketPages ? await ticketPages() : undefined;
       const result = {
         description: DESCRIPTION,
+        ...(pages ? { ticketPages: pages } : {}),
         fixture: { tenant: TENANT, datatype: DATATYPE, records: RECORDS, customers: CUSTOMERS, ordersPerCustomer: RECORDS / CUSTOMERS },
         logLevel: process.env.BENCH_LOG_LEVEL ?? 'warn',
         workloads: Object.fromEntries(
@@ -277,3 +297,72 @@ export const repository: Scenario = {
     }
   },
 };
+
+/**
+ * The ticket-pages side: an event of BENCH_TICKETS tickets (stored straight into the store by the
+ * server, bench/servers/ticket-pages.ts), then page 1 and page TICKET_PAGE of
+ * GET /events/:id/tickets alternated in ABBA rounds over TICKET_PAGES_CONNECTIONS connections.
+ */
+async function runTicketPages(
+  secret: string,
+  auth: Record<string, string>,
+  o: { seconds: number; rounds: number; warmupSeconds: number },
+): Promise<Record<string, unknown>> {
+  const tickets = envInt('BENCH_TICKETS', 1_000_000);
+  const pageSize = 20;
+  const far = envInt('TICKET_PAGE', 5_000);
+  const connections = envInt('TICKET_PAGES_CONNECTIONS', 10);
+  if ((far - 1) * pageSize >= tickets) throw new Error(`TICKET_PAGE ${far} is past the last page of ${tickets} tickets`);
+  const server = await startServer({ script: script('../servers/ticket-pages.js'), readyPath: '/bench/tickets', env: { JWT_SECRET: secret } });
+  try {
+    const post = async (path: string, body?: unknown) => {
+      const res = await fetch(server.url + path, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(body ?? {}) });
+      const json = (await res.json()) as any;
+      if (res.status >= 300) throw new Error(`POST ${path}: ${res.status} ${JSON.stringify(json)}`);
+      return json;
+    };
+    const ev = await post('/events', { name: 'Bench arena', ticketTypes: [{ title: 'General', price: 25 }] });
+    const typeId = ev.ticketTypes[0].sk as string;
+    await post(`/bench/tickets/${ev.sk}/${typeId}/${tickets}`);
+    const t0 = Date.now();
+    for (;;) {
+      const p = (await (await fetch(`${server.url}/bench/tickets`)).json()) as { stored: number; ms: number; done: boolean; error: string };
+      if (p.error) throw new Error(`seeding failed: ${p.error}`);
+      if (p.done) {
+        console.log(`  seeded ${tickets.toLocaleString('en-US')} tickets of one event in ${p.ms} ms`);
+        break;
+      }
+      if (Date.now() - t0 > 60 * 60_000) throw new Error('seeding took over an hour');
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+    const path = (page: number) => `/events/${ev.sk}/tickets?page=${page}&pageSize=${pageSize}`;
+    for (const page of [1, far]) {
+      const res = await fetch(server.url + path(page), { headers: auth });
+      const body = (await res.json()) as { total: number; data: Array<{ createdate: string }> };
+      if (res.status !== 200 || body.total !== tickets || body.data.length !== pageSize) {
+        throw new Error(`page ${page}: ${res.status}, total ${body.total}, ${body.data?.length} tickets`);
+      }
+    }
+    const workload = (page: number): Workload => ({ name: `page ${page}`, method: 'GET', path: path(page), headers: auth, setupRequest: (req) => req });
+    const pages = [workload(1), workload(far)];
+    const perRun = Math.max(1, Math.round(o.seconds / o.rounds));
+    const runs: MeasuredRun[][] = [[], []];
+    for (const i of [0, 1]) if (o.warmupSeconds > 0) await loadOnce(server, pages[i], o.warmupSeconds, connections);
+    for (let round = 0; round < o.rounds; round++) {
+      for (const i of round % 2 === 0 ? [0, 1] : [1, 0]) {
+        console.log(`  measure ticket-pages ${pages[i].name} (${perRun} s)`);
+        runs[i].push(await loadOnce(server, pages[i], perRun, connections));
+      }
+    }
+    const [first, deep] = runs.map((r, i) => summarize(pages[i].name, r, [server.rssBytes()]));
+    const ratio = deep.latencyP99 / Math.max(first.latencyP99, 1e-9);
+    console.log(`\nticket-pages: GET /events/:id/tickets of ${tickets.toLocaleString('en-US')} tickets, ${connections} connections`);
+    for (const s of [first, deep]) {
+      console.log(`  ${s.label.padEnd(12)} ${s.requestsPerSec.toFixed(0).padStart(7)} req/s  p50 ${s.latencyP50.toFixed(1)} ms  p99 ${s.latencyP99.toFixed(1)} ms  ${s.cpuMicrosPerRequest.toFixed(0)} µs CPU/req  non-2xx ${s.non2xx}`);
+    }
+    console.log(`  page ${far} p99 ${deep.latencyP99.toFixed(1)} ms (aim < 50), ${ratio.toFixed(2)}× page 1's (aim ≤ 2)`);
+    return { tickets, pageSize, page: far, connections, first, deep, p99Ratio: ratio };
+  } finally {
+    await server.stop();
+  }
+}

@@ -3,6 +3,7 @@
 // before the writer hears it succeeded. A tenant's batch is appended by the tenant's owner only:
 // here when this node holds the tenant, else on the owner through `remote` (which also waits until
 // this node has applied it, so the writer reads its own write here afterwards).
+import type { ListingShape } from '../store/listing-plan.js';
 import type { FindOptions, Filter } from '../store/query.js';
 import type { LmdbStore } from '../store/lmdb-store.js';
 import type { LogEntry, Org, Store, WriteBatch } from '../store/store.js';
@@ -30,6 +31,12 @@ export class ReplicatedStore implements Store {
 
   declareIndex(datatype: string, path: string): Promise<void> {
     return this.local.declareIndex(datatype, path);
+  }
+  declareListing(shape: ListingShape): Promise<void> {
+    return this.local.declareListing(shape);
+  }
+  pagesByIndex(tenant: string, datatype: string, filter: Filter | undefined, opts: FindOptions): boolean {
+    return this.local.pagesByIndex(tenant, datatype, filter, opts);
   }
   indexedPaths(datatype: string, tenant?: string): readonly string[] {
     return this.local.indexedPaths(datatype, tenant);

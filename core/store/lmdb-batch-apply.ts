@@ -90,6 +90,7 @@ export class BatchApplier {
     if (failed) return failed;
     const delta = this.delta;
     delta.clear();
+    this.indexes.listings.discard();
     for (const o of batch.ops) {
       switch (o.op) {
         case 'putRecord': {
@@ -171,6 +172,7 @@ export class BatchApplier {
         }
       }
     }
+    this.indexes.listings.flush();
     for (const d of delta.entries()) this.usage.count(d);
     return null;
   }

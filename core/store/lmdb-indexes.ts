@@ -9,6 +9,8 @@ import type { IndexCatalog } from './find-plan.js';
 import { HIGH } from './lmdb-encoding.js';
 import { PlanRunner, type ExplainedStage } from './lmdb-plan-run.js';
 import type { LmdbTenantIndexes } from './lmdb-tenant-indexes.js';
+import { LmdbListings } from './lmdb-listings.js';
+import type { ListingShape } from './listing-plan.js';
 import { indexValues, type IndexValue } from './index-values.js';
 import { getPath } from './query.js';
 import type { StoredRecord } from './record.js';
@@ -24,6 +26,8 @@ export class LmdbIndexes {
   private readonly paths = new Map<string, string[]>();
   /** `datatype\0path` of indexes this thread saw an array written to (before its commit: the safe side). */
   private readonly multikeyPaths = new Set<string>();
+  /** Listings the modules declared (lmdb-listings.ts), kept in the same writes. */
+  readonly listings: LmdbListings;
 
   constructor(
     private readonly root: RootDatabase,
@@ -31,14 +35,22 @@ export class LmdbIndexes {
     private readonly index: Database<number, Key>,
     readonly declared: LmdbTenantIndexes,
   ) {
+    this.listings = new LmdbListings(root, meta, index);
     this.loadBuiltIn();
   }
 
   private loadBuiltIn(): void {
+    this.listings.load();
     for (const { key } of this.meta.getRange({ start: ['index'], end: ['index', HIGH] })) {
       const [, datatype, path] = key as [string, string, string];
       this.addPath(datatype, path);
     }
+  }
+
+  /** The listings a find of `datatype` may read (again from \`meta\` when another thread declared one). */
+  listingsOf(datatype: string): ReturnType<LmdbListings['of']> {
+    if (this.declared.refresh()) this.loadBuiltIn();
+    return this.listings.of(datatype);
   }
 
   private addPath(datatype: string, path: string): void {
@@ -60,7 +72,7 @@ export class LmdbIndexes {
 
   /** Whether a write of the tenant's datatype keeps any index. */
   indexed(tenant: string, datatype: string): boolean {
-    return this.pathsOf(datatype).length > 0 || this.declared.keptBy(tenant, datatype) !== undefined;
+    return this.pathsOf(datatype).length > 0 || this.listings.of(datatype).length > 0 || this.declared.keptBy(tenant, datatype) !== undefined;
   }
 
   /** The paths a find of the tenant's datatype may read: the modules' and the tenant's built ones. */
@@ -69,6 +81,11 @@ export class LmdbIndexes {
     const ready = this.declared.readyOf(tenant, datatype);
     const builtIn = this.pathsOf(datatype);
     return ready.length === 0 ? builtIn : [...builtIn, ...ready.map((d) => d.path)];
+  }
+
+  /** Builds a listing over every tenant's records of its datatype (lmdb-listings.ts); query workers load it at their next plan. */
+  async declareListing(shape: ListingShape, records: Iterable<[tenant: string, sk: string]>, read: (tenant: string, sk: string) => StoredRecord | undefined): Promise<void> {
+    if (await this.listings.declare(shape, records, read)) await this.root.transaction(() => this.declared.bump());
   }
 
   /** Builds the index over every tenant's records of `datatype` in one transaction, then marks it built. */
@@ -170,6 +187,7 @@ export class LmdbIndexes {
         if ((key as IndexValue[])[4] === sk) this.index.remove(key);
       }
     }
+    this.listings.unindex(tenant, datatype, sk);
     return this.declared.unindex(tenant, datatype, sk);
   }
 
@@ -189,6 +207,7 @@ export class LmdbIndexes {
       for (const v of oldV) if (!newV.includes(v)) this.index.remove([tenant, datatype, path, v, sk]);
       for (const v of newV) if (!oldV.includes(v)) this.index.put([tenant, datatype, path, v, sk], 1);
     }
+    this.listings.maintain(tenant, datatype, sk, before, after);
     const declared = this.declared.keptBy(tenant, datatype);
     return declared ? this.declared.maintain(declared, tenant, datatype, sk, before, after) : 0;
   }

@@ -32,7 +32,7 @@ export interface PlanStats {
 export interface ExplainedStage {
   stage: string;
   /** `id`: an index the organisation declared (GET /repository/indexes); none for a built-in one. */
-  index?: { datatype: string; path: string; id?: string };
+  index?: { datatype: string; path: string; id?: string; listing?: string };
   /** `values` of an equality or `$in`, or a range `{type, low, high}` of keys read. */
   keys?: unknown;
   keysExamined?: number;

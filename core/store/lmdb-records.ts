@@ -7,6 +7,7 @@ import type { Logger } from '../log.js';
 import { HIGH } from './lmdb-encoding.js';
 import type { LmdbIndexes } from './lmdb-indexes.js';
 import { exactOrderedRead, planFilter } from './find-plan.js';
+import { decodeCursor, encodeCursor, listingName, listingRead, type ListingRead } from './listing-plan.js';
 import type { ChosenPlan, ExplainedStage, PlanRunner } from './lmdb-plan-run.js';
 import { compileFilter, resolvePaging, runQuery, type Filter, type FindExplain, type FindOptions, type PageLimits } from './query.js';
 import type { ListResult, StoredRecord } from './record.js';
@@ -16,6 +17,8 @@ interface FindRun {
   runner: PlanRunner;
   plan?: ChosenPlan;
   docsExamined: number;
+  /** Set when a declared listing answered the find. */
+  listing?: { read: ListingRead; keysExamined: number };
 }
 
 export class LmdbRecords {
@@ -134,7 +137,52 @@ export class LmdbRecords {
   }
 
   find(tenant: string, datatype: string, filter?: Filter, opts: FindOptions = {}): ListResult {
-    return this.indexOrdered(tenant, datatype, filter, opts) ?? runQuery(this.candidates(tenant, datatype, filter), filter, opts, this.limits);
+    return (
+      this.listed(tenant, datatype, filter, opts) ??
+      this.indexOrdered(tenant, datatype, filter, opts) ??
+      runQuery(this.candidates(tenant, datatype, filter), filter, opts, this.limits)
+    );
+  }
+
+  /** The declared listing that answers a find exactly, in order (listing-plan.ts), when one does and is readable. */
+  listingOf(tenant: string, datatype: string, filter: Filter | undefined, opts: FindOptions): ListingRead | undefined {
+    if (opts.skip !== undefined || opts.limit !== undefined) return undefined;
+    const read = listingRead(filter, opts.sort, this.indexes.listingsOf(datatype));
+    return read && this.indexes.listings.readable(read.shape) ? read : undefined;
+  }
+
+  /**
+   * A find a declared listing answers: one page read in its order (after a cursor, or skipping on
+   * keys to a page number), `total` from the kept counts, and `next` for the page after. Every
+   * record read is still tested against the filter; without a cursor, should one fail, the find
+   * runs the usual way. A cursor on a find no listing answers is a 400: it could not be honoured.
+   */
+  private listed(tenant: string, datatype: string, filter: Filter | undefined, opts: FindOptions, run?: FindRun): ListResult | undefined {
+    const read = this.listingOf(tenant, datatype, filter, opts);
+    if (!read) {
+      if (opts.after !== undefined) throw new AppError('ERR_VALIDATION', ['after: this listing is not read by index (a cursor needs one); page by number']);
+      return undefined;
+    }
+    const after = opts.after !== undefined ? decodeCursor(opts.after) : undefined;
+    const { page, pageSize, offset } = resolvePaging(opts, this.limits);
+    const got = this.indexes.listings.page(tenant, read, opts.sortType === 'desc', after ? { after } : { offset }, pageSize);
+    const q = filter && Object.keys(filter).length > 0 ? compileFilter(filter) : undefined;
+    const data: StoredRecord[] = [];
+    for (const sk of got.sks) {
+      if (run) run.docsExamined++;
+      const r = this.read(tenant, datatype, sk);
+      if (r && (!q || q.test(r))) data.push(r);
+      else if (!after) return undefined;
+    }
+    if (run) run.listing = { read, keysExamined: got.keysExamined };
+    return {
+      data,
+      total: got.total,
+      hasNext: got.hasNext,
+      page: after ? Math.max(1, Math.floor(opts.page ?? 1)) : page,
+      pageSize,
+      ...(got.hasNext && got.last ? { next: encodeCursor(got.last) } : {}),
+    };
   }
 
   /**
@@ -165,6 +213,9 @@ export class LmdbRecords {
   explain(tenant: string, datatype: string, filter?: Filter, opts: FindOptions = {}): FindExplain {
     const started = performance.now();
     let run: FindRun = { runner: this.indexes.runner(tenant, datatype), docsExamined: 0 };
+    const listed = this.listed(tenant, datatype, filter, opts, run);
+    if (listed && run.listing) return this.explainListing(datatype, opts, run, listed, started);
+    run = { runner: this.indexes.runner(tenant, datatype), docsExamined: 0 };
     let res = this.indexOrdered(tenant, datatype, filter, opts, run);
     const byIndex = res !== undefined;
     if (!res) {
@@ -178,6 +229,27 @@ export class LmdbRecords {
       ...(opts.sort ? { sort: { path: opts.sort, order: opts.sortType ?? 'asc', by: byIndex ? ('index' as const) : ('memory' as const) } } : {}),
       keysExamined: stats.keysExamined,
       keysCounted: stats.keysCounted,
+      docsExamined: run.docsExamined,
+      nReturned: res.data.length,
+      total: res.total,
+      executionTimeMillis: Math.round((performance.now() - started) * 1000) / 1000,
+    };
+  }
+
+  /** Explain of a find a declared listing answered: one IXSCAN of the listing, sorted by it. */
+  private explainListing(datatype: string, opts: FindOptions, run: FindRun, res: ListResult, started: number): FindExplain {
+    const { read, keysExamined } = run.listing!;
+    const plan: ExplainedStage = {
+      stage: 'IXSCAN',
+      index: { datatype, path: read.shape.sort, listing: listingName(read.shape) },
+      keys: { equals: Object.fromEntries(read.shape.equals.map((p, i) => [p, read.tuples.map((t) => t[i])])), ...(opts.after !== undefined ? { after: opts.after } : {}) },
+      keysExamined,
+    };
+    return {
+      plan,
+      sort: { path: read.shape.sort, order: opts.sortType ?? 'asc', by: 'index' },
+      keysExamined,
+      keysCounted: 0,
       docsExamined: run.docsExamined,
       nReturned: res.data.length,
       total: res.total,

@@ -17,6 +17,7 @@
 // open); its parts each hold one idea: lmdb-records.ts (reads), lmdb-indexes.ts, lmdb-logs.ts,
 // lmdb-kv.ts, lmdb-orgs.ts, lmdb-usage.ts, applied-mark.ts, lmdb-batch-apply.ts (a batch's writes
 // in its transaction) and lmdb-encoding.ts.
+import type { ListingShape } from './listing-plan.js';
 import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { open, type Database, type Key, type RootDatabase } from 'lmdb';
@@ -194,6 +195,14 @@ export class LmdbStore implements Store {
         this.usageCounters.count(usageDelta(tenant, -bytes));
       },
     );
+  }
+
+  declareListing(shape: ListingShape): Promise<void> {
+    return this.indexes.declareListing(shape, this.reads.keysOf(shape.datatype), (tenant, sk) => this.reads.read(tenant, shape.datatype, sk));
+  }
+
+  pagesByIndex(tenant: string, datatype: string, filter: Filter | undefined, opts: FindOptions): boolean {
+    return this.reads.listingOf(tenant, datatype, filter, opts) !== undefined;
   }
 
   /** A record, or ERR_RECORD_UNREADABLE (409) when its bytes cannot be decoded (lmdb-records.ts). */

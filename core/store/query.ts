@@ -19,6 +19,11 @@ export interface FindOptions {
   /** Driver-style alternatives used by /dynamic-query. */
   skip?: number;
   limit?: number;
+  /**
+   * A cursor: the `next` of the previous page (lmdb-listings.ts). Only a listing read by index
+   * hands one out and takes one; it wins over `page`.
+   */
+  after?: string;
 }
 
 export interface PageLimits {

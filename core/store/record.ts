@@ -25,6 +25,8 @@ export interface ListResult<T = StoredRecord> {
   hasNext: boolean;
   page: number;
   pageSize: number;
+  /** The cursor of the next page (FindOptions.after), when the listing was read by index and has one. */
+  next?: string;
 }
 
 export const ENVELOPE_KEYS = new Set([

@@ -1,4 +1,5 @@
 // What actors and routes know of storage: this interface, never LMDB itself.
+import type { ListingShape } from './listing-plan.js';
 import type { FindExplain, FindOptions, Filter } from './query.js';
 import type { ListResult, StoredRecord } from './record.js';
 import type { Org } from './org.js';
@@ -104,6 +105,14 @@ export interface LogEntry<T = unknown> {
 export interface Store {
   /** Declares a secondary index on a field path of a datatype (all tenants), built if new. */
   declareIndex(datatype: string, path: string): Promise<void>;
+  /**
+   * Declares a listing (listing-plan.ts): records of a datatype equal at a few paths, in the order
+   * of one more, kept as ordered index entries and a count per tuple of values, built if new. A
+   * find it answers reads one page by index at any size, with `total` exact and a cursor.
+   */
+  declareListing(shape: ListingShape): Promise<void>;
+  /** Whether a declared listing answers this find (then a page costs the same at any size). */
+  pagesByIndex(tenant: string, datatype: string, filter: Filter | undefined, opts: FindOptions): boolean;
   /** The paths a find of `datatype` may read: the modules' indexes, and with `tenant` its built ones too. */
   indexedPaths(datatype: string, tenant?: string): readonly string[];
 

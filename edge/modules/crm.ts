@@ -43,6 +43,14 @@ export const crmModule: Module = {
     [CALL_RECORDING, 'data.callSid'],
     [SOCIAL_ACTIVITY, 'data.kind'],
   ],
+  // Lists that page by index at any size: leads newest first (all, or of a status), a support
+  // ticket's thread and a conversation's messages in time order.
+  listings: [
+    { datatype: LEAD, equals: [], sort: 'createdate' },
+    { datatype: LEAD, equals: ['data.status'], sort: 'createdate' },
+    { datatype: SUPPORT_TICKET_MESSAGE, equals: ['data.ticketId', 'data.kind'], sort: 'data.at' },
+    { datatype: COMM_MESSAGE, equals: ['data.conversationId'], sort: 'data.at' },
+  ],
   routes(deps) {
     const crm = createCrmApi(deps);
     return [

@@ -70,6 +70,14 @@ export const eventsModule: Module = {
     [EVENT_MEDIA, 'data.event'],
     [CHECKIN_LIST, 'data.event'],
   ],
+  // GET /events/:id/tickets, alone or with its status or its type: a page by index at any size.
+  // Each listing costs every ticket write an entry (a check-in moves the status one's); status and
+  // type together, or a holder's email, read the usual way.
+  listings: [
+    { datatype: TICKET, equals: ['data.event'], sort: 'createdate' },
+    { datatype: TICKET, equals: ['data.event', 'data.status'], sort: 'createdate' },
+    { datatype: TICKET, equals: ['data.event', 'data.ticketTypeId'], sort: 'createdate' },
+  ],
   perNode(deps) {
     // Scanner devices: their credential (after the bearer token and API keys), and their activity
     // written behind every few seconds and once more when the node stops.

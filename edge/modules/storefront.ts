@@ -24,6 +24,8 @@ export const storefrontModule: Module = {
     [BM_LOCATION_PRODUCT, 'data.businessLocationId'],
     [SF_CATEGORY, 'data.businessLocationId'],
   ],
+  // A location's closed tabs, newest first, page by index at any size (without a date range).
+  listings: [{ datatype: SF_ORDER, equals: ['data.businessLocationId', 'data.status'], sort: 'data.closedAt' }],
   routes: storefrontRoutes,
   perNode: (deps) => tabsHearWrites(deps),
 };

@@ -20,6 +20,12 @@ export const workflowModule: Module = {
     [TASK_DATATYPE, 'data.status'],
     [TASK_DATATYPE, 'data.workflowId'],
   ],
+  // Tasks oldest first, all or of one workflow or one stage of it, page by index at any size.
+  listings: [
+    { datatype: TASK_DATATYPE, equals: [], sort: 'createdate' },
+    { datatype: TASK_DATATYPE, equals: ['data.workflowId'], sort: 'createdate' },
+    { datatype: TASK_DATATYPE, equals: ['data.workflowId', 'data.stageId'], sort: 'createdate' },
+  ],
   routes: (deps) => workflowRoutes(createWorkflowApi(deps), deps.config),
   start(deps) {
     const scheduler = deps.services.scheduler;

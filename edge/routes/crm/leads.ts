@@ -5,6 +5,7 @@
 import { Type } from '@sinclair/typebox';
 import { LEAD, leadFilter, type CrmApi } from '../../../actors/crm/index.js';
 import { route, type RouteDef } from '../../route.js';
+import { AfterCursor } from '../../schemas.js';
 import { Enum, Email, Id, ListOf, PageProps, RecordOf } from './schemas.js';
 import { listRecords } from '../../../actors/records/index.js';
 
@@ -59,7 +60,10 @@ export function leadRoutes(crm: CrmApi): RouteDef[] {
       tag: TAG,
       summary: 'List leads, filtered by status, owner and free text',
       description:
-        'Paged, newest first by default. `q` matches name, email, company, phone, notes and source, case-insensitively.',
+        'Paged, newest first by default. `q` matches name, email, company, phone, notes and source, case-insensitively. ' +
+        'By `createdate`, all leads or those of one `status` are read by index: any page answers as fast as the first, with ' +
+        '`total` exact, by `page` or by cursor (send back as `after` the `next` of the previous page); other filters and sorts ' +
+        'page by number.',
       query: Type.Object({
         status: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
         owner: Type.Optional(Type.String({ minLength: 1, maxLength: 254 })),
@@ -67,12 +71,14 @@ export function leadRoutes(crm: CrmApi): RouteDef[] {
         sort: Type.Optional(Enum(SORTS)),
         sortType: Type.Optional(Enum(['asc', 'desc'])),
         ...PageProps,
+        ...AfterCursor,
       }),
       response: ListOf(LeadRecord),
       handler: (ctx) =>
         listRecords(ctx.deps, ctx.tenant, LEAD, leadFilter(ctx.query), {
           page: ctx.query.page,
           pageSize: ctx.query.pageSize,
+          after: ctx.query.after,
           sort: ctx.query.sort ?? 'createdate',
           sortType: ctx.query.sortType ?? (ctx.query.sort ? 'asc' : 'desc'),
         }),

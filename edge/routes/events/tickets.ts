@@ -23,6 +23,7 @@ import type { RequestContext, RouteDef } from '../../route.js';
 import { route } from '../../route.js';
 import { EventParams, Id, IdParams, IssueItem as IssueItemSchema, IssueResult, Paging, TicketList, TicketSchema } from './schemas.js';
 import { listRecords } from '../../../actors/records/index.js';
+import { AfterCursor } from '../../schemas.js';
 
 const TAG = 'Tickets';
 const Email = Type.String({ format: 'email', maxLength: 254 });
@@ -172,10 +173,15 @@ export function ticketRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
       summary: 'List the tickets of an event',
       description:
         'Tickets whose `data.event` is the event’s id or slug, oldest first; filter by `status`, `ticketTypeId` or `holderEmail`. ' +
+        'Alone, or filtered by `status` or by `ticketTypeId`, the listing is read by index: any page of any event answers as fast ' +
+        'as the first, with `total` exact. Page by `page`, or by cursor: send back as `after` the `next` of the previous page (stable ' +
+        'while tickets are added or change between pages). With `holderEmail`, or `status` and `ticketTypeId` together, pages are ' +
+        'by number only. ' +
         'An enrolled scanner device may read the tickets of its own events (403 for another).',
       params: EventParams,
       query: Type.Object({
         ...Paging,
+        ...AfterCursor,
         status: Type.Optional(Type.Union([Type.Literal('valid'), Type.Literal('checked_in'), Type.Literal('refunded'), Type.Literal('cancelled')])),
         ticketTypeId: Type.Optional(Id),
         holderEmail: Type.Optional(Email),
@@ -191,7 +197,7 @@ export function ticketRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
         if (ctx.query.ticketTypeId) filter['data.ticketTypeId'] = ctx.query.ticketTypeId;
         Object.assign(filter, ownTicketFilter([ev.sk, String(ev.data.slug)]));
         if (ctx.query.status) filter['data.status'] = ctx.query.status;
-        return listRecords(svc.deps, ctx.tenant, TICKET, filter, { page: ctx.query.page, pageSize: ctx.query.pageSize, sort: 'createdate', sortType: 'asc' });
+        return listRecords(svc.deps, ctx.tenant, TICKET, filter, { page: ctx.query.page, pageSize: ctx.query.pageSize, after: ctx.query.after, sort: 'createdate', sortType: 'asc' });
       },
     }),
 

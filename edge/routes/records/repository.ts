@@ -9,7 +9,7 @@ import { assertIdempotencyKey, fingerprint } from '../../../core/idempotency.js'
 import { attributeFilter, type RecordsApi } from '../../../actors/records/index.js';
 import type { Config } from '../../../core/config.js';
 import { route, type RequestContext, type RouteDef } from '../../route.js';
-import { DatatypeParams, Datatype, pageQuery, RecordList, RecordParams, RecordSchema, SortType } from './schemas.js';
+import { AfterCursor, DatatypeParams, Datatype, pageQuery, RecordList, RecordParams, RecordSchema, SortType } from './schemas.js';
 import { repositoryIndexRoutes } from './indexes.js';
 
 const TAG = 'Repository';
@@ -37,7 +37,10 @@ export function findPlan(q: Config['query']): string {
     'datatype). Ranges compare within one type, as MongoDB does (`{$gt: 5}` matches numbers only). A find of simple ' +
     'operators (equality, `$in`, ranges, `$exists`, `$and`/`$or` of those) that an index narrows to at most ' +
     `${q.inPlaceMaxCandidates.toLocaleString('en-US')} records (\`QUERY_IN_PLACE_MAX_CANDIDATES\`) answers at once; any ` +
-    'other runs in a query worker.'
+    'other runs in a query worker. A find that a listing a module keeps answers exactly (equalities on its fields, sorted ' +
+    'by its sort: an event\'s tickets by `createdate`, leads, tasks, a thread\'s messages) reads one page by index at any ' +
+    'size, at once, with `total` exact, and answers `next`, a cursor to send back as `after` for the page after it ' +
+    '(`after` on any other find is a 400).'
   );
 }
 
@@ -225,6 +228,7 @@ export function repositoryRoutes(records: RecordsApi, config: Config): RouteDef[
                 pageSize: Type.Optional(Type.Integer({ minimum: 1, maximum: maxPageSize })),
                 sort: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
                 sortType: Type.Optional(SortType),
+                ...AfterCursor,
                 explain: Type.Optional(Type.Boolean({ description: 'Answer how the find runs (its plan, keys and records examined) instead of records' })),
               },
               { additionalProperties: false },
@@ -260,6 +264,7 @@ export function repositoryRoutes(records: RecordsApi, config: Config): RouteDef[
           pageSize: ctx.query.ps,
           sort: ctx.query.s,
           sortType: ctx.query.st,
+          after: ctx.query.after,
         }),
     }),
 
@@ -286,6 +291,7 @@ export function repositoryRoutes(records: RecordsApi, config: Config): RouteDef[
           pageSize: ctx.query.ps,
           sort: ctx.query.s,
           sortType: ctx.query.st,
+          after: ctx.query.after,
         }),
     }),
   ];

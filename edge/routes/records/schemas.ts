@@ -1,7 +1,7 @@
 // Schemas shared by the record store's routes: the record envelope and the list envelope
 // (spec: Resources → Record envelope, List envelope), and the path parameters.
 import { Type } from '@sinclair/typebox';
-import { ListOf, RecordSchema } from '../../schemas.js';
+import { AfterCursor, ListOf, RecordSchema } from '../../schemas.js';
 
 /** Datatype names as used with the store: `sf_order`, `bm_location_product`, ... */
 export const Datatype = Type.String({ pattern: '^[A-Za-z][A-Za-z0-9_.-]{0,63}$', description: 'Record kind, e.g. `sf_order`' });
@@ -11,7 +11,7 @@ export const RecordId = Type.String({ pattern: '^[A-Za-z0-9_:.-]{1,128}$', descr
 export const DatatypeParams = Type.Object({ datatype: Datatype });
 export const RecordParams = Type.Object({ datatype: Datatype, id: RecordId });
 
-export { ListOf, RecordSchema } from '../../schemas.js';
+export { AfterCursor, ListOf, RecordSchema } from '../../schemas.js';
 
 export const RecordList = ListOf(RecordSchema);
 /** A document of any shape (projections and pipeline output). */
@@ -26,5 +26,6 @@ export function pageQuery(maxPageSize: number) {
     ps: Type.Optional(Type.Integer({ minimum: 1, maximum: maxPageSize, description: `Page size (default 20, at most ${maxPageSize})` })),
     s: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Sort field path, e.g. `data.price`' })),
     st: Type.Optional(SortType),
+    ...AfterCursor,
   });
 }

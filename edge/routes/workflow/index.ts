@@ -5,6 +5,7 @@ import type { SlaEntry, WorkflowApi, WorkflowMessage } from '../../../actors/wor
 import type { Config } from '../../../core/config.js';
 import { pageItems } from '../../../core/store/query.js';
 import { route, type RouteDef } from '../../route.js';
+import { AfterCursor } from '../../schemas.js';
 import { byOf, IdParam, ISODateTime, ListOf, Paging, RecordList, RecordSchema, StringEnum } from './schemas.js';
 
 const TAG = 'Workflow';
@@ -76,6 +77,9 @@ export function workflowRoutes(workflow: WorkflowApi, config: Config): RouteDef[
       auth: 'staff',
       tag: TAG,
       summary: 'Tasks, filtered and paged (oldest first)',
+      description:
+        'All tasks, or those of one `workflow` (and one `stage` of it), are read by index: any page answers as fast as the first, ' +
+        'with `total` exact, by `page` or by cursor (send back as `after` the `next` of the previous page). Other filters page by number.',
       query: Type.Object({
         workflow: Type.Optional(Type.String({ maxLength: 64, description: 'Workflow id, e.g. check-in or kitchen' })),
         stage: Type.Optional(Type.String({ maxLength: 64 })),
@@ -84,11 +88,12 @@ export function workflowRoutes(workflow: WorkflowApi, config: Config): RouteDef[
         location: Type.Optional(Type.String({ maxLength: 200, description: 'Location slug' })),
         sortType: Type.Optional(StringEnum(['asc', 'desc'])),
         ...Paging,
+        ...AfterCursor,
       }),
       response: RecordList,
       handler: (ctx) => {
         const q = ctx.query;
-        return workflow.tasks(ctx.tenant, q, { page: q.page, pageSize: q.pageSize, sortType: q.sortType ?? 'asc' });
+        return workflow.tasks(ctx.tenant, q, { page: q.page, pageSize: q.pageSize, after: q.after, sortType: q.sortType ?? 'asc' });
       },
     }),
 
