@@ -321,7 +321,8 @@ const CHECKED_OUT = 'ticket.checked_out';
 function doorWebhook(st: ScannerState, ctx: ActorContext, type: string, e: ScanEntry, reply: ScanReply): void {
   const data = {
     success: true,
-    direction: e.kind,
+    // As the catalogue documents it (core/webhooks/catalogue.ts), not the log's `in`/`out`.
+    direction: e.kind === 'in' ? 'checkin' : 'checkout',
     eventId: st.eventId,
     zone: e.zone,
     ...(e.list !== undefined ? { listId: e.list } : {}),
@@ -329,6 +330,9 @@ function doorWebhook(st: ScannerState, ctx: ActorContext, type: string, e: ScanE
     deviceId: e.device,
     scannedAt: new Date(e.at).toISOString(),
     ticket: reply.ticket,
+    // An offline device's decision, uploaded later: `scannedAt` is when it let the ticket in.
+    ...(e.offline ? { offline: true } : {}),
+    ...(e.conflict !== undefined ? { conflict: true, conflictReason: e.conflict } : {}),
   };
   ctx.services.webhooks.queue(ctx.batch, st.tenant, type, data, e.receivedAt ?? e.at);
 }
@@ -446,6 +450,9 @@ function offlineScan(st: ScannerState, ctx: ActorContext, kind: 'in' | 'out', s:
   }
   record(st, ctx, e);
   reply.ticketId = t.sk;
+  // Integrators hear of an offline admission when it is uploaded, as of a scan made online.
+  const type = kind === 'in' ? CHECKED_IN : CHECKED_OUT;
+  if (ctx.services.webhooks.wants(st.tenant, type)) doorWebhook(st, ctx, type, e, { success: true, ticket: readTicket(st, t.sk) ?? t });
   return reply;
 }
 

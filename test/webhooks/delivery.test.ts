@@ -23,6 +23,7 @@ t.test('webhooks - a checked-in ticket arrives once, signed; its check-out too',
   t.equal(payload.id, got.headers['webhook-id'], 'the payload id is the webhook-id');
   t.equal(payload.data.ticket.sk, tickets[0].sk, 'data is the scan result');
   t.equal(payload.data.success, true);
+  t.equal(payload.data.direction, 'checkin', 'the direction as the catalogue documents it');
   t.ok(Date.parse(payload.createdAt) > 0);
   t.throws(() => verify('whsec_' + Buffer.alloc(32, 1).toString('base64'), got), 'another secret does not verify');
 
@@ -36,6 +37,29 @@ t.test('webhooks - a checked-in ticket arrives once, signed; its check-out too',
   t.equal(denied.body.success, false);
   await sleep(200);
   t.equal(rx.got.length, 2, 'a refused scan queues nothing');
+});
+
+t.test('webhooks - an offline admission arrives as ticket.checked_in when uploaded, once, with its original time', async (t) => {
+  const w = await webhooksWorld(t);
+  const rx = await receiver(t);
+  const ep = await endpoint(w.admin, rx.url, ['ticket.checked_in']);
+  const { ev, tickets } = await venue(w.admin, 2);
+  const scannedAt = new Date(Date.now() - 10 * 60_000).toISOString();
+  const item = (tk: any, nonce: string) => ({ code: tk.data.number, eventId: ev.id, offline: true, scannedAt, nonce, decision: 'admitted' });
+  const body = { scans: [item(tickets[0], 'n-1'), { ...item(tickets[1], 'n-2'), decision: 'denied', reason: 'product' }] };
+  const up = await w.admin.post('/events/checkin/batch', body);
+  t.equal(up.status, 200);
+  t.match(up.body.results, [{ success: true, offline: true }, { success: false, offline: true }]);
+  const [got] = await rx.waitFor(1);
+  const payload = verify(ep.secret, got) as any;
+  t.equal(payload.type, 'ticket.checked_in');
+  t.equal(payload.data.ticket.sk, tickets[0].sk);
+  t.equal(payload.data.offline, true, 'marked offline');
+  t.equal(payload.data.scannedAt, scannedAt, 'at the time the device let it in');
+  // A retried upload (same nonces) answers the original results and queues nothing again; the denial never did.
+  t.equal((await w.admin.post('/events/checkin/batch', body)).status, 200);
+  await sleep(400);
+  t.equal(rx.got.length, 1, 'one event for one admission');
 });
 
 t.test('webhooks - no endpoint, or one subscribed to other events: a scan queues nothing', async (t) => {
