@@ -353,16 +353,9 @@ function checkOut(st: ScannerState, ctx: ActorContext, s: ScanInput, by: string 
   }
   const now = ctx.clock.now();
   const e = scanEntry('out', s, by, now);
-  let t: StoredRecord | undefined;
-  let reason: DenialReason | undefined;
-  if (s.ticketId !== undefined) {
-    t = readTicket(st, s.ticketId);
-    if (!t) reason = 'invalid_code';
-  } else {
-    const r = located(st, s) ?? resolve(st, s.code ?? '', e.at);
-    t = r.ticket;
-    reason = r.reason;
-  }
+  const found = scannedTicket(st, s, e.at, true);
+  const t = found.ticket;
+  let reason = found.reason;
   // Who is inside is the list's when the scan names one, else the event's own door's.
   const door = s.list !== undefined ? st.door.lists.get(listNamed(st, s.list)!.id) : st.door;
   if (t) {
@@ -399,16 +392,9 @@ function offlineScan(st: ScannerState, ctx: ActorContext, kind: 'in' | 'out', s:
   const e = scanEntry(kind, s, by, now);
   e.receivedAt = now;
   e.offline = true;
-  let t: StoredRecord | undefined;
-  let own: DenialReason | undefined;
-  if (kind === 'out' && s.ticketId !== undefined) {
-    t = readTicket(st, s.ticketId);
-    if (!t) own = 'invalid_code';
-  } else {
-    const r = located(st, s) ?? resolve(st, s.code ?? '', e.at);
-    t = r.ticket;
-    own = r.reason;
-  }
+  const found = scannedTicket(st, s, e.at, kind === 'out');
+  const t = found.ticket;
+  let own = found.reason;
   const ours = t !== undefined && ticketOfEvent(t, st.ev!);
   const list = s.list !== undefined ? st.lists.get(s.list) : undefined;
   const door = list ? st.door.lists.get(list.id) : st.door;
@@ -484,6 +470,15 @@ function batch(st: ScannerState, ctx: ActorContext, by: string | null, scans: Ar
     else out[i] = s.direction === 'out' ? checkOut(st, ctx, s, by) : checkIn(st, ctx, s, by);
   }
   return out;
+}
+
+/** The ticket a scan names: by `ticketId` when `byId` allows it (a check-out), else by its code. */
+function scannedTicket(st: ScannerState, s: ScanInput, at: number, byId: boolean): Resolved {
+  if (byId && s.ticketId !== undefined) {
+    const t = readTicket(st, s.ticketId);
+    return t ? { ticket: t } : { reason: 'invalid_code' };
+  }
+  return located(st, s) ?? resolve(st, s.code ?? '', at);
 }
 
 /**
