@@ -145,6 +145,7 @@ export interface Config {
     retryMaxMs: number;
     maxAgeMs: number;
     disableAfterMs: number;
+    retentionMs: number;
     maxEndpoints: number;
   };
   cluster: ClusterSettings;
@@ -277,6 +278,7 @@ const ENV: ReadonlyArray<[string, string[], Parse]> = [
   ['WEBHOOK_RETRY_MAX_MS', ['webhooks', 'retryMaxMs'], int],
   ['WEBHOOK_MAX_AGE_MS', ['webhooks', 'maxAgeMs'], int],
   ['WEBHOOK_DISABLE_AFTER_MS', ['webhooks', 'disableAfterMs'], int],
+  ['WEBHOOK_RETENTION_MS', ['webhooks', 'retentionMs'], int],
   ['WEBHOOK_MAX_ENDPOINTS', ['webhooks', 'maxEndpoints'], int],
   ['SMTP_HOST', ['providers', 'smtp', 'host'], text],
   ['SMTP_PORT', ['providers', 'smtp', 'port'], int],

@@ -272,8 +272,9 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
       if (c.subscriptions) webhooks.apply(c.subscriptions);
     },
   });
-  webhooks.onQueued = (tenant, keys) => webhookDispatcher.nudge(tenant, keys);
-  metrics.webhooks(() => webhookDispatcher.counts);
+  webhooks.onQueued = (tenant, endpointIds) => webhookDispatcher.nudge(tenant, endpointIds);
+  webhooks.onDeleted = (tenant) => webhookDispatcher.sweepSoon(tenant);
+  metrics.webhooks(() => webhookDispatcher.counts, () => ({ held: webhookDispatcher.held, inFlight: webhookDispatcher.inFlight }));
   webhookDispatcher.start();
   const port = await edge.listen(config.host, config.port);
   forwarder?.serve(port);

@@ -91,7 +91,23 @@ export class HttpMetrics {
   }
 
   /** Webhook attempts per organisation and outcome since start (core/webhooks/dispatcher.ts). */
-  webhooks(counts: () => ReadonlyMap<string, { delivered: number; retried: number; failed: number }>): void {
+  webhooks(counts: () => ReadonlyMap<string, { delivered: number; retried: number; failed: number }>, node: () => { held: number; inFlight: number }): void {
+    new Gauge({
+      name: 'webhook_deliveries_held',
+      help: 'Due webhook deliveries this node has read and holds waiting for a slot (bounded per endpoint lane; the rest wait in the store)',
+      registers: [this.registry],
+      collect() {
+        this.set(node().held);
+      },
+    });
+    new Gauge({
+      name: 'webhook_attempts_in_flight',
+      help: 'Webhook attempts this node has started and not had an answer to (at most WEBHOOK_CONCURRENCY)',
+      registers: [this.registry],
+      collect() {
+        this.set(node().inFlight);
+      },
+    });
     new Counter({
       name: 'webhook_attempts_total',
       help: 'Webhook delivery attempts by organisation and outcome: delivered (a 2xx in time), retried (failed, tried again later), failed (failed for good)',

@@ -10,10 +10,11 @@ import { queueEvent, type SubscriptionsMessage } from '../../core/webhooks/hub.j
 import {
   deliveryNs,
   ENDPOINT_NS,
+  GONE_NS,
   HEALTH_NS,
+  LANE_NS,
+  laneKey,
   parseDeliveryId,
-  QUEUE_NS,
-  queueKey,
   SUBSCRIPTIONS_SUBJECT,
   tableOf,
   type Delivery,
@@ -69,8 +70,9 @@ export const webhooksActor: ActorKind<State, WebhooksMsg, unknown> = {
         const e = must(msg.id);
         ctx.batch.deleteKv(ctx.tenant, ENDPOINT_NS, e.id);
         ctx.batch.deleteKv(ctx.tenant, HEALTH_NS, e.id);
-        // Its deliveries go with it; queued ones are dropped by the dispatcher when it meets them.
-        for (const { key } of ctx.store.listKv(ctx.tenant, deliveryNs(e.id))) ctx.batch.deleteKv(ctx.tenant, deliveryNs(e.id), key);
+        // Its deliveries and lane go with it, removed by the dispatcher in bounded steps (however
+        // many it holds, this write stays small); queued ones are dropped when met.
+        ctx.batch.putKv(ctx.tenant, GONE_NS, e.id, now);
         return { endpoint: e, subscriptions: publish(st, ctx, now, e.id, undefined) } satisfies EndpointChange;
       }
       case 'rotate': {
@@ -113,10 +115,10 @@ export const webhooksActor: ActorKind<State, WebhooksMsg, unknown> = {
         const d = ids && ctx.store.getKv<Delivery>(ctx.tenant, deliveryNs(ids.endpointId), ids.eventId);
         if (!ids || !d) throw appError('ERR_NOT_FOUND', `webhook delivery ${msg.deliveryId}`);
         must(ids.endpointId);
-        if (d.state === 'pending' && d.dueAt !== null) ctx.batch.deleteKv(ctx.tenant, QUEUE_NS, queueKey(d.dueAt, msg.deliveryId));
+        if (d.state === 'pending' && d.dueAt !== null) ctx.batch.deleteKv(ctx.tenant, LANE_NS, laneKey(ids.endpointId, d.dueAt, ids.eventId));
         const next: Delivery = { ...d, state: 'pending', dueAt: now };
         ctx.batch.putKv(ctx.tenant, deliveryNs(ids.endpointId), ids.eventId, next);
-        ctx.batch.putKv(ctx.tenant, QUEUE_NS, queueKey(now, msg.deliveryId), 1);
+        ctx.batch.putKv(ctx.tenant, LANE_NS, laneKey(ids.endpointId, now, ids.eventId), 1);
         return next;
       }
     }

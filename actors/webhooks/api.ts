@@ -176,6 +176,7 @@ export class WebhooksApi {
 
   async remove(tenant: string, id: string): Promise<void> {
     await this.change(tenant, { type: 'delete', id });
+    this.deps.hub?.onDeleted(tenant);
   }
 
   async rotate(tenant: string, id: string): Promise<EndpointView & { secret: string }> {
@@ -189,22 +190,23 @@ export class WebhooksApi {
     await this.change(tenant, { type: 'disable', id, since });
   }
 
-  ping(tenant: string, id: string): Promise<{ deliveryId: string; eventId: string }> {
-    return this.ask(tenant, { type: 'ping', id });
+  async ping(tenant: string, id: string): Promise<{ deliveryId: string; eventId: string }> {
+    const r = await this.ask<{ deliveryId: string; eventId: string }>(tenant, { type: 'ping', id });
+    this.deps.hub?.queued(tenant, [id]);
+    return r;
   }
 
   async retry(tenant: string, id: string): Promise<DeliveryView> {
-    return deliveryView(await this.ask<Delivery>(tenant, { type: 'retry', deliveryId: id }));
+    const d = await this.ask<Delivery>(tenant, { type: 'retry', deliveryId: id });
+    this.deps.hub?.queued(tenant, [d.endpointId]);
+    return deliveryView(d);
   }
 
   /** The endpoint's deliveries, newest first, `limit` after the cursor `after` (an event id). */
   deliveries(tenant: string, id: string, after: string | undefined, limit: number): { data: DeliveryView[]; next: string | null } {
     this.endpoint(tenant, id);
-    const all = this.deps.store.listKv<Delivery>(tenant, deliveryNs(id));
-    let i = all.length - 1;
-    if (after !== undefined) while (i >= 0 && all[i].key >= after) i--;
-    const data: DeliveryView[] = [];
-    for (; i >= 0 && data.length < limit; i--) data.push(deliveryView(all[i].value));
-    return { data, next: i >= 0 && data.length > 0 ? data[data.length - 1].eventId : null };
+    const page = this.deps.store.rangeKv<Delivery>(tenant, deliveryNs(id), { after, limit: limit + 1, reverse: true });
+    const data = page.slice(0, limit).map((e) => deliveryView(e.value));
+    return { data, next: page.length > limit ? data[data.length - 1].eventId : null };
   }
 }

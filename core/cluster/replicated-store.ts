@@ -6,7 +6,7 @@
 import type { ListingShape } from '../store/listing-plan.js';
 import type { FindOptions, Filter } from '../store/query.js';
 import type { LmdbStore } from '../store/lmdb-store.js';
-import type { LogEntry, Org, Store, WriteBatch } from '../store/store.js';
+import type { KvRange, LogEntry, Org, Store, WriteBatch } from '../store/store.js';
 import type { TenantIndex, TenantIndexSpec } from '../store/tenant-indexes.js';
 import { AppError } from '../errors.js';
 import { classify, type CommitLog } from './commit-log.js';
@@ -92,6 +92,10 @@ export class ReplicatedStore implements Store {
   }
   listKv<T = unknown>(tenant: string, ns: string): Array<{ key: string; value: T }> {
     return this.local.listKv<T>(tenant, ns);
+  }
+
+  rangeKv<T = unknown>(tenant: string, ns: string, range: KvRange): Array<{ key: string; value: T }> {
+    return this.local.rangeKv<T>(tenant, ns, range);
   }
   getOrg(orgId: string): Org | undefined {
     return this.local.getOrg(orgId);

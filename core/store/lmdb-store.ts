@@ -40,7 +40,7 @@ import { LmdbTenantIndexes, type DeclaredIndex } from './lmdb-tenant-indexes.js'
 import { LmdbUsage } from './lmdb-usage.js';
 import type { FindExplain, FindOptions, Filter, PageLimits } from './query.js';
 import type { StoredRecord } from './record.js';
-import type { LogEntry, Org, Store, WriteBatch } from './store.js';
+import type { KvRange, LogEntry, Org, Store, WriteBatch } from './store.js';
 import type { BuiltInIndex, TenantIndex, TenantIndexSpec } from './tenant-indexes.js';
 import { usageDelta, type QuotaPolicy, type StorageUsage } from './usage.js';
 import { WriteJournal, type WriteJournalOptions } from './write-journal.js';
@@ -311,6 +311,10 @@ export class LmdbStore implements Store {
 
   listKv<T>(tenant: string, ns: string): Array<{ key: string; value: T }> {
     return this.kvReads.list<T>(tenant, ns);
+  }
+
+  rangeKv<T>(tenant: string, ns: string, range: KvRange): Array<{ key: string; value: T }> {
+    return this.kvReads.range<T>(tenant, ns, range);
   }
 
   getOrg(orgId: string): Org | undefined {

@@ -97,6 +97,17 @@ export class WriteBatch {
   }
 }
 
+/** Which entries of a kv namespace a `rangeKv` reads. */
+export interface KvRange {
+  /** Entries strictly past this key in the reading order. */
+  after?: string;
+  /** Entries strictly before this key in the reading order. */
+  until?: string;
+  limit: number;
+  /** Descending key order (newest first for time-ordered keys). */
+  reverse?: boolean;
+}
+
 export interface LogEntry<T = unknown> {
   seq: number;
   entry: T;
@@ -157,6 +168,8 @@ export interface Store {
 
   getKv<T = unknown>(tenant: string, ns: string, key: string): T | undefined;
   listKv<T = unknown>(tenant: string, ns: string): Array<{ key: string; value: T }>;
+  /** A page of a kv namespace in key order (KvRange): its cost is the page's, not the namespace's. */
+  rangeKv<T = unknown>(tenant: string, ns: string, range: KvRange): Array<{ key: string; value: T }>;
 
   getOrg(orgId: string): Org | undefined;
   listOrgs(): Org[];

@@ -1,19 +1,27 @@
 // Delivers the webhook deliveries queued in writes' batches (hub.ts) after they commit, and resumes
 // after a restart: the queue is in the store, so what a crash left queued is sent by the next start.
 //
-// Lanes: due deliveries are held per organisation and endpoint, and started under three bounds,
-// per endpoint (`endpointConcurrency`), per organisation (`orgConcurrency`) and per node
-// (`concurrency`). An endpoint that hangs holds its own lane's slots (each attempt ends at
-// `timeoutMs`) and at most its organisation's share; other endpoints' deliveries start beside it.
-// Nothing here runs on a writer's path: a door scan only adds two keys to its own batch.
+// Lanes: each endpoint's due deliveries are one range of keys (model.ts, LANE_NS), read a page at a
+// time (at most LANE_HOLD keys held per lane), and started under three bounds: per endpoint
+// (`endpointConcurrency`), per organisation (`orgConcurrency`) and per node (`concurrency`). An
+// endpoint that hangs holds its own lane's slots (each attempt ends at `timeoutMs`) and at most its
+// organisation's share; other endpoints' deliveries start beside it. However long a lane's backlog,
+// what the node holds of it and what a look at it reads stay bounded. Nothing here runs on a
+// writer's path: a door scan only adds three keys to its own batch.
 //
-// Once per delivery and node: a queue key is in at most one lane or attempt at a time, its state
-// and its queue key change in one commit, and in cluster mode a node only dispatches the tenants
-// it owns (`tenants`). A crash between an attempt and its commit sends it again on restart, under
-// the same `webhook-id` (the event id), which receivers use to drop the duplicate (at least once).
-// Attempts that fail are retried with exponential back-off (`retryBaseMs` doubling up to
-// `retryMaxMs`) until the event is `maxAgeMs` old; an endpoint that has failed without a success
-// for `disableAfterMs` is handed to `onFailing` (the actor disables it and tells the Admins).
+// Once per delivery and node: a key is in at most one attempt at a time, a second key of the same
+// delivery (a retry asked while an attempt is in flight) waits until the first one's outcome has
+// committed, its state and its key change in one commit, and in cluster mode a node only
+// dispatches the tenants it owns (`tenants`). A crash between an attempt and its commit sends it
+// again on restart, under the same `webhook-id` (the event id), which receivers use to drop the
+// duplicate (at least once). Failed attempts are retried with exponential back-off (`retryBaseMs`
+// doubling up to `retryMaxMs`) until the event is `maxAgeMs` old; an endpoint failing without a
+// success for `disableAfterMs` is handed to `onFailing` (the actor disables it, tells the Admins).
+//
+// Outcomes of a tenant are committed together every COMMIT_MS (one transaction for many
+// deliveries), and an attempt's slot is freed as soon as its answer came, not when its commit
+// lands. Deliveries and events older than `retentionMs` are deleted in bounded steps (sweep), and
+// so are a deleted endpoint's deliveries and lane.
 import type { Clock } from '../clock.js';
 import { systemClock } from '../clock.js';
 import type { Logger } from '../log.js';
@@ -22,21 +30,28 @@ import { WriteBatch, type Store } from '../store/store.js';
 import {
   deliveryNs,
   ENDPOINT_NS,
+  EVENT_NS,
+  GONE_NS,
   HEALTH_NS,
-  parseDeliveryId,
-  parseQueueKey,
-  QUEUE_NS,
-  queueKey,
+  idsBefore,
+  LANE_NS,
+  laneEnd,
+  laneKey,
+  laneStart,
+  LEGACY_QUEUE_NS,
+  parseLaneKey,
+  parseLegacyQueueKey,
   type Delivery,
   type Endpoint,
   type EndpointHealth,
+  type StoredEvent,
 } from './model.js';
 import { Connections, send, type Attempt, type SendSettings } from './sender.js';
 import { signatureHeader } from './signing.js';
 import { redactUrl } from './url-safety.js';
 
 export interface WebhookDispatchSettings extends SendSettings {
-  /** Idle look for due deliveries (retries come due this way; new events are looked for at once). */
+  /** Idle look for due deliveries of every tenant (a node's own writes and retries need none). */
   pollMs: number;
   concurrency: number;
   orgConcurrency: number;
@@ -47,6 +62,8 @@ export interface WebhookDispatchSettings extends SendSettings {
   maxAgeMs: number;
   /** An endpoint failing without a success for this long is disabled. */
   disableAfterMs: number;
+  /** Deliveries and events are deleted this long after the event (never sooner than `maxAgeMs`). */
+  retentionMs: number;
 }
 
 export interface WebhookDispatcherOptions {
@@ -61,15 +78,26 @@ export interface WebhookDispatcherOptions {
 }
 
 interface Lane {
+  tenant: string;
   endpointId: string;
-  keys: string[];
+  /** Due keys read and waiting for a slot, oldest first. */
+  held: string[];
+  /** Keys held, in an attempt, or whose outcome has not committed: a read of the lane skips them. */
+  known: Set<string>;
+  /** Events of the lane in an attempt or not committed yet. */
+  busy: Set<string>;
   running: number;
+  /** The last read stopped at its limit: more due keys may be stored. */
+  more: boolean;
+  /** Keys the lane was told of (nudge) that no read has found yet, and until when to look for them. */
+  expected: number;
+  freshUntil: number;
+  /** When its earliest key not due yet comes due (Infinity: none seen). */
+  nextDue: number;
 }
 
 interface TenantWork {
   lanes: Map<string, Lane>;
-  /** Queue keys in a lane or an attempt. */
-  known: Set<string>;
   running: number;
 }
 
@@ -79,27 +107,48 @@ export interface AttemptCounts {
   failed: number;
 }
 
-/** How long after a batch queued events its keys are looked for (it has committed by then). */
+/** How long after a batch queued events its lanes are read (it has committed by then, mostly). */
 const NUDGE_MS = 5;
-/** How long a queued key is looked for before its batch counts as refused. */
+/** How long a lane told of new keys is looked at before their batch counts as refused. */
 const FRESH_MS = 2000;
+/** Outcomes of a tenant wait this long for others, to share one commit. */
+const COMMIT_MS = 10;
+/** ...unless this many writes are waiting. */
+const COMMIT_MAX_OPS = 1000;
+/** Lanes looked for per tenant and poll. */
+const MAX_LANES_PER_POLL = 64;
+/** Writes of one sweep of a tenant (old deliveries and events, a deleted endpoint's). */
+const SWEEP_OPS = 1000;
+/** A tenant is swept at most this often (and at least every tenth of the retention), at most `SWEEP_TENANTS` of them per poll. */
+const SWEEP_EVERY_MS = 60_000;
+const SWEEP_TENANTS = 8;
+/** Keys of the first build's queue moved into lanes per tenant and poll. */
+const LEGACY_STEP = 500;
 
 export class WebhookDispatcher {
   private readonly store: Store;
   private readonly clock: Clock;
   private readonly log: Logger;
   private readonly s: WebhookDispatchSettings;
+  /** Keys one lane holds at most; it is read again once below half. */
+  private readonly laneHold: number;
+  private readonly sweepEveryMs: number;
   private readonly work = new Map<string, TenantWork>();
-  /** Keys queued by batches of this node, waiting for their commit. */
-  private fresh: Array<{ tenant: string; key: string; at: number }> = [];
+  /** Lanes told of new keys, read NUDGE_MS later. */
+  private readonly nudged = new Set<Lane>();
   private readonly disabling = new Set<string>();
+  /** Tenants whose first-build queue is empty (LEGACY_QUEUE_NS), and when each was last swept. */
+  private readonly legacyDone = new Set<string>();
+  private readonly swept = new Map<string, number>();
   private running = 0;
   private pollTimer: NodeJS.Timeout | undefined;
   private nudgeTimer: NodeJS.Timeout | undefined;
+  private wakeTimer: NodeJS.Timeout | undefined;
+  private wakeAt = Infinity;
   private startScheduled = false;
   private started = false;
   private stopped = false;
-  private readonly pendingCommits = new Map<string, { batch: WriteBatch; parts: WriteBatch[]; done: Promise<void> }>();
+  private readonly pendingCommits = new Map<string, { batch: WriteBatch; parts: WriteBatch[]; timer: NodeJS.Timeout | undefined; go: () => void; done: Promise<void> }>();
   private readonly attempts = new Set<Promise<void>>();
   private readonly conns = new Connections();
   /** Attempts since start per organisation (/metrics): delivered, failed and retried, failed for good. */
@@ -110,6 +159,20 @@ export class WebhookDispatcher {
     this.clock = opts.clock ?? systemClock;
     this.log = opts.logger ?? silentLogger;
     this.s = opts.settings;
+    this.laneHold = Math.max(16, this.s.endpointConcurrency * 4);
+    this.sweepEveryMs = Math.max(this.s.pollMs, Math.min(SWEEP_EVERY_MS, Math.floor(this.s.retentionMs / 10)));
+  }
+
+  /** An endpoint of `tenant` was deleted: what it left is removed from the next poll on. */
+  sweepSoon(tenant: string): void {
+    this.swept.delete(tenant);
+  }
+
+  /** Due keys held in memory, waiting for a slot (/metrics; bounded by lanes × LANE_HOLD). */
+  get held(): number {
+    let n = 0;
+    for (const w of this.work.values()) for (const lane of w.lanes.values()) n += lane.held.length;
+    return n;
   }
 
   start(): void {
@@ -121,26 +184,33 @@ export class WebhookDispatcher {
   /**
    * Stops looking for work and drops the attempts in flight (their connections closed, nothing
    * recorded): they stay queued and are sent again by the next start, under the same webhook-id.
-   * A node stopping does not wait for a slow endpoint.
+   * A node stopping does not wait for a slow endpoint; outcomes already known are committed.
    */
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.pollTimer);
     clearTimeout(this.nudgeTimer);
+    clearTimeout(this.wakeTimer);
     this.conns.close();
     await Promise.allSettled([...this.attempts]);
+    for (const c of this.pendingCommits.values()) c.go();
     await Promise.allSettled([...this.pendingCommits.values()].map((c) => c.done));
   }
 
   /**
-   * A batch of `tenant` queued these keys: they are taken into their lanes once committed, without
-   * listing the queue (a door scan's event costs a key read, not a listing of every queued one).
+   * A batch of `tenant` added keys to these endpoints' lanes: each is read once committed, without
+   * waiting for the poll (a door scan's event costs a share of one ranged read, not a listing).
    * A batch refused, or not committed within FRESH_MS, is forgotten: the poll finds what committed.
    */
-  nudge(tenant: string, keys: readonly string[]): void {
+  nudge(tenant: string, endpointIds: readonly string[]): void {
     if (this.stopped) return;
-    const at = this.clock.now();
-    for (const key of keys) this.fresh.push({ tenant, key, at });
+    const until = this.clock.now() + FRESH_MS;
+    for (const id of endpointIds) {
+      const lane = this.lane(tenant, id);
+      lane.expected++;
+      lane.freshUntil = until;
+      this.nudged.add(lane);
+    }
     this.armNudge();
   }
 
@@ -149,23 +219,20 @@ export class WebhookDispatcher {
     this.nudgeTimer = setTimeout(() => {
       this.nudgeTimer = undefined;
       const now = this.clock.now();
-      const waiting = this.fresh;
-      this.fresh = [];
-      const owned = new Set(this.opts.tenants());
-      for (const f of waiting) {
-        if (!owned.has(f.tenant)) continue;
-        const w = this.work.get(f.tenant);
-        if (w?.known.has(f.key)) continue;
-        if (this.store.getKv(f.tenant, QUEUE_NS, f.key) !== undefined) this.hold(f.tenant, f.key);
-        else if (now - f.at < FRESH_MS) this.fresh.push(f);
+      for (const lane of [...this.nudged]) {
+        this.refill(lane, now);
+        if (lane.expected <= 0 || now >= lane.freshUntil) {
+          lane.expected = 0;
+          this.nudged.delete(lane);
+        }
       }
       this.startDue();
-      if (this.fresh.length > 0) this.armNudge();
+      if (this.nudged.size > 0) this.armNudge();
     }, NUDGE_MS);
     this.nudgeTimer.unref();
   }
 
-  /** Deliveries started and not yet committed (tests). */
+  /** Deliveries started and not yet answered (tests). */
   get inFlight(): number {
     return this.running;
   }
@@ -173,10 +240,20 @@ export class WebhookDispatcher {
   private poll(): void {
     if (this.stopped) return;
     try {
+      const now = this.clock.now();
       const owned = new Set(this.opts.tenants());
       // A tenant this node no longer serves is left to its new owner (attempts in flight finish).
-      for (const [t, w] of this.work) if (!owned.has(t)) for (const l of w.lanes.values()) l.keys.length = 0;
-      for (const t of owned) this.list(t);
+      for (const [t, w] of this.work) if (!owned.has(t)) for (const lane of w.lanes.values()) this.release(lane);
+      let sweeps = 0;
+      for (const t of owned) {
+        if (!this.legacyDone.has(t)) this.moveLegacy(t);
+        this.lookForLanes(t, now);
+        if (sweeps < SWEEP_TENANTS && now - (this.swept.get(t) ?? 0) >= this.sweepEveryMs) {
+          sweeps++;
+          this.sweep(t, now);
+        }
+      }
+      for (const t of this.swept.keys()) if (!owned.has(t)) this.swept.delete(t);
       this.startDue();
     } catch (err) {
       this.log.error({ err }, 'webhook dispatch look-up failed');
@@ -185,53 +262,130 @@ export class WebhookDispatcher {
     this.pollTimer.unref();
   }
 
-  private tenantWork(tenant: string): TenantWork {
+  private lane(tenant: string, endpointId: string): Lane {
     let w = this.work.get(tenant);
     if (!w) {
-      w = { lanes: new Map(), known: new Set(), running: 0 };
+      w = { lanes: new Map(), running: 0 };
       this.work.set(tenant, w);
     }
-    return w;
+    let lane = w.lanes.get(endpointId);
+    if (!lane) {
+      lane = { tenant, endpointId, held: [], known: new Set(), busy: new Set(), running: 0, more: true, expected: 0, freshUntil: 0, nextDue: Infinity };
+      w.lanes.set(endpointId, lane);
+    }
+    return lane;
   }
 
-  /** Adds the due queue keys of `tenant` not in a lane or an attempt already to their lanes. */
-  private list(tenant: string): void {
-    const now = this.clock.now();
-    for (const { key } of this.store.listKv(tenant, QUEUE_NS)) {
-      if (parseQueueKey(key).dueAt > now) break;
-      this.hold(tenant, key);
+  /** Forgets the keys `lane` holds (not the ones in an attempt): a read finds them again. */
+  private release(lane: Lane): void {
+    for (const k of lane.held) lane.known.delete(k);
+    lane.held.length = 0;
+    lane.more = false;
+    lane.expected = 0;
+    lane.nextDue = Infinity;
+  }
+
+  /** Finds the lanes of `tenant` holding keys (one seek per lane) and reads each. */
+  private lookForLanes(tenant: string, now: number): void {
+    let after: string | undefined;
+    for (let i = 0; i < MAX_LANES_PER_POLL; i++) {
+      const [first] = this.store.rangeKv(tenant, LANE_NS, { after, limit: 1 });
+      if (!first) return;
+      const k = parseLaneKey(first.key);
+      if (!k) {
+        void this.commit(tenant, new WriteBatch().deleteKv(tenant, LANE_NS, first.key));
+        after = first.key;
+        continue;
+      }
+      this.refill(this.lane(tenant, k.endpointId), now);
+      after = laneEnd(k.endpointId);
     }
   }
 
-  /** Puts `key` in its lane unless it is in one or in an attempt already. */
-  private hold(tenant: string, key: string): void {
-    const w = this.tenantWork(tenant);
-    if (w.known.has(key)) return;
-    const ids = parseDeliveryId(parseQueueKey(key).id);
-    if (!ids) {
-      void this.commit(tenant, new WriteBatch().deleteKv(tenant, QUEUE_NS, key));
+  /**
+   * Reads the due keys of `lane` it has room for, from the start of its range: the keys it knows
+   * come first (they are the oldest due), so a read costs what the lane holds plus what it takes.
+   * The first key not due yet ends the read and sets when the lane wakes.
+   */
+  private refill(lane: Lane, now: number): void {
+    const room = this.laneHold - lane.held.length - lane.running;
+    if (room <= 0) {
+      lane.more = true;
+      lane.expected = 0;
       return;
     }
-    let lane = w.lanes.get(ids.endpointId);
-    if (!lane) {
-      lane = { endpointId: ids.endpointId, keys: [], running: 0 };
-      w.lanes.set(ids.endpointId, lane);
+    const limit = lane.known.size + room;
+    const page = this.store.rangeKv(lane.tenant, LANE_NS, { after: laneStart(lane.endpointId), until: laneEnd(lane.endpointId), limit });
+    let found = 0;
+    let future = false;
+    for (const { key } of page) {
+      if (lane.known.has(key)) continue;
+      const k = parseLaneKey(key);
+      if (!k) {
+        void this.commit(lane.tenant, new WriteBatch().deleteKv(lane.tenant, LANE_NS, key));
+        continue;
+      }
+      if (k.dueAt > now) {
+        future = true;
+        lane.nextDue = k.dueAt;
+        this.armWake(k.dueAt);
+        break;
+      }
+      lane.held.push(key);
+      lane.known.add(key);
+      found++;
     }
-    lane.keys.push(key);
-    w.known.add(key);
+    lane.more = !future && page.length >= limit;
+    lane.expected = Math.max(0, lane.expected - found);
+    if (!future) lane.nextDue = Infinity;
+  }
+
+  /** Reads the lanes whose next key comes due at `at` then (a retry's back-off). */
+  private armWake(at: number): void {
+    if (this.stopped || at >= this.wakeAt) return;
+    clearTimeout(this.wakeTimer);
+    this.wakeAt = at;
+    this.wakeTimer = setTimeout(() => {
+      this.wakeAt = Infinity;
+      this.wakeTimer = undefined;
+      const now = this.clock.now();
+      for (const w of this.work.values()) {
+        for (const lane of w.lanes.values()) {
+          if (lane.nextDue <= now) this.refill(lane, now);
+          else if (lane.nextDue < Infinity) this.armWake(lane.nextDue);
+        }
+      }
+      this.startDue();
+    }, Math.max(0, at - this.clock.now()));
+    this.wakeTimer.unref();
   }
 
   /** Starts every held delivery its lane, organisation and the node have room for. */
   private startDue(): void {
+    if (this.stopped) return;
+    const now = this.clock.now();
     for (const [tenant, w] of this.work) {
       for (const [endpointId, lane] of w.lanes) {
-        while (lane.keys.length > 0 && lane.running < this.s.endpointConcurrency && w.running < this.s.orgConcurrency && this.running < this.s.concurrency) {
-          this.launch(tenant, w, lane, lane.keys.shift()!);
+        if (lane.more && lane.held.length * 2 < this.laneHold) this.refill(lane, now);
+        let skipped = 0;
+        while (lane.held.length > skipped && lane.running < this.s.endpointConcurrency && w.running < this.s.orgConcurrency && this.running < this.s.concurrency) {
+          const key = lane.held.shift()!;
+          // A second key of a delivery in an attempt waits for that attempt's outcome.
+          if (lane.busy.has(key.slice(-24))) {
+            lane.held.push(key);
+            skipped++;
+            continue;
+          }
+          this.launch(w, lane, key);
         }
-        if (lane.keys.length === 0 && lane.running === 0) w.lanes.delete(endpointId);
+        if (lane.held.length === 0 && lane.running === 0 && lane.known.size === 0 && lane.expected === 0 && !lane.more && lane.nextDue === Infinity) w.lanes.delete(endpointId);
       }
       if (w.lanes.size === 0 && w.running === 0) this.work.delete(tenant);
-      if (this.running >= this.s.concurrency) return;
+      if (this.running >= this.s.concurrency) {
+        // The tenant that filled the node goes last next time: organisations take turns.
+        if (this.work.delete(tenant)) this.work.set(tenant, w);
+        return;
+      }
     }
   }
 
@@ -240,54 +394,77 @@ export class WebhookDispatcher {
     this.startScheduled = true;
     setImmediate(() => {
       this.startScheduled = false;
-      if (!this.stopped) this.startDue();
+      this.startDue();
     });
   }
 
-  private launch(tenant: string, w: TenantWork, lane: Lane, key: string): void {
+  private launch(w: TenantWork, lane: Lane, key: string): void {
+    const eventId = key.slice(-24);
+    lane.busy.add(eventId);
     lane.running++;
     w.running++;
     this.running++;
-    const p = this.attempt(tenant, key)
-      .catch((err: unknown) => this.log.error({ err, tenant }, 'webhook delivery step failed; it stays queued'))
+    let freed = false;
+    const free = () => {
+      if (freed) return;
+      freed = true;
+      lane.running--;
+      w.running--;
+      this.running--;
+      this.scheduleStart();
+    };
+    const p = this.attempt(lane, key, eventId, free)
+      .catch((err: unknown) => this.log.error({ err, tenant: lane.tenant }, 'webhook delivery step failed; it stays queued'))
       .finally(() => {
-        lane.running--;
-        w.running--;
-        this.running--;
-        w.known.delete(key);
+        free();
+        lane.known.delete(key);
+        lane.busy.delete(eventId);
         this.attempts.delete(p);
         this.scheduleStart();
       });
     this.attempts.add(p);
   }
 
-  private async attempt(tenant: string, key: string): Promise<void> {
-    const { id } = parseQueueKey(key);
-    const { eventId, endpointId } = parseDeliveryId(id)!;
-    if (this.store.getKv(tenant, QUEUE_NS, key) === undefined) return;
+  /** One attempt of the delivery `key` names: `free` gives its slot back once it was answered. */
+  private async attempt(lane: Lane, key: string, eventId: string, free: () => void): Promise<void> {
+    const { tenant, endpointId } = lane;
     const ns = deliveryNs(endpointId);
     const d = this.store.getKv<Delivery>(tenant, ns, eventId);
-    const b = new WriteBatch().deleteKv(tenant, QUEUE_NS, key);
-    if (!d || d.state !== 'pending') return this.commit(tenant, b);
-    const ep = this.store.getKv<Endpoint>(tenant, ENDPOINT_NS, endpointId);
-    if (!ep || !ep.enabled) {
-      b.putKv(tenant, ns, eventId, { ...d, state: 'failed', dueAt: null, lastError: ep ? 'the endpoint is disabled' : 'the endpoint was deleted' } satisfies Delivery);
+    const b = new WriteBatch().deleteKv(tenant, LANE_NS, key);
+    const ep = d?.state === 'pending' ? this.store.getKv<Endpoint>(tenant, ENDPOINT_NS, endpointId) : undefined;
+    // Delivered, failed, swept, or its endpoint deleted (whose deliveries the sweep removes): the key goes.
+    if (!d || !ep) {
+      free();
+      return this.commit(tenant, b);
+    }
+    const body = this.store.getKv<StoredEvent>(tenant, EVENT_NS, eventId)?.body ?? d.body;
+    if (!ep.enabled || body === undefined) {
+      free();
+      b.putKv(tenant, ns, eventId, { ...d, state: 'failed', dueAt: null, lastError: ep.enabled ? 'the event is past its retention' : 'the endpoint is disabled' } satisfies Delivery);
       return this.commit(tenant, b);
     }
     const ts = Math.floor(this.clock.now() / 1000);
     const headers = {
       'webhook-id': eventId,
       'webhook-timestamp': String(ts),
-      'webhook-signature': signatureHeader(ep.secrets, eventId, ts, d.body, this.clock.now()),
+      'webhook-signature': signatureHeader(ep.secrets, eventId, ts, body, this.clock.now()),
     };
-    const a = await send(ep.url, headers, d.body, this.s, this.conns, this.s.endpointConcurrency);
+    const a = await send(ep.url, headers, body, this.s, this.conns, this.s.endpointConcurrency);
+    free();
     if (this.stopped) return;
+    // Deleted while the attempt was out: nothing is written back under it (the sweep removes the rest).
+    if (this.store.getKv(tenant, ENDPOINT_NS, endpointId) === undefined) return this.commit(tenant, b);
     const now = this.clock.now();
-    this.outcome(b, tenant, ep, d, a, now);
+    const retryAt = this.outcome(b, tenant, ep, d, a, now);
     await this.commit(tenant, b);
+    if (retryAt !== undefined && !this.stopped) {
+      lane.nextDue = Math.min(lane.nextDue, retryAt);
+      this.armWake(retryAt);
+    }
   }
 
-  private outcome(b: WriteBatch, tenant: string, ep: Endpoint, d: Delivery, a: Attempt, now: number): void {
+  /** Writes the attempt's outcome into `b`; answers when it is tried again, if it is. */
+  private outcome(b: WriteBatch, tenant: string, ep: Endpoint, d: Delivery, a: Attempt, now: number): number | undefined {
     const ns = deliveryNs(ep.id);
     const attempts = d.attempts + 1;
     const base: Delivery = { ...d, attempts, lastStatus: a.status, lastDurationMs: a.durationMs, lastAttemptAt: now };
@@ -298,23 +475,26 @@ export class WebhookDispatcher {
       if (health) b.deleteKv(tenant, HEALTH_NS, ep.id);
       this.disabling.delete(tenant + '\0' + ep.id);
       this.count(tenant, 'delivered');
-      return;
+      return undefined;
     }
     base.lastError = a.error ?? 'failed';
     const delay = Math.min(this.s.retryMaxMs, this.s.retryBaseMs * 2 ** Math.min(attempts - 1, 40));
     const dueAt = now + delay;
+    let retryAt: number | undefined;
     if (dueAt - d.createdAt > this.s.maxAgeMs) {
       b.putKv(tenant, ns, d.eventId, { ...base, state: 'failed', dueAt: null } satisfies Delivery);
       this.log.warn({ tenant, endpointId: ep.id, eventId: d.eventId, attempts, url: redactUrl(ep.url), err: base.lastError }, 'webhook delivery failed for good');
       this.count(tenant, 'failed');
     } else {
       b.putKv(tenant, ns, d.eventId, { ...base, dueAt } satisfies Delivery);
-      b.putKv(tenant, QUEUE_NS, queueKey(dueAt, d.eventId + ep.id), 1);
+      b.putKv(tenant, LANE_NS, laneKey(ep.id, dueAt, d.eventId), 1);
       this.log.info({ tenant, endpointId: ep.id, eventId: d.eventId, attempts, url: redactUrl(ep.url), retryAt: new Date(dueAt).toISOString(), err: base.lastError }, 'webhook delivery failed; will retry');
       this.count(tenant, 'retried');
+      retryAt = dueAt;
     }
     if (!health) b.putKv(tenant, HEALTH_NS, ep.id, { failingSince: now } satisfies EndpointHealth);
     else if (now - health.failingSince >= this.s.disableAfterMs) this.failing(tenant, ep.id, health.failingSince);
+    return retryAt;
   }
 
   private count(tenant: string, outcome: keyof AttemptCounts): void {
@@ -336,22 +516,76 @@ export class WebhookDispatcher {
     });
   }
 
+  /** Moves a step of the first build's queue (`<dueAt>:<delivery id>`) into the lanes. */
+  private moveLegacy(tenant: string): void {
+    const old = this.store.rangeKv(tenant, LEGACY_QUEUE_NS, { limit: LEGACY_STEP });
+    if (old.length < LEGACY_STEP) this.legacyDone.add(tenant);
+    if (old.length === 0) return;
+    const b = new WriteBatch();
+    for (const { key } of old) {
+      b.deleteKv(tenant, LEGACY_QUEUE_NS, key);
+      const k = parseLegacyQueueKey(key);
+      if (k) b.putKv(tenant, LANE_NS, laneKey(k.endpointId, k.dueAt, k.eventId), 1);
+    }
+    void this.commit(tenant, b);
+  }
+
   /**
-   * Commits `b` with the tenant's other outcomes of this turn of the event loop, in one batch:
-   * deliveries finishing together cost one commit. A refused batch is committed part by part.
+   * Deletes, in at most SWEEP_OPS writes, a tenant's deliveries and events older than the
+   * retention, and what deleted endpoints left (their deliveries, then their lane, then the mark).
+   * A sweep that used its whole budget comes back at the next poll.
+   */
+  private sweep(tenant: string, now: number): void {
+    this.swept.set(tenant, now);
+    const b = new WriteBatch();
+    let budget = SWEEP_OPS;
+    const drop = (ns: string, entries: Array<{ key: string }>) => {
+      for (const { key } of entries) b.deleteKv(tenant, ns, key);
+      budget -= entries.length;
+    };
+    const cutoff = idsBefore(now - Math.max(this.s.retentionMs, this.s.maxAgeMs));
+    drop(EVENT_NS, this.store.rangeKv(tenant, EVENT_NS, { until: cutoff, limit: budget }));
+    for (const { key: id } of this.store.listKv(tenant, ENDPOINT_NS)) {
+      if (budget <= 0) break;
+      drop(deliveryNs(id), this.store.rangeKv(tenant, deliveryNs(id), { until: cutoff, limit: budget }));
+    }
+    let again = false;
+    for (const { key: id, value: deletedAt } of this.store.rangeKv<number>(tenant, GONE_NS, { limit: 8 })) {
+      if (budget <= 0) break;
+      drop(deliveryNs(id), this.store.rangeKv(tenant, deliveryNs(id), { limit: budget }));
+      if (budget > 0) drop(LANE_NS, this.store.rangeKv(tenant, LANE_NS, { after: laneStart(id), until: laneEnd(id), limit: budget }));
+      // The mark stays until no attempt begun before the delete can still be answered and write back.
+      if (budget > 0 && now - deletedAt > 2 * this.s.timeoutMs + COMMIT_MS) b.deleteKv(tenant, GONE_NS, id);
+      else again = true;
+    }
+    if (budget <= 0 || again) this.swept.delete(tenant);
+    if (b.size > 0) void this.commit(tenant, b);
+  }
+
+  /**
+   * Commits `b` with the tenant's other writes of the next COMMIT_MS, in one batch: deliveries
+   * answered together cost one commit. A refused batch is committed part by part.
    */
   private commit(tenant: string, b: WriteBatch): Promise<void> {
     const open = this.pendingCommits.get(tenant);
     if (open) {
       open.batch.ops.push(...b.ops);
       open.parts.push(b);
+      if (open.batch.size >= COMMIT_MAX_OPS) open.go();
       return open.done;
     }
     const batch = new WriteBatch();
     batch.ops.push(...b.ops);
-    const pc = { batch, parts: [b], done: Promise.resolve() };
-    pc.done = new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
-      this.pendingCommits.delete(tenant);
+    let go!: () => void;
+    const due = new Promise<void>((resolve) => (go = resolve));
+    const pc = { batch, parts: [b], timer: undefined as NodeJS.Timeout | undefined, go, done: Promise.resolve() };
+    pc.go = () => {
+      clearTimeout(pc.timer);
+      if (this.pendingCommits.get(tenant) === pc) this.pendingCommits.delete(tenant);
+      go();
+    };
+    pc.timer = setTimeout(pc.go, this.stopped ? 0 : COMMIT_MS);
+    pc.done = due.then(async () => {
       try {
         await this.store.commit(pc.batch);
       } catch (err) {
@@ -360,6 +594,7 @@ export class WebhookDispatcher {
       }
     });
     this.pendingCommits.set(tenant, pc);
+    if (batch.size >= COMMIT_MAX_OPS) pc.go();
     return pc.done;
   }
 }

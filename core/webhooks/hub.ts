@@ -7,14 +7,14 @@
 // bus, whether or not its store has applied the write yet. A tenant nobody subscribes for costs a
 // door scan one map lookup.
 //
-// Queueing writes one delivery per subscribed endpoint (its record, with the signed body's bytes,
-// and its queue key) into the caller's batch: the event exists exactly when the write commits.
-// One entry per endpoint rather than one per event fanned out later: each endpoint's attempts,
-// back-off and listing are its own from the start, at the cost of the body stored once per endpoint.
+// Queueing writes the event's body once and, per subscribed endpoint, a small delivery record and
+// its lane key, into the caller's batch: the event exists exactly when the write commits. Each
+// endpoint's attempts, back-off and listing are its own from the start; an attempt's outcome
+// rewrites only its small record, never the body.
 import type { Bus, Unsubscribe } from '../bus/bus.js';
 import { newId } from '../ids.js';
 import type { Store, WriteBatch } from '../store/store.js';
-import { deliveryId, deliveryNs, ENDPOINT_NS, QUEUE_NS, queueKey, SUBSCRIPTIONS_SUBJECT, tableOf, type Delivery, type Endpoint, type SubscriptionTable } from './model.js';
+import { deliveryNs, ENDPOINT_NS, EVENT_NS, LANE_NS, laneKey, SUBSCRIPTIONS_SUBJECT, tableOf, type Delivery, type Endpoint, type StoredEvent, type SubscriptionTable } from './model.js';
 import type { WebhookPort } from './port.js';
 
 interface TenantSubs {
@@ -40,8 +40,10 @@ export interface SubscriptionsMessage {
 export class WebhookHub implements WebhookPort {
   private readonly subs = new Map<string, TenantSubs>();
   private readonly unsubscribe: Unsubscribe;
-  /** Told the queue keys a batch holds (the dispatcher takes them once the batch has committed). */
-  onQueued: (tenant: string, keys: string[]) => void = () => undefined;
+  /** Told which endpoints' lanes a batch adds to (the dispatcher reads them once it has committed). */
+  onQueued: (tenant: string, endpointIds: readonly string[]) => void = () => undefined;
+  /** Told an endpoint of `tenant` was deleted (the dispatcher removes what it left). */
+  onDeleted: (tenant: string) => void = () => undefined;
 
   constructor(
     private readonly store: Store,
@@ -72,7 +74,13 @@ export class WebhookHub implements WebhookPort {
   queue(batch: WriteBatch, tenant: string, type: string, data: unknown, now: number): void {
     const endpoints = this.endpointsFor(tenant, type);
     if (endpoints.length === 0) return;
-    this.onQueued(tenant, queueEvent(batch, tenant, endpoints, type, data, now).keys);
+    queueEvent(batch, tenant, endpoints, type, data, now);
+    this.onQueued(tenant, endpoints);
+  }
+
+  /** A write queued deliveries to `endpointIds` outside `queue` (a ping, a retry): sent without waiting for the next poll. */
+  queued(tenant: string, endpointIds: readonly string[]): void {
+    this.onQueued(tenant, endpointIds);
   }
 
   apply(m: SubscriptionsMessage): void {
@@ -106,17 +114,15 @@ function compile(t: SubscriptionTable, v: number): TenantSubs {
   return { all, byType, v };
 }
 
-/** Queues event `type` for `endpoints` in `batch`; answers the event id and the queue keys. */
-export function queueEvent(batch: WriteBatch, tenant: string, endpoints: readonly string[], type: string, data: unknown, now: number): { eventId: string; keys: string[] } {
+/** Queues event `type` for `endpoints` in `batch`; answers the event id. */
+export function queueEvent(batch: WriteBatch, tenant: string, endpoints: readonly string[], type: string, data: unknown, now: number): { eventId: string } {
   const eventId = newId(now);
   const body = JSON.stringify({ id: eventId, type, createdAt: new Date(now).toISOString(), orgId: tenant, data });
-  const keys: string[] = [];
+  batch.putKv(tenant, EVENT_NS, eventId, { type, createdAt: now, body } satisfies StoredEvent);
   for (const endpointId of endpoints) {
-    const d: Delivery = { eventId, endpointId, type, createdAt: now, body, state: 'pending', attempts: 0, lastStatus: null, dueAt: now };
-    const key = queueKey(now, deliveryId(eventId, endpointId));
+    const d: Delivery = { eventId, endpointId, type, createdAt: now, state: 'pending', attempts: 0, lastStatus: null, dueAt: now };
     batch.putKv(tenant, deliveryNs(endpointId), eventId, d);
-    batch.putKv(tenant, QUEUE_NS, key, 1);
-    keys.push(key);
+    batch.putKv(tenant, LANE_NS, laneKey(endpointId, now, eventId), 1);
   }
-  return { eventId, keys };
+  return { eventId };
 }

@@ -7,10 +7,19 @@
 
 /** endpoint id → Endpoint. */
 export const ENDPOINT_NS = 'webhook_endpoint';
-/** Due deliveries: key `<dueAt, 15 digits>:<delivery id>` → 1, so a listing is in send order. */
-export const QUEUE_NS = 'webhook_queue';
+/** event id → StoredEvent: the body, stored once however many endpoints receive it. */
+export const EVENT_NS = 'webhook_event';
+/**
+ * Due deliveries, one lane per endpoint: key `<endpoint id>:<dueAt, 15 digits>:<event id>` → 1, so
+ * an endpoint's keys are one range in send order and a lane is read a page at a time.
+ */
+export const LANE_NS = 'webhook_lane';
+/** The queue of the first build (`<dueAt>:<delivery id>` → 1): moved into lanes when met. */
+export const LEGACY_QUEUE_NS = 'webhook_queue';
 /** endpoint id → EndpointHealth, while the endpoint fails. */
 export const HEALTH_NS = 'webhook_health';
+/** endpoint id → epoch ms it was deleted: its deliveries and lane are removed in steps, then this. */
+export const GONE_NS = 'webhook_gone';
 /** One namespace per endpoint: event id → Delivery (ids grow with time, so key order is age). */
 export const deliveryNs = (endpointId: string): string => `webhook_delivery:${endpointId}`;
 
@@ -43,14 +52,24 @@ export interface Endpoint {
 
 export type DeliveryState = 'pending' | 'delivered' | 'failed';
 
+/** An event as sent: every attempt to every endpoint signs the same bytes. */
+export interface StoredEvent {
+  type: string;
+  /** Epoch ms the event was queued. */
+  createdAt: number;
+  /** The JSON body. */
+  body: string;
+}
+
+/** One endpoint's delivery of one event: its state and last attempt, small (the body is the event's). */
 export interface Delivery {
   eventId: string;
   endpointId: string;
   type: string;
   /** Epoch ms the event was queued. */
   createdAt: number;
-  /** The JSON body, kept as sent: every attempt signs the same bytes. */
-  body: string;
+  /** Only in deliveries queued by the first build, which kept the body per delivery. */
+  body?: string;
   state: DeliveryState;
   attempts: number;
   lastStatus: number | null;
@@ -77,13 +96,34 @@ export function parseDeliveryId(id: string): { eventId: string; endpointId: stri
   return { eventId: id.slice(0, 24), endpointId: id.slice(24) };
 }
 
-export function queueKey(dueAt: number, id: string): string {
-  return `${String(Math.max(0, Math.floor(dueAt))).padStart(15, '0')}:${id}`;
+const due15 = (at: number): string => String(Math.max(0, Math.floor(at))).padStart(15, '0');
+
+/** The lane key of endpoint `endpointId`'s delivery of `eventId`, due at `dueAt`. */
+export function laneKey(endpointId: string, dueAt: number, eventId: string): string {
+  return `${endpointId}:${due15(dueAt)}:${eventId}`;
 }
 
-export function parseQueueKey(key: string): { dueAt: number; id: string } {
-  const colon = key.indexOf(':');
-  return { dueAt: Number(key.slice(0, colon)), id: key.slice(colon + 1) };
+/** Keys of `endpointId`'s lane sort strictly after this one. */
+export const laneStart = (endpointId: string): string => `${endpointId}:`;
+/** Keys of `endpointId`'s lane due at or before `at` sort strictly before this one. */
+export const laneDueUntil = (endpointId: string, at: number): string => `${endpointId}:${due15(at + 1)}:`;
+/** Every key of `endpointId`'s lane sorts strictly before this one (';' follows ':'). */
+export const laneEnd = (endpointId: string): string => `${endpointId};`;
+
+export function parseLaneKey(key: string): { endpointId: string; dueAt: number; eventId: string } | undefined {
+  const m = /^([0-9a-f]{24}):(\d{15}):([0-9a-f]{24})$/.exec(key);
+  return m ? { endpointId: m[1], dueAt: Number(m[2]), eventId: m[3] } : undefined;
+}
+
+/** A key of the first build's queue, read to move it into its lane. */
+export function parseLegacyQueueKey(key: string): { dueAt: number; eventId: string; endpointId: string } | undefined {
+  const m = /^(\d{15}):([0-9a-f]{24})([0-9a-f]{24})$/.exec(key);
+  return m ? { dueAt: Number(m[1]), eventId: m[2], endpointId: m[3] } : undefined;
+}
+
+/** Ids (and so event and delivery keys) made before `at` sort before this one (core/ids.ts: 8 hex of seconds first). */
+export function idsBefore(at: number): string {
+  return Math.max(0, Math.floor(at / 1000)).toString(16).padStart(8, '0');
 }
 
 /** An enabled endpoint's subscriptions, as the node keeps them in memory (subscriptions.ts). */

@@ -73,7 +73,8 @@ t.test('webhooks - no endpoint, or one subscribed to other events: a scan queues
   await scan(w.admin, tickets[0], ev);
   await sleep(200);
   t.equal(rx.got.length, 0);
-  t.same(w.app.deps.store.listKv('acme', 'webhook_queue'), [], 'nothing queued');
+  t.same(w.app.deps.store.listKv('acme', 'webhook_lane'), [], 'nothing queued');
+  t.same(w.app.deps.store.listKv('acme', 'webhook_event'), [], 'no event stored');
 });
 
 t.test('webhooks - a receiver answering 500 three times then 200 gets the same webhook-id four times', async (t) => {

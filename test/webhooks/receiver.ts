@@ -22,6 +22,8 @@ export interface Receiver {
   location?: string;
   /** Resolves once `n` requests arrived (fails after `ms`). */
   waitFor(n: number, ms?: number): Promise<Received[]>;
+  /** Answers every request left hanging so far with `status`. */
+  release(status?: number): void;
 }
 
 export async function receiver(t: Teardown, answer: Receiver['answer'] = () => 200): Promise<Receiver> {
@@ -42,6 +44,10 @@ export async function receiver(t: Teardown, answer: Receiver['answer'] = () => 2
         };
         check();
       });
+    },
+    release(status = 200) {
+      for (const res of hanging) res.writeHead(status).end('ok');
+      hanging.clear();
     },
   };
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {

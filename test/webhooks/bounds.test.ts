@@ -1,0 +1,116 @@
+// What the webhook dispatcher holds and keeps stays bounded (core/webhooks/dispatcher.ts): a lane's
+// backlog waits in the store, not in memory; deliveries and events go after the retention; a
+// deleted endpoint's deliveries go in steps; a retry asked during an attempt does not send twice;
+// and a queue left by the first build is still delivered.
+import t from 'tap';
+import { newId } from '../../core/ids.js';
+import { WriteBatch } from '../../core/store/store.js';
+import { queueEvent } from '../../core/webhooks/hub.js';
+import { tempDir } from '../helpers/app.js';
+import { endpoint, webhooksWorld } from './world.js';
+import { receiver, sleep, verify } from './receiver.js';
+
+const metric = (text: string, name: string): number => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+
+async function until(what: string, ok: () => boolean | Promise<boolean>, ms = 8_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await ok())) {
+    if (Date.now() > end) throw new Error(`not within ${ms} ms: ${what}`);
+    await sleep(25);
+  }
+}
+
+/** Queues `n` pings for `endpointId` straight into the store, as writes would (one batch). */
+async function queued(store: any, endpointId: string, n: number): Promise<void> {
+  const b = new WriteBatch();
+  for (let i = 0; i < n; i++) queueEvent(b, 'acme', [endpointId], 'ping', { i }, Date.now());
+  await store.commit(b);
+}
+
+t.test('webhooks bounds - a hanging endpoint with a backlog of 300: the node holds at most its lane, the rest waits in the store, another endpoint is served', async (t) => {
+  const w = await webhooksWorld(t);
+  const slow = await receiver(t, () => 'hang');
+  const fast = await receiver(t);
+  const a = await endpoint(w.admin, slow.url, ['*']);
+  const b = await endpoint(w.admin, fast.url, ['*']);
+  await queued(w.app.deps.store, a.id, 300);
+  await slow.waitFor(4);
+  await sleep(300);
+  const m = (await w.admin.get('/metrics')).text;
+  t.equal(metric(m, 'webhook_attempts_in_flight'), 4, 'WEBHOOK_ENDPOINT_CONCURRENCY attempts hang');
+  t.ok(metric(m, 'webhook_deliveries_held') <= 16, `held in memory: ${metric(m, 'webhook_deliveries_held')} (a lane's page, not the backlog)`);
+  t.equal(w.app.deps.store.listKv('acme', 'webhook_lane').length, 300, 'every delivery still queued in the store');
+  t.equal(slow.got.length, 4);
+  const ping = await w.admin.post(`/webhooks/endpoints/${b.id}/test`, {});
+  const started = Date.now();
+  const [got] = await fast.waitFor(1, 3_000);
+  t.equal(got.headers['webhook-id'], ping.body.eventId);
+  t.ok(Date.now() - started < 1_000, `the other endpoint's ping arrived in ${Date.now() - started} ms`);
+});
+
+t.test('webhooks bounds - a delivery and its event are deleted after WEBHOOK_RETENTION_MS', async (t) => {
+  const w = await webhooksWorld(t, { retentionMs: 300, maxAgeMs: 1 });
+  const rx = await receiver(t);
+  const ep = await endpoint(w.admin, rx.url, ['*']);
+  const ping = await w.admin.post(`/webhooks/endpoints/${ep.id}/test`, {});
+  verify(ep.secret, (await rx.waitFor(1))[0]);
+  await until('delivered', async () => (await w.admin.get(`/webhooks/endpoints/${ep.id}/deliveries`)).body.data[0]?.state === 'delivered');
+  t.equal(w.app.deps.store.listKv('acme', 'webhook_event').length, 1, 'the event is kept meanwhile');
+  // Ids carry seconds: an event goes once its second is older than the retention.
+  await until('swept', async () => (await w.admin.get(`/webhooks/endpoints/${ep.id}/deliveries`)).body.data.length === 0, 5_000);
+  t.same(w.app.deps.store.listKv('acme', 'webhook_event'), [], 'the event went with it');
+  t.equal((await w.admin.post(`/webhooks/deliveries/${ping.body.deliveryId}/retry`, {})).status, 404, 'a swept delivery is not found');
+});
+
+t.test('webhooks bounds - deleting an endpoint with 1,500 queued deliveries is one small write; what it left goes in steps', async (t) => {
+  const w = await webhooksWorld(t, { timeoutMs: 400 });
+  const rx = await receiver(t, () => 'hang');
+  const ep = await endpoint(w.admin, rx.url, ['*']);
+  await queued(w.app.deps.store, ep.id, 1_500);
+  await rx.waitFor(1);
+  t.equal((await w.admin.del(`/webhooks/endpoints/${ep.id}`)).status, 200);
+  await until('the deliveries, lane and mark gone', () => w.app.deps.store.listKv('acme', `webhook_delivery:${ep.id}`).length === 0 && w.app.deps.store.listKv('acme', 'webhook_lane').length === 0 && w.app.deps.store.listKv('acme', 'webhook_gone').length === 0);
+  t.pass('removed');
+  t.same(w.app.deps.store.listKv('acme', `webhook_delivery:${ep.id}`), [], 'attempts out at the delete wrote nothing back');
+});
+
+t.test('webhooks bounds - a retry asked while the first attempt waits for its answer sends the event once', async (t) => {
+  const w = await webhooksWorld(t);
+  const rx = await receiver(t, () => 'hang');
+  const ep = await endpoint(w.admin, rx.url, ['*']);
+  const ping = await w.admin.post(`/webhooks/endpoints/${ep.id}/test`, {});
+  await rx.waitFor(1);
+  const retried = await w.admin.post(`/webhooks/deliveries/${ping.body.deliveryId}/retry`, {});
+  t.equal(retried.status, 202);
+  await sleep(300);
+  t.equal(rx.got.length, 1, 'the retry waits for the attempt in flight');
+  rx.answer = () => 200;
+  rx.release(200);
+  await until('delivered', async () => (await w.admin.get(`/webhooks/endpoints/${ep.id}/deliveries`)).body.data[0]?.state === 'delivered');
+  await sleep(300);
+  t.equal(rx.got.length, 1, 'delivered once: the retry found it delivered');
+  t.same(w.app.deps.store.listKv('acme', 'webhook_lane'), [], 'no key left');
+});
+
+t.test('webhooks bounds - a delivery queued by the first build (body in the delivery, one queue for all) is sent after an upgrade', async (t) => {
+  const dataDir = tempDir(t);
+  const rx = await receiver(t);
+  const first = await webhooksWorld(t, {}, { dataDir });
+  const ep = await endpoint(first.admin, rx.url, ['*']);
+  const now = Date.now();
+  const eventId = newId(now);
+  const body = JSON.stringify({ id: eventId, type: 'ping', createdAt: new Date(now).toISOString(), orgId: 'acme', data: { old: true } });
+  // What the first build left in a data directory: written while this node ignores that queue, then the node restarts.
+  await first.app.deps.store.commit(
+    new WriteBatch()
+      .putKv('acme', `webhook_delivery:${ep.id}`, eventId, { eventId, endpointId: ep.id, type: 'ping', createdAt: now, body, state: 'pending', attempts: 0, lastStatus: null, dueAt: now })
+      .putKv('acme', 'webhook_queue', `${String(now).padStart(15, '0')}:${eventId}${ep.id}`, 1),
+  );
+  await first.app.close();
+  const w = await webhooksWorld(t, {}, { dataDir });
+  const [got] = await rx.waitFor(1);
+  t.equal(got.body, body, 'the stored body, byte for byte');
+  verify(ep.secret, got);
+  await until('moved and delivered', () => w.app.deps.store.listKv('acme', 'webhook_queue').length === 0 && w.app.deps.store.listKv('acme', 'webhook_lane').length === 0);
+  t.pass('the old queue is empty');
+});
