@@ -34,6 +34,8 @@ import { WriteBatch, type Store } from './store/store.js';
 
 /** Tenants whose messages are delivered at once in a pass (each with up to `concurrency` deliveries). */
 const TENANT_LANES = 8;
+/** Steps of `batchSize` keys one listing of a tenant's queue reads at most. */
+const LISTED_STEPS = 4;
 
 export interface OutboxDispatchSettings {
   /** Sleep between passes that found nothing due. */
@@ -74,6 +76,8 @@ export class OutboxDispatcher {
   private readonly log: Logger;
   /** Due queue keys per tenant from the last listing, not handled yet. */
   private readonly pending = new Map<string, string[]>();
+  /** Tenants whose last listing filled its page (more may be due behind it). */
+  private readonly paged = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
   private chain: Promise<unknown> = Promise.resolve();
   private started = false;
@@ -141,6 +145,7 @@ export class OutboxDispatcher {
     const served = new Set(tenants);
     // A tenant this node no longer serves is left to its new owner.
     for (const t of this.pending.keys()) if (!served.has(t)) this.pending.delete(t);
+    for (const t of this.paged) if (!served.has(t)) this.paged.delete(t);
     // Tenants are stepped side by side, TENANT_LANES at a time: a tenant whose provider hangs (up
     // to its transport's timeouts) holds one lane while the others' mail goes out.
     let next = 0;
@@ -160,7 +165,7 @@ export class OutboxDispatcher {
           this.log.error({ err, tenant }, 'outbox dispatch step failed');
           continue;
         }
-        if ((this.pending.get(tenant)?.length ?? 0) > 0) out.more = true;
+        if ((this.pending.get(tenant)?.length ?? 0) > 0 || this.paged.has(tenant)) out.more = true;
       }
     };
     await Promise.all(Array.from({ length: Math.min(TENANT_LANES, tenants.length) }, lane));
@@ -175,11 +180,13 @@ export class OutboxDispatcher {
     let keys = this.pending.get(tenant);
     if (!keys || keys.length === 0) {
       const now = this.clock.now();
-      keys = [];
-      for (const { key } of this.store.listKv(tenant, OUTBOX_QUEUE_NS)) {
-        if (parseQueueKey(key).dueAt > now) break;
-        keys.push(key);
-      }
+      // A page of the due keys, not the whole queue: a backlog of any size costs a bounded read and
+      // bounded memory per listing (the previous steps' keys are committed away by now).
+      const limit = this.opts.batchSize * LISTED_STEPS;
+      keys = this.store.rangeKv(tenant, OUTBOX_QUEUE_NS, { until: queueKey(now + 1, ''), limit }).map((e) => e.key);
+      // A full page: more may be due behind it, so the loop goes on at once rather than at its next poll.
+      if (keys.length >= limit) this.paged.add(tenant);
+      else this.paged.delete(tenant);
       if (keys.length === 0) {
         this.pending.delete(tenant);
         return [];
