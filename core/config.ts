@@ -146,6 +146,8 @@ export interface Config {
     maxAgeMs: number;
     disableAfterMs: number;
     retentionMs: number;
+    busyPercent: number;
+    busyRate: number;
     maxEndpoints: number;
   };
   cluster: ClusterSettings;
@@ -279,6 +281,8 @@ const ENV: ReadonlyArray<[string, string[], Parse]> = [
   ['WEBHOOK_MAX_AGE_MS', ['webhooks', 'maxAgeMs'], int],
   ['WEBHOOK_DISABLE_AFTER_MS', ['webhooks', 'disableAfterMs'], int],
   ['WEBHOOK_RETENTION_MS', ['webhooks', 'retentionMs'], int],
+  ['WEBHOOK_BUSY_PERCENT', ['webhooks', 'busyPercent'], int],
+  ['WEBHOOK_BUSY_RATE', ['webhooks', 'busyRate'], int],
   ['WEBHOOK_MAX_ENDPOINTS', ['webhooks', 'maxEndpoints'], int],
   ['SMTP_HOST', ['providers', 'smtp', 'host'], text],
   ['SMTP_PORT', ['providers', 'smtp', 'port'], int],

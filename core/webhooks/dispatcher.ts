@@ -26,6 +26,7 @@ import type { Clock } from '../clock.js';
 import { systemClock } from '../clock.js';
 import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
+import { loopLoad, type LoopLoad } from '../loop-load.js';
 import { WriteBatch, type Store } from '../store/store.js';
 import {
   deliveryNs,
@@ -64,6 +65,14 @@ export interface WebhookDispatchSettings extends SendSettings {
   disableAfterMs: number;
   /** Deliveries and events are deleted this long after the event (never sooner than `maxAgeMs`). */
   retentionMs: number;
+  /**
+   * While the event loop was busier than this percent of the time since the last look, at most
+   * `busyRate` attempts a second start on the node: deliveries yield to requests (a rush at the
+   * door is not slowed by sending its events) and catch up once the rush is over. A rate, not a
+   * concurrency, so a hanging endpoint's attempts hold no one else back. 100 never yields.
+   */
+  busyPercent: number;
+  busyRate: number;
 }
 
 export interface WebhookDispatcherOptions {
@@ -75,6 +84,8 @@ export interface WebhookDispatcherOptions {
   onFailing: (tenant: string, endpointId: string, failingSince: number) => Promise<void>;
   clock?: Clock;
   logger?: Logger;
+  /** The event loop's recent utilization (core/loop-load.ts). */
+  loopUse?: LoopLoad;
 }
 
 interface Lane {
@@ -133,6 +144,11 @@ export class WebhookDispatcher {
   /** Keys one lane holds at most; it is read again once below half. */
   private readonly laneHold: number;
   private readonly sweepEveryMs: number;
+  private readonly loopUse: LoopLoad;
+  /** Starts earned while the loop is busy (startable), and when they were last counted (0: not busy). */
+  private tokens = 0;
+  private tokensAt = 0;
+  private yieldTimer: NodeJS.Timeout | undefined;
   private readonly work = new Map<string, TenantWork>();
   /** Lanes told of new keys, read NUDGE_MS later. */
   private readonly nudged = new Set<Lane>();
@@ -160,6 +176,7 @@ export class WebhookDispatcher {
     this.log = opts.logger ?? silentLogger;
     this.s = opts.settings;
     this.laneHold = Math.max(16, this.s.endpointConcurrency * 4);
+    this.loopUse = opts.loopUse ?? loopLoad();
     this.sweepEveryMs = Math.max(this.s.pollMs, Math.min(SWEEP_EVERY_MS, Math.floor(this.s.retentionMs / 10)));
   }
 
@@ -191,6 +208,7 @@ export class WebhookDispatcher {
     clearTimeout(this.pollTimer);
     clearTimeout(this.nudgeTimer);
     clearTimeout(this.wakeTimer);
+    clearTimeout(this.yieldTimer);
     this.conns.close();
     await Promise.allSettled([...this.attempts]);
     for (const c of this.pendingCommits.values()) c.go();
@@ -360,15 +378,34 @@ export class WebhookDispatcher {
     this.wakeTimer.unref();
   }
 
+  /**
+   * Attempts the node may start now: as many as its bounds allow, or while requests keep the event
+   * loop busy, what `busyRate` has earned since (a bucket holding a tenth of a second's worth).
+   */
+  private startable(): number {
+    if (this.s.busyPercent >= 100 || this.loopUse() * 100 <= this.s.busyPercent) {
+      this.tokensAt = 0;
+      return Infinity;
+    }
+    const now = performance.now();
+    const rate = Math.max(1, this.s.busyRate);
+    if (this.tokensAt === 0) this.tokens = 1;
+    else this.tokens = Math.min(Math.max(1, rate / 10), this.tokens + ((now - this.tokensAt) * rate) / 1000);
+    this.tokensAt = now;
+    return Math.floor(this.tokens);
+  }
+
   /** Starts every held delivery its lane, organisation and the node have room for. */
   private startDue(): void {
     if (this.stopped) return;
     const now = this.clock.now();
+    const limit = this.s.concurrency;
+    let budget = this.startable();
     for (const [tenant, w] of this.work) {
       for (const [endpointId, lane] of w.lanes) {
         if (lane.more && lane.held.length * 2 < this.laneHold) this.refill(lane, now);
         let skipped = 0;
-        while (lane.held.length > skipped && lane.running < this.s.endpointConcurrency && w.running < this.s.orgConcurrency && this.running < this.s.concurrency) {
+        while (budget >= 1 && lane.held.length > skipped && lane.running < this.s.endpointConcurrency && w.running < this.s.orgConcurrency && this.running < limit) {
           const key = lane.held.shift()!;
           // A second key of a delivery in an attempt waits for that attempt's outcome.
           if (lane.busy.has(key.slice(-24))) {
@@ -377,15 +414,27 @@ export class WebhookDispatcher {
             continue;
           }
           this.launch(w, lane, key);
+          if (budget !== Infinity) {
+            budget--;
+            this.tokens--;
+          }
         }
         if (lane.held.length === 0 && lane.running === 0 && lane.known.size === 0 && lane.expected === 0 && !lane.more && lane.nextDue === Infinity) w.lanes.delete(endpointId);
       }
       if (w.lanes.size === 0 && w.running === 0) this.work.delete(tenant);
-      if (this.running >= this.s.concurrency) {
+      if (this.running >= limit || budget < 1) {
         // The tenant that filled the node goes last next time: organisations take turns.
         if (this.work.delete(tenant)) this.work.set(tenant, w);
-        return;
+        break;
       }
+    }
+    // Yielding to a busy loop with work held: look again once the rate has earned another start.
+    if (budget < 1 && !this.yieldTimer && !this.stopped) {
+      this.yieldTimer = setTimeout(() => {
+        this.yieldTimer = undefined;
+        this.startDue();
+      }, Math.ceil(1000 / Math.max(1, this.s.busyRate)));
+      this.yieldTimer.unref();
     }
   }
 

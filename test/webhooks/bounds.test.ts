@@ -114,3 +114,22 @@ t.test('webhooks bounds - a delivery queued by the first build (body in the deli
   await until('moved and delivered', () => w.app.deps.store.listKv('acme', 'webhook_queue').length === 0 && w.app.deps.store.listKv('acme', 'webhook_lane').length === 0);
   t.pass('the old queue is empty');
 });
+
+t.test('webhooks bounds - while the event loop is busy, deliveries start at WEBHOOK_BUSY_RATE a second and all arrive; a hanging endpoint holds no other back', async (t) => {
+  // busyPercent 0: every look finds the loop busier than that.
+  const w = await webhooksWorld(t, { busyPercent: 0, busyRate: 20 });
+  const hanging = await receiver(t, () => 'hang');
+  const rx = await receiver(t);
+  const stuck = await endpoint(w.admin, hanging.url, ['*']);
+  const ep = await endpoint(w.admin, rx.url, ['*']);
+  await queued(w.app.deps.store, stuck.id, 10);
+  await queued(w.app.deps.store, ep.id, 60);
+  const started = Date.now();
+  await rx.waitFor(10, 5_000);
+  await sleep(1_000);
+  const inOneSecond = rx.got.filter((g) => g.at - started <= 1_500).length;
+  t.ok(inOneSecond >= 10 && inOneSecond <= 45, `delivered within 1.5 s at 20/s (a burst of 2, the hanging endpoint's 4 starts among them): ${inOneSecond}`);
+  await rx.waitFor(60, 10_000);
+  t.equal(new Set(rx.got.map((g) => g.headers['webhook-id'])).size, 60, 'every one, once');
+  t.equal(hanging.got.length, 4, 'the hanging endpoint keeps its lane of 4');
+});

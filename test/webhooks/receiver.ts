@@ -85,5 +85,7 @@ export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 
 /** Webhook settings for a test node: loopback allowed, quick retries. */
 export function testWebhookConfig(over: Record<string, unknown> = {}): Record<string, unknown> {
-  return { webhooks: { allowHosts: ['127.0.0.1'], retryBaseMs: 50, retryMaxMs: 200, pollMs: 50, ...over } };
+  // busyPercent 100: deliveries never yield to a busy loop (a test server shares the machine with
+  // others); the test of yielding sets its own.
+  return { webhooks: { allowHosts: ['127.0.0.1'], retryBaseMs: 50, retryMaxMs: 200, pollMs: 50, busyPercent: 100, ...over } };
 }
