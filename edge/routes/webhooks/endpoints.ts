@@ -17,7 +17,9 @@ const DELIVERY_DOC =
   '`WEBHOOK_TIMEOUT_MS` (10 s) counts, anything else (a redirect too: none is followed) is retried with exponential ' +
   'back-off (`WEBHOOK_RETRY_BASE_MS` doubling up to `WEBHOOK_RETRY_MAX_MS`) until the event is `WEBHOOK_MAX_AGE_MS` (3 ' +
   'days) old. An endpoint failing without a success for `WEBHOOK_DISABLE_AFTER_MS` (5 days) is disabled and the ' +
-  "organisation's Admins are emailed. Each endpoint has its own lane: a slow one never holds another's events back. ";
+  "organisation's Admins are emailed. Each endpoint has its own lane: a slow one never holds another's events back. " +
+  'Sending yields to requests: while the node is busy (`WEBHOOK_BUSY_PERCENT`) it starts at most `WEBHOOK_BUSY_RATE` ' +
+  'attempts a second and sends the rest once the rush is over, so events may arrive some seconds after their write. ';
 
 const URL_DOC =
   'The URL must be https:// and its host must resolve to public addresses only (private, loopback and link-local ' +
@@ -146,7 +148,8 @@ export function endpointRoutes(api: WebhooksApi): RouteDef[] {
       description:
         'Newest first, `limit` (default 50) at a time: send `next` back as `after` for the next page. Each delivery is ' +
         'one event for this endpoint: its state (`pending`, `delivered`, `failed`), attempts, the last status and ' +
-        'duration, and when it is tried next.',
+        'duration, and when it is tried next. Deliveries are kept for `WEBHOOK_RETENTION_MS` (7 days) after their event, ' +
+        'whatever their state, then deleted; a page costs the same however many the endpoint has.',
       params: EndpointParams,
       query: DeliveryQuery,
       response: DeliveryPage,
