@@ -63,8 +63,28 @@ export function findIdempotent<T = unknown>(
   return { status: hit.status, body: hit.body as T };
 }
 
-/** Adds the result record to the batch that carries the effect. */
+/**
+ * Keys by expiry: `<expiresAt, 15 digits>:<key>` → 1, so expired records are found a page at a
+ * time in expiry order, never by reading every record (with their result bodies) of a tenant.
+ */
+export const IDEMPOTENCY_EXPIRY_NS = 'idempotency_expiry';
+/** In IDEMPOTENCY_EXPIRY_NS (sorts after every expiry key): how far records written before that index have been looked at. */
+const LEGACY_CURSOR = '~legacy';
+const LEGACY_DONE = '~';
+/** One write in this many also deletes up to SWEEP_MAX expired records of its tenant, in its own batch. */
+const SWEEP_EVERY = 16;
+const SWEEP_MAX = 32;
+let sinceSweep = 0;
+
+const expiryKey = (expiresAt: number, key: string): string => `${String(Math.max(0, Math.floor(expiresAt))).padStart(15, '0')}:${key}`;
+
+/**
+ * Adds the result record to the batch that carries the effect. Every SWEEP_EVERY-th call also
+ * deletes a page of the tenant's expired records in that batch: deletion keeps pace with writing
+ * at a bounded cost per write, and a tenant's records never outgrow a day of its writes.
+ */
 export function recordIdempotent(
+  store: Store,
   batch: WriteBatch,
   tenant: string,
   key: string,
@@ -72,17 +92,45 @@ export function recordIdempotent(
   result: IdempotentResult,
   clock: Clock,
 ): void {
-  const value: Stored = { fingerprint: print, status: result.status, body: result.body, expiresAt: clock.now() + IDEMPOTENCY_TTL_MS };
+  const now = clock.now();
+  const value: Stored = { fingerprint: print, status: result.status, body: result.body, expiresAt: now + IDEMPOTENCY_TTL_MS };
   batch.putKv(tenant, IDEMPOTENCY_NS, key, value);
+  batch.putKv(tenant, IDEMPOTENCY_EXPIRY_NS, expiryKey(value.expiresAt, key), 1);
+  if (++sinceSweep >= SWEEP_EVERY) {
+    sinceSweep = 0;
+    sweepIdempotency(store, batch, tenant, now, SWEEP_MAX);
+  }
 }
 
-/** Deletes expired records of a tenant; returns how many. */
-export function expiredIdempotencyKeys(store: Store, tenant: string, clock: Clock): string[] {
-  const now = clock.now();
-  return store
-    .listKv<Stored>(tenant, IDEMPOTENCY_NS)
-    .filter((e) => e.value.expiresAt <= now)
-    .map((e) => e.key);
+/**
+ * Deletes in `batch` up to `max` of the tenant's records expired at `now`, found on the expiry
+ * index, then looks at up to `max` records written before that index existed (a cursor, once).
+ * Answers how many records it deletes.
+ */
+export function sweepIdempotency(store: Store, batch: WriteBatch, tenant: string, now: number, max: number): number {
+  const gone = new Set<string>();
+  for (const { key: ek } of store.rangeKv(tenant, IDEMPOTENCY_EXPIRY_NS, { until: expiryKey(now + 1, ''), limit: max })) {
+    batch.deleteKv(tenant, IDEMPOTENCY_EXPIRY_NS, ek);
+    const key = ek.slice(ek.indexOf(':') + 1);
+    // The same key recorded again since (after its expiry) has a later expiry key of its own.
+    const rec = store.getKv<Stored>(tenant, IDEMPOTENCY_NS, key);
+    if (rec && rec.expiresAt <= now) {
+      batch.deleteKv(tenant, IDEMPOTENCY_NS, key);
+      gone.add(key);
+    }
+  }
+  const cursor = store.getKv<string>(tenant, IDEMPOTENCY_EXPIRY_NS, LEGACY_CURSOR);
+  if (cursor === LEGACY_DONE) return gone.size;
+  const page = store.rangeKv<Stored>(tenant, IDEMPOTENCY_NS, { after: cursor, limit: max });
+  for (const { key, value } of page) {
+    if (gone.has(key)) continue;
+    if (value.expiresAt <= now) {
+      batch.deleteKv(tenant, IDEMPOTENCY_NS, key);
+      gone.add(key);
+    } else batch.putKv(tenant, IDEMPOTENCY_EXPIRY_NS, expiryKey(value.expiresAt, key), 1);
+  }
+  batch.putKv(tenant, IDEMPOTENCY_EXPIRY_NS, LEGACY_CURSOR, page.length < max ? LEGACY_DONE : page[page.length - 1].key);
+  return gone.size;
 }
 
 /**

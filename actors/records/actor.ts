@@ -9,9 +9,7 @@
 import type { ActivationContext, ActorContext, ActorKind } from '../../core/actor/runtime.js';
 import { AppError, appError } from '../../core/errors.js';
 import {
-  expiredIdempotencyKeys,
   findIdempotent,
-  IDEMPOTENCY_NS,
   IDEMPOTENCY_TTL_MS,
   recordIdempotent,
   type IdempotentResult,
@@ -32,14 +30,10 @@ interface PendingKey {
 interface RecordsState {
   /** Idempotency keys recorded by this activation, newest last (bounded). */
   readonly pending: Map<string, PendingKey>;
-  /** Idempotent creates since the last sweep of expired keys. */
-  sinceSweep: number;
 }
 
 /** Creates kept in memory after their commit; far more than can be in flight at once. */
 const PENDING_CAP = 4096;
-/** Expired idempotency keys are swept every this many idempotent creates. */
-const SWEEP_EVERY = 1024;
 
 function conflict(datatype: string, sk: string, expected: number, stored: number): never {
   throw appError('ERR_VERSION_CONFLICT', `${datatype} ${sk}`, expected, stored);
@@ -92,13 +86,9 @@ function create(state: RecordsState, msg: Extract<RecordsMsg, { type: 'create' }
   putRecord(ctx, rec, 0);
   const result: IdempotentResult<StoredRecord> = { status: 201, body: rec };
   if (idem) {
-    recordIdempotent(ctx.batch, ctx.tenant, idem.key, idem.print, result, ctx.clock);
+    recordIdempotent(ctx.store, ctx.batch, ctx.tenant, idem.key, idem.print, result, ctx.clock);
     state.pending.set(idem.key, { print: idem.print, result, expiresAt: now + IDEMPOTENCY_TTL_MS });
     if (state.pending.size > PENDING_CAP) state.pending.delete(state.pending.keys().next().value!);
-    if (++state.sinceSweep >= SWEEP_EVERY) {
-      state.sinceSweep = 0;
-      for (const key of expiredIdempotencyKeys(ctx.store, ctx.tenant, ctx.clock)) ctx.batch.deleteKv(ctx.tenant, IDEMPOTENCY_NS, key);
-    }
   }
   return { ...result, replayed: false };
 }
@@ -162,7 +152,7 @@ function addNote(msg: Extract<RecordsMsg, { type: 'add-note' }>, ctx: ActorConte
 export const recordsActor: ActorKind<RecordsState, RecordsMsg, unknown> = {
   kind: RECORDS_ACTOR,
   activate(_ctx: ActivationContext): RecordsState {
-    return { pending: new Map(), sinceSweep: 0 };
+    return { pending: new Map() };
   },
   receive(state, msg, ctx) {
     switch (msg.type) {

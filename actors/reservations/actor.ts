@@ -319,7 +319,7 @@ async function create(state: State, ctx: ActorContext, def: Definition, msg: Ext
   state.view.put(ctx.batch, rec, 0);
   queueEvent(ctx.services.webhooks, ctx.batch, ctx.tenant, 'reservation.created', rec, now);
   if (msg.idempotencyKey && print) {
-    recordIdempotent(ctx.batch, ctx.tenant, msg.idempotencyKey, print, { status: 201, body: rec }, ctx.clock);
+    recordIdempotent(ctx.store, ctx.batch, ctx.tenant, msg.idempotencyKey, print, { status: 201, body: rec }, ctx.clock);
     state.idem.set(msg.idempotencyKey, { print, body: rec });
   }
   return rec;

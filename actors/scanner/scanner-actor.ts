@@ -738,7 +738,7 @@ function receive(st: ScannerState, msg: ScannerMsg, ctx: ActorContext): unknown 
         result.tickets = result.checkins.map((c, i) => c.ticket ?? result.tickets[i]);
       }
       // The answer is recorded with the effect, in the same batch (core/idempotency.ts).
-      if (msg.idempotency) recordIdempotent(ctx.batch, st.tenant, msg.idempotency.key, msg.idempotency.print, { status: 201, body: result }, ctx.clock);
+      if (msg.idempotency) recordIdempotent(ctx.store, ctx.batch, st.tenant, msg.idempotency.key, msg.idempotency.print, { status: 201, body: result }, ctx.clock);
       return result;
     }
     case 'qr':

@@ -234,7 +234,7 @@ export function issue(st: ScannerState, msg: IssueMsg, ctx: ActorContext): Issue
       ref.orderId = orderId;
       ref.payment = msg.order!.payment;
     }
-    recordIdempotent(ctx.batch, st.tenant, msg.replay.key, msg.replay.print, { status: 201, body: ref }, ctx.clock);
+    recordIdempotent(ctx.store, ctx.batch, st.tenant, msg.replay.key, msg.replay.print, { status: 201, body: ref }, ctx.clock);
   }
   for (const t of tickets) queueEvent(ctx.services.webhooks, ctx.batch, st.tenant, 'ticket.issued', t, now);
   return result;

@@ -86,7 +86,7 @@ function receive(state: State, msg: StorefrontMessage, ctx: ActorContext): unkno
     }
 
     case 'record-intent':
-      recordIdempotent(ctx.batch, ctx.tenant, msg.key, msg.print, msg.result, ctx.clock);
+      recordIdempotent(ctx.store, ctx.batch, ctx.tenant, msg.key, msg.print, msg.result, ctx.clock);
       return msg.result;
 
     case 'queue-receipt':

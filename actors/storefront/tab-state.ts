@@ -233,7 +233,7 @@ export function replay(c: Ctx, key: string | undefined, print: string): unknown 
 
 export function remember(c: Ctx, key: string | undefined, print: string, body: unknown): void {
   if (!key) return;
-  recordIdempotent(c.actor.batch, c.actor.tenant, key, print, { status: 200, body }, c.actor.clock);
+  recordIdempotent(c.actor.store, c.actor.batch, c.actor.tenant, key, print, { status: 200, body }, c.actor.clock);
   if (c.state.idem.size >= MAX_IDEM_MEMORY) c.state.idem.clear();
   c.state.idem.set(key, { print, body });
 }
