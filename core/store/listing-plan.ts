@@ -6,6 +6,7 @@
 // opaque cursor (`after`/`next`) a page hands on. lmdb-listings.ts keeps and reads them.
 import { appError } from '../errors.js';
 import { exactStringKey, lookupKey, type IndexValue } from './index-values.js';
+import { isSimpleFilter } from './find-plan.js';
 import type { Filter } from './query.js';
 
 /** A listing shape: records equal at every `equals` path, in the order of `sort`. */
@@ -38,10 +39,23 @@ export function listingKey(shape: ListingShape): string {
  */
 export const MAX_LISTING_TUPLES = 16;
 
-/** A find a declared listing answers exactly: its tuples of equality values (each one range of entries). */
+/**
+ * At most this many records a narrowed listing read tests (every one, for an exact `total`): the
+ * bound route listings are read in place within (actors/records/reads.ts INLINE_LISTING_MAX), a
+ * few ms. A larger one is read the usual way.
+ */
+export const NARROWED_LISTING_MAX = 1_000;
+
+/**
+ * A find a declared listing answers: its tuples of equality values (each one range of entries).
+ * `narrowed`: the filter has conditions beyond the shape's equalities, so the listing holds a
+ * superset of the find's records, in their order; it is then read whole and each record tested,
+ * which the store allows only while the listing's kept count is small (lmdb-records.ts).
+ */
 export interface ListingRead {
   shape: ListingShape;
   tuples: IndexValue[][];
+  narrowed?: true;
 }
 
 /**
@@ -60,9 +74,30 @@ export function listingRead(filter: Filter | undefined, sort: string | undefined
     if (!keys.every((k) => s.equals.includes(k))) continue;
     if (!best || s.equals.length > best.equals.length) best = s;
   }
-  if (!best) return undefined;
+  return best ? tuplesOf(best, filter) : undefined;
+}
+
+/**
+ * The declared listings that hold every record of a find no listing answers exactly, in its
+ * order: the shape's every equality path is one of the filter's keys with exact values, and the
+ * rest of the filter is simple (equality, `$in`, ranges, `$exists`, ... linear in the records
+ * tested). Each comes `narrowed`; the store picks the one whose kept count is smallest.
+ */
+export function narrowingListings(filter: Filter | undefined, sort: string | undefined, shapes: readonly ListingShape[]): ListingRead[] {
+  if (!sort || !filter || shapes.length === 0 || !isSimpleFilter(filter)) return [];
+  const out: ListingRead[] = [];
+  for (const s of shapes) {
+    if (s.sort !== sort || !s.equals.every((p) => Object.hasOwn(filter, p))) continue;
+    const read = tuplesOf(s, filter);
+    if (read) out.push({ ...read, narrowed: true });
+  }
+  return out;
+}
+
+/** The shape's tuples of the filter's exact values at its equality paths, or undefined when one is not exact. */
+function tuplesOf(shape: ListingShape, filter: Filter): ListingRead | undefined {
   let tuples: IndexValue[][] = [[]];
-  for (const path of best.equals) {
+  for (const path of shape.equals) {
     const values = exactValues(filter[path]);
     if (!values) return undefined;
     const next: IndexValue[][] = [];
@@ -70,7 +105,7 @@ export function listingRead(filter: Filter | undefined, sort: string | undefined
     if (next.length > MAX_LISTING_TUPLES) return undefined;
     tuples = next;
   }
-  return { shape: best, tuples };
+  return { shape, tuples };
 }
 
 /** The keys an equality or `$in` names, when the index holds each whole; undefined otherwise. */

@@ -254,6 +254,24 @@ export class LmdbListings {
   }
 
   /**
+   * The first `max` entries of a listing's tuples together, in the store's sort order, as
+   * [sortValue, id] (a narrowed read tests each record, then pages; lmdb-records.ts).
+   */
+  entries(tenant: string, read: ListingRead, desc: boolean, max: number): { entries: Array<[string, string]>; keysExamined: number } {
+    const name = listingKey(read.shape);
+    const stats = { keys: 0 };
+    const streams = read.tuples.map((t) => {
+      const p = [tenant, read.shape.datatype, ENTRY + name, ...t];
+      return desc ? this.desc(p, stats) : this.asc(p, stats);
+    });
+    const merged = merge(streams, desc);
+    const entries: Array<[string, string]> = [];
+    for (let e = merged.next(); !e.done && entries.length < max; e = merged.next()) entries.push(e.value);
+    for (const st of streams) st.return?.(undefined);
+    return { entries, keysExamined: stats.keys };
+  }
+
+  /**
    * Where position `offset` of the tuples together lies (`reverse`: counted from the end): the
    * finest bucket holding it, found on the bucket counts (summed across tuples), and the position
    * within that bucket.
@@ -433,7 +451,8 @@ function* merge(streams: Array<Iterator<[string, string]>>, desc: boolean): Iter
   }
 }
 
-function before(a: [string, string], b: [string, string], desc: boolean): boolean {
+/** Whether entry `a` comes before `b` in a listing's order (ascending, or descending with equal values by id up). */
+export function before(a: [string, string], b: [string, string], desc: boolean): boolean {
   if (a[0] !== b[0]) return desc ? a[0] > b[0] : a[0] < b[0];
   return a[1] < b[1];
 }

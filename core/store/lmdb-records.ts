@@ -7,7 +7,8 @@ import type { Logger } from '../log.js';
 import { HIGH } from './lmdb-encoding.js';
 import type { LmdbIndexes } from './lmdb-indexes.js';
 import { exactOrderedRead, planFilter } from './find-plan.js';
-import { decodeCursor, encodeCursor, listingName, listingRead, type ListingRead } from './listing-plan.js';
+import { decodeCursor, encodeCursor, listingName, listingRead, NARROWED_LISTING_MAX, narrowingListings, type ListingCursor, type ListingRead } from './listing-plan.js';
+import { before } from './lmdb-listings.js';
 import type { ChosenPlan, ExplainedStage, PlanRunner } from './lmdb-plan-run.js';
 import { compileFilter, resolvePaging, runQuery, type Filter, type FindExplain, type FindOptions, type PageLimits } from './query.js';
 import type { ListResult, StoredRecord } from './record.js';
@@ -144,11 +145,23 @@ export class LmdbRecords {
     );
   }
 
-  /** The declared listing that answers a find exactly, in order (listing-plan.ts), when one does and is readable. */
+  /**
+   * The declared listing that answers a find in order (listing-plan.ts), when one does and is
+   * readable: exactly, or else narrowed (a superset, every record tested) by the one whose kept
+   * count is smallest, while that count is at most NARROWED_LISTING_MAX.
+   */
   listingOf(tenant: string, datatype: string, filter: Filter | undefined, opts: FindOptions): ListingRead | undefined {
     if (opts.skip !== undefined || opts.limit !== undefined) return undefined;
-    const read = listingRead(filter, opts.sort, this.indexes.listingsOf(datatype));
-    return read && this.indexes.listings.readable(read.shape) ? read : undefined;
+    const shapes = this.indexes.listingsOf(datatype);
+    const read = listingRead(filter, opts.sort, shapes);
+    if (read) return this.indexes.listings.readable(read.shape) ? read : undefined;
+    let best: { read: ListingRead; total: number } | undefined;
+    for (const r of narrowingListings(filter, opts.sort, shapes)) {
+      if (!this.indexes.listings.readable(r.shape)) continue;
+      const total = this.indexes.listings.total(tenant, r);
+      if (total <= NARROWED_LISTING_MAX && (!best || total < best.total)) best = { read: r, total };
+    }
+    return best?.read;
   }
 
   /**
@@ -164,6 +177,7 @@ export class LmdbRecords {
       return undefined;
     }
     const after = opts.after !== undefined ? decodeCursor(opts.after) : undefined;
+    if (read.narrowed) return this.narrowed(tenant, datatype, read, filter!, opts, after, run);
     const { page, pageSize, offset } = resolvePaging(opts, this.limits);
     const got = this.indexes.listings.page(tenant, read, opts.sortType === 'desc', after ? { after } : { offset }, pageSize);
     const q = filter && Object.keys(filter).length > 0 ? compileFilter(filter) : undefined;
@@ -182,6 +196,47 @@ export class LmdbRecords {
       page: after ? Math.max(1, Math.floor(opts.page ?? 1)) : page,
       pageSize,
       ...(got.hasNext && got.last ? { next: encodeCursor(got.last) } : {}),
+    };
+  }
+
+  /**
+   * A find a listing holds a superset of (listingOf: its kept count is small): the listing read
+   * whole in order, each record tested against the filter, then paged. `total` is exact (every
+   * candidate tested) and a cursor lands after its entry even when that record has since left.
+   */
+  private narrowed(tenant: string, datatype: string, read: ListingRead, filter: Filter, opts: FindOptions, after: ListingCursor | undefined, run?: FindRun): ListResult {
+    const desc = opts.sortType === 'desc';
+    const { page, pageSize, offset } = resolvePaging(opts, this.limits);
+    // The count bounded the read when it was chosen; a write since may have added a few.
+    const { entries, keysExamined } = this.indexes.listings.entries(tenant, read, desc, 2 * NARROWED_LISTING_MAX);
+    const q = compileFilter(filter);
+    const matched: Array<[string, string]> = [];
+    const records: StoredRecord[] = [];
+    for (const e of entries) {
+      if (run) run.docsExamined++;
+      const r = this.read(tenant, datatype, e[1]);
+      if (r && q.test(r)) {
+        matched.push(e);
+        records.push(r);
+      }
+    }
+    let start = offset;
+    if (after) {
+      const c: [string, string] = [after.value, after.sk];
+      start = matched.findIndex((e) => before(c, e, desc));
+      if (start < 0) start = matched.length;
+    }
+    const data = records.slice(start, start + pageSize);
+    const hasNext = start + data.length < matched.length;
+    const last = matched[start + data.length - 1];
+    if (run) run.listing = { read, keysExamined };
+    return {
+      data,
+      total: matched.length,
+      hasNext,
+      page: after ? Math.max(1, Math.floor(opts.page ?? 1)) : page,
+      pageSize,
+      ...(hasNext && last ? { next: encodeCursor({ value: last[0], sk: last[1] }) } : {}),
     };
   }
 
@@ -239,8 +294,10 @@ export class LmdbRecords {
   /** Explain of a find a declared listing answered: one IXSCAN of the listing, sorted by it. */
   private explainListing(datatype: string, opts: FindOptions, run: FindRun, res: ListResult, started: number): FindExplain {
     const { read, keysExamined } = run.listing!;
-    const plan: ExplainedStage = {
+    // `narrowed`: the listing held more than the find's records, and each record read was tested.
+    const plan: ExplainedStage & { narrowed?: true } = {
       stage: 'IXSCAN',
+      ...(read.narrowed ? { narrowed: true as const } : {}),
       index: { datatype, path: read.shape.sort, listing: listingName(read.shape) },
       keys: { equals: Object.fromEntries(read.shape.equals.map((p, i) => [p, read.tuples.map((t) => t[i])])), ...(opts.after !== undefined ? { after: opts.after } : {}) },
       keysExamined,
