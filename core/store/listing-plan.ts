@@ -167,10 +167,24 @@ const SURROGATE_OR_ABOVE = /[\ud800-\uffff]/;
 
 /**
  * Whether a record's sort value orders in the index as the store's sort orders it: a string the
- * index holds whole, not numeric (the store sorts numeric strings as numbers when every value is
- * one), and below U+D800 (where both orders agree). Timestamps (`createdate`) always are; a listing that meets another value is read
- * the usual way from then on.
+ * index holds whole, not empty (the key of a missing value), not numeric (the store sorts numeric
+ * strings as numbers when every value is one), and below U+D800 (where both orders agree).
+ * Timestamps (`createdate`) always are; a listing that meets another value is read the usual way
+ * from then on.
  */
 export function regularSortValue(v: unknown): v is string {
-  return typeof v === 'string' && exactStringKey(v) && !NUMERIC.test(v) && !SURROGATE_OR_ABOVE.test(v);
+  return typeof v === 'string' && v !== '' && exactStringKey(v) && !NUMERIC.test(v) && !SURROGATE_OR_ABOVE.test(v);
+}
+
+/**
+ * The sort key of a record without a sort value (the path missing, or null): the store's sort puts
+ * those first ascending, by id, and '' is below every regular value (an open tab has no
+ * `closedAt`, an unfinished task no `finishedAt`).
+ */
+export const MISSING_SORT_KEY = '';
+
+/** The key a record's sort value is kept under, or undefined when the index cannot order it as the store does. */
+export function sortKeyOf(v: unknown): string | undefined {
+  if (v === undefined || v === null) return MISSING_SORT_KEY;
+  return regularSortValue(v) ? v : undefined;
 }
