@@ -80,6 +80,11 @@ export const eventsModule: Module = {
     { datatype: TICKET, equals: ['data.event', 'data.status', 'data.ticketTypeId'], sort: 'createdate' },
     // A holder's tickets; with a status or type too, this listing is read narrowed (a holder's are few).
     { datatype: TICKET, equals: ['data.event', 'data.holderEmail'], sort: 'createdate' },
+    // An event's participants (by name; all, or of a status), sessions and media.
+    { datatype: EVENT_PARTICIPANT, equals: ['data.event'], sort: 'data.name' },
+    { datatype: EVENT_PARTICIPANT, equals: ['data.event', 'data.status'], sort: 'data.name' },
+    { datatype: EVENT_SESSION, equals: ['data.event'], sort: 'data.startTime' },
+    { datatype: EVENT_MEDIA, equals: ['data.event'], sort: 'createdate' },
   ],
   perNode(deps) {
     // Scanner devices: their credential (after the bearer token and API keys), and their activity
