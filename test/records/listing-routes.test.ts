@@ -117,6 +117,12 @@ t.test('listing routes - the routes answer from the listings', async (t) => {
   const leads = await staff.get('/crm/leads/detail?owner=ann@x.io&pageSize=10');
   const next = await staff.get(`/crm/leads/detail?owner=ann@x.io&pageSize=10&after=${encodeURIComponent(leads.body.next)}`);
   t.same([leads.status, next.status, next.body.total], [200, 200, 750], 'leads of an owner take the cursor');
+  for (const path of ['/crm/tickets/detail?assignee=cy@x.io', '/chat/sessions?agentId=ag2']) {
+    const first = await staff.get(`${path}&pageSize=10`);
+    const second = await staff.get(`${path}&pageSize=10&after=${encodeURIComponent(first.body.next)}`);
+    const byNumber = await staff.get(`${path}&pageSize=10&page=2`);
+    t.same([second.status, second.body.data.map((r: StoredRecord) => r.sk)], [200, byNumber.body.data.map((r: StoredRecord) => r.sk)], `${path}: the cursor's page is page 2`);
+  }
   const tasks = await staff.get('/workflow/task?status=open&pageSize=10');
   t.same([tasks.status, tasks.body.total, typeof tasks.body.next], [200, 500, 'string'], 'tasks of a status hand out a cursor');
 });
