@@ -140,8 +140,14 @@ export interface ListingCursor {
   sk: string;
 }
 
+/** A position in a read in index order (a listing's, or an index's: its value may be a number). */
+export interface OrderCursor {
+  value: IndexValue;
+  sk: string;
+}
+
 /** The cursor as the client holds it: opaque, URL-safe. */
-export function encodeCursor(c: ListingCursor): string {
+export function encodeCursor(c: OrderCursor): string {
   return Buffer.from(JSON.stringify([c.value, c.sk]), 'utf8').toString('base64url');
 }
 
@@ -149,11 +155,13 @@ export function encodeCursor(c: ListingCursor): string {
 const MAX_CURSOR_CHARS = 512;
 
 /** A cursor a client sent back; anything else is a 400. */
-export function decodeCursor(s: string): ListingCursor {
+export function decodeCursor(s: string): OrderCursor {
   if (s.length <= MAX_CURSOR_CHARS) {
     try {
       const v = JSON.parse(Buffer.from(s, 'base64url').toString('utf8')) as unknown;
-      if (Array.isArray(v) && v.length === 2 && typeof v[0] === 'string' && typeof v[1] === 'string' && exactStringKey(v[0])) return { value: v[0], sk: v[1] };
+      const pair = Array.isArray(v) && v.length === 2 && typeof v[1] === 'string' ? (v as [unknown, string]) : undefined;
+      const value = pair?.[0];
+      if (pair && ((typeof value === 'string' && exactStringKey(value)) || (typeof value === 'number' && Number.isFinite(value)))) return { value, sk: pair[1] };
     } catch {
       // falls through to the 400
     }
@@ -162,6 +170,11 @@ export function decodeCursor(s: string): ListingCursor {
 }
 
 const NUMERIC = /^\s*-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/;
+
+/** Whether the store's sort may read a string as a number (query.ts sortRecords: when every value is one). */
+export function numericString(v: unknown): boolean {
+  return typeof v === 'string' && NUMERIC.test(v);
+}
 /** From here UTF-16 order (the store's sort) and code point order (the index's) may differ. */
 const SURROGATE_OR_ABOVE = /[\ud800-\uffff]/;
 
