@@ -72,6 +72,7 @@ async function pagesByCursor(c: Client, body: Record<string, unknown>, pageSize:
     sks.push(...r.body.data.map((x: StoredRecord) => x.sk));
     totals.add(r.body.total);
     if (!r.body.hasNext) return { sks, totals };
+    if (typeof r.body.next !== 'string') throw new Error('a page with more after it hands out no cursor');
     after = r.body.next;
     await between?.(page);
   }
