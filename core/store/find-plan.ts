@@ -14,9 +14,9 @@ export interface KeyBound {
   inclusive: boolean;
 }
 
-/** Keys of one type between two bounds (an absent bound: that end of the type's keys). */
+/** Keys of one type between two bounds (an absent bound: that end of the type's keys); `any`: every key of the path. */
 export interface KeyRange {
-  type: 'number' | 'string';
+  type: 'number' | 'string' | 'any';
   low?: KeyBound;
   high?: KeyBound;
 }
@@ -185,34 +185,46 @@ function tighter(a: KeyBound, b: KeyBound, dir: 1 | -1): boolean {
 
 /**
  * The one index read whose keys are exactly the filter's matches, in the order of a sort on the
- * same path, or undefined. So it is when the filter is one condition on `sort`'s path, that path
- * never held an array (each record has one key there, or none), and the condition is an equality
- * on a number or a short string, or a range of numbers: every value it reads is then a number
- * (mingo's ranges compare within one type), which the store's sort orders as the index does, and
- * equal values by id, as the index does. Then a page is read by index order and `total` counted
- * on keys, however many records match.
+ * same path, or undefined. So it is when that path never held an array (each record has one key
+ * there, or none), and the filter is one condition on the sorted path: an equality on a number or
+ * a short string, or a range of numbers (mingo's ranges compare within one type, and numbers sort
+ * as the index orders them, equal values by id as the index does). Then a page is read by index
+ * order and `total` counted on keys, however many records match. Two more reads come with
+ * conditions the store checks before it trusts the order (lmdb-records.ts indexOrdered): a range
+ * of short strings (type `string`), and no filter at all (type `any`: every record must hold one
+ * key there).
  */
 export function exactOrderedRead(filter: Filter | undefined, sort: string | undefined, catalog: IndexCatalog): IndexRead | undefined {
-  if (!filter || !sort) return undefined;
+  if (!sort || !catalog.paths.includes(sort) || catalog.multikey(sort)) return undefined;
   let only: string | undefined;
-  for (const k in filter) {
+  for (const k in filter ?? {}) {
     if (only !== undefined) return undefined;
     only = k;
   }
-  if (only !== sort || !catalog.paths.includes(sort) || catalog.multikey(sort)) return undefined;
-  const cond = filter[sort];
+  if (only === undefined) return { path: sort, range: { type: 'any' } };
+  if (only !== sort) return undefined;
+  const cond = filter![sort];
   if (typeof cond === 'number') return Number.isFinite(cond) ? { path: sort, values: [cond === 0 ? 0 : cond] } : undefined;
   if (typeof cond === 'string') return exactStringKey(cond) ? { path: sort, values: [cond] } : undefined;
   if (!isPlainObject(cond)) return undefined;
   const ranges: KeyRange[] = [];
   for (const op in cond) {
     const arg = cond[op];
-    if (typeof arg !== 'number' || !Number.isFinite(arg)) return undefined;
-    if (op === '$eq') ranges.push({ type: 'number', low: { key: arg === 0 ? 0 : arg, inclusive: true }, high: { key: arg === 0 ? 0 : arg, inclusive: true } });
-    else if (RANGE_OPS.has(op)) ranges.push(rangeOf(op, arg)!);
-    else return undefined;
+    if (op !== '$eq' && !RANGE_OPS.has(op)) return undefined;
+    if (typeof arg === 'number') {
+      if (!Number.isFinite(arg)) return undefined;
+      if (op === '$eq') ranges.push({ type: 'number', low: { key: arg === 0 ? 0 : arg, inclusive: true }, high: { key: arg === 0 ? 0 : arg, inclusive: true } });
+      else ranges.push(rangeOf(op, arg)!);
+    } else if (typeof arg === 'string') {
+      // A bound the index holds whole, below U+D800 (where code point and UTF-16 order agree).
+      if (!exactStringKey(arg) || stringRangeKey(arg) !== arg) return undefined;
+      const bound: KeyBound = { key: arg, inclusive: op !== '$gt' && op !== '$lt' };
+      if (op === '$eq') ranges.push({ type: 'string', low: bound, high: bound });
+      else ranges.push(op === '$gt' || op === '$gte' ? { type: 'string', low: bound } : { type: 'string', high: bound });
+    } else return undefined;
   }
-  if (ranges.length === 0) return undefined;
+  // Bounds of two types match nothing (one type each), and are left to the usual way.
+  if (ranges.length === 0 || ranges.some((r) => r.type !== ranges[0].type)) return undefined;
   return { path: sort, range: mergeRanges(ranges)[0] };
 }
 

@@ -3,20 +3,21 @@
 //   counts  [tenant, datatype, "\u0003" + key, ...equalValues]             → records
 //           [tenant, datatype, "\u0004" + key, ...equalValues, sortValue's first 13 chars] → records
 //           [tenant, datatype, "\u0005" + key, ...equalValues, sortValue's first 16 chars] → records
-//   meta    ['listing', datatype, name] → { equals, sort, builtAt, irregular? }
+//   meta    ['listing', datatype, name] → { equals, sort, builtAt, irregular?, missingFirst? }
 // (`key`: the shape's short name, listing-plan.ts listingKey.)
 // All are kept in the transaction of every record write, so a page is one range read and `total`
 // the sum of a few counts, whatever the listing's size. A cursor seeks. A page number is found on
 // the counts of sort-value prefixes (for a timestamp: its hour, then its minute: 13 and 16
 // characters), then skipped natively on the keys of one minute: a skip of 100,000 keys costs
 // ~3 ms, a few dozen counts ~30 µs. Records sharing one minute by the hundred thousand (a bulk
-// import) make that last skip long again; it is still keys only. A listing that ever met a record it cannot order as the store's sort does (an
-// array at an equality path, a sort value that is not a plain string) is marked irregular and
-// read the usual way from then on.
+// import) make that last skip long again; it is still keys only. A record without a sort value
+// (missing or null) is an entry keyed '', first as the store's sort puts it. A listing that ever
+// met a record it cannot order as the store's sort does (an array at an equality path, a sort
+// value that is not a plain string) is marked irregular and read the usual way from then on.
 import type { Database, Key, RootDatabase } from 'lmdb';
 import { HIGH } from './lmdb-encoding.js';
 import { indexValues, type IndexValue } from './index-values.js';
-import { listingKey, listingName, regularSortValue, type ListingCursor, type ListingRead, type ListingShape } from './listing-plan.js';
+import { listingKey, listingName, sortKeyOf, type ListingCursor, type ListingRead, type ListingShape } from './listing-plan.js';
 import { getPath } from './query.js';
 import type { StoredRecord } from './record.js';
 
@@ -25,6 +26,8 @@ interface ListingMeta {
   sort: string;
   builtAt: string;
   irregular?: true;
+  /** Records without a sort value are entries (keyed ''); a listing built before holds none, and was irregular once it met one. */
+  missingFirst?: true;
 }
 
 /** Where a page starts: after a cursor, or at an offset. */
@@ -88,13 +91,22 @@ export class LmdbListings {
   /** Builds a listing over every tenant's records of its datatype in one transaction, once; whether it was new. */
   async declare(shape: ListingShape, records: Iterable<[tenant: string, sk: string]>, read: (tenant: string, sk: string) => StoredRecord | undefined): Promise<boolean> {
     const name = listingName(shape);
-    if (this.of(shape.datatype).some((s) => listingName(s) === name)) return false;
+    const kept = this.meta.get(['listing', shape.datatype, name]) as ListingMeta | undefined;
+    if (this.of(shape.datatype).some((s) => listingName(s) === name) && kept && (!kept.irregular || kept.missingFirst)) return false;
     let built = false;
     await this.root.transaction(() => {
-      if (this.meta.get(['listing', shape.datatype, name]) !== undefined) return;
+      const was = this.meta.get(['listing', shape.datatype, name]) as ListingMeta | undefined;
+      // One made irregular only by a record without a sort value (before those were entries) is built again.
+      if (was !== undefined && (!was.irregular || was.missingFirst)) return;
       built = true;
-      this.meta.put(['listing', shape.datatype, name], { equals: [...shape.equals], sort: shape.sort, builtAt: new Date().toISOString() } satisfies ListingMeta);
+      this.irregularSeen.delete(`${shape.datatype}\0${name}`);
+      this.meta.put(['listing', shape.datatype, name], { equals: [...shape.equals], sort: shape.sort, builtAt: new Date().toISOString(), missingFirst: true } satisfies ListingMeta);
+      const cleared = new Set<string>();
       for (const [tenant, sk] of records) {
+        if (was !== undefined && !cleared.has(tenant)) {
+          cleared.add(tenant);
+          this.clear(shape, tenant);
+        }
         const r = read(tenant, sk);
         if (r) this.move(shape, listingKey(shape), tenant, sk, undefined, r);
       }
@@ -102,6 +114,14 @@ export class LmdbListings {
     });
     this.add(shape);
     return built;
+  }
+
+  /** Removes one tenant's entries and counts of a listing (before it is built again). */
+  private clear(shape: ListingShape, tenant: string): void {
+    const name = listingKey(shape);
+    for (const mark of [ENTRY, COUNT, ...BUCKETS.map(([m]) => m)]) {
+      for (const key of this.index.getKeys({ start: [tenant, shape.datatype, mark + name], end: [tenant, shape.datatype, mark + name, HIGH] })) this.index.remove(key);
+    }
   }
 
   /** Moves one record's entries in every listing of its datatype, in the write's transaction. */
@@ -168,9 +188,9 @@ export class LmdbListings {
       if (keys.length !== 1 || (typeof v === 'string' && keys[0] !== v)) return undefined;
       tuple.push(keys[0]);
     }
-    const s = getPath(r, shape.sort);
-    if (!regularSortValue(s)) return this.irregular(shape);
-    return { tuple, sort: s };
+    const sort = sortKeyOf(getPath(r, shape.sort));
+    if (sort === undefined) return this.irregular(shape);
+    return { tuple, sort };
   }
 
   private irregular(shape: ListingShape): undefined {
@@ -251,6 +271,24 @@ export class LmdbListings {
     }
     for (const st of streams) st.return?.(undefined);
     return { sks, total, hasNext, ...(last ? { last: { value: last[0], sk: last[1] } } : {}), keysExamined: stats.keys };
+  }
+
+  /**
+   * The first `max` entries of a listing's tuples together, in the store's sort order, as
+   * [sortValue, id] (a narrowed read tests each record, then pages; lmdb-records.ts).
+   */
+  entries(tenant: string, read: ListingRead, desc: boolean, max: number): { entries: Array<[string, string]>; keysExamined: number } {
+    const name = listingKey(read.shape);
+    const stats = { keys: 0 };
+    const streams = read.tuples.map((t) => {
+      const p = [tenant, read.shape.datatype, ENTRY + name, ...t];
+      return desc ? this.desc(p, stats) : this.asc(p, stats);
+    });
+    const merged = merge(streams, desc);
+    const entries: Array<[string, string]> = [];
+    for (let e = merged.next(); !e.done && entries.length < max; e = merged.next()) entries.push(e.value);
+    for (const st of streams) st.return?.(undefined);
+    return { entries, keysExamined: stats.keys };
   }
 
   /**
@@ -433,7 +471,8 @@ function* merge(streams: Array<Iterator<[string, string]>>, desc: boolean): Iter
   }
 }
 
-function before(a: [string, string], b: [string, string], desc: boolean): boolean {
+/** Whether entry `a` comes before `b` in a listing's order (ascending, or descending with equal values by id up). */
+export function before(a: [string, string], b: [string, string], desc: boolean): boolean {
   if (a[0] !== b[0]) return desc ? a[0] > b[0] : a[0] < b[0];
   return a[1] < b[1];
 }

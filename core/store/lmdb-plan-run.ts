@@ -5,6 +5,7 @@ import type { Database, Key } from 'lmdb';
 import { HIGH } from './lmdb-encoding.js';
 import type { IndexRead, KeyRange, PlanNode } from './find-plan.js';
 import type { IndexValue } from './index-values.js';
+import { numericString } from './listing-plan.js';
 
 /** Keys an `$and`'s reads are counted to before one is chosen: past it a read counts as "many". */
 export const PLAN_COUNT_CAP = 10_000;
@@ -20,6 +21,13 @@ export type ChosenPlan =
   | { stage: 'IXSCAN'; read: IndexRead; counted?: number }
   | { stage: 'AND_INTERSECT'; inputs: ChosenPlan[] }
   | { stage: 'OR'; inputs: ChosenPlan[] };
+
+/** A page of an ordered read: its keys [value, sk] in order, the read's keys in all, and whether more follow. */
+export interface OrderedPage {
+  entries: Array<[IndexValue, string]>;
+  total: number;
+  hasNext: boolean;
+}
 
 /** What a plan's run examined (MongoDB's executionStats). */
 export interface PlanStats {
@@ -142,33 +150,100 @@ export class PlanRunner {
   }
 
   /**
-   * One page of an exact read (find-plan.ts exactOrderedRead) in index order, and how many keys
-   * it has in all (counted on keys). Descending, equal values stay in id order, as the store's
-   * sort keeps them: a run of equal values is read whole before the page is cut.
+   * One page of an exact read (find-plan.ts exactOrderedRead) in index order, from an offset
+   * (skipped natively on keys) or after a cursor (a seek), and how many keys the read has in all
+   * (counted on keys). Descending, equal values stay in id order, as the store's sort keeps them:
+   * each run of equal values is found from the top and read upwards.
    */
-  orderedPage(read: IndexRead, desc: boolean, offset: number, size: number): { sks: string[]; total: number } {
+  orderedPage(read: IndexRead, desc: boolean, start: { offset: number } | { after: { value: IndexValue; sk: string } }, size: number): OrderedPage {
     const [r] = this.ranges(read);
     // A copy: getKeysCount marks the options it is given as a count.
     const total = this.index.getKeysCount({ ...r });
     this.stats.keysCounted += total;
-    if (!desc) {
-      const sks: string[] = [];
-      let i = 0;
-      // Skipped by hand: lmdb-js's `offset` breaks getKeys' iterator.
-      for (const key of this.index.getKeys({ ...r, limit: offset + size })) if (i++ >= offset) sks.push((key as IndexValue[])[4] as string);
-      this.stats.keysExamined += i;
-      return { sks, total };
+    const entries: Array<[IndexValue, string]> = [];
+    let hasNext = false;
+    const it = desc ? this.descKeys(r, start) : this.ascKeys(r, start);
+    for (const e of it) {
+      if (entries.length === size) {
+        hasNext = true;
+        break;
+      }
+      entries.push(e);
     }
-    const want = offset + size;
-    const got: Array<[IndexValue, string]> = [];
-    for (const key of this.index.getKeys({ start: r.end, end: r.start, reverse: true })) {
+    it.return?.(undefined);
+    return { entries, total, hasNext };
+  }
+
+  /**
+   * Whether a whole-index read (a string range, or every key of the path) orders as the store's
+   * sort: no boolean at the path (the index keeps booleans among the strings, the sort after
+   * them), and not every string numeric (then the sort reads them as numbers): the last key of
+   * the read, its greatest string when it has any, is not numeric.
+   */
+  ordersAsStore(read: IndexRead): boolean {
+    const [r] = this.ranges(read);
+    const base = [this.tenant, this.datatype, read.path];
+    for (const b of ['\u0001false', '\u0001true']) for (const _ of this.index.getKeys({ start: [...base, b], end: [...base, b, HIGH], limit: 1 })) return false;
+    for (const key of this.index.getKeys({ start: r.end, end: r.start, reverse: true, limit: 1 })) {
+      this.stats.keysExamined++;
+      if (numericString((key as IndexValue[])[3])) return false;
+    }
+    return true;
+  }
+
+  /** Keys [value, sk] of a range upwards, past `offset` of them or after a cursor. */
+  private *ascKeys(r: { start: Key; end: Key }, start: { offset: number } | { after: { value: IndexValue; sk: string } }): Generator<[IndexValue, string]> {
+    const after = 'after' in start ? start.after : undefined;
+    const from: Key = after ? [this.tenant, this.datatype, (r.start as Key[])[2], after.value, after.sk] : r.start;
+    const offset = 'offset' in start ? start.offset : 0;
+    if (offset > 0) this.stats.keysExamined += offset;
+    for (const key of this.index.getKeys({ start: from, end: r.end, ...(offset > 0 ? { offset } : {}) })) {
       const k = key as IndexValue[];
-      if (got.length >= want && k[3] !== got[got.length - 1][0]) break;
-      got.push([k[3], k[4] as string]);
+      this.stats.keysExamined++;
+      if (after && k[3] === after.value && k[4] === after.sk) continue;
+      yield [k[3], k[4] as string];
     }
-    this.stats.keysExamined += got.length;
-    got.sort((a, b) => (a[0] < b[0] ? 1 : a[0] > b[0] ? -1 : a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0));
-    return { sks: got.slice(offset, want).map(([, sk]) => sk), total };
+  }
+
+  /**
+   * Keys [value, sk] of a range in the store's descending order: values down, equal values by id
+   * up. From an offset, a native reverse skip names the run and the place in it; after a cursor,
+   * its run goes on past its id.
+   */
+  private *descKeys(r: { start: Key; end: Key }, start: { offset: number } | { after: { value: IndexValue; sk: string } }): Generator<[IndexValue, string]> {
+    const base = [this.tenant, this.datatype, (r.start as Key[])[2]];
+    let upper: Key = r.end;
+    if ('after' in start) {
+      yield* this.run(base, start.after.value, start.after.sk, 0);
+      upper = [...base, start.after.value];
+    } else if (start.offset > 0) {
+      let hit: IndexValue[] | undefined;
+      for (const key of this.index.getKeys({ start: r.end, end: r.start, reverse: true, offset: start.offset, limit: 1 })) hit = key as IndexValue[];
+      this.stats.keysExamined += start.offset;
+      if (!hit) return;
+      // Reverse order put the run's ids above `hit` first; upwards they come after it.
+      const above = this.index.getKeysCount({ start: [...base, hit[3], hit[4]], end: [...base, hit[3], HIGH] }) - 1;
+      yield* this.run(base, hit[3], undefined, above);
+      upper = [...base, hit[3]];
+    }
+    for (;;) {
+      let value: IndexValue | undefined;
+      for (const key of this.index.getKeys({ start: upper, end: r.start, reverse: true, limit: 1 })) value = (key as IndexValue[])[3];
+      if (value === undefined) return;
+      yield* this.run(base, value, undefined, 0);
+      upper = [...base, value];
+    }
+  }
+
+  /** One run of equal values, ids upwards, after `afterSk` or past `skip` of them. */
+  private *run(base: Key[], value: IndexValue, afterSk: string | undefined, skip: number): Generator<[IndexValue, string]> {
+    const start = afterSk === undefined ? [...base, value] : [...base, value, afterSk];
+    for (const key of this.index.getKeys({ start, end: [...base, value, HIGH], ...(skip > 0 ? { offset: skip } : {}) })) {
+      const sk = (key as IndexValue[])[4] as string;
+      this.stats.keysExamined++;
+      if (sk === afterSk) continue;
+      yield [value, sk];
+    }
   }
 
   /** The chosen plan as explain shows it. */
@@ -201,7 +276,9 @@ function keyRange(tenant: string, datatype: string, path: string, r: KeyRange): 
     ? r.low.inclusive
       ? [...base, r.low.key]
       : [...base, r.low.key, HIGH]
-    : [...base, r.type === 'number' ? -Infinity : ''];
+    : r.type === 'any'
+      ? base
+      : [...base, r.type === 'number' ? -Infinity : ''];
   const end: Key = r.high
     ? r.high.inclusive
       ? [...base, r.high.key, HIGH]

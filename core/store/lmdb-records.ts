@@ -7,9 +7,11 @@ import type { Logger } from '../log.js';
 import { HIGH } from './lmdb-encoding.js';
 import type { LmdbIndexes } from './lmdb-indexes.js';
 import { exactOrderedRead, planFilter } from './find-plan.js';
-import { decodeCursor, encodeCursor, listingName, listingRead, type ListingRead } from './listing-plan.js';
+import { exactStringKey } from './index-values.js';
+import { decodeCursor, encodeCursor, listingName, listingRead, NARROWED_LISTING_MAX, narrowingListings, type ListingCursor, type ListingRead } from './listing-plan.js';
+import { before } from './lmdb-listings.js';
 import type { ChosenPlan, ExplainedStage, PlanRunner } from './lmdb-plan-run.js';
-import { compileFilter, resolvePaging, runQuery, type Filter, type FindExplain, type FindOptions, type PageLimits } from './query.js';
+import { compileFilter, getPath, resolvePaging, runQuery, type Filter, type FindExplain, type FindOptions, type PageLimits } from './query.js';
 import type { ListResult, StoredRecord } from './record.js';
 
 /** One find's run, observed for explain. */
@@ -137,18 +139,29 @@ export class LmdbRecords {
   }
 
   find(tenant: string, datatype: string, filter?: Filter, opts: FindOptions = {}): ListResult {
-    return (
-      this.listed(tenant, datatype, filter, opts) ??
-      this.indexOrdered(tenant, datatype, filter, opts) ??
-      runQuery(this.candidates(tenant, datatype, filter), filter, opts, this.limits)
-    );
+    const res = this.listed(tenant, datatype, filter, opts) ?? this.indexOrdered(tenant, datatype, filter, opts);
+    if (res) return res;
+    noCursor(opts);
+    return runQuery(this.candidates(tenant, datatype, filter), filter, opts, this.limits);
   }
 
-  /** The declared listing that answers a find exactly, in order (listing-plan.ts), when one does and is readable. */
+  /**
+   * The declared listing that answers a find in order (listing-plan.ts), when one does and is
+   * readable: exactly, or else narrowed (a superset, every record tested) by the one whose kept
+   * count is smallest, while that count is at most NARROWED_LISTING_MAX.
+   */
   listingOf(tenant: string, datatype: string, filter: Filter | undefined, opts: FindOptions): ListingRead | undefined {
     if (opts.skip !== undefined || opts.limit !== undefined) return undefined;
-    const read = listingRead(filter, opts.sort, this.indexes.listingsOf(datatype));
-    return read && this.indexes.listings.readable(read.shape) ? read : undefined;
+    const shapes = this.indexes.listingsOf(datatype);
+    const read = listingRead(filter, opts.sort, shapes);
+    if (read) return this.indexes.listings.readable(read.shape) ? read : undefined;
+    let best: { read: ListingRead; total: number } | undefined;
+    for (const r of narrowingListings(filter, opts.sort, shapes)) {
+      if (!this.indexes.listings.readable(r.shape)) continue;
+      const total = this.indexes.listings.total(tenant, r);
+      if (total <= NARROWED_LISTING_MAX && (!best || total < best.total)) best = { read: r, total };
+    }
+    return best?.read;
   }
 
   /**
@@ -159,11 +172,12 @@ export class LmdbRecords {
    */
   private listed(tenant: string, datatype: string, filter: Filter | undefined, opts: FindOptions, run?: FindRun): ListResult | undefined {
     const read = this.listingOf(tenant, datatype, filter, opts);
-    if (!read) {
-      if (opts.after !== undefined) throw new AppError('ERR_VALIDATION', ['after: this listing is not read by index (a cursor needs one); page by number']);
-      return undefined;
-    }
-    const after = opts.after !== undefined ? decodeCursor(opts.after) : undefined;
+    if (!read) return undefined;
+    const cursor = opts.after !== undefined ? decodeCursor(opts.after) : undefined;
+    // A listing's sort values are strings: a number is another read's cursor.
+    if (cursor && typeof cursor.value !== 'string') noCursor(opts, true);
+    const after = cursor as ListingCursor | undefined;
+    if (read.narrowed) return this.narrowed(tenant, datatype, read, filter!, opts, after, run);
     const { page, pageSize, offset } = resolvePaging(opts, this.limits);
     const got = this.indexes.listings.page(tenant, read, opts.sortType === 'desc', after ? { after } : { offset }, pageSize);
     const q = filter && Object.keys(filter).length > 0 ? compileFilter(filter) : undefined;
@@ -186,27 +200,85 @@ export class LmdbRecords {
   }
 
   /**
+   * A find a listing holds a superset of (listingOf: its kept count is small): the listing read
+   * whole in order, each record tested against the filter, then paged. `total` is exact (every
+   * candidate tested) and a cursor lands after its entry even when that record has since left.
+   */
+  private narrowed(tenant: string, datatype: string, read: ListingRead, filter: Filter, opts: FindOptions, after: ListingCursor | undefined, run?: FindRun): ListResult {
+    const desc = opts.sortType === 'desc';
+    const { page, pageSize, offset } = resolvePaging(opts, this.limits);
+    // The count bounded the read when it was chosen; a write since may have added a few.
+    const { entries, keysExamined } = this.indexes.listings.entries(tenant, read, desc, 2 * NARROWED_LISTING_MAX);
+    const q = compileFilter(filter);
+    const matched: Array<[string, string]> = [];
+    const records: StoredRecord[] = [];
+    for (const e of entries) {
+      if (run) run.docsExamined++;
+      const r = this.read(tenant, datatype, e[1]);
+      if (r && q.test(r)) {
+        matched.push(e);
+        records.push(r);
+      }
+    }
+    let start = offset;
+    if (after) {
+      const c: [string, string] = [after.value, after.sk];
+      start = matched.findIndex((e) => before(c, e, desc));
+      if (start < 0) start = matched.length;
+    }
+    const data = records.slice(start, start + pageSize);
+    const hasNext = start + data.length < matched.length;
+    const last = matched[start + data.length - 1];
+    if (run) run.listing = { read, keysExamined };
+    return {
+      data,
+      total: matched.length,
+      hasNext,
+      page: after ? Math.max(1, Math.floor(opts.page ?? 1)) : page,
+      pageSize,
+      ...(hasNext && last ? { next: encodeCursor({ value: last[0], sk: last[1] }) } : {}),
+    };
+  }
+
+  /**
    * A find whose filter one index read answers exactly, sorted on the same path
-   * (find-plan.ts exactOrderedRead): one page read in index order, `total` counted on keys. Every
-   * record read is still tested against the filter; should one fail (or be unreadable), the find
-   * runs the usual way. Undefined when the find is not of that kind.
+   * (find-plan.ts exactOrderedRead): one page read in index order (from a page number, skipped
+   * natively on keys, or after a cursor), `total` counted on keys. A string range or no filter
+   * reads the index whole: trusted only when it orders as the store's sort does (every record holds
+   * one key there when nothing filters, no boolean, the strings not all numeric), and each page's
+   * strings are short and below U+D800 (elsewhere the orders differ only among such strings, which
+   * keeps every other page's place). Every record read is still tested against the filter; should
+   * one fail any of this (or be unreadable), the find runs the usual way. Undefined when the find
+   * is not of that kind.
    */
   private indexOrdered(tenant: string, datatype: string, filter: Filter | undefined, opts: FindOptions, run?: FindRun): ListResult | undefined {
     const read = exactOrderedRead(filter, opts.sort, this.indexes.catalog(tenant, datatype));
     if (!read) return undefined;
     const runner = run?.runner ?? this.indexes.runner(tenant, datatype);
+    const whole = 'range' in read && read.range.type !== 'number';
+    if (whole && !runner.ordersAsStore(read)) return undefined;
+    const after = opts.after !== undefined ? decodeCursor(opts.after) : undefined;
     const { page, pageSize, offset } = resolvePaging(opts, this.limits);
-    const { sks, total } = runner.orderedPage(read, opts.sortType === 'desc', offset, pageSize);
-    const q = compileFilter(filter!);
+    const got = runner.orderedPage(read, opts.sortType === 'desc', after ? { after } : { offset }, pageSize);
+    if (whole && 'range' in read && read.range.type === 'any' && got.total !== this.records.getKeysCount({ start: [tenant, datatype], end: [tenant, datatype, HIGH] })) return undefined;
+    const q = filter && Object.keys(filter).length > 0 ? compileFilter(filter) : undefined;
     const data: StoredRecord[] = [];
-    for (const sk of sks) {
+    for (const [, sk] of got.entries) {
       if (run) run.docsExamined++;
       const r = this.read(tenant, datatype, sk);
-      if (!r || !q.test(r)) return undefined;
+      if (!r || (q && !q.test(r)) || (whole && !orderedAsKey(getPath(r, read.path)))) return undefined;
       data.push(r);
     }
     if (run) run.plan = { stage: 'IXSCAN', read };
-    return { data, total, hasNext: offset + data.length < total, page, pageSize };
+    const last = got.entries[got.entries.length - 1];
+    return {
+      data,
+      total: got.total,
+      hasNext: got.hasNext,
+      page: after ? Math.max(1, Math.floor(opts.page ?? 1)) : page,
+      pageSize,
+      ...(got.hasNext && last ? { next: encodeCursor({ value: last[0], sk: last[1] }) } : {}),
+    };
   }
 
   /** Runs a find and answers how (MongoDB's explain with executionStats) instead of its records. */
@@ -219,6 +291,7 @@ export class LmdbRecords {
     let res = this.indexOrdered(tenant, datatype, filter, opts, run);
     const byIndex = res !== undefined;
     if (!res) {
+      noCursor(opts);
       run = { runner: this.indexes.runner(tenant, datatype), docsExamined: 0 };
       res = runQuery(this.candidates(tenant, datatype, filter, run), filter, opts, this.limits);
     }
@@ -239,8 +312,10 @@ export class LmdbRecords {
   /** Explain of a find a declared listing answered: one IXSCAN of the listing, sorted by it. */
   private explainListing(datatype: string, opts: FindOptions, run: FindRun, res: ListResult, started: number): FindExplain {
     const { read, keysExamined } = run.listing!;
-    const plan: ExplainedStage = {
+    // `narrowed`: the listing held more than the find's records, and each record read was tested.
+    const plan: ExplainedStage & { narrowed?: true } = {
       stage: 'IXSCAN',
+      ...(read.narrowed ? { narrowed: true as const } : {}),
       index: { datatype, path: read.shape.sort, listing: listingName(read.shape) },
       keys: { equals: Object.fromEntries(read.shape.equals.map((p, i) => [p, read.tuples.map((t) => t[i])])), ...(opts.after !== undefined ? { after: opts.after } : {}) },
       keysExamined,
@@ -270,4 +345,15 @@ export class LmdbRecords {
     }
     return this.scan(tenant, datatype, filter).length;
   }
+}
+
+/** A cursor on a find no index order answers is a 400: it could not be honoured. */
+function noCursor(opts: FindOptions, always = false): void {
+  if (always || opts.after !== undefined) throw new AppError('ERR_VALIDATION', ['after: this listing is not read by index (a cursor needs one); page by number']);
+}
+
+/** A page's sort value whose index key orders it as the store's sort does: a number, or a short string below U+D800. */
+function orderedAsKey(v: unknown): boolean {
+  if (typeof v === 'number') return true;
+  return typeof v === 'string' && exactStringKey(v) && !/[\ud800-\uffff]/.test(v);
 }

@@ -7,7 +7,7 @@
 //   GET /ai/stream/:streamId (edge/routes/chat/);
 // - the chat area (actors/chat: createChatApi over the actors chat-room and chat-session, per
 //   chat and per session, chat-queue and presence, per tenant, community, per conversation).
-import { chatActors, chatIndexes } from '../../actors/chat/index.js';
+import { CHAT_DATATYPE, chatActors, chatIndexes } from '../../actors/chat/index.js';
 import { CUSTOMER_ACTIVITY } from '../../actors/crm/index.js';
 import type { AppDeps } from '../deps.js';
 import type { Module } from '../module.js';
@@ -23,6 +23,15 @@ export const chatModule: Module = {
   name: 'chat',
   actors: chatActors,
   indexes: [...chatIndexes, [CUSTOMER_ACTIVITY, 'data.email']],
+  // Chats newest first (all, of a status, an agent or a customer) and a person's activity
+  // timeline, page by index at any size.
+  listings: [
+    { datatype: CHAT_DATATYPE, equals: [], sort: 'createdate' },
+    { datatype: CHAT_DATATYPE, equals: ['data.status'], sort: 'createdate' },
+    { datatype: CHAT_DATATYPE, equals: ['data.agentId'], sort: 'createdate' },
+    { datatype: CHAT_DATATYPE, equals: ['data.customerEmail'], sort: 'createdate' },
+    { datatype: CUSTOMER_ACTIVITY, equals: ['data.email'], sort: 'data.at' },
+  ],
   routes(deps) {
     const f = feature(deps);
     return [...chatRoutes(f, deps), ...presenceRoutes(f, deps), ...communityRoutes(f, deps), ...aiStreamRoutes(f, deps)];

@@ -2,6 +2,7 @@
 // live in the workflow area (workflow `check-in`), its service points and bookings in the
 // reservations area.
 import { checkinQueueActor } from '../../actors/checkin-queue/index.js';
+import { TASK_DATATYPE } from '../../actors/workflow/index.js';
 import type { Module } from '../module.js';
 import { checkinRoutes } from '../routes/checkin/index.js';
 
@@ -10,5 +11,11 @@ export const checkinModule: Module = {
   // The queue reads and moves bookings (reservations, service points) through workflow tasks.
   requires: ['reservations', 'workflow'],
   actors: [checkinQueueActor],
+  // Finished check-in tasks, most recently finished first (everywhere, or at one location): a page
+  // by index at any size (an unfinished task has no `finishedAt`: first, in its own status).
+  listings: [
+    { datatype: TASK_DATATYPE, equals: ['data.workflowId', 'data.status'], sort: 'data.finishedAt' },
+    { datatype: TASK_DATATYPE, equals: ['data.workflowId', 'data.businessLocationId', 'data.status'], sort: 'data.finishedAt' },
+  ],
   routes: checkinRoutes,
 };

@@ -43,11 +43,19 @@ export const crmModule: Module = {
     [CALL_RECORDING, 'data.callSid'],
     [SOCIAL_ACTIVITY, 'data.kind'],
   ],
-  // Lists that page by index at any size: leads newest first (all, or of a status), a support
-  // ticket's thread and a conversation's messages in time order.
+  // Lists that page by index at any size: leads newest first (all, of a status, of an owner, of
+  // both), support tickets newest first (all, of a status, an assignee or a requester), a support
+  // ticket's thread and a conversation's messages in time order. Their other filters read the
+  // smallest of these narrowed (listing-plan.ts narrowingListings).
   listings: [
     { datatype: LEAD, equals: [], sort: 'createdate' },
     { datatype: LEAD, equals: ['data.status'], sort: 'createdate' },
+    { datatype: LEAD, equals: ['data.owner'], sort: 'createdate' },
+    { datatype: LEAD, equals: ['data.owner', 'data.status'], sort: 'createdate' },
+    { datatype: SUPPORT_TICKET, equals: [], sort: 'createdate' },
+    { datatype: SUPPORT_TICKET, equals: ['data.status'], sort: 'createdate' },
+    { datatype: SUPPORT_TICKET, equals: ['data.assignee'], sort: 'createdate' },
+    { datatype: SUPPORT_TICKET, equals: ['data.requester.email'], sort: 'createdate' },
     { datatype: SUPPORT_TICKET_MESSAGE, equals: ['data.ticketId', 'data.kind'], sort: 'data.at' },
     { datatype: COMM_MESSAGE, equals: ['data.conversationId'], sort: 'data.at' },
   ],

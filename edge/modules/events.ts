@@ -70,13 +70,21 @@ export const eventsModule: Module = {
     [EVENT_MEDIA, 'data.event'],
     [CHECKIN_LIST, 'data.event'],
   ],
-  // GET /events/:id/tickets, alone or with its status or its type: a page by index at any size.
-  // Each listing costs every ticket write an entry (a check-in moves the status one's); status and
-  // type together, or a holder's email, read the usual way.
+  // GET /events/:id/tickets, alone, by status, by type, by both, or by holder: a page by index at
+  // any size. Each listing costs every ticket write an entry (a check-in moves those with status).
   listings: [
     { datatype: TICKET, equals: ['data.event'], sort: 'createdate' },
     { datatype: TICKET, equals: ['data.event', 'data.status'], sort: 'createdate' },
     { datatype: TICKET, equals: ['data.event', 'data.ticketTypeId'], sort: 'createdate' },
+    // Status and type together: at a big event both are large (the VIP tickets still to come in).
+    { datatype: TICKET, equals: ['data.event', 'data.status', 'data.ticketTypeId'], sort: 'createdate' },
+    // A holder's tickets; with a status or type too, this listing is read narrowed (a holder's are few).
+    { datatype: TICKET, equals: ['data.event', 'data.holderEmail'], sort: 'createdate' },
+    // An event's participants (by name; all, or of a status), sessions and media.
+    { datatype: EVENT_PARTICIPANT, equals: ['data.event'], sort: 'data.name' },
+    { datatype: EVENT_PARTICIPANT, equals: ['data.event', 'data.status'], sort: 'data.name' },
+    { datatype: EVENT_SESSION, equals: ['data.event'], sort: 'data.startTime' },
+    { datatype: EVENT_MEDIA, equals: ['data.event'], sort: 'createdate' },
   ],
   perNode(deps) {
     // Scanner devices: their credential (after the bearer token and API keys), and their activity

@@ -20,8 +20,10 @@ export const workflowModule: Module = {
     [TASK_DATATYPE, 'data.status'],
     [TASK_DATATYPE, 'data.workflowId'],
   ],
-  // Tasks oldest first, all or of one workflow or one stage of it, page by index at any size.
+  // Tasks oldest first, all, of one workflow or one stage of it, or of one status, page by index at
+  // any size; other filters read the smallest of these narrowed.
   listings: [
+    { datatype: TASK_DATATYPE, equals: ['data.status'], sort: 'createdate' },
     { datatype: TASK_DATATYPE, equals: [], sort: 'createdate' },
     { datatype: TASK_DATATYPE, equals: ['data.workflowId'], sort: 'createdate' },
     { datatype: TASK_DATATYPE, equals: ['data.workflowId', 'data.stageId'], sort: 'createdate' },

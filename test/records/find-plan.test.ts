@@ -147,7 +147,10 @@ t.test('find plan', async (t) => {
       const options = { sort: 'data.w', sortType, page, pageSize: 5 };
       const got = await a.post(`/repository/find/${DT}`, { query, options });
       const scanned = await a.post(`/repository/find/${DT}`, { query: { $or: [query, { $expr: false }] }, options });
-      t.same(got.body, scanned.body, `${JSON.stringify(query)} ${sortType} page ${page}: as a scan sorts it`);
+      // Read in index order, a page hands on its cursor besides (a scan's cannot).
+      const { next, ...paged } = got.body;
+      t.same(paged, scanned.body, `${JSON.stringify(query)} ${sortType} page ${page}: as a scan sorts it`);
+      t.equal(typeof next, got.body.hasNext ? 'string' : 'undefined');
       const how = (await a.post(`/repository/find/${DT}`, { query, options: { ...options, explain: true } })).body;
       t.match(how, { plan: { stage: 'IXSCAN', index: { path: 'data.w' } }, sort: { by: 'index' }, total: scanned.body.total });
       t.equal(how.docsExamined, how.nReturned, 'only the page is read');

@@ -7,7 +7,7 @@ import type { AppDeps } from '../../deps.js';
 import { route, type RouteDef } from '../../route.js';
 import type { ChatFeature } from '../../sockets/chat-feature.js';
 import { OneOf } from '../../sockets/schemas.js';
-import { ListOf, RecordSchema } from '../records/schemas.js';
+import { AfterCursor, ListOf, RecordSchema } from '../records/schemas.js';
 import { ChatId, ChatMessage, EmailParam, pageOf, pageQuery, Participant, TAG_CHAT } from './common.js';
 import { listRecords } from '../../../actors/records/index.js';
 
@@ -50,12 +50,18 @@ export function chatRoutes(f: ChatFeature, deps: AppDeps): RouteDef[] {
       auth: 'staff',
       tag: TAG_CHAT,
       summary: 'List chat sessions (support conversations), newest first',
-      description: 'Each is a `chat` record; `data.lastSeq` is the sequence number of its latest message. Filter by `status` (`ai`, `queued`, `assigned`, `closed`), `agentId` or customer `email`.',
+      description:
+        'Each is a `chat` record; `data.lastSeq` is the sequence number of its latest message. Filter by `status` (`ai`, ' +
+        '`queued`, `assigned`, `closed`), `agentId` or customer `email`. All sessions, or those of one filter, are read by ' +
+        'index: any page answers as fast as the first, with `total` exact, by `page` or by cursor (send back as `after` the ' +
+        '`next` of the previous page); two filters together read the smaller one\'s sessions and test each, the same way ' +
+        'while they are at most 1,000, else by number only.',
       query: Type.Object({
         status: Type.Optional(OneOf(['ai', 'queued', 'assigned', 'closed'])),
         agentId: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
         email: Type.Optional(Type.String({ format: 'email' })),
         ...pageQuery(max),
+        ...AfterCursor,
       }),
       response: ListOf(RecordSchema),
       handler: async (ctx) => {
@@ -66,6 +72,7 @@ export function chatRoutes(f: ChatFeature, deps: AppDeps): RouteDef[] {
         const list = await listRecords(deps, ctx.tenant, CHAT_DATATYPE, filter, {
           page: ctx.query.page,
           pageSize: ctx.query.pageSize,
+          after: ctx.query.after,
           sort: 'createdate',
           sortType: 'desc',
         });

@@ -61,9 +61,9 @@ export function leadRoutes(crm: CrmApi): RouteDef[] {
       summary: 'List leads, filtered by status, owner and free text',
       description:
         'Paged, newest first by default. `q` matches name, email, company, phone, notes and source, case-insensitively. ' +
-        'By `createdate`, all leads or those of one `status` are read by index: any page answers as fast as the first, with ' +
-        '`total` exact, by `page` or by cursor (send back as `after` the `next` of the previous page); other filters and sorts ' +
-        'page by number.',
+        'By `createdate`, all leads, or those of one `status`, one `owner` or both, are read by index: any page answers as fast ' +
+        'as the first, with `total` exact, by `page` or by cursor (send back as `after` the `next` of the previous page); `q` ' +
+        'and other sorts page by number.',
       query: Type.Object({
         status: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
         owner: Type.Optional(Type.String({ minLength: 1, maxLength: 254 })),

@@ -10,6 +10,7 @@ import type { CrmApi } from '../../../actors/crm/index.js';
 import { route, type RouteDef } from '../../route.js';
 import { Enum, Email, Id, ListOf, PageProps, RecordOf } from './schemas.js';
 import { listRecords } from '../../../actors/records/index.js';
+import { AfterCursor } from '../../schemas.js';
 
 const TAG = 'Support tickets';
 
@@ -41,7 +42,11 @@ export function ticketRoutes(crm: CrmApi): RouteDef[] {
       auth: 'staff',
       tag: TAG,
       summary: 'List support tickets',
-      description: 'Filters: status, priority, assignee, requester (email), q (subject). Newest first.',
+      description:
+        'Filters: status, priority, assignee, requester (email), q (subject). Newest first. All tickets, or those of one ' +
+        '`status`, `assignee` or `requester`, are read by index: any page answers as fast as the first, with `total` exact, by ' +
+        '`page` or by cursor (send back as `after` the `next` of the previous page). Another filter beside one of those reads ' +
+        'its tickets and tests each, the same way while they are at most 1,000; `q`, or more, pages by number only.',
       query: Type.Object({
         status: Type.Optional(Status),
         priority: Type.Optional(Priority),
@@ -49,6 +54,7 @@ export function ticketRoutes(crm: CrmApi): RouteDef[] {
         requester: Type.Optional(Type.String({ minLength: 1, maxLength: 254 })),
         q: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
         ...PageProps,
+        ...AfterCursor,
       }),
       response: ListOf(TicketRecord),
       handler: (ctx) => {
@@ -61,6 +67,7 @@ export function ticketRoutes(crm: CrmApi): RouteDef[] {
         return listRecords(ctx.deps, ctx.tenant, SUPPORT_TICKET, f, {
           page: ctx.query.page,
           pageSize: ctx.query.pageSize,
+          after: ctx.query.after,
           sort: 'createdate',
           sortType: 'desc',
         });

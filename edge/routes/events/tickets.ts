@@ -173,10 +173,11 @@ export function ticketRoutes(svc: EventsApi<AppDeps>): RouteDef[] {
       summary: 'List the tickets of an event',
       description:
         'Tickets whose `data.event` is the event’s id or slug, oldest first; filter by `status`, `ticketTypeId` or `holderEmail`. ' +
-        'Alone, or filtered by `status` or by `ticketTypeId`, the listing is read by index: any page of any event answers as fast ' +
-        'as the first, with `total` exact. Page by `page`, or by cursor: send back as `after` the `next` of the previous page (stable ' +
-        'while tickets are added or change between pages). With `holderEmail`, or `status` and `ticketTypeId` together, pages are ' +
-        'by number only. ' +
+        'Alone, or filtered by `status`, `ticketTypeId`, both, or `holderEmail`, the listing is read by index: any page of any ' +
+        'event answers as fast as the first, with `total` exact. Page by `page`, or by cursor: send back as `after` the `next` of ' +
+        'the previous page (stable while tickets are added or change between pages). `holderEmail` with `status` or ' +
+        '`ticketTypeId` reads the holder\'s tickets of the event in order and tests each, the same by page or cursor while the ' +
+        'holder has at most 1,000 of them; beyond that, pages are by number only. ' +
         'An enrolled scanner device may read the tickets of its own events (403 for another).',
       params: EventParams,
       query: Type.Object({

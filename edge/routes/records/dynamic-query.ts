@@ -134,9 +134,9 @@ export function dynamicQueryRoutes(records: RecordsApi, config: Config): RouteDe
         'high}}`), `AND_INTERSECT` and `OR` (with `inputStages`), or `COLLSCAN` (every record of the datatype). ' +
         '`keysExamined` counts the index keys read, `keysCounted` those counted to choose among the indexes of an ' +
         '`$and` (each read is counted no further than 10,000 keys), `docsExamined` the records read and tested against ' +
-        'the whole filter, `nReturned` the records of the page, `total` the matches. `sort.by` is `index` when the ' +
-        'filter is one equality or numeric range on the sorted field itself and that field has never held an array ' +
-        '(one page read in index order, `total` counted on index keys), else `memory` (every match read and sorted). `ranIn` is `event-loop` or `query-worker` (see below). ' +
+        'the whole filter, `nReturned` the records of the page, `total` the matches. `sort.by` is `index` when one page was ' +
+        'read in index order (a listing, or an index on the sorted field: see below), else `memory` (every match read and ' +
+        'sorted). `ranIn` is `event-loop` or `query-worker` (see below). ' +
         `${FIND_PLAN} ${QUERY_BUDGET}`,
       body: withFilter({ ...findProps, limit: Type.Optional(Type.Integer({ minimum: 1, maximum: maxPageSize })) }),
       response: Explain,

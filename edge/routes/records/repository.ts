@@ -39,8 +39,12 @@ export function findPlan(q: Config['query']): string {
     `${q.inPlaceMaxCandidates.toLocaleString('en-US')} records (\`QUERY_IN_PLACE_MAX_CANDIDATES\`) answers at once; any ` +
     'other runs in a query worker. A find that a listing a module keeps answers exactly (equalities on its fields, sorted ' +
     'by its sort: an event\'s tickets by `createdate`, leads, tasks, a thread\'s messages) reads one page by index at any ' +
-    'size, at once, with `total` exact, and answers `next`, a cursor to send back as `after` for the page after it ' +
-    '(`after` on any other find is a 400).'
+    'size, at once, with `total` exact, and answers `next`, a cursor to send back as `after` for the page after it; with ' +
+    'more conditions beside, such a listing of at most 1,000 records is read whole and each record tested. A find sorted ' +
+    'on an indexed field that never held an array, with no filter or one condition on that field (an equality, or a range ' +
+    'of numbers or of strings), reads one page in index order too, at any size, `total` counted on index keys, with `next`; ' +
+    'without a filter that needs every record to hold a number or string there (none missing, no boolean), and a range of ' +
+    'strings some string that is not a number, else it reads every match and sorts them. `after` on any other find is a 400.'
   );
 }
 
@@ -254,7 +258,9 @@ export function repositoryRoutes(records: RecordsApi, config: Config): RouteDef[
       summary: 'Read one page of a datatype',
       description:
         'Query `p` (page), `ps` (page size), `s` (sort field, e.g. `data.price`), `st` (`asc` or `desc`). Runs under the ' +
-        'query time and memory budget of /repository/find.',
+        'query time and memory budget of /repository/find. Sorted on a field with an index (a built-in one, or one the ' +
+        'organisation declared: `POST /repository/indexes`) where every record holds a number or a string, one page is read ' +
+        'in index order at any size, `total` counted on index keys, with `next` to send back as `after`.',
       params: DatatypeParams,
       query: PageQuery,
       response: RecordList,

@@ -78,8 +78,10 @@ export function workflowRoutes(workflow: WorkflowApi, config: Config): RouteDef[
       tag: TAG,
       summary: 'Tasks, filtered and paged (oldest first)',
       description:
-        'All tasks, or those of one `workflow` (and one `stage` of it), are read by index: any page answers as fast as the first, ' +
-        'with `total` exact, by `page` or by cursor (send back as `after` the `next` of the previous page). Other filters page by number.',
+        'All tasks, those of one `workflow` (and one `stage` of it), or of one `status`, are read by index: any page answers as ' +
+        'fast as the first, with `total` exact, by `page` or by cursor (send back as `after` the `next` of the previous page). ' +
+        'Other filters beside those read the smallest such listing\'s tasks and test each, the same way while they are at most ' +
+        '1,000; beyond, pages are by number only.',
       query: Type.Object({
         workflow: Type.Optional(Type.String({ maxLength: 64, description: 'Workflow id, e.g. check-in or kitchen' })),
         stage: Type.Optional(Type.String({ maxLength: 64 })),
