@@ -114,17 +114,41 @@ export class LmdbRecords {
     const plan = this.plan(tenant, datatype, filter, runner);
     if (run) run.plan = plan;
     if (plan) {
-      for (const sk of runner.sks(plan)) {
-        if (run) run.docsExamined++;
-        const r = this.read(tenant, datatype, sk);
-        if (r) yield r;
-      }
+      yield* this.planned(tenant, datatype, plan, runner, run);
       return;
     }
     for (const r of this.datatypeRecords(tenant, datatype)) {
       if (run) run.docsExamined++;
       yield r;
     }
+  }
+
+  /** The records a chosen plan names, in id order. */
+  private *planned(tenant: string, datatype: string, plan: ChosenPlan, runner: PlanRunner, run?: FindRun): Iterable<StoredRecord> {
+    for (const sk of runner.sks(plan)) {
+      if (run) run.docsExamined++;
+      const r = this.read(tenant, datatype, sk);
+      if (r) yield r;
+    }
+  }
+
+  /**
+   * A find an index narrows to at most `max` candidates, counted on keys, run now; undefined when
+   * none narrows it or it has more (then only keys were read). Deciding and running share one
+   * plan: the ids counted are the ones read, so a small find reads its index keys once. Answers
+   * what find() answers.
+   */
+  findUpTo(tenant: string, datatype: string, filter: Filter | undefined, opts: FindOptions, max: number): ListResult | undefined {
+    const node = planFilter(filter, this.indexes.catalog(tenant, datatype));
+    if (!node) return undefined;
+    const runner = this.indexes.runner(tenant, datatype);
+    const { plan, estimate } = runner.choose(node, max + 1);
+    if (estimate > max) return undefined;
+    return (
+      this.listed(tenant, datatype, filter, opts) ??
+      this.indexOrdered(tenant, datatype, filter, opts) ??
+      runQuery(this.planned(tenant, datatype, plan, runner), filter, opts, this.limits)
+    );
   }
 
   /** Candidates a find with `filter` reads, counted on keys, no further than `cap`. */
@@ -192,6 +216,8 @@ export class LmdbRecords {
    * runs the usual way. Undefined when the find is not of that kind.
    */
   private indexOrdered(tenant: string, datatype: string, filter: Filter | undefined, opts: FindOptions, run?: FindRun): ListResult | undefined {
+    // No sort, nothing to read in order: the catalog (a read of `meta`) is not needed.
+    if (!filter || !opts.sort) return undefined;
     const read = exactOrderedRead(filter, opts.sort, this.indexes.catalog(tenant, datatype));
     if (!read) return undefined;
     const runner = run?.runner ?? this.indexes.runner(tenant, datatype);
