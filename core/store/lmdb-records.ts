@@ -145,7 +145,7 @@ export class LmdbRecords {
     const { plan, estimate } = runner.choose(node, max + 1);
     if (estimate > max) return undefined;
     return (
-      this.listed(tenant, datatype, filter, opts) ??
+      this.listed(tenant, datatype, filter, opts, undefined, true) ??
       this.indexOrdered(tenant, datatype, filter, opts) ??
       runQuery(this.planned(tenant, datatype, plan, runner), filter, opts, this.limits)
     );
@@ -169,9 +169,9 @@ export class LmdbRecords {
   }
 
   /** The declared listing that answers a find exactly, in order (listing-plan.ts), when one does and is readable. */
-  listingOf(tenant: string, datatype: string, filter: Filter | undefined, opts: FindOptions): ListingRead | undefined {
+  listingOf(tenant: string, datatype: string, filter: Filter | undefined, opts: FindOptions, refreshed = false): ListingRead | undefined {
     if (opts.skip !== undefined || opts.limit !== undefined) return undefined;
-    const read = listingRead(filter, opts.sort, this.indexes.listingsOf(datatype));
+    const read = listingRead(filter, opts.sort, this.indexes.listingsOf(datatype, refreshed));
     return read && this.indexes.listings.readable(read.shape) ? read : undefined;
   }
 
@@ -181,8 +181,8 @@ export class LmdbRecords {
    * record read is still tested against the filter; without a cursor, should one fail, the find
    * runs the usual way. A cursor on a find no listing answers is a 400: it could not be honoured.
    */
-  private listed(tenant: string, datatype: string, filter: Filter | undefined, opts: FindOptions, run?: FindRun): ListResult | undefined {
-    const read = this.listingOf(tenant, datatype, filter, opts);
+  private listed(tenant: string, datatype: string, filter: Filter | undefined, opts: FindOptions, run?: FindRun, refreshed = false): ListResult | undefined {
+    const read = this.listingOf(tenant, datatype, filter, opts, refreshed);
     if (!read) {
       if (opts.after !== undefined) throw new AppError('ERR_VALIDATION', ['after: this listing is not read by index (a cursor needs one); page by number']);
       return undefined;
