@@ -162,6 +162,14 @@ async function compareWorkload(
   };
 }
 
+/** One side's ratios to the raw ceiling, divided by another's: how it compares with the other, the machine's load aside. */
+function versus(a: Comparison, b: Comparison): { requestsPerSec: number; cpuMicrosPerRequest: number } {
+  return {
+    requestsPerSec: a.ratios.requestsPerSec / b.ratios.requestsPerSec,
+    cpuMicrosPerRequest: a.ratios.cpuMicrosPerRequest / b.ratios.cpuMicrosPerRequest,
+  };
+}
+
 /** Both servers must answer a sample of the bench requests with the same bytes. */
 async function verifySameAnswers(raw: RunningServer, ours: RunningServer, workloads: Workload[]): Promise<void> {
   for (const w of workloads) {
@@ -270,12 +278,15 @@ export const repository: Scenario = {
       const raw = await startServer({ script: script('../baselines/raw-uws-record.js'), env: both });
       servers.push(raw);
       const t0 = Date.now();
+      // Seeding (twice the records with find-declared) can outlast the harness's start-up wait on a
+      // busy machine: the server is started on its health check, then waited for here.
       const ours = await startServer({
         script: script('../servers/repository.js'),
-        readyPath: '/bench/seeded',
+        readyPath: '/healthz',
         env: { JWT_SECRET: secret, ...both },
       });
       servers.push(ours);
+      await untilSeeded(ours);
       console.log(`  server ready with ${RECORDS.toLocaleString('en-US')} records after ${Date.now() - t0} ms (${ours.output().trim().split('\n').at(-1)})`);
       if (declared) await declareIndex(ours, { orgid: TENANT, authorization: `Bearer ${adminToken}` });
       await verifySameAnswers(raw, ours, workloads);
@@ -300,12 +311,20 @@ export const repository: Scenario = {
             `${c.ratios.cpuMicrosPerRequest.toFixed(2)}× its CPU per request`,
         );
       }
-      const [builtIn, onDeclared] = [results['find'], results['find-declared']];
-      if (builtIn && onDeclared) {
-        const r = onDeclared.subject.requestsPerSec / builtIn.subject.requestsPerSec;
+      // The two sides run minutes apart: each is read against the raw ceiling of its own rounds,
+      // so a machine busier during one of them does not count as the index's cost.
+      const declaredVsBuiltIn = results['find'] && results['find-declared'] ? versus(results['find-declared'], results['find']) : undefined;
+      const andVsPlain = results['find'] && results['find-and'] ? versus(results['find-and'], results['find']) : undefined;
+      if (andVsPlain) {
         console.log(
-          `\nfind-declared keeps ${(r * 100).toFixed(1)}% of the built-in index find's rate (aim: at least 90%); ` +
-            `${(onDeclared.subject.cpuMicrosPerRequest / builtIn.subject.cpuMicrosPerRequest).toFixed(2)}× its CPU per request`,
+          `\nfind-and keeps ${(andVsPlain.requestsPerSec * 100).toFixed(1)}% of the plain find's rate (aim: at least 90%), ` +
+            `${andVsPlain.cpuMicrosPerRequest.toFixed(2)}× its CPU per request (each against the raw ceiling of its own rounds)`,
+        );
+      }
+      if (declaredVsBuiltIn) {
+        console.log(
+          `\nfind-declared keeps ${(declaredVsBuiltIn.requestsPerSec * 100).toFixed(1)}% of the built-in index find's rate (aim: at least 90%), ` +
+            `${declaredVsBuiltIn.cpuMicrosPerRequest.toFixed(2)}× its CPU per request (each against the raw ceiling of its own rounds)`,
         );
       }
       // Its own server: these two are stopped first, so neither side shares the machine with the other.
@@ -322,9 +341,8 @@ export const repository: Scenario = {
           customers: CUSTOMERS,
           ordersPerCustomer: RECORDS / CUSTOMERS,
         },
-        ...(results['find'] && results['find-declared']
-          ? { declaredVsBuiltIn: results['find-declared'].subject.requestsPerSec / results['find'].subject.requestsPerSec }
-          : {}),
+        ...(andVsPlain ? { andVsPlain } : {}),
+        ...(declaredVsBuiltIn ? { declaredVsBuiltIn } : {}),
         logLevel: process.env.BENCH_LOG_LEVEL ?? 'warn',
         workloads: Object.fromEntries(
           workloads.map((w) => [w.name, { request: { method: w.method, path: w.path }, ...results[w.name] }]),
@@ -337,6 +355,18 @@ export const repository: Scenario = {
     }
   },
 };
+
+/** Waits for the server's seeding (GET /bench/seeded answers 200 once it is done). */
+async function untilSeeded(server: RunningServer): Promise<void> {
+  const t0 = Date.now();
+  for (;;) {
+    const res = await fetch(`${server.url}/bench/seeded`, { signal: AbortSignal.timeout(5000) });
+    await res.arrayBuffer();
+    if (res.status === 200) return;
+    if (Date.now() - t0 > 10 * 60_000) throw new Error(`not seeded after 10 minutes:\n${server.output()}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
 
 /**
  * Declares the find-declared side's index through the API, as an organisation's Admin would, and
