@@ -14,7 +14,7 @@ import type { ListResult, StoredRecord } from '../../core/store/record.js';
 import type { Store } from '../../core/store/store.js';
 import { assertNoCredentialReference, assertReadable, forReader } from './policy.js';
 import type { DriverSort, DynamicFind } from './query-requests.js';
-import { checkFind, clientQuery, explainFind, findChecked, inPlace, inWorker, runsInPlace, type FindDeps, type QueryDeps } from './reads.js';
+import { checkFind, clientQuery, explainFind, findChecked, findHere, inPlace, inWorker, runsInPlace, TICKET_DATATYPE, type FindDeps, type QueryDeps } from './reads.js';
 
 const ALLOWED_STAGES: ReadonlySet<string> = new Set(PIPELINE_STAGES);
 
@@ -88,7 +88,14 @@ function checkDynamicFind(q: DynamicFind): void {
 
 export function dynamicFind(deps: FindDeps, tenant: string, q: DynamicFind): Promise<ListResult<Record<string, unknown>>> {
   checkDynamicFind(q);
-  if (runsInPlace(deps, tenant, q.datatype, q.filter, q.projection)) return inPlace(deps, tenant, q.datatype, () => dynamicFindChecked(deps.store, tenant, q));
+  if (q.datatype !== TICKET_DATATYPE) {
+    try {
+      const here = findHere(deps, tenant, q.datatype, findRequest(q), q.projection);
+      if (here) return Promise.resolve({ ...here, data: project(here.data, q.projection) });
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  } else if (runsInPlace(deps, tenant, q.datatype, q.filter, q.projection)) return inPlace(deps, tenant, q.datatype, () => dynamicFindChecked(deps.store, tenant, q));
   return inWorker(deps, { op: 'dynamicFind', tenant, q });
 }
 

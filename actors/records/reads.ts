@@ -41,7 +41,7 @@ export interface QueryDeps {
 }
 
 /** The events feature's ticket datatype (actors/events/records.ts), the one the door writes behind. */
-const TICKET_DATATYPE = 'ticket';
+export const TICKET_DATATYPE = 'ticket';
 
 /**
  * Runs a store read whose filter came from a client: mingo's complaints about a filter it only
@@ -130,8 +130,34 @@ export function inPlace<T>(deps: ListingDeps, tenant: string, datatype: string, 
  */
 export function findRecords(deps: FindDeps, tenant: string, datatype: string, req: FindRequest): Promise<ListResult> {
   checkFind(datatype, req);
+  if (datatype !== TICKET_DATATYPE) {
+    let here: ListResult | undefined;
+    try {
+      here = findHere(deps, tenant, datatype, req);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    if (here) return Promise.resolve(here);
+    if (isSimpleFilter(req.filter) && deps.store.pagesByIndex(tenant, datatype, req.filter, storeOptions(req))) {
+      return inPlace(deps, tenant, datatype, () => findChecked(deps.store, tenant, datatype, req));
+    }
+    return inWorker(deps, { op: 'find', tenant, datatype, req });
+  }
   if (pagesInPlace(deps, tenant, datatype, req)) return inPlace(deps, tenant, datatype, () => findChecked(deps.store, tenant, datatype, req));
   return inWorker(deps, { op: 'find', tenant, datatype, req });
+}
+
+/**
+ * The find runsInPlace admits, decided and run at once (store.findUpTo: the keys counted are the
+ * candidates read); undefined when it is not one. Not for tickets, which wait for the door's
+ * barrier between deciding and reading (runsInPlace, then inPlace).
+ */
+export function findHere(deps: FindDeps, tenant: string, datatype: string, req: FindRequest, projection?: Record<string, unknown>): ListResult | undefined {
+  const max = deps.config?.query.inPlaceMaxCandidates ?? DEFAULT_IN_PLACE_MAX_CANDIDATES;
+  const filter = req.filter;
+  if (max <= 0 || !filter || !isSimpleFilter(filter) || !isPlainProjection(projection)) return undefined;
+  const res = clientQuery(() => deps.store.findUpTo(tenant, datatype, filter, storeOptions(req), max));
+  return res && { ...res, data: res.data.map(forReader) };
 }
 
 /** How a find runs (its plan, keys and records examined), where findRecords would run it. */

@@ -2,11 +2,12 @@
 // still answer the scenario's requests with the same bytes as the record store routes. It holds
 // the fixture pre-serialized in memory and answers GET /repository/get/sf_order/:id and
 // POST /repository/find/sf_order (body `{query: {"data.customerId": ...}}`, or the same inside
-// `$and`) by one Map lookup:
+// `$and`) by one Map lookup; with REPOSITORY_DECLARED=true also POST /repository/find/bench_order
+// (the find-declared side's datatype) the same way:
 // no tenant, token, validation, store, metrics or logs. (Outside edge/ because bypassing the
 // edge is the point of a baseline.)
 import uWS from 'uWebSockets.js';
-import { CUSTOMERS, customerIdOf, DATATYPE, findJson, RECORDS, recordJson, recordOf } from '../fixtures/repository-records.js';
+import { CUSTOMERS, customerIdOf, DATATYPE, DECLARED_DATATYPE, findJson, RECORDS, recordJson, recordOf } from '../fixtures/repository-records.js';
 
 const port = Number(process.env.PORT ?? 0);
 const host = process.env.HOST ?? '127.0.0.1';
@@ -18,8 +19,11 @@ for (let i = 0; i < RECORDS; i++) {
   const rec = recordOf(i);
   records.set(rec.sk, recordJson(rec));
 }
-const byCustomer = new Map<string, string>();
-for (let c = 0; c < CUSTOMERS; c++) byCustomer.set(customerIdOf(c), findJson(c));
+function findAnswers(datatype: string): Map<string, string> {
+  const byCustomer = new Map<string, string>();
+  for (let c = 0; c < CUSTOMERS; c++) byCustomer.set(customerIdOf(c), findJson(c, datatype));
+  return byCustomer;
+}
 
 const app = uWS.App();
 
@@ -33,31 +37,35 @@ app.get(`/repository/get/${DATATYPE}/:id`, (res, req) => {
   else res.writeStatus('404 Not Found').writeHeader('content-type', JSON_TYPE).end(NOT_FOUND);
 });
 
-app.post(`/repository/find/${DATATYPE}`, (res) => {
-  let aborted = false;
-  let chunks: Buffer[] = [];
-  res.onAborted(() => {
-    aborted = true;
-  });
-  res.onData((chunk, isLast) => {
-    chunks.push(Buffer.from(new Uint8Array(chunk)));
-    if (!isLast || aborted) return;
-    const raw = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
-    chunks = [];
-    let body: string | undefined;
-    try {
-      const q = (JSON.parse(raw.toString('utf8')) as { query?: { 'data.customerId'?: string; $and?: Array<{ 'data.customerId'?: string }> } }).query ?? {};
-      // The scenario's find-scan wraps the same equality in `$and` (the store cannot use its index).
-      body = byCustomer.get(q['data.customerId'] ?? q.$and?.[0]?.['data.customerId'] ?? '');
-    } catch {
-      body = undefined;
-    }
-    const out = body ?? '{"data":[],"total":0,"hasNext":false,"page":1,"pageSize":20}';
-    res.cork(() => {
-      res.writeStatus('200 OK').writeHeader('content-type', JSON_TYPE).end(out);
+const finds = process.env.REPOSITORY_DECLARED === 'true' ? [DATATYPE, DECLARED_DATATYPE] : [DATATYPE];
+for (const datatype of finds) {
+  const byCustomer = findAnswers(datatype);
+  app.post(`/repository/find/${datatype}`, (res) => {
+    let aborted = false;
+    let chunks: Buffer[] = [];
+    res.onAborted(() => {
+      aborted = true;
+    });
+    res.onData((chunk, isLast) => {
+      chunks.push(Buffer.from(new Uint8Array(chunk)));
+      if (!isLast || aborted) return;
+      const raw = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+      chunks = [];
+      let body: string | undefined;
+      try {
+        const q = (JSON.parse(raw.toString('utf8')) as { query?: { 'data.customerId'?: string; $and?: Array<{ 'data.customerId'?: string }> } }).query ?? {};
+        // The find-and side sends the same equality inside `$and`.
+        body = byCustomer.get(q['data.customerId'] ?? q.$and?.[0]?.['data.customerId'] ?? '');
+      } catch {
+        body = undefined;
+      }
+      const out = body ?? '{"data":[],"total":0,"hasNext":false,"page":1,"pageSize":20}';
+      res.cork(() => {
+        res.writeStatus('200 OK').writeHeader('content-type', JSON_TYPE).end(out);
+      });
     });
   });
-});
+}
 
 app.any('/*', (res) => {
   res.writeStatus('404 Not Found').end();

@@ -1,5 +1,5 @@
 // Access and refresh tokens: HS256 JWTs (jsonwebtoken), verified with the algorithm pinned so
-// `alg: none` and key-confusion tokens are refused. Verified access tokens are cached (LRU, bounded)
+// `alg: none` and key-confusion tokens are refused. Verified access tokens are cached (the recently used, bounded)
 // so the hot path verifies a given token once; the cache never outlives the token's `exp`.
 // Every verification, cached or not, also asks the revocation records (a kv read for the subject,
 // one for the session), so a deleted or disabled account's tokens, and a signed-out session's, stop
@@ -95,12 +95,22 @@ function signatureOf(token: string): string {
   return token.slice(token.lastIndexOf('.') + 1);
 }
 
+interface CachedToken {
+  token: string;
+  principal: Principal;
+}
+
 export class TokenService {
   /**
    * Verified access tokens by signature (the token's last part), holding the whole token to compare:
-   * a map hashes its key on every request, and the signature is a sixth of the token.
+   * a map hashes its key on every request, and the signature is a sixth of the token. Kept in two
+   * generations of at most half the cache size each: a hit in the older one is copied to the newer,
+   * and when the newer is full it becomes the older and the older is dropped. The recently used
+   * stay, as in an LRU, without reordering a map on every hit: deleting and setting again in a
+   * V8 Map costs in proportion to its size (~30 µs per request with 10,000 tokens cached).
    */
-  private readonly cache = new Map<string, { token: string; principal: Principal }>();
+  private young = new Map<string, CachedToken>();
+  private old = new Map<string, CachedToken>();
   private readonly clock: Clock;
   private readonly issuer: string;
 
@@ -175,25 +185,23 @@ export class TokenService {
    */
   verifyAccess(token: string): Principal {
     const key = signatureOf(token);
-    const hit = this.cache.get(key);
+    const young = this.young.get(key);
+    const hit = young ?? this.old.get(key);
     let p: Principal | undefined;
     if (hit && hit.token === token) {
       p = hit.principal;
       if ((p.exp ?? 0) > this.nowSeconds()) {
-        // Refresh its place in the LRU order.
-        this.cache.delete(key);
-        this.cache.set(key, hit);
+        // Used again: kept into the next generation.
+        if (!young) this.remember(key, hit);
       } else {
-        this.cache.delete(key);
+        this.young.delete(key);
+        this.old.delete(key);
         p = undefined;
       }
     }
     if (!p) {
       p = this.principalOf(this.decode(token, 'access'));
-      if (this.opts.cacheSize > 0) {
-        if (this.cache.size >= this.opts.cacheSize) this.cache.delete(this.cache.keys().next().value as string);
-        this.cache.set(key, { token, principal: p });
-      }
+      if (this.opts.cacheSize > 0) this.remember(key, { token, principal: p });
     }
     const revocations = this.opts.revocations;
     if (revocations) {
@@ -242,11 +250,24 @@ export class TokenService {
     return { sub: c.sub as string, org: c.org as string, kind: c.kind as PrincipalKind, jti: c.jti, fam: c.fam, exp: c.exp };
   }
 
+  /** Caches a verification in the newer generation, turning generations over when it is full. */
+  private remember(key: string, entry: CachedToken): void {
+    if (this.young.size >= Math.ceil(this.opts.cacheSize / 2)) {
+      this.old = this.young;
+      this.young = new Map();
+    }
+    this.young.set(key, entry);
+  }
+
   /** Drops cached verifications (for example after a credential is revoked). */
   forget(token?: string): void {
     if (token) {
       const key = signatureOf(token);
-      if (this.cache.get(key)?.token === token) this.cache.delete(key);
-    } else this.cache.clear();
+      if (this.young.get(key)?.token === token) this.young.delete(key);
+      if (this.old.get(key)?.token === token) this.old.delete(key);
+    } else {
+      this.young.clear();
+      this.old.clear();
+    }
   }
 }

@@ -81,6 +81,10 @@ export class ReplicatedStore implements Store {
   candidatesUpTo(tenant: string, datatype: string, filter: Filter | undefined, cap: number): number {
     return this.local.candidatesUpTo(tenant, datatype, filter, cap);
   }
+
+  findUpTo(tenant: string, datatype: string, filter: Filter | undefined, opts: FindOptions, max: number) {
+    return this.local.findUpTo(tenant, datatype, filter, opts, max);
+  }
   readLog<T = unknown>(tenant: string, log: string, fromSeq?: number, limit?: number): LogEntry<T>[] {
     return this.local.readLog<T>(tenant, log, fromSeq, limit);
   }

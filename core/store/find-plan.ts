@@ -74,7 +74,7 @@ function conjuncts(filter: Filter, catalog: IndexCatalog): PlanNode[] {
       const or = disjunction(v, catalog);
       if (or) out.push(or);
     } else if (!k.startsWith('$') && catalog.paths.includes(k)) {
-      out.push(...pathConjuncts(k, v, catalog.multikey(k)));
+      out.push(...pathConjuncts(k, v, () => catalog.multikey(k)));
     }
     // `$nor`, `$expr`, an unindexed path: narrows nothing, the filter decides.
   }
@@ -93,8 +93,11 @@ function disjunction(branches: unknown, catalog: IndexCatalog): PlanNode | undef
   return inputs.length === 1 ? inputs[0] : { stage: 'OR', inputs };
 }
 
-/** The index reads one path's condition allows (its operators are ANDed). */
-function pathConjuncts(path: string, cond: unknown, multikey: boolean): PlanNode[] {
+/**
+ * The index reads one path's condition allows (its operators are ANDed). Whether the path is
+ * multikey is asked only when two ranges could be joined (the catalog may read it from the store).
+ */
+function pathConjuncts(path: string, cond: unknown, multikey: () => boolean): PlanNode[] {
   const eq = equalityKeys(cond);
   if (eq) return [{ stage: 'IXSCAN', read: { path, values: eq } }];
   if (!isPlainObject(cond)) return [];
@@ -114,7 +117,7 @@ function pathConjuncts(path: string, cond: unknown, multikey: boolean): PlanNode
     }
     // `$ne`, `$exists`, `$regex`, `$elemMatch`, ...: the filter decides.
   }
-  for (const r of multikey ? ranges : mergeRanges(ranges)) out.push({ stage: 'IXSCAN', read: { path, range: r } });
+  for (const r of ranges.length > 1 && !multikey() ? mergeRanges(ranges) : ranges) out.push({ stage: 'IXSCAN', read: { path, range: r } });
   return out;
 }
 

@@ -47,9 +47,12 @@ export class LmdbIndexes {
     }
   }
 
-  /** The listings a find of `datatype` may read (again from \`meta\` when another thread declared one). */
-  listingsOf(datatype: string): ReturnType<LmdbListings['of']> {
-    if (this.declared.refresh()) this.loadBuiltIn();
+  /**
+   * The listings a find of `datatype` may read (again from \`meta\` when another thread declared one).
+   * `refreshed`: the caller has just read the catalog in the same synchronous call, which looked.
+   */
+  listingsOf(datatype: string, refreshed = false): ReturnType<LmdbListings['of']> {
+    if (!refreshed && this.declared.refresh()) this.loadBuiltIn();
     return this.listings.of(datatype);
   }
 

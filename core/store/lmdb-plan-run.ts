@@ -18,7 +18,8 @@ export const PLAN_COUNT_BUDGET = 20_000;
 
 /** A plan with its `$and`s decided: what will be read. */
 export type ChosenPlan =
-  | { stage: 'IXSCAN'; read: IndexRead; counted?: number }
+  /** `ids`: every id the read names, kept when counting read them all (below the cap), so they are not read twice. */
+  | { stage: 'IXSCAN'; read: IndexRead; counted?: number; ids?: string[] }
   | { stage: 'AND_INTERSECT'; inputs: ChosenPlan[] }
   | { stage: 'OR'; inputs: ChosenPlan[] };
 
@@ -61,8 +62,9 @@ export class PlanRunner {
   choose(node: PlanNode, cap = PLAN_COUNT_CAP): { plan: ChosenPlan; estimate: number } {
     switch (node.stage) {
       case 'IXSCAN': {
-        const counted = this.countUpTo(node.read, cap);
-        return { plan: { stage: 'IXSCAN', read: node.read, counted }, estimate: counted };
+        const ids: string[] = [];
+        const counted = this.countUpTo(node.read, cap, ids);
+        return { plan: counted < cap ? { stage: 'IXSCAN', read: node.read, counted, ids } : { stage: 'IXSCAN', read: node.read, counted }, estimate: counted };
       }
       case 'OR': {
         const inputs: ChosenPlan[] = [];
@@ -121,6 +123,11 @@ export class PlanRunner {
       yield* this.idSet(plan);
       return;
     }
+    if (plan.ids) {
+      this.stats.keysExamined += plan.ids.length;
+      yield* plan.ids;
+      return;
+    }
     for (const r of this.ranges(plan.read)) {
       for (const key of this.index.getKeys(r)) {
         this.stats.keysExamined++;
@@ -129,13 +136,19 @@ export class PlanRunner {
     }
   }
 
-  /** Keys the read names, counted up to `cap` (keys only). */
-  countUpTo(read: IndexRead, cap: number): number {
+  /** Keys the read names, counted up to `cap` (keys only); their ids go to `ids` when given. */
+  countUpTo(read: IndexRead, cap: number, ids?: string[]): number {
     if (this.stats.keysCounted >= PLAN_COUNT_BUDGET) return cap;
     let n = 0;
     for (const r of this.ranges(read)) {
-      // Keys only, stopping at the cap (lmdb-js's getKeysCount takes no limit).
-      for (const _ of this.index.getKeys({ ...r, limit: cap - n })) n++;
+      // Keys only, stopping at the cap (lmdb-js's getKeysCount takes no limit). Each key comes
+      // decoded anyway: keeping its id costs a push.
+      if (ids) {
+        for (const key of this.index.getKeys({ ...r, limit: cap - n })) {
+          ids.push((key as IndexValue[])[4] as string);
+          n++;
+        }
+      } else for (const _ of this.index.getKeys({ ...r, limit: cap - n })) n++;
       if (n >= cap) break;
     }
     this.stats.keysCounted += n;

@@ -116,17 +116,40 @@ export class LmdbRecords {
     const plan = this.plan(tenant, datatype, filter, runner);
     if (run) run.plan = plan;
     if (plan) {
-      for (const sk of runner.sks(plan)) {
-        if (run) run.docsExamined++;
-        const r = this.read(tenant, datatype, sk);
-        if (r) yield r;
-      }
+      yield* this.planned(tenant, datatype, plan, runner, run);
       return;
     }
     for (const r of this.datatypeRecords(tenant, datatype)) {
       if (run) run.docsExamined++;
       yield r;
     }
+  }
+
+  /** The records a chosen plan names, in id order. */
+  private *planned(tenant: string, datatype: string, plan: ChosenPlan, runner: PlanRunner, run?: FindRun): Iterable<StoredRecord> {
+    for (const sk of runner.sks(plan)) {
+      if (run) run.docsExamined++;
+      const r = this.read(tenant, datatype, sk);
+      if (r) yield r;
+    }
+  }
+
+  /**
+   * A find an index narrows to at most `max` candidates, counted on keys, run now; undefined when
+   * none narrows it or it has more (then only keys were read). Deciding and running share one
+   * plan: the ids counted are the ones read, so a small find reads its index keys once. Answers
+   * what find() answers.
+   */
+  findUpTo(tenant: string, datatype: string, filter: Filter | undefined, opts: FindOptions, max: number): ListResult | undefined {
+    const node = planFilter(filter, this.indexes.catalog(tenant, datatype));
+    if (!node) return undefined;
+    const runner = this.indexes.runner(tenant, datatype);
+    const { plan, estimate } = runner.choose(node, max + 1);
+    if (estimate > max) return undefined;
+    const res = this.listed(tenant, datatype, filter, opts, undefined, true) ?? this.indexOrdered(tenant, datatype, filter, opts);
+    if (res) return res;
+    noCursor(opts);
+    return runQuery(this.planned(tenant, datatype, plan, runner), filter, opts, this.limits);
   }
 
   /** Candidates a find with `filter` reads, counted on keys, no further than `cap`. */
@@ -150,9 +173,9 @@ export class LmdbRecords {
    * readable: exactly, or else narrowed (a superset, every record tested) by the one whose kept
    * count is smallest, while that count is at most NARROWED_LISTING_MAX.
    */
-  listingOf(tenant: string, datatype: string, filter: Filter | undefined, opts: FindOptions): ListingRead | undefined {
+  listingOf(tenant: string, datatype: string, filter: Filter | undefined, opts: FindOptions, refreshed = false): ListingRead | undefined {
     if (opts.skip !== undefined || opts.limit !== undefined) return undefined;
-    const shapes = this.indexes.listingsOf(datatype);
+    const shapes = this.indexes.listingsOf(datatype, refreshed);
     const read = listingRead(filter, opts.sort, shapes);
     if (read) return this.indexes.listings.readable(read.shape) ? read : undefined;
     let best: { read: ListingRead; total: number } | undefined;
@@ -170,8 +193,8 @@ export class LmdbRecords {
    * record read is still tested against the filter; without a cursor, should one fail, the find
    * runs the usual way. A cursor on a find no listing answers is a 400: it could not be honoured.
    */
-  private listed(tenant: string, datatype: string, filter: Filter | undefined, opts: FindOptions, run?: FindRun): ListResult | undefined {
-    const read = this.listingOf(tenant, datatype, filter, opts);
+  private listed(tenant: string, datatype: string, filter: Filter | undefined, opts: FindOptions, run?: FindRun, refreshed = false): ListResult | undefined {
+    const read = this.listingOf(tenant, datatype, filter, opts, refreshed);
     if (!read) return undefined;
     const cursor = opts.after !== undefined ? decodeCursor(opts.after) : undefined;
     // A listing's sort values are strings: a number is another read's cursor.
@@ -252,6 +275,8 @@ export class LmdbRecords {
    * is not of that kind.
    */
   private indexOrdered(tenant: string, datatype: string, filter: Filter | undefined, opts: FindOptions, run?: FindRun): ListResult | undefined {
+    // No sort, nothing to read in order: the catalog (a read of `meta`) is not needed.
+    if (!filter || !opts.sort) return undefined;
     const read = exactOrderedRead(filter, opts.sort, this.indexes.catalog(tenant, datatype));
     if (!read) return undefined;
     const runner = run?.runner ?? this.indexes.runner(tenant, datatype);

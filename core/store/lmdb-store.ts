@@ -39,7 +39,7 @@ import { LmdbRecords } from './lmdb-records.js';
 import { LmdbTenantIndexes, type DeclaredIndex } from './lmdb-tenant-indexes.js';
 import { LmdbUsage } from './lmdb-usage.js';
 import type { FindExplain, FindOptions, Filter, PageLimits } from './query.js';
-import type { StoredRecord } from './record.js';
+import type { ListResult, StoredRecord } from './record.js';
 import type { KvRange, LogEntry, Org, Store, WriteBatch } from './store.js';
 import type { BuiltInIndex, TenantIndex, TenantIndexSpec } from './tenant-indexes.js';
 import { usageDelta, type QuotaPolicy, type StorageUsage } from './usage.js';
@@ -238,6 +238,10 @@ export class LmdbStore implements Store {
 
   candidatesUpTo(tenant: string, datatype: string, filter: Filter | undefined, cap: number): number {
     return this.reads.candidatesUpTo(tenant, datatype, filter, cap);
+  }
+
+  findUpTo(tenant: string, datatype: string, filter: Filter | undefined, opts: FindOptions, max: number): ListResult | undefined {
+    return this.reads.findUpTo(tenant, datatype, filter, opts, max);
   }
 
   find(tenant: string, datatype: string, filter?: Filter, opts: FindOptions = {}) {

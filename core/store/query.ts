@@ -63,8 +63,8 @@ const compiled = new Map<string, Matcher>();
 
 /**
  * Compiles (and caches) a filter; an unknown or forbidden operator is a 400 naming it. A filter of plain
- * equalities on scalar values (`{"data.customerId": "c-17"}`, the common lookup) is matched
- * without mingo: compiling a mingo query costs far more than testing a page of records, and such
+ * equalities on scalar values (`{"data.customerId": "c-17"}`, the common lookup, also as `$eq` or
+ * inside `$and`) is matched without mingo: compiling a mingo query costs far more than testing a page of records, and such
  * filters rarely repeat. A record whose path crosses an array falls back to mingo, so the
  * semantics stay MongoDB's (a field holding an array matches when an element equals the value).
  */
@@ -90,13 +90,7 @@ const NOT_SCALAR = Symbol('not scalar');
 
 function scalarEqualities(filter: Filter): Matcher | undefined {
   const terms: Array<[string[], Scalar]> = [];
-  for (const k in filter) {
-    const v = filter[k];
-    if (k.startsWith('$') || k.includes('.$') || k === '' || k.split('.').some((p) => p === '')) return undefined;
-    if (typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v))) {
-      terms.push([k.split('.'), v]);
-    } else return undefined;
-  }
+  if (!collectEqualities(filter, terms, 0)) return undefined;
   let fallback: Matcher | undefined;
   return {
     test(obj: unknown): boolean {
@@ -108,6 +102,34 @@ function scalarEqualities(filter: Filter): Matcher | undefined {
       return true;
     },
   };
+}
+
+function isEqualityScalar(v: unknown): v is Scalar {
+  return typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v));
+}
+
+/**
+ * The terms of a filter that only ANDs scalar equalities: `{path: v}`, `{path: {$eq: v}}`, and
+ * `$and` of such filters (the same conjunction written out, as query builders do). False for
+ * anything else, which mingo compiles. An empty `$and` is mingo's to refuse.
+ */
+function collectEqualities(filter: Filter, terms: Array<[string[], Scalar]>, depth: number): boolean {
+  for (const k in filter) {
+    const v = filter[k];
+    if (k === '$and') {
+      if (depth >= 8 || !Array.isArray(v) || v.length === 0 || v.length > 64) return false;
+      for (const sub of v) {
+        if (sub === null || typeof sub !== 'object' || Array.isArray(sub) || !collectEqualities(sub as Filter, terms, depth + 1)) return false;
+      }
+      continue;
+    }
+    if (k.startsWith('$') || k.includes('.$') || k === '' || k.split('.').some((p) => p === '')) return false;
+    if (isEqualityScalar(v)) terms.push([k.split('.'), v]);
+    else if (v !== null && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 1 && '$eq' in v && isEqualityScalar((v as { $eq: unknown }).$eq)) {
+      terms.push([k.split('.'), (v as { $eq: Scalar }).$eq]);
+    } else return false;
+  }
+  return true;
 }
 
 /** The value at a path when no step crosses an array or ends on one; NOT_SCALAR otherwise. */

@@ -162,6 +162,12 @@ export interface Store {
    * find, known before it runs.
    */
   candidatesUpTo(tenant: string, datatype: string, filter: Filter | undefined, cap: number): number;
+  /**
+   * `find` when an index narrows it to at most `max` candidates (counted on keys, as
+   * candidatesUpTo counts them); undefined, having read keys only, when none does or they are
+   * more. One plan decides and reads: the small find on the event loop reads its keys once.
+   */
+  findUpTo(tenant: string, datatype: string, filter: Filter | undefined, opts: FindOptions, max: number): ListResult | undefined;
 
   readLog<T = unknown>(tenant: string, log: string, fromSeq?: number, limit?: number): LogEntry<T>[];
   lastLogSeq(tenant: string, log: string): number;

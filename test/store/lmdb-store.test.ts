@@ -194,6 +194,27 @@ t.test('LmdbStore - candidatesUpTo counts what a find would read, on keys, no fu
   t.equal(store.candidatesUpTo('other', 'product', undefined, 1000), 5, 'one tenant only');
 });
 
+t.test('LmdbStore - findUpTo answers what find answers when an index narrows it to at most max, else nothing', async (t) => {
+  const store = openStore(t);
+  await seed(store, 'acme', 60);
+  await seed(store, 'other', 5);
+  await store.declareIndex('product', 'data.colour');
+  const cases: Array<[Record<string, unknown>, Record<string, unknown>]> = [
+    [{ 'data.colour': 'red' }, {}],
+    [{ 'data.colour': 'red', 'data.price': { $lt: 10 } }, { sort: 'data.price', sortType: 'desc' }],
+    [{ $and: [{ 'data.colour': 'red' }, { 'data.tags': 'odd' }] }, { page: 2, pageSize: 5 }],
+    [{ $or: [{ 'data.colour': 'red' }, { 'data.colour': 'green' }] }, {}],
+  ];
+  for (const [filter, opts] of cases) {
+    t.same(store.findUpTo('acme', 'product', filter, opts, 20), store.find('acme', 'product', filter, opts), JSON.stringify({ filter, opts }));
+  }
+  t.equal(store.findUpTo('acme', 'product', { 'data.colour': 'blue' }, {}, 39), undefined, 'more candidates than max');
+  t.same(store.findUpTo('acme', 'product', { 'data.colour': 'blue' }, {}, 40), store.find('acme', 'product', { 'data.colour': 'blue' }), 'as many as max');
+  t.equal(store.findUpTo('acme', 'product', { 'data.price': { $lt: 5 } }, {}, 1000), undefined, 'no index narrows it: never a scan');
+  t.equal(store.findUpTo('acme', 'product', undefined, {}, 1000), undefined, 'no filter');
+  t.equal(store.findUpTo('other', 'product', { 'data.colour': 'red' }, {}, 20)?.total, 2, 'one tenant only');
+});
+
 t.test('LmdbStore - an index survives reopening', async (t) => {
   const dir = tempDir(t);
   let store = new LmdbStore({ path: dir, mapSizeGiB: 1 });
