@@ -141,6 +141,12 @@ class Lane {
   readonly epoch = `${process.pid.toString(36)}.${Date.now().toString(36)}.${(++epochs).toString(36)}`;
   /** Last sequence of the tenant subject this node knows: what the next append expects. */
   lastT = 0;
+  /**
+   * The tenant subject's last sequence when the takeover's replay had applied everything up to it:
+   * the subject's later messages are this lane's own appends (anyone else's append behind them
+   * fails, see pump), so the applier leaves them to the lane without decoding them.
+   */
+  ownFrom = Number.POSITIVE_INFINITY;
   readonly queue: Pending[] = [];
   pumping = false;
   /** Resolves when every local apply issued so far has landed. */
@@ -274,6 +280,8 @@ export class CommitLog {
 
   private applyMessage(seq: number, subject: string, data: Uint8Array): void {
     const where = this.names.parseLogSubject(subject);
+    // The owner's own batches come back here too: left to its lane, not even decoded.
+    if (where?.kind === 't' && this.ownAppend(where.tenant, seq)) return this.advance(seq, []);
     let msg: LogMessage;
     try {
       msg = decode<LogMessage>(data);
@@ -306,6 +314,12 @@ export class CommitLog {
    */
   private laneApplies(tenant: string, msg: LogMessage): boolean {
     return msg.e !== undefined && this.lanes.get(tenant)?.epoch === msg.e;
+  }
+
+  /** A message of the tenant subject appended by this node's current lane of the tenant. */
+  private ownAppend(tenant: string, seq: number): boolean {
+    const lane = this.lanes.get(tenant);
+    return lane !== undefined && lane.state === 'owned' && seq > lane.ownFrom;
   }
 
   /** A failed condition is an expected outcome here (the owner saw it too); anything else is logged. */
@@ -400,10 +414,19 @@ export class CommitLog {
     const lane = new Lane(tenant);
     this.lanes.set(tenant, lane);
     try {
-      const end = (await this.jsm.streams.info(this.names.stream)).state.last_seq;
+      let end = (await this.jsm.streams.info(this.names.stream)).state.last_seq;
       await this.replay(tenant, end);
-      lane.lastT = await this.lastSequence(this.names.tenantSubject(tenant));
+      // Whatever the subject holds is applied before this lane appends behind it, so that the
+      // applier can take every later message of the subject for the lane's own (ownAppend).
+      // Another node appending meanwhile held a lease it was losing: a few rounds settle it.
+      for (let round = 0; ; round++) {
+        lane.lastT = await this.lastSequence(this.names.tenantSubject(tenant));
+        if (lane.lastT <= end) break;
+        if (round === 3) throw appError('ERR_UNAVAILABLE', `tenant ${tenant} is still written by another node`);
+        await this.replay(tenant, (end = lane.lastT));
+      }
       if (this.lanes.get(tenant) !== lane) throw appError('ERR_UNAVAILABLE', `tenant ${tenant} was released during its takeover`);
+      lane.ownFrom = lane.lastT;
       lane.state = 'owned';
     } catch (err) {
       if (this.lanes.get(tenant) === lane) this.lanes.delete(tenant);
@@ -416,8 +439,12 @@ export class CommitLog {
     const lane = this.lanes.get(tenant);
     if (!lane) return;
     this.lanes.delete(tenant);
+    const owned = lane.state === 'owned';
     lane.state = 'syncing';
     for (const p of lane.queue.splice(0)) p.reject(moved(tenant));
+    // The applier took the subject's messages after the lane's last append for the lane's own:
+    // if another node appended there (the lease was lost), they are read again and applied now.
+    if (owned) this.rewind(lane.lastT + 1);
   }
 
   private async lastSequence(subject: string): Promise<number> {
@@ -482,7 +509,12 @@ export class CommitLog {
     if (!lane || lane.state !== 'owned') return Promise.reject(moved(tenant));
     return new Promise<void>((resolve, reject) => {
       lane.queue.push({ batch, mixed, resolve, reject });
-      if (!lane.pumping) void this.pump(lane);
+      // The first append of a burst waits for the end of this event loop turn, so the batches of
+      // every request the turn read go out as one message (one append, one acknowledgement).
+      if (!lane.pumping) {
+        lane.pumping = true;
+        setImmediate(() => void this.pump(lane));
+      }
     });
   }
 
@@ -571,7 +603,6 @@ export class CommitLog {
     const e = appError('ERR_UNAVAILABLE', `the write could not be made durable; retry`);
     for (const p of group) p.reject(e);
     this.release(lane.tenant);
-    this.rewind(lane.lastT + 1);
     this.opts.onLaneFailed(lane.tenant, err);
   }
 

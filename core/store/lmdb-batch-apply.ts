@@ -5,7 +5,7 @@ import type { Database, Key } from 'lmdb';
 import type { DocumentLimits } from '../document-limits.js';
 import { assertDocument } from '../document-limits.js';
 import { AppError } from '../errors.js';
-import { ALREADY_APPLIED, claimMark, type AppliedMark } from './applied-mark.js';
+import { ALREADY_APPLIED, markPassed, putMark, type AppliedMark } from './applied-mark.js';
 import { storedBytes, type EncodedSize } from './lmdb-encoding.js';
 import type { LmdbIndexes } from './lmdb-indexes.js';
 import type { LmdbRecords } from './lmdb-records.js';
@@ -83,11 +83,14 @@ export class BatchApplier {
    */
   apply(batch: WriteBatch, mark: AppliedMark | undefined, replay = false): Conflict | typeof ALREADY_APPLIED | null {
     const { records, logs, kv, orgs } = this.dbs;
-    if (mark !== undefined && !claimMark(this.dbs.meta, mark)) return ALREADY_APPLIED;
-    // Check every condition first so a conflicting batch writes nothing.
+    if (mark !== undefined && markPassed(this.dbs.meta, mark)) return ALREADY_APPLIED;
+    // Check every condition first so a conflicting batch writes nothing (but its mark).
     const seen: RecordsRead = new Map();
     const failed = this.conflictOf(batch, seen);
-    if (failed) return failed;
+    if (failed) {
+      if (mark !== undefined) putMark(this.dbs.meta, mark);
+      return failed;
+    }
     const delta = this.delta;
     delta.clear();
     this.indexes.listings.discard();
@@ -174,6 +177,7 @@ export class BatchApplier {
     }
     this.indexes.listings.flush();
     for (const d of delta.entries()) this.usage.count(d);
+    if (mark !== undefined) putMark(this.dbs.meta, mark);
     return null;
   }
 

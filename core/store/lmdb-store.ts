@@ -385,8 +385,9 @@ export class LmdbStore implements Store {
     // A child transaction, so a batch that throws half-way (a key LMDB refuses, say) is rolled
     // back whole instead of leaving its first writes in the shared transaction. A batch of one
     // unconditional append or kv put (a door scan's log entry) cannot fail half-way: it runs in the
-    // turn's transaction as it is, sparing LMDB a child transaction begun and merged per batch.
-    const single = mark === undefined && batch.ops.length === 1 && (batch.ops[0].op === 'append' || batch.ops[0].op === 'putKv');
+    // turn's transaction as it is, sparing LMDB a child transaction begun and merged per batch. A
+    // commit stream mark is written after it (applied-mark.ts), so that holds in cluster mode too.
+    const single = batch.ops.length === 1 && (batch.ops[0].op === 'append' || batch.ops[0].op === 'putKv');
     const writes = () => {
       try {
         return this.applier.apply(batch, mark, replay);
