@@ -130,6 +130,8 @@ function noop(): void {}
 interface Pending {
   batch: WriteBatch;
   mixed: boolean;
+  /** The owner decides its outcome before appending it (LmdbStore.needsStreamCheck). */
+  checked: boolean;
   resolve(): void;
   reject(err: unknown): void;
 }
@@ -508,7 +510,7 @@ export class CommitLog {
     const lane = this.lanes.get(tenant);
     if (!lane || lane.state !== 'owned') return Promise.reject(moved(tenant));
     return new Promise<void>((resolve, reject) => {
-      lane.queue.push({ batch, mixed, resolve, reject });
+      lane.queue.push({ batch, mixed, checked: mixed || this.local.needsStreamCheck(batch), resolve, reject });
       // The first append of a burst waits for the end of this event loop turn, so the batches of
       // every request the turn read go out as one message (one append, one acknowledgement).
       if (!lane.pumping) {
@@ -522,7 +524,7 @@ export class CommitLog {
     lane.pumping = true;
     try {
       while (lane.queue.length > 0 && this.lanes.get(lane.tenant) === lane) {
-        if (lane.queue[0].mixed) await this.appendMixed(lane, lane.queue.shift()!);
+        if (lane.queue[0].checked) await this.appendChecked(lane, lane.queue.shift()!);
         else await this.appendGroup(lane);
       }
     } finally {
@@ -532,7 +534,7 @@ export class CommitLog {
 
   private async appendGroup(lane: Lane): Promise<void> {
     const group: Pending[] = [];
-    while (group.length < MAX_GROUP && lane.queue.length > 0 && !lane.queue[0].mixed) group.push(lane.queue.shift()!);
+    while (group.length < MAX_GROUP && lane.queue.length > 0 && !lane.queue[0].checked) group.push(lane.queue.shift()!);
     const message = (): Uint8Array => encode({ o: this.opts.nodeId, e: lane.epoch, b: group.map((p) => p.batch.ops) } satisfies LogMessage);
     let data = message();
     while (data.length > this.maxPayload && group.length > 1) {
@@ -569,29 +571,34 @@ export class CommitLog {
   }
 
   /**
-   * A batch of the tenant that also writes platform data: its conditions are checked here first
-   * (so a conflicting one is never appended: every other node would apply its platform part), then
-   * it is appended; this lane applies the tenant's part, every applier the platform part.
+   * A batch whose outcome the owner decides before appending it, alone and behind every earlier
+   * local apply: one that also writes platform data (a conflicting one is never appended, as every
+   * other node applies its platform part), or one a node could not decide alike (a write into a
+   * unique index the tenant declared, an index declared or deleted: LmdbStore.streamRefusal). The
+   * lane applies the tenant's part; every applier applies a platform part.
    */
-  private async appendMixed(lane: Lane, p: Pending): Promise<void> {
+  private async appendChecked(lane: Lane, p: Pending): Promise<void> {
     await lane.tail;
-    const failed = this.local.conflictOf(p.batch);
-    if (failed) return p.reject(new AppError('ERR_VERSION_CONFLICT', failed));
+    const refused = this.local.streamRefusal(p.batch);
+    if (refused) return p.reject(refused);
     const data = encode({ o: this.opts.nodeId, e: lane.epoch, b: [p.batch.ops] } satisfies LogMessage);
     if (data.length > this.maxPayload) return p.reject(tooLarge(this.maxPayload));
     let seq: number;
     try {
-      seq = (await this.js.publish(this.names.mixedSubject(lane.tenant), data, { timeout: this.opts.publishTimeoutMs })).seq;
+      seq = p.mixed
+        ? (await this.js.publish(this.names.mixedSubject(lane.tenant), data, { timeout: this.opts.publishTimeoutMs })).seq
+        : (await this.js.publish(this.names.tenantSubject(lane.tenant), data, { expect: { lastSubjectSequence: lane.lastT }, timeout: this.opts.publishTimeoutMs })).seq;
     } catch (err) {
       return this.laneFailed(lane, [p], err);
     }
+    if (!p.mixed) lane.lastT = seq;
     if (seq > this.lastAcked) this.lastAcked = seq;
     lane.unlanded.push(seq);
-    const own = this.local.commitApplied(split(p.batch.ops, lane.tenant)[0], { key: lane.tenant, seq, n: 1 });
+    const own = this.local.commitApplied(p.mixed ? split(p.batch.ops, lane.tenant)[0] : p.batch, { key: lane.tenant, seq, n: 1 });
     lane.tail = own.catch(noop).then(() => {
       if (lane.unlanded[0] === seq) lane.unlanded.shift();
     });
-    const platform = this.takeOutcome(seq);
+    const platform = p.mixed ? this.takeOutcome(seq) : undefined;
     Promise.all([own, platform]).then(() => p.resolve(), (err) => p.reject(err));
   }
 

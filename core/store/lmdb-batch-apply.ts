@@ -91,6 +91,9 @@ export class BatchApplier {
       if (mark !== undefined) putMark(this.dbs.meta, mark);
       return failed;
     }
+    // A batch of the commit stream (a mark) was checked against the unique indexes by the owner
+    // before it was appended; here it is applied as the owner decided.
+    const checkUnique = mark === undefined;
     const delta = this.delta;
     delta.clear();
     this.indexes.listings.discard();
@@ -101,7 +104,7 @@ export class BatchApplier {
           this.assertSize(r, `${r.datatype} ${r.sk}`);
           assertDocument(r, this.documentLimits, `record ${r.datatype} ${r.sk}`);
           // The record it replaces matters only to re-index it (read once, see conflictOf).
-          const indexed = this.indexes.indexed(r.pk, r.datatype) ? this.indexes.reindex(r.pk, r.datatype, r.sk, this.recordIn(seen, r.pk, r.datatype, r.sk), r) : 0;
+          const indexed = this.indexes.indexed(r.pk, r.datatype) ? this.indexes.reindex(r.pk, r.datatype, r.sk, this.recordIn(seen, r.pk, r.datatype, r.sk), r, checkUnique) : 0;
           const key = [r.pk, r.datatype, r.sk];
           const was = storedBytes(records, key);
           records.put(key, r);
@@ -164,6 +167,12 @@ export class BatchApplier {
         }
         case 'putOrg':
           orgs.put(o.org.orgId, o.org);
+          break;
+        case 'declareIndex':
+          this.indexes.declared.declareFromStream(o.tenant, o.id, { datatype: o.datatype, path: o.path, unique: o.unique }, o.createdAt);
+          break;
+        case 'dropIndex':
+          this.indexes.declared.dropFromStream(o.tenant, o.id);
           break;
         case 'patchOrg': {
           // Read inside the transaction: the organisation as every earlier commit (and earlier
