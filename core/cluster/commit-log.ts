@@ -8,7 +8,8 @@
 // batches, and the rare batch that spans several tenants, to `<log>.g`.
 //
 // Writers. Only a tenant's owner appends its `t`/`x` batches, through the tenant's lane: batches
-// that arrive while an append is in flight are appended together as one message (group commit),
+// that arrive in one event loop turn, or while an append is in flight, are appended together as
+// one message (group commit),
 // and each append expects the subject's last sequence to be the one the owner knows (JetStream's
 // expected-last-subject-sequence), so a node that lost its lease without knowing it cannot append
 // behind the new owner's back: its append fails and it drops the tenant. Once acknowledged, the
@@ -19,7 +20,8 @@
 //
 // Readers. Each node's applier consumes the whole stream in order and applies what is not its own:
 // `g` batches and the platform part of `x` batches always, tenant batches unless a lane of this
-// node holds the tenant. So every node can read every tenant (sockets and tenant-less routes read
+// node holds the tenant (the lane's own appends come back on the tenant subject after the
+// takeover's replay, and are skipped undecoded). So every node can read every tenant (sockets and tenant-less routes read
 // the store directly) a moment behind its owner. The marks make every apply idempotent, so a
 // restart resumes from the last saved position and re-reads a little without harm.
 //
