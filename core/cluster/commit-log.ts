@@ -132,8 +132,6 @@ function noop(): void {}
 interface Pending {
   batch: WriteBatch;
   mixed: boolean;
-  /** The owner decides its outcome before appending it (LmdbStore.needsStreamCheck). */
-  checked: boolean;
   resolve(): void;
   reject(err: unknown): void;
 }
@@ -512,7 +510,7 @@ export class CommitLog {
     const lane = this.lanes.get(tenant);
     if (!lane || lane.state !== 'owned') return Promise.reject(moved(tenant));
     return new Promise<void>((resolve, reject) => {
-      lane.queue.push({ batch, mixed, checked: mixed || this.local.needsStreamCheck(batch), resolve, reject });
+      lane.queue.push({ batch, mixed, resolve, reject });
       // The first append of a burst waits for the end of this event loop turn, so the batches of
       // every request the turn read go out as one message (one append, one acknowledgement).
       if (!lane.pumping) {
@@ -526,7 +524,7 @@ export class CommitLog {
     lane.pumping = true;
     try {
       while (lane.queue.length > 0 && this.lanes.get(lane.tenant) === lane) {
-        if (lane.queue[0].checked) await this.appendChecked(lane, lane.queue.shift()!);
+        if (this.checked(lane.queue[0])) await this.appendChecked(lane, lane.queue.shift()!);
         else await this.appendGroup(lane);
       }
     } finally {
@@ -534,9 +532,17 @@ export class CommitLog {
     }
   }
 
+  /**
+   * The owner decides the batch's outcome before appending it (appendChecked). Asked when the
+   * batch is next to go, after every earlier declaration of the tenant landed (see there).
+   */
+  private checked(p: Pending): boolean {
+    return p.mixed || this.local.needsStreamCheck(p.batch);
+  }
+
   private async appendGroup(lane: Lane): Promise<void> {
     const group: Pending[] = [];
-    while (group.length < MAX_GROUP && lane.queue.length > 0 && !lane.queue[0].checked) group.push(lane.queue.shift()!);
+    while (group.length < MAX_GROUP && lane.queue.length > 0 && !this.checked(lane.queue[0])) group.push(lane.queue.shift()!);
     const message = (): Uint8Array => encode({ o: this.opts.nodeId, e: lane.epoch, b: group.map((p) => p.batch.ops) } satisfies LogMessage);
     let data = message();
     while (data.length > this.maxPayload && group.length > 1) {
@@ -602,6 +608,8 @@ export class CommitLog {
     });
     const platform = p.mixed ? this.takeOutcome(seq) : undefined;
     Promise.all([own, platform]).then(() => p.resolve(), (err) => p.reject(err));
+    // A unique index declared here holds the writes queued behind it to its check.
+    if (p.batch.ops.some((o) => o.op === 'declareIndex')) await lane.tail;
   }
 
   private laneFailed(lane: Lane, group: Pending[], err: unknown): void {
