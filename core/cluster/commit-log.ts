@@ -512,13 +512,21 @@ export class CommitLog {
     return new Promise<void>((resolve, reject) => {
       lane.queue.push({ batch, mixed, resolve, reject });
       // The first append of a burst waits for the end of this event loop turn, so the batches of
-      // every request the turn read go out as one message (one append, one acknowledgement).
+      // every request the turn read go out as one message (one append, one acknowledgement), and
+      // the appends of every tenant that turn touched leave in one socket write.
       if (!lane.pumping) {
         lane.pumping = true;
-        setImmediate(() => void this.pump(lane));
+        this.due.push(lane);
+        if (this.due.length === 1) setImmediate(this.pumpDue);
       }
     });
   }
+
+  /** Lanes whose first append waits for the end of the turn (commitOwned). */
+  private readonly due: Lane[] = [];
+  private readonly pumpDue = (): void => {
+    for (const lane of this.due.splice(0)) void this.pump(lane);
+  };
 
   private async pump(lane: Lane): Promise<void> {
     lane.pumping = true;
