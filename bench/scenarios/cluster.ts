@@ -14,7 +14,8 @@
 // prediction for separate machines.
 //
 // Knobs (env): BENCH_SECONDS measured seconds per side (5), BENCH_ROUNDS (1), BENCH_WARMUP (2),
-// BENCH_CONNECTIONS (50, split over the target nodes), SCAN_TICKETS per tenant (20000).
+// BENCH_CONNECTIONS (50, split over the target nodes), SCAN_TICKETS per tenant (20000), BENCH_SIDES
+// (a comma list of side keys to run: single, cluster1, cluster2, cluster2any; all by default).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { connect as tcpConnect } from 'node:net';
@@ -191,6 +192,8 @@ interface SideDef {
 interface Run extends Load {
   scansAdmitted: number;
   cpuMicrosPerRequest: number;
+  /** nats-server's share of cpuMicrosPerRequest. */
+  natsMicrosPerRequest: number;
   serverCores: number;
 }
 
@@ -232,13 +235,16 @@ async function measure(side: SideDef, orgs: string[], template: string, headers:
     const before = await successful(servers[0].url, orgs, headers);
     // Servers and nats-server: the whole cluster's CPU per scan.
     const cpu = () => servers.reduce((a, s) => a + s.cpuSeconds(), 0) + (nats ? cpuOfPid(nats.pid) : 0);
+    const natsCpu = () => (nats ? cpuOfPid(nats.pid) : 0);
     const cpu0 = cpu();
+    const nats0 = natsCpu();
     const t0 = performance.now();
     const r = await load(targets, headers, measured, o.seconds);
     const secs = (performance.now() - t0) / 1000;
     const used = cpu() - cpu0;
+    const natsUsed = natsCpu() - nats0;
     const after = await successful(servers[0].url, orgs, headers);
-    return { ...r, scansAdmitted: after - before, cpuMicrosPerRequest: r.total > 0 ? (used * 1e6) / r.total : NaN, serverCores: used / secs };
+    return { ...r, scansAdmitted: after - before, cpuMicrosPerRequest: r.total > 0 ? (used * 1e6) / r.total : NaN, natsMicrosPerRequest: r.total > 0 ? (natsUsed * 1e6) / r.total : NaN, serverCores: used / secs };
   } finally {
     for (const s of servers) await s.stop();
     await nats?.stop();
@@ -275,6 +281,9 @@ export const cluster: Scenario = {
         { key: 'cluster2', label: 'cluster, 2 nodes, to the owner', nodes: 2, nats: true, route: 'owner' },
         { key: 'cluster2any', label: 'cluster, 2 nodes, to any node', nodes: 2, nats: true, route: 'any' },
       ];
+      const only = (process.env.BENCH_SIDES ?? '').split(',').map((x) => x.trim()).filter(Boolean);
+      if (only.length > 0) sides.splice(0, sides.length, ...sides.filter((s) => only.includes(s.key)));
+      if (sides.length === 0) throw new Error(`BENCH_SIDES names no side (single, cluster1, cluster2, cluster2any)`);
       const runs = new Map<SideKey, Run[]>(sides.map((s) => [s.key, []]));
       const perRun = Math.max(1, Math.round(seconds / rounds));
       const loadBefore = loadavg()[0];
@@ -296,6 +305,7 @@ export const cluster: Scenario = {
               latencyP50: mean(rs.map((r) => r.p50)),
               latencyP99: mean(rs.map((r) => r.p99)),
               cpuMicrosPerRequest: mean(rs.map((r) => r.cpuMicrosPerRequest)),
+              natsMicrosPerRequest: mean(rs.map((r) => r.natsMicrosPerRequest)),
               serverCores: mean(rs.map((r) => r.serverCores)),
               non2xx: rs.reduce((a, r) => a + r.non2xx, 0),
               errors: rs.reduce((a, r) => a + r.errors, 0),
@@ -303,25 +313,37 @@ export const cluster: Scenario = {
             },
           ];
         }),
-      ) as Record<SideKey, { label: string; requestsPerSec: number; admittedPerSec: number; latencyP50: number; latencyP99: number; cpuMicrosPerRequest: number; serverCores: number; non2xx: number; errors: number; runs: Run[] }>;
+      ) as Record<SideKey, { label: string; requestsPerSec: number; admittedPerSec: number; latencyP50: number; latencyP99: number; cpuMicrosPerRequest: number; natsMicrosPerRequest: number; serverCores: number; non2xx: number; errors: number; runs: Run[] }>;
 
-      const rows = [['side', 'scans/s', 'admitted/s', 'cpu µs/scan', 'cores', 'p50 ms', 'p99 ms', 'non2xx', 'errors']];
+      const rows = [['side', 'scans/s', 'admitted/s', 'cpu µs/scan', 'of it nats', 'cores', 'p50 ms', 'p99 ms', 'non2xx', 'errors']];
       for (const s of sides) {
         const x = summary[s.key];
-        rows.push([x.label, fmt(x.requestsPerSec), fmt(x.admittedPerSec), fmt(x.cpuMicrosPerRequest, 1), fmt(x.serverCores, 2), fmt(x.latencyP50, 2), fmt(x.latencyP99, 2), fmt(x.non2xx), fmt(x.errors)]);
+        rows.push([x.label, fmt(x.requestsPerSec), fmt(x.admittedPerSec), fmt(x.cpuMicrosPerRequest, 1), fmt(x.natsMicrosPerRequest, 1), fmt(x.serverCores, 2), fmt(x.latencyP50, 2), fmt(x.latencyP99, 2), fmt(x.non2xx), fmt(x.errors)]);
       }
       const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
       console.log('\n' + rows.map((r) => r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ')).join('\n'));
+      // Sides left out (BENCH_SIDES) read as NaN, printed '-'.
+      const rps = (k: SideKey) => summary[k]?.requestsPerSec ?? NaN;
+      const cpuOf = (k: SideKey) => summary[k]?.cpuMicrosPerRequest ?? NaN;
       const scaling = {
-        twoNodesOverOne: summary.cluster2.requestsPerSec / summary.cluster1.requestsPerSec,
-        twoNodesAnyOverOne: summary.cluster2any.requestsPerSec / summary.cluster1.requestsPerSec,
-        twoNodesOverSingle: summary.cluster2.requestsPerSec / summary.single.requestsPerSec,
-        clusterOneOverSingle: summary.cluster1.requestsPerSec / summary.single.requestsPerSec,
+        twoNodesOverOne: rps('cluster2') / rps('cluster1'),
+        twoNodesAnyOverOne: rps('cluster2any') / rps('cluster1'),
+        twoNodesOverSingle: rps('cluster2') / rps('single'),
+        clusterOneOverSingle: rps('cluster1') / rps('single'),
+      };
+      // The issue's aims are CPU per scan ratios within one run.
+      const cpuRatios = {
+        clusterOneOverSingle: cpuOf('cluster1') / cpuOf('single'),
+        twoNodesOverOne: cpuOf('cluster2') / cpuOf('cluster1'),
+        twoNodesAnyOverOne: cpuOf('cluster2any') / cpuOf('cluster1'),
       };
       console.log(
         `\nscaling: 2 nodes / 1 node (cluster mode) ${fmt(scaling.twoNodesOverOne, 2)}× routed to the owner, ${fmt(scaling.twoNodesAnyOverOne, 2)}× to any node; ` +
           `2 nodes / single node without NATS ${fmt(scaling.twoNodesOverSingle, 2)}×; cluster mode on 1 node costs ${fmt((1 - scaling.clusterOneOverSingle) * 100, 0)}% of single-node throughput. ` +
           `(all on this ${cpus().length}-core machine, load average ${fmt(loadBefore, 1)} before)`,
+      );
+      console.log(
+        `cpu per scan: cluster 1 node / single ${fmt(cpuRatios.clusterOneOverSingle, 2)}×; 2 nodes / 1 cluster node ${fmt(cpuRatios.twoNodesOverOne, 2)}× to the owner, ${fmt(cpuRatios.twoNodesAnyOverOne, 2)}× to any node`,
       );
       const result = {
         description: DESCRIPTION,
@@ -329,6 +351,7 @@ export const cluster: Scenario = {
         params: { connections, secondsPerSide: perRun * rounds, rounds, warmupSeconds: warmup },
         loadAverage: { before: loadBefore, after: loadavg()[0] },
         scaling,
+        cpuRatios,
         sides: summary,
       };
       console.log(`wrote ${writeResult(NAME, result)}`);

@@ -8,7 +8,8 @@
 // batches, and the rare batch that spans several tenants, to `<log>.g`.
 //
 // Writers. Only a tenant's owner appends its `t`/`x` batches, through the tenant's lane: batches
-// that arrive while an append is in flight are appended together as one message (group commit),
+// that arrive in one event loop turn, or while an append is in flight, are appended together as
+// one message (group commit),
 // and each append expects the subject's last sequence to be the one the owner knows (JetStream's
 // expected-last-subject-sequence), so a node that lost its lease without knowing it cannot append
 // behind the new owner's back: its append fails and it drops the tenant. Once acknowledged, the
@@ -19,7 +20,8 @@
 //
 // Readers. Each node's applier consumes the whole stream in order and applies what is not its own:
 // `g` batches and the platform part of `x` batches always, tenant batches unless a lane of this
-// node holds the tenant. So every node can read every tenant (sockets and tenant-less routes read
+// node holds the tenant (the lane's own appends come back on the tenant subject after the
+// takeover's replay, and are skipped undecoded). So every node can read every tenant (sockets and tenant-less routes read
 // the store directly) a moment behind its owner. The marks make every apply idempotent, so a
 // restart resumes from the last saved position and re-reads a little without harm.
 //
@@ -141,6 +143,12 @@ class Lane {
   readonly epoch = `${process.pid.toString(36)}.${Date.now().toString(36)}.${(++epochs).toString(36)}`;
   /** Last sequence of the tenant subject this node knows: what the next append expects. */
   lastT = 0;
+  /**
+   * The tenant subject's last sequence when the takeover's replay had applied everything up to it:
+   * the subject's later messages are this lane's own appends (anyone else's append behind them
+   * fails, see pump), so the applier leaves them to the lane without decoding them.
+   */
+  ownFrom = Number.POSITIVE_INFINITY;
   readonly queue: Pending[] = [];
   pumping = false;
   /** Resolves when every local apply issued so far has landed. */
@@ -274,6 +282,8 @@ export class CommitLog {
 
   private applyMessage(seq: number, subject: string, data: Uint8Array): void {
     const where = this.names.parseLogSubject(subject);
+    // The owner's own batches come back here too: left to its lane, not even decoded.
+    if (where?.kind === 't' && this.ownAppend(where.tenant, seq)) return this.advance(seq, []);
     let msg: LogMessage;
     try {
       msg = decode<LogMessage>(data);
@@ -306,6 +316,12 @@ export class CommitLog {
    */
   private laneApplies(tenant: string, msg: LogMessage): boolean {
     return msg.e !== undefined && this.lanes.get(tenant)?.epoch === msg.e;
+  }
+
+  /** A message of the tenant subject appended by this node's current lane of the tenant. */
+  private ownAppend(tenant: string, seq: number): boolean {
+    const lane = this.lanes.get(tenant);
+    return lane !== undefined && lane.state === 'owned' && seq > lane.ownFrom;
   }
 
   /** A failed condition is an expected outcome here (the owner saw it too); anything else is logged. */
@@ -400,10 +416,19 @@ export class CommitLog {
     const lane = new Lane(tenant);
     this.lanes.set(tenant, lane);
     try {
-      const end = (await this.jsm.streams.info(this.names.stream)).state.last_seq;
+      let end = (await this.jsm.streams.info(this.names.stream)).state.last_seq;
       await this.replay(tenant, end);
-      lane.lastT = await this.lastSequence(this.names.tenantSubject(tenant));
+      // Whatever the subject holds is applied before this lane appends behind it, so that the
+      // applier can take every later message of the subject for the lane's own (ownAppend).
+      // Another node appending meanwhile held a lease it was losing: a few rounds settle it.
+      for (let round = 0; ; round++) {
+        lane.lastT = await this.lastSequence(this.names.tenantSubject(tenant));
+        if (lane.lastT <= end) break;
+        if (round === 3) throw appError('ERR_UNAVAILABLE', `tenant ${tenant} is still written by another node`);
+        await this.replay(tenant, (end = lane.lastT));
+      }
       if (this.lanes.get(tenant) !== lane) throw appError('ERR_UNAVAILABLE', `tenant ${tenant} was released during its takeover`);
+      lane.ownFrom = lane.lastT;
       lane.state = 'owned';
     } catch (err) {
       if (this.lanes.get(tenant) === lane) this.lanes.delete(tenant);
@@ -416,8 +441,12 @@ export class CommitLog {
     const lane = this.lanes.get(tenant);
     if (!lane) return;
     this.lanes.delete(tenant);
+    const owned = lane.state === 'owned';
     lane.state = 'syncing';
     for (const p of lane.queue.splice(0)) p.reject(moved(tenant));
+    // The applier took the subject's messages after the lane's last append for the lane's own:
+    // if another node appended there (the lease was lost), they are read again and applied now.
+    if (owned) this.rewind(lane.lastT + 1);
   }
 
   private async lastSequence(subject: string): Promise<number> {
@@ -482,15 +511,28 @@ export class CommitLog {
     if (!lane || lane.state !== 'owned') return Promise.reject(moved(tenant));
     return new Promise<void>((resolve, reject) => {
       lane.queue.push({ batch, mixed, resolve, reject });
-      if (!lane.pumping) void this.pump(lane);
+      // The first append of a burst waits for the end of this event loop turn, so the batches of
+      // every request the turn read go out as one message (one append, one acknowledgement), and
+      // the appends of every tenant that turn touched leave in one socket write.
+      if (!lane.pumping) {
+        lane.pumping = true;
+        this.due.push(lane);
+        if (this.due.length === 1) setImmediate(this.pumpDue);
+      }
     });
   }
+
+  /** Lanes whose first append waits for the end of the turn (commitOwned). */
+  private readonly due: Lane[] = [];
+  private readonly pumpDue = (): void => {
+    for (const lane of this.due.splice(0)) void this.pump(lane);
+  };
 
   private async pump(lane: Lane): Promise<void> {
     lane.pumping = true;
     try {
       while (lane.queue.length > 0 && this.lanes.get(lane.tenant) === lane) {
-        if (lane.queue[0].mixed) await this.appendMixed(lane, lane.queue.shift()!);
+        if (this.checked(lane.queue[0])) await this.appendChecked(lane, lane.queue.shift()!);
         else await this.appendGroup(lane);
       }
     } finally {
@@ -498,9 +540,17 @@ export class CommitLog {
     }
   }
 
+  /**
+   * The owner decides the batch's outcome before appending it (appendChecked). Asked when the
+   * batch is next to go, after every earlier declaration of the tenant landed (see there).
+   */
+  private checked(p: Pending): boolean {
+    return p.mixed || this.local.needsStreamCheck(p.batch);
+  }
+
   private async appendGroup(lane: Lane): Promise<void> {
     const group: Pending[] = [];
-    while (group.length < MAX_GROUP && lane.queue.length > 0 && !lane.queue[0].mixed) group.push(lane.queue.shift()!);
+    while (group.length < MAX_GROUP && lane.queue.length > 0 && !this.checked(lane.queue[0])) group.push(lane.queue.shift()!);
     const message = (): Uint8Array => encode({ o: this.opts.nodeId, e: lane.epoch, b: group.map((p) => p.batch.ops) } satisfies LogMessage);
     let data = message();
     while (data.length > this.maxPayload && group.length > 1) {
@@ -537,30 +587,37 @@ export class CommitLog {
   }
 
   /**
-   * A batch of the tenant that also writes platform data: its conditions are checked here first
-   * (so a conflicting one is never appended: every other node would apply its platform part), then
-   * it is appended; this lane applies the tenant's part, every applier the platform part.
+   * A batch whose outcome the owner decides before appending it, alone and behind every earlier
+   * local apply: one that also writes platform data (a conflicting one is never appended, as every
+   * other node applies its platform part), or one a node could not decide alike (a write into a
+   * unique index the tenant declared, an index declared or deleted: LmdbStore.streamRefusal). The
+   * lane applies the tenant's part; every applier applies a platform part.
    */
-  private async appendMixed(lane: Lane, p: Pending): Promise<void> {
+  private async appendChecked(lane: Lane, p: Pending): Promise<void> {
     await lane.tail;
-    const failed = this.local.conflictOf(p.batch);
-    if (failed) return p.reject(new AppError('ERR_VERSION_CONFLICT', failed));
+    const refused = this.local.streamRefusal(p.batch);
+    if (refused) return p.reject(refused);
     const data = encode({ o: this.opts.nodeId, e: lane.epoch, b: [p.batch.ops] } satisfies LogMessage);
     if (data.length > this.maxPayload) return p.reject(tooLarge(this.maxPayload));
     let seq: number;
     try {
-      seq = (await this.js.publish(this.names.mixedSubject(lane.tenant), data, { timeout: this.opts.publishTimeoutMs })).seq;
+      seq = p.mixed
+        ? (await this.js.publish(this.names.mixedSubject(lane.tenant), data, { timeout: this.opts.publishTimeoutMs })).seq
+        : (await this.js.publish(this.names.tenantSubject(lane.tenant), data, { expect: { lastSubjectSequence: lane.lastT }, timeout: this.opts.publishTimeoutMs })).seq;
     } catch (err) {
       return this.laneFailed(lane, [p], err);
     }
+    if (!p.mixed) lane.lastT = seq;
     if (seq > this.lastAcked) this.lastAcked = seq;
     lane.unlanded.push(seq);
-    const own = this.local.commitApplied(split(p.batch.ops, lane.tenant)[0], { key: lane.tenant, seq, n: 1 });
+    const own = this.local.commitApplied(p.mixed ? split(p.batch.ops, lane.tenant)[0] : p.batch, { key: lane.tenant, seq, n: 1 });
     lane.tail = own.catch(noop).then(() => {
       if (lane.unlanded[0] === seq) lane.unlanded.shift();
     });
-    const platform = this.takeOutcome(seq);
+    const platform = p.mixed ? this.takeOutcome(seq) : undefined;
     Promise.all([own, platform]).then(() => p.resolve(), (err) => p.reject(err));
+    // A unique index declared here holds the writes queued behind it to its check.
+    if (p.batch.ops.some((o) => o.op === 'declareIndex')) await lane.tail;
   }
 
   private laneFailed(lane: Lane, group: Pending[], err: unknown): void {
@@ -571,7 +628,6 @@ export class CommitLog {
     const e = appError('ERR_UNAVAILABLE', `the write could not be made durable; retry`);
     for (const p of group) p.reject(e);
     this.release(lane.tenant);
-    this.rewind(lane.lastT + 1);
     this.opts.onLaneFailed(lane.tenant, err);
   }
 

@@ -155,7 +155,8 @@ export class ClusterNode implements Placement {
     const servers = opts.natsUrl.split(',').map((s) => s.trim()).filter(Boolean);
     let nc: NatsConnection;
     try {
-      nc = await connect({ servers, name: `cluster-${opts.nodeId}`, maxReconnectAttempts: -1, reconnectTimeWait: 500 });
+      // No async traces: each request (every append is one) would build an Error for its stack.
+      nc = await connect({ servers, name: `cluster-${opts.nodeId}`, maxReconnectAttempts: -1, reconnectTimeWait: 500, noAsyncTraces: true });
     } catch (err) {
       throw new Error(`cannot connect to NATS at ${opts.natsUrl}: ${(err as Error).message}`, { cause: err });
     }

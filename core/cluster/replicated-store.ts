@@ -3,12 +3,12 @@
 // before the writer hears it succeeded. A tenant's batch is appended by the tenant's owner only:
 // here when this node holds the tenant, else on the owner through `remote` (which also waits until
 // this node has applied it, so the writer reads its own write here afterwards).
+import { randomBytes } from 'node:crypto';
 import type { ListingShape } from '../store/listing-plan.js';
 import type { FindOptions, Filter } from '../store/query.js';
 import type { LmdbStore } from '../store/lmdb-store.js';
-import type { KvRange, LogEntry, Org, Store, WriteBatch } from '../store/store.js';
-import type { TenantIndex, TenantIndexSpec } from '../store/tenant-indexes.js';
-import { AppError } from '../errors.js';
+import { WriteBatch, type KvRange, type LogEntry, type Org, type Store } from '../store/store.js';
+import { assertIndexPath, type TenantIndex, type TenantIndexSpec } from '../store/tenant-indexes.js';
 import { classify, type CommitLog } from './commit-log.js';
 
 /** Commits `batch` of `tenant` on the tenant's owner (this node included, once it took it). */
@@ -42,11 +42,20 @@ export class ReplicatedStore implements Store {
     return this.local.indexedPaths(datatype, tenant);
   }
   /**
-   * Refused (409): a declaration would live in this node's LMDB only, as the commit stream does
-   * not carry it, and a unique index kept on one node could refuse a batch the others applied.
+   * Carried in the commit stream (a `declareIndex` op of the tenant), so the owner checks it and
+   * every node that applies the tenant, or takes it over, builds the index.
    */
-  declareTenantIndex(_tenant: string, _spec: TenantIndexSpec, _max: number): Promise<TenantIndex> {
-    return Promise.reject(new AppError('ERR_CONFLICT', ['indexes an organisation declares are not carried between the nodes of a cluster yet: this deployment runs as one (NATS_URL)']));
+  async declareTenantIndex(tenant: string, spec: TenantIndexSpec, max: number): Promise<TenantIndex> {
+    assertIndexPath(spec.path);
+    const id = randomBytes(12).toString('hex');
+    const op = { op: 'declareIndex' as const, tenant, id, datatype: spec.datatype, path: spec.path, unique: spec.unique === true, createdAt: new Date().toISOString(), max };
+    const batch = new WriteBatch();
+    batch.ops.push(op);
+    await this.commit(batch);
+    // Applied here once the commit resolves (on the owner, or waited for when sent to it).
+    return (
+      this.local.tenantIndex(tenant, id) ?? { id, datatype: op.datatype, path: op.path, unique: op.unique, state: 'building', progress: { done: 0, total: 0 }, createdAt: op.createdAt }
+    );
   }
   tenantIndexes(tenant: string) {
     return this.local.tenantIndexes(tenant);
@@ -54,8 +63,11 @@ export class ReplicatedStore implements Store {
   tenantIndex(tenant: string, id: string) {
     return this.local.tenantIndex(tenant, id);
   }
+  /** Carried in the commit stream like a declaration: every node clears the index's entries. */
   dropTenantIndex(tenant: string, id: string): Promise<void> {
-    return this.local.dropTenantIndex(tenant, id);
+    const batch = new WriteBatch();
+    batch.ops.push({ op: 'dropIndex', tenant, id });
+    return this.commit(batch);
   }
   startIndexBuilds(opts?: { step?: number }): void {
     this.local.startIndexBuilds(opts);

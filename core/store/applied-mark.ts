@@ -21,10 +21,17 @@ export function appliedMark(meta: Database<unknown, Key>, key: string): [number,
   return (meta.get(['applied', key]) as [number, number] | undefined) ?? [0, 0];
 }
 
-/** Inside the batch's transaction: false when the batch was applied already, else records `mark`. */
-export function claimMark(meta: Database<unknown, Key>, mark: AppliedMark): boolean {
+/** Inside the batch's transaction: true when the batch was applied already (nothing to write). */
+export function markPassed(meta: Database<unknown, Key>, mark: AppliedMark): boolean {
   const [seq, n] = appliedMark(meta, mark.key);
-  if (seq > mark.seq || (seq === mark.seq && n >= mark.n)) return false;
+  return seq > mark.seq || (seq === mark.seq && n >= mark.n);
+}
+
+/**
+ * Inside the batch's transaction, once its writes are done (or its condition failed): records
+ * `mark`. Last, so a batch that throws half-way leaves no mark behind, even in a transaction it
+ * shares with others (lmdb-store.ts runs a one-op batch without a child transaction).
+ */
+export function putMark(meta: Database<unknown, Key>, mark: AppliedMark): void {
   meta.put(['applied', mark.key], [mark.seq, mark.n]);
-  return true;
 }

@@ -5,7 +5,7 @@ import type { Database, Key } from 'lmdb';
 import type { DocumentLimits } from '../document-limits.js';
 import { assertDocument } from '../document-limits.js';
 import { AppError } from '../errors.js';
-import { ALREADY_APPLIED, claimMark, type AppliedMark } from './applied-mark.js';
+import { ALREADY_APPLIED, markPassed, putMark, type AppliedMark } from './applied-mark.js';
 import { storedBytes, type EncodedSize } from './lmdb-encoding.js';
 import type { LmdbIndexes } from './lmdb-indexes.js';
 import type { LmdbRecords } from './lmdb-records.js';
@@ -83,11 +83,17 @@ export class BatchApplier {
    */
   apply(batch: WriteBatch, mark: AppliedMark | undefined, replay = false): Conflict | typeof ALREADY_APPLIED | null {
     const { records, logs, kv, orgs } = this.dbs;
-    if (mark !== undefined && !claimMark(this.dbs.meta, mark)) return ALREADY_APPLIED;
-    // Check every condition first so a conflicting batch writes nothing.
+    if (mark !== undefined && markPassed(this.dbs.meta, mark)) return ALREADY_APPLIED;
+    // Check every condition first so a conflicting batch writes nothing (but its mark).
     const seen: RecordsRead = new Map();
     const failed = this.conflictOf(batch, seen);
-    if (failed) return failed;
+    if (failed) {
+      if (mark !== undefined) putMark(this.dbs.meta, mark);
+      return failed;
+    }
+    // A batch of the commit stream (a mark) was checked against the unique indexes by the owner
+    // before it was appended; here it is applied as the owner decided.
+    const checkUnique = mark === undefined;
     const delta = this.delta;
     delta.clear();
     this.indexes.listings.discard();
@@ -98,7 +104,7 @@ export class BatchApplier {
           this.assertSize(r, `${r.datatype} ${r.sk}`);
           assertDocument(r, this.documentLimits, `record ${r.datatype} ${r.sk}`);
           // The record it replaces matters only to re-index it (read once, see conflictOf).
-          const indexed = this.indexes.indexed(r.pk, r.datatype) ? this.indexes.reindex(r.pk, r.datatype, r.sk, this.recordIn(seen, r.pk, r.datatype, r.sk), r) : 0;
+          const indexed = this.indexes.indexed(r.pk, r.datatype) ? this.indexes.reindex(r.pk, r.datatype, r.sk, this.recordIn(seen, r.pk, r.datatype, r.sk), r, checkUnique) : 0;
           const key = [r.pk, r.datatype, r.sk];
           const was = storedBytes(records, key);
           records.put(key, r);
@@ -162,6 +168,12 @@ export class BatchApplier {
         case 'putOrg':
           orgs.put(o.org.orgId, o.org);
           break;
+        case 'declareIndex':
+          this.indexes.declared.declareFromStream(o.tenant, o.id, { datatype: o.datatype, path: o.path, unique: o.unique }, o.createdAt);
+          break;
+        case 'dropIndex':
+          this.indexes.declared.dropFromStream(o.tenant, o.id);
+          break;
         case 'patchOrg': {
           // Read inside the transaction: the organisation as every earlier commit (and earlier
           // ops of this batch) left it.
@@ -174,6 +186,7 @@ export class BatchApplier {
     }
     this.indexes.listings.flush();
     for (const d of delta.entries()) this.usage.count(d);
+    if (mark !== undefined) putMark(this.dbs.meta, mark);
     return null;
   }
 

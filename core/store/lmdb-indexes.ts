@@ -198,7 +198,7 @@ export class LmdbIndexes {
    * Moves one record's entries in every index of its datatype, in the write's transaction; answers
    * the bytes the tenant's declared indexes grew by (they count in its storage; the modules' do not).
    */
-  reindex(tenant: string, datatype: string, sk: string, before: StoredRecord | undefined, after: StoredRecord | undefined): number {
+  reindex(tenant: string, datatype: string, sk: string, before: StoredRecord | undefined, after: StoredRecord | undefined, checkUnique = true): number {
     for (const path of this.pathsOf(datatype)) {
       const was = before ? getPath(before, path) : undefined;
       const now = after ? getPath(after, path) : undefined;
@@ -212,6 +212,6 @@ export class LmdbIndexes {
     }
     this.listings.maintain(tenant, datatype, sk, before, after);
     const declared = this.declared.keptBy(tenant, datatype);
-    return declared ? this.declared.maintain(declared, tenant, datatype, sk, before, after) : 0;
+    return declared ? this.declared.maintain(declared, tenant, datatype, sk, before, after, checkUnique) : 0;
   }
 }

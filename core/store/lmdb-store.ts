@@ -37,6 +37,7 @@ import { LmdbLogs } from './lmdb-logs.js';
 import { LmdbOrgs } from './lmdb-orgs.js';
 import { LmdbRecords } from './lmdb-records.js';
 import { LmdbTenantIndexes, type DeclaredIndex } from './lmdb-tenant-indexes.js';
+import { needsStreamCheck, streamRefusal } from './lmdb-stream-checks.js';
 import { LmdbUsage } from './lmdb-usage.js';
 import type { FindExplain, FindOptions, Filter, PageLimits } from './query.js';
 import type { ListResult, StoredRecord } from './record.js';
@@ -334,6 +335,18 @@ export class LmdbStore implements Store {
     return this.applier.conflictOf(batch, seen);
   }
 
+  /** Cluster mode: the batch's outcome is the owner's to decide before it is appended (lmdb-stream-checks.ts). */
+  needsStreamCheck(batch: WriteBatch): boolean {
+    return needsStreamCheck(this.declared, batch);
+  }
+
+  /** Cluster mode: why the owner refuses the batch before appending it, or null (lmdb-stream-checks.ts). */
+  streamRefusal(batch: WriteBatch): AppError | null {
+    const failed = this.applier.conflictOf(batch);
+    if (failed) return new AppError('ERR_VERSION_CONFLICT', failed);
+    return streamRefusal(this.declared, (datatype) => this.indexes.pathsOf(datatype), batch);
+  }
+
   /** The stored mark of `key` as [seq, n] ([0, 0] when nothing was applied). */
   appliedMark(key: string): [number, number] {
     return appliedMark(this.meta, key);
@@ -383,7 +396,10 @@ export class LmdbStore implements Store {
    * applied already, so nothing was written.
    */
   async commitApplied(batch: WriteBatch, mark: AppliedMark): Promise<boolean> {
-    return (await this.write(batch, mark)) !== ALREADY_APPLIED;
+    const applied = (await this.write(batch, mark)) !== ALREADY_APPLIED;
+    // An index declared or deleted through the stream is built or cleared here too.
+    if (applied && batch.ops.some((o) => o.op === 'declareIndex' || o.op === 'dropIndex')) this.builder.kick();
+    return applied;
   }
 
   /** `replay`: the batch's log appends may be in LMDB already (a journal's, see apply). */
@@ -393,8 +409,9 @@ export class LmdbStore implements Store {
     // A child transaction, so a batch that throws half-way (a key LMDB refuses, say) is rolled
     // back whole instead of leaving its first writes in the shared transaction. A batch of one
     // unconditional append or kv put (a door scan's log entry) cannot fail half-way: it runs in the
-    // turn's transaction as it is, sparing LMDB a child transaction begun and merged per batch.
-    const single = mark === undefined && batch.ops.length === 1 && (batch.ops[0].op === 'append' || batch.ops[0].op === 'putKv');
+    // turn's transaction as it is, sparing LMDB a child transaction begun and merged per batch. A
+    // commit stream mark is written after it (applied-mark.ts), so that holds in cluster mode too.
+    const single = batch.ops.length === 1 && (batch.ops[0].op === 'append' || batch.ops[0].op === 'putKv');
     const writes = () => {
       try {
         return this.applier.apply(batch, mark, replay);

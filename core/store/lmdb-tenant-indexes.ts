@@ -176,6 +176,63 @@ export class LmdbTenantIndexes {
     }) as Promise<DeclaredIndex>;
   }
 
+  /**
+   * Why `spec` cannot be declared now (409), or null: the checks of declare(), for the owner of a
+   * tenant in cluster mode before it appends the declaration (replicated-store.ts).
+   */
+  refusal(tenant: string, spec: TenantIndexSpec, max: number, builtIn: readonly string[]): AppError | null {
+    if (builtIn.includes(spec.path)) return new AppError('ERR_CONFLICT', [`${spec.datatype} ${spec.path} is indexed already (a built-in index)`]);
+    const all = this.stored(tenant);
+    const same = all.find((d) => d.datatype === spec.datatype && d.path === spec.path);
+    if (same?.dropped) return new AppError('ERR_CONFLICT', [`the deleted index on ${spec.datatype} ${spec.path} is still being removed; retry in a moment`]);
+    if (same) return new AppError('ERR_CONFLICT', [`${spec.datatype} ${spec.path} is indexed already (index ${same.id})`]);
+    if (all.filter((d) => !d.dropped).length >= max) {
+      return new AppError('ERR_CONFLICT', [`an organisation declares at most ${max} indexes (STORE_MAX_TENANT_INDEXES): delete one first`]);
+    }
+    return null;
+  }
+
+  /**
+   * A declaration from the commit stream, inside the batch's transaction: stored once (the owner
+   * checked it before appending it), building from here on this node.
+   */
+  declareFromStream(tenant: string, id: string, spec: Required<TenantIndexSpec>, createdAt: string): void {
+    if (this.get(tenant, id)) return;
+    const total = this.records.getKeysCount({ start: [tenant, spec.datatype], end: [tenant, spec.datatype, HIGH] });
+    this.put({ id, tenant, datatype: spec.datatype, path: spec.path, unique: spec.unique, state: 'building', progress: { done: 0, total }, createdAt, multikey: false });
+  }
+
+  /** A deletion from the commit stream, inside the batch's transaction (nothing when already gone). */
+  dropFromStream(tenant: string, id: string): void {
+    const d = this.get(tenant, id);
+    if (d && !d.dropped) this.put({ ...d, dropped: true, clearing: true });
+  }
+
+  /**
+   * The first value of a batch's records another record holds in a unique index of the tenant
+   * (409), or null: what the owner checks before appending, since a node applying the stream does
+   * not refuse on its own unique indexes (their builds run at each node's pace).
+   */
+  uniqueRefusal(ops: readonly { tenant: string; datatype: string; sk: string; record: StoredRecord | undefined }[]): AppError | null {
+    const taken = new Map<string, string>();
+    for (const o of ops) {
+      const list = this.keptBy(o.tenant, o.datatype);
+      if (!list || !o.record) continue;
+      for (const d of list) {
+        if (!d.unique) continue;
+        for (const [k, leaf] of keysOf(o.record, d.path).keys) {
+          const slot = `${d.id}\u0000${typeof k}\u0000${String(k)}`;
+          const other = taken.get(slot) ?? this.holder(d, o.tenant, o.datatype, k, leaf, o.sk);
+          if (other !== undefined && other !== o.sk) {
+            return new AppError('ERR_CONFLICT', [`${o.datatype} ${d.path} is unique (index ${d.id}): the value ${JSON.stringify(leaf).slice(0, 80)} is held by record ${other}`]);
+          }
+          taken.set(slot, o.sk);
+        }
+      }
+    }
+    return null;
+  }
+
   /** Deletes a declaration: no write keeps it and no plan reads it from this commit on; its entries go in the background. */
   drop(tenant: string, id: string): Promise<void> {
     return this.root.childTransaction(() => {
@@ -190,7 +247,7 @@ export class LmdbTenantIndexes {
    * bytes its entries grew by (negative when they shrank). A unique index holding a value of
    * another record refuses the write (409).
    */
-  maintain(list: readonly DeclaredIndex[], tenant: string, datatype: string, sk: string, before: StoredRecord | undefined, after: StoredRecord | undefined): number {
+  maintain(list: readonly DeclaredIndex[], tenant: string, datatype: string, sk: string, before: StoredRecord | undefined, after: StoredRecord | undefined, checkUnique = true): number {
     let bytes = 0;
     for (const d of list) {
       const was = before ? keysOf(before, d.path).keys : new Map<IndexValue, unknown>();
@@ -209,7 +266,7 @@ export class LmdbTenantIndexes {
       for (const [k, leaf] of now) {
         const key = [tenant, datatype, d.path, k, sk];
         if (this.index.doesExist(key)) continue;
-        if (d.unique) {
+        if (d.unique && checkUnique) {
           const other = this.holder(d, tenant, datatype, k, leaf, sk);
           if (other !== undefined) {
             throw new AppError('ERR_CONFLICT', [`${datatype} ${d.path} is unique (index ${d.id}): the value ${JSON.stringify(leaf).slice(0, 80)} is held by record ${other}`]);

@@ -17,7 +17,15 @@ export type WriteOp =
   | { op: 'putOrg'; org: Org }
   | { op: 'patchOrg'; orgId: string; fields: Record<string, unknown> }
   /** Media bytes of a tenant: `bytes` added (negative: taken off), or the whole count when `counted`. */
-  | { op: 'media'; tenant: string; bytes: number; counted?: true };
+  | { op: 'media'; tenant: string; bytes: number; counted?: true }
+  /**
+   * Cluster mode: an index the tenant declared (tenant-indexes.ts), carried in the commit stream
+   * so every node that applies the tenant builds it. Checked by the owner before it is appended
+   * (`max`: the most the tenant may declare); applying it stores the declaration once.
+   */
+  | { op: 'declareIndex'; tenant: string; id: string; datatype: string; path: string; unique: boolean; createdAt: string; max: number }
+  /** Cluster mode: a declared index deleted (its entries go in the background on every node). */
+  | { op: 'dropIndex'; tenant: string; id: string };
 
 /**
  * A set of writes committed atomically: all of them or none. `ifVersion` on a record write is the

@@ -55,7 +55,8 @@ export function repositoryIndexRoutes(records: RecordsApi, config: Config): Rout
         'second record a value the index holds (records without the field, or with null, are not held to it); over ' +
         'data that already holds duplicates the build ends `failed` with a `reason`. At most ' +
         `${max} indexes per organisation (\`STORE_MAX_TENANT_INDEXES\`): 409 beyond, as for a path indexed already ` +
-        '(by a built-in index or one of yours), and on a cluster (`NATS_URL`), whose nodes do not share declarations yet. ' +
+        '(by a built-in index or one of yours). On a cluster (`NATS_URL`) the declaration travels with the ' +
+        "organisation's writes: the node serving it builds the index, and so does a node that takes the organisation over. " +
         'Account datatypes cannot be indexed (403). Role Admin.',
       status: 202,
       body: Type.Object(
