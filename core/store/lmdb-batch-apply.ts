@@ -97,6 +97,15 @@ export class BatchApplier {
     const delta = this.delta;
     delta.clear();
     this.indexes.listings.discard();
+    // Appends and kv puts are sized before anything is written: a batch of several that runs
+    // without a child transaction (lmdb-store's cannotFailHalfway) must not fail after a write.
+    const sized = batch.ops.length > 1;
+    if (sized) {
+      for (const o of batch.ops) {
+        if (o.op === 'append') this.assertSize(o.entry, `log ${o.log} entry ${o.seq}`);
+        else if (o.op === 'putKv') this.assertSize(o.value, `${o.ns} ${o.key}`);
+      }
+    }
     for (const o of batch.ops) {
       switch (o.op) {
         case 'putRecord': {
@@ -133,7 +142,7 @@ export class BatchApplier {
           break;
         }
         case 'append': {
-          this.assertSize(o.entry, `log ${o.log} entry ${o.seq}`);
+          if (!sized) this.assertSize(o.entry, `log ${o.log} entry ${o.seq}`);
           // A log's writer owns its sequence, so an append adds an entry (the door's hot path skips
           // a lookup); only a journal's replay may write one LMDB holds already, whose size comes off.
           const key = [o.tenant, o.log, o.seq];
@@ -143,7 +152,7 @@ export class BatchApplier {
           break;
         }
         case 'putKv': {
-          this.assertSize(o.value, `${o.ns} ${o.key}`);
+          if (!sized) this.assertSize(o.value, `${o.ns} ${o.key}`);
           const key = [o.tenant, o.ns, o.key];
           const was = storedBytes(kv, key);
           kv.put(key, o.value);

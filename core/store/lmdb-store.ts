@@ -407,11 +407,12 @@ export class LmdbStore implements Store {
     if (this.closed) throw new AppError('ERR_UNAVAILABLE', ['the store is closed']);
     if (batch.size === 0 && mark === undefined) return;
     // A child transaction, so a batch that throws half-way (a key LMDB refuses, say) is rolled
-    // back whole instead of leaving its first writes in the shared transaction. A batch of one
-    // unconditional append or kv put (a door scan's log entry) cannot fail half-way: it runs in the
-    // turn's transaction as it is, sparing LMDB a child transaction begun and merged per batch. A
-    // commit stream mark is written after it (applied-mark.ts), so that holds in cluster mode too.
-    const single = batch.ops.length === 1 && (batch.ops[0].op === 'append' || batch.ops[0].op === 'putKv');
+    // back whole instead of leaving its first writes in the shared transaction. A batch that cannot
+    // fail half-way (a door scan's log entry, with its webhook event when an endpoint listens) runs
+    // in the turn's transaction as it is, sparing LMDB a child transaction begun and merged per
+    // batch. A commit stream mark is written after it (applied-mark.ts), so that holds in cluster
+    // mode too.
+    const single = cannotFailHalfway(batch);
     const writes = () => {
       try {
         return this.applier.apply(batch, mark, replay);
@@ -490,6 +491,55 @@ export class LmdbStore implements Store {
 }
 
 /** Whether a batch writes anything beyond deletes (which a full disk must still take). */
+/** Writes of a batch LMDB takes in the turn's transaction as they are (cannotFailHalfway). */
+const UNFAILING_MAX_OPS = 8;
+/** Characters of a key's parts: far under LMDB's 1,978-byte key limit even at 3 bytes a character. */
+const UNFAILING_KEY_CHARS = 600;
+/** Nodes of a value looked at to know it is plain data the encoder always takes. */
+const UNFAILING_VALUE_NODES = 256;
+
+/**
+ * Whether every write of `batch` is certain to be taken, so no write can fail after another one
+ * landed: one unconditional log append or kv put (failing alone is failing whole), or a few appends
+ * and kv writes whose keys are short and whose values are plain data (strings, finite numbers,
+ * booleans, null, plain objects and arrays) of bounded size. Anything else gets a child transaction.
+ */
+function cannotFailHalfway(batch: WriteBatch): boolean {
+  const ops = batch.ops;
+  if (ops.length === 1) return ops[0].op === 'append' || ops[0].op === 'putKv';
+  if (ops.length > UNFAILING_MAX_OPS) return false;
+  for (const o of ops) {
+    if (o.op === 'append') {
+      if (o.tenant.length + o.log.length > UNFAILING_KEY_CHARS || !plainData(o.entry)) return false;
+    } else if (o.op === 'putKv' || o.op === 'deleteKv') {
+      if (o.tenant.length + o.ns.length + o.key.length > UNFAILING_KEY_CHARS) return false;
+      if (o.op === 'putKv' && !plainData(o.value)) return false;
+    } else return false;
+  }
+  return true;
+}
+
+function plainData(v: unknown): boolean {
+  let budget = UNFAILING_VALUE_NODES;
+  const walk = (x: unknown, depth: number): boolean => {
+    if (--budget < 0 || depth > 8) return false;
+    if (x === null || x === undefined || typeof x === 'string' || typeof x === 'boolean') return true;
+    if (typeof x === 'number') return Number.isFinite(x);
+    if (Array.isArray(x)) return x.every((e) => walk(e, depth + 1));
+    if (typeof x !== 'object') return false;
+    const proto = Object.getPrototypeOf(x);
+    if (proto !== Object.prototype && proto !== null) return false;
+    for (const k in x) if (!walk((x as Record<string, unknown>)[k], depth + 1)) return false;
+    return true;
+  };
+  try {
+    return walk(v, 0);
+  } catch {
+    // A getter that throws: the encoder would too, so the batch gets its child transaction.
+    return false;
+  }
+}
+
 function addsData(batch: WriteBatch): boolean {
   return batch.ops.some((o) => o.op !== 'deleteRecord' && o.op !== 'deleteKv' && !(o.op === 'media' && o.bytes <= 0));
 }

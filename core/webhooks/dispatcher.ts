@@ -516,28 +516,35 @@ export class WebhookDispatcher {
   private outcome(b: WriteBatch, tenant: string, ep: Endpoint, d: Delivery, a: Attempt, now: number): number | undefined {
     const ns = deliveryNs(ep.id);
     const attempts = d.attempts + 1;
-    const base: Delivery = { ...d, attempts, lastStatus: a.status, lastDurationMs: a.durationMs, lastAttemptAt: now };
+    // Built field by field in one order: every stored delivery has one shape (one encoder record),
+    // and nothing is deleted from an object (which would slow every later use of it).
+    const base = (state: Delivery['state'], dueAt: number | null, lastError: string | undefined): Delivery => {
+      const x: Delivery = { eventId: d.eventId, endpointId: d.endpointId, type: d.type, createdAt: d.createdAt, state, attempts, lastStatus: a.status, dueAt, lastDurationMs: a.durationMs, lastAttemptAt: now };
+      if (lastError !== undefined) x.lastError = lastError;
+      if (state === 'delivered') x.deliveredAt = now;
+      if (d.body !== undefined) x.body = d.body;
+      return x;
+    };
     const health = this.store.getKv<EndpointHealth>(tenant, HEALTH_NS, ep.id);
     if (a.ok) {
-      delete base.lastError;
-      b.putKv(tenant, ns, d.eventId, { ...base, state: 'delivered', dueAt: null, deliveredAt: now } satisfies Delivery);
+      b.putKv(tenant, ns, d.eventId, base('delivered', null, undefined));
       if (health) b.deleteKv(tenant, HEALTH_NS, ep.id);
       this.disabling.delete(tenant + '\0' + ep.id);
       this.count(tenant, 'delivered');
       return undefined;
     }
-    base.lastError = a.error ?? 'failed';
+    const err = a.error ?? 'failed';
     const delay = Math.min(this.s.retryMaxMs, this.s.retryBaseMs * 2 ** Math.min(attempts - 1, 40));
     const dueAt = now + delay;
     let retryAt: number | undefined;
     if (dueAt - d.createdAt > this.s.maxAgeMs) {
-      b.putKv(tenant, ns, d.eventId, { ...base, state: 'failed', dueAt: null } satisfies Delivery);
-      this.log.warn({ tenant, endpointId: ep.id, eventId: d.eventId, attempts, url: redactUrl(ep.url), err: base.lastError }, 'webhook delivery failed for good');
+      b.putKv(tenant, ns, d.eventId, base('failed', null, err));
+      this.log.warn({ tenant, endpointId: ep.id, eventId: d.eventId, attempts, url: redactUrl(ep.url), err }, 'webhook delivery failed for good');
       this.count(tenant, 'failed');
     } else {
-      b.putKv(tenant, ns, d.eventId, { ...base, dueAt } satisfies Delivery);
+      b.putKv(tenant, ns, d.eventId, base('pending', dueAt, err));
       b.putKv(tenant, LANE_NS, laneKey(ep.id, dueAt, d.eventId), 1);
-      this.log.info({ tenant, endpointId: ep.id, eventId: d.eventId, attempts, url: redactUrl(ep.url), retryAt: new Date(dueAt).toISOString(), err: base.lastError }, 'webhook delivery failed; will retry');
+      this.log.info({ tenant, endpointId: ep.id, eventId: d.eventId, attempts, url: redactUrl(ep.url), retryAt: new Date(dueAt).toISOString(), err }, 'webhook delivery failed; will retry');
       this.count(tenant, 'retried');
       retryAt = dueAt;
     }

@@ -11,9 +11,22 @@ export function newSigningSecret(): string {
   return PREFIX + randomBytes(32).toString('base64');
 }
 
+/** Decoded keys of the secrets in use (a node signs with a few): not decoded again per attempt. */
+const keys = new Map<string, Buffer>();
+const KEYS_MAX = 1024;
+
+function keyOf(secret: string): Buffer {
+  let key = keys.get(secret);
+  if (!key) {
+    if (keys.size >= KEYS_MAX) keys.clear();
+    key = Buffer.from(secret.startsWith(PREFIX) ? secret.slice(PREFIX.length) : secret, 'base64');
+    keys.set(secret, key);
+  }
+  return key;
+}
+
 export function sign(secret: string, id: string, timestampS: number, body: string): string {
-  const key = Buffer.from(secret.startsWith(PREFIX) ? secret.slice(PREFIX.length) : secret, 'base64');
-  return 'v1,' + createHmac('sha256', key).update(`${id}.${timestampS}.${body}`).digest('base64');
+  return 'v1,' + createHmac('sha256', keyOf(secret)).update(`${id}.${timestampS}.${body}`).digest('base64');
 }
 
 /** The signature header with every secret still valid at `now`. */
