@@ -266,6 +266,7 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
     logger,
     settings: { ...config.webhooks, responseCap: config.webhooks.responseCapBytes },
     tenants: () => (cluster ? cluster.ownedTenants() : store.listOrgs().map((o) => o.orgId)),
+    answered: () => metrics.answered,
     // This node stops queueing for it at once; the others when the actor's publication reaches them.
     onFailing: async (tenant, id, since) => {
       const c = await runtime.ask<EndpointChange>(tenant, WEBHOOKS, WEBHOOKS_KEY, { type: 'disable', id, since });

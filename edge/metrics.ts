@@ -120,7 +120,11 @@ export class HttpMetrics {
     });
   }
 
+  /** Requests answered since start (background work yields while they come: core/webhooks/dispatcher.ts). */
+  answered = 0;
+
   observe(method: string, route: string, status: number, seconds: number): void {
+    this.answered++;
     const key = method + ' ' + route;
     let s = this.series.get(key);
     if (!s) {

@@ -86,6 +86,11 @@ export interface WebhookDispatcherOptions {
   logger?: Logger;
   /** The event loop's recent utilization (core/loop-load.ts). */
   loopUse?: LoopLoad;
+  /**
+   * Requests the node has answered since start: deliveries yield only while requests come (a busy
+   * loop of deliveries alone, a backlog going out after a rush, is not a reason to slow down).
+   */
+  answered?: () => number;
 }
 
 interface Lane {
@@ -133,6 +138,8 @@ const SWEEP_OPS = 1000;
 /** A tenant is swept at most this often (and at least every tenth of the retention), at most `SWEEP_TENANTS` of them per poll. */
 const SWEEP_EVERY_MS = 60_000;
 const SWEEP_TENANTS = 8;
+/** Requests answered this recently mean the node is serving (deliveries may yield to them). */
+const SERVING_MS = 100;
 /** Keys of the first build's queue moved into lanes per tenant and poll. */
 const LEGACY_STEP = 500;
 
@@ -145,6 +152,20 @@ export class WebhookDispatcher {
   private readonly laneHold: number;
   private readonly sweepEveryMs: number;
   private readonly loopUse: LoopLoad;
+  /** Whether requests were answered in the last SERVING_MS (without a count: always). */
+  private serving(): boolean {
+    if (!this.opts.answered) return true;
+    const n = this.opts.answered();
+    const now = performance.now();
+    if (n !== this.answeredSeen) {
+      this.answeredSeen = n;
+      this.answeredAt = now;
+    }
+    return now - this.answeredAt < SERVING_MS;
+  }
+  private answeredSeen = 0;
+  private answeredAt = -Infinity;
+
   /** Starts earned while the loop is busy (startable), and when they were last counted (0: not busy). */
   private tokens = 0;
   private tokensAt = 0;
@@ -383,7 +404,7 @@ export class WebhookDispatcher {
    * loop busy, what `busyRate` has earned since (a bucket holding a tenth of a second's worth).
    */
   private startable(): number {
-    if (this.s.busyPercent >= 100 || this.loopUse() * 100 <= this.s.busyPercent) {
+    if (this.s.busyPercent >= 100 || !this.serving() || this.loopUse() * 100 <= this.s.busyPercent) {
       this.tokensAt = 0;
       return Infinity;
     }
