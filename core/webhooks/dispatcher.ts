@@ -232,8 +232,10 @@ export class WebhookDispatcher {
     clearTimeout(this.yieldTimer);
     this.conns.close();
     await Promise.allSettled([...this.attempts]);
-    for (const c of this.pendingCommits.values()) c.go();
-    await Promise.allSettled([...this.pendingCommits.values()].map((c) => c.done));
+    // Taken before `go` removes each from the map.
+    const open = [...this.pendingCommits.values()];
+    for (const c of open) c.go();
+    await Promise.allSettled(open.map((c) => c.done));
   }
 
   /**
@@ -450,7 +452,7 @@ export class WebhookDispatcher {
       }
     }
     // Yielding to a busy loop with work held: look again once the rate has earned another start.
-    if (budget < 1 && !this.yieldTimer && !this.stopped) {
+    if (budget < 1 && this.held > 0 && !this.yieldTimer && !this.stopped) {
       this.yieldTimer = setTimeout(() => {
         this.yieldTimer = undefined;
         this.startDue();
