@@ -137,15 +137,25 @@ export interface Config {
     allowHosts: string[];
     timeoutMs: number;
     responseCapBytes: number;
+    /** Idle look for due deliveries of every tenant (a node's own writes and retries need none). */
     pollMs: number;
     concurrency: number;
     orgConcurrency: number;
     endpointConcurrency: number;
     retryBaseMs: number;
     retryMaxMs: number;
+    /** An event older than this is not tried again (`failed`). */
     maxAgeMs: number;
+    /** An endpoint failing without a success for this long is disabled. */
     disableAfterMs: number;
+    /** Deliveries and events are deleted this long after the event (never sooner than `maxAgeMs`). */
     retentionMs: number;
+    /**
+     * While requests come and the event loop was busier than this percent of the time since the
+     * last look, at most `busyRate` attempts a second start on the node: deliveries yield to
+     * requests and catch up once the rush is over. A rate, not a concurrency, so a hanging
+     * endpoint's attempts hold no one else back. 100 never yields.
+     */
     busyPercent: number;
     busyRate: number;
     maxEndpoints: number;

@@ -212,14 +212,7 @@ export class LmdbRecords {
       else if (!after) return undefined;
     }
     if (run) run.listing = { read, keysExamined: got.keysExamined };
-    return {
-      data,
-      total: got.total,
-      hasNext: got.hasNext,
-      page: after ? Math.max(1, Math.floor(opts.page ?? 1)) : page,
-      pageSize,
-      ...(got.hasNext && got.last ? { next: encodeCursor(got.last) } : {}),
-    };
+    return indexPage(data, got.total, got.hasNext, opts, after !== undefined, page, pageSize, got.last);
   }
 
   /**
@@ -253,14 +246,7 @@ export class LmdbRecords {
     const hasNext = start + data.length < matched.length;
     const last = matched[start + data.length - 1];
     if (run) run.listing = { read, keysExamined };
-    return {
-      data,
-      total: matched.length,
-      hasNext,
-      page: after ? Math.max(1, Math.floor(opts.page ?? 1)) : page,
-      pageSize,
-      ...(hasNext && last ? { next: encodeCursor({ value: last[0], sk: last[1] }) } : {}),
-    };
+    return indexPage(data, matched.length, hasNext, opts, after !== undefined, page, pageSize, last && { value: last[0], sk: last[1] });
   }
 
   /**
@@ -296,14 +282,7 @@ export class LmdbRecords {
     }
     if (run) run.plan = { stage: 'IXSCAN', read };
     const last = got.entries[got.entries.length - 1];
-    return {
-      data,
-      total: got.total,
-      hasNext: got.hasNext,
-      page: after ? Math.max(1, Math.floor(opts.page ?? 1)) : page,
-      pageSize,
-      ...(got.hasNext && last ? { next: encodeCursor({ value: last[0], sk: last[1] }) } : {}),
-    };
+    return indexPage(data, got.total, got.hasNext, opts, after !== undefined, page, pageSize, last && { value: last[0], sk: last[1] });
   }
 
   /** Runs a find and answers how (MongoDB's explain with executionStats) instead of its records. */
@@ -381,4 +360,16 @@ function noCursor(opts: FindOptions, always = false): void {
 function orderedAsKey(v: unknown): boolean {
   if (typeof v === 'number') return true;
   return typeof v === 'string' && exactStringKey(v) && !/[\ud800-\uffff]/.test(v);
+}
+
+/** A page read in index order; `next` (a cursor after its last entry) only while more follow. */
+function indexPage(data: StoredRecord[], total: number, hasNext: boolean, opts: FindOptions, byCursor: boolean, page: number, pageSize: number, last: Parameters<typeof encodeCursor>[0] | undefined): ListResult {
+  return {
+    data,
+    total,
+    hasNext,
+    page: byCursor ? Math.max(1, Math.floor(opts.page ?? 1)) : page,
+    pageSize,
+    ...(hasNext && last ? { next: encodeCursor(last) } : {}),
+  };
 }

@@ -23,6 +23,7 @@
 // lands. Deliveries and events older than `retentionMs` are deleted in bounded steps (sweep), and
 // so are a deleted endpoint's deliveries and lane.
 import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
 import { systemClock } from '../clock.js';
 import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
@@ -51,29 +52,9 @@ import { Connections, send, type Attempt, type SendSettings } from './sender.js'
 import { signatureHeader } from './signing.js';
 import { redactUrl } from './url-safety.js';
 
-export interface WebhookDispatchSettings extends SendSettings {
-  /** Idle look for due deliveries of every tenant (a node's own writes and retries need none). */
-  pollMs: number;
-  concurrency: number;
-  orgConcurrency: number;
-  endpointConcurrency: number;
-  retryBaseMs: number;
-  retryMaxMs: number;
-  /** An event older than this is not tried again (`failed`). */
-  maxAgeMs: number;
-  /** An endpoint failing without a success for this long is disabled. */
-  disableAfterMs: number;
-  /** Deliveries and events are deleted this long after the event (never sooner than `maxAgeMs`). */
-  retentionMs: number;
-  /**
-   * While the event loop was busier than this percent of the time since the last look, at most
-   * `busyRate` attempts a second start on the node: deliveries yield to requests (a rush at the
-   * door is not slowed by sending its events) and catch up once the rush is over. A rate, not a
-   * concurrency, so a hanging endpoint's attempts hold no one else back. 100 never yields.
-   */
-  busyPercent: number;
-  busyRate: number;
-}
+/** The dispatcher's part of the configuration (`config.webhooks`, documented there), and how to send. */
+export type WebhookDispatchSettings = SendSettings &
+  Pick<Config['webhooks'], 'pollMs' | 'concurrency' | 'orgConcurrency' | 'endpointConcurrency' | 'retryBaseMs' | 'retryMaxMs' | 'maxAgeMs' | 'disableAfterMs' | 'retentionMs' | 'busyPercent' | 'busyRate'>;
 
 export interface WebhookDispatcherOptions {
   store: Store;

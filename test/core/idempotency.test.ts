@@ -15,6 +15,7 @@ import {
 import { LmdbStore } from '../../core/store/lmdb-store.js';
 import { WriteBatch } from '../../core/store/store.js';
 import { tempDir } from '../helpers/app.js';
+import { countingKvReads } from '../helpers/kv-read-count.js';
 
 const KEY = '7d3f1c2a-9b4e-4f6a-8c1d-2e3f4a5b6c7d';
 
@@ -77,21 +78,10 @@ t.test('idempotency - expired records go a page at a time as writes go on, read 
   }
   clock.advance(IDEMPOTENCY_TTL_MS + 1);
   // Every read of either namespace, counted in entries handed back.
-  let read = 0;
-  const counted = new Proxy(store, {
-    get(target, prop, receiver) {
-      const v = Reflect.get(target, prop, receiver);
-      if (prop !== 'listKv' && prop !== 'rangeKv') return typeof v === 'function' ? v.bind(target) : v;
-      return (...args: unknown[]) => {
-        const out = (v as (...a: unknown[]) => unknown[]).apply(target, args);
-        read += out.length;
-        return out;
-      };
-    },
-  });
+  const { store: counted, read: readCount } = countingKvReads(store);
   const b = new WriteBatch();
   t.equal(sweepIdempotency(counted, b, 'acme', clock.now(), 32), 32, 'a page of 32 on the index (the writes walked the records from before it meanwhile)');
-  t.ok(read <= 64, `entries read: ${read}`);
+  t.ok(readCount() <= 64, `entries read: ${readCount()}`);
   await store.commit(b);
   // Writes go on, one a batch as an actor's are: each sixteenth sweeps a page, so expired records go faster than new ones come.
   let n = 0;
