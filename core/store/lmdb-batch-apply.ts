@@ -154,7 +154,8 @@ export class BatchApplier {
         case 'putKv': {
           if (!sized) this.assertSize(o.value, `${o.ns} ${o.key}`);
           const key = [o.tenant, o.ns, o.key];
-          const was = storedBytes(kv, key);
+          // A key minted for this write replaces nothing (a journal's replay may find it written).
+          const was = o.fresh && !replay ? 0 : storedBytes(kv, key);
           kv.put(key, o.value);
           delta.of(o.tenant).records += this.encoded.bytes - was;
           break;

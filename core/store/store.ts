@@ -12,7 +12,8 @@ export type WriteOp =
   | { op: 'putRecord'; record: StoredRecord; ifVersion?: number }
   | { op: 'deleteRecord'; tenant: string; datatype: string; sk: string; ifVersion?: number }
   | { op: 'append'; tenant: string; log: string; seq: number; entry: unknown }
-  | { op: 'putKv'; tenant: string; ns: string; key: string; value: unknown }
+  /** `fresh`: the key was minted for this write (a new id), so nothing is stored under it and its size need not be read. */
+  | { op: 'putKv'; tenant: string; ns: string; key: string; value: unknown; fresh?: true }
   | { op: 'deleteKv'; tenant: string; ns: string; key: string }
   | { op: 'putOrg'; org: Org }
   | { op: 'patchOrg'; orgId: string; fields: Record<string, unknown> }
@@ -68,8 +69,9 @@ export class WriteBatch {
     this.ops.push({ op: 'append', tenant, log, seq, entry });
     return this;
   }
-  putKv(tenant: string, ns: string, key: string, value: unknown): this {
-    this.ops.push({ op: 'putKv', tenant, ns, key, value });
+  /** `fresh`: the caller minted `key` for this write (see the op), sparing the store a read of what it replaces. */
+  putKv(tenant: string, ns: string, key: string, value: unknown, fresh?: 'fresh'): this {
+    this.ops.push(fresh ? { op: 'putKv', tenant, ns, key, value, fresh: true } : { op: 'putKv', tenant, ns, key, value });
     return this;
   }
   deleteKv(tenant: string, ns: string, key: string): this {

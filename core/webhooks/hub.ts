@@ -114,15 +114,22 @@ function compile(t: SubscriptionTable, v: number): TenantSubs {
   return { all, byType, v };
 }
 
-/** Queues event `type` for `endpoints` in `batch`; answers the event id. */
+/**
+ * Queues event `type` for `endpoints` in `batch`; answers the event id. Every key is new (the event
+ * id is minted here), so the store reads nothing it would replace. With one endpoint (the usual
+ * case, and a door scan's) the body goes in the delivery itself: two writes, not three. With more,
+ * the body is stored once as the event and each delivery is small.
+ */
 export function queueEvent(batch: WriteBatch, tenant: string, endpoints: readonly string[], type: string, data: unknown, now: number): { eventId: string } {
   const eventId = newId(now);
   const body = JSON.stringify({ id: eventId, type, createdAt: new Date(now).toISOString(), orgId: tenant, data });
-  batch.putKv(tenant, EVENT_NS, eventId, { type, createdAt: now, body } satisfies StoredEvent);
+  const shared = endpoints.length > 1;
+  if (shared) batch.putKv(tenant, EVENT_NS, eventId, { type, createdAt: now, body } satisfies StoredEvent, 'fresh');
   for (const endpointId of endpoints) {
     const d: Delivery = { eventId, endpointId, type, createdAt: now, state: 'pending', attempts: 0, lastStatus: null, dueAt: now };
-    batch.putKv(tenant, deliveryNs(endpointId), eventId, d);
-    batch.putKv(tenant, LANE_NS, laneKey(endpointId, now, eventId), 1);
+    if (!shared) d.body = body;
+    batch.putKv(tenant, deliveryNs(endpointId), eventId, d, 'fresh');
+    batch.putKv(tenant, LANE_NS, laneKey(endpointId, now, eventId), 1, 'fresh');
   }
   return { eventId };
 }

@@ -7,7 +7,7 @@
 
 /** endpoint id → Endpoint. */
 export const ENDPOINT_NS = 'webhook_endpoint';
-/** event id → StoredEvent: the body, stored once however many endpoints receive it. */
+/** event id → StoredEvent: the body of an event queued for several endpoints, stored once for them all. */
 export const EVENT_NS = 'webhook_event';
 /**
  * Due deliveries, one lane per endpoint: key `<endpoint id>:<dueAt, 15 digits>:<event id>` → 1, so
@@ -68,7 +68,7 @@ export interface Delivery {
   type: string;
   /** Epoch ms the event was queued. */
   createdAt: number;
-  /** Only in deliveries queued by the first build, which kept the body per delivery. */
+  /** The event's body when it went to this endpoint alone (else it is the event's, EVENT_NS). */
   body?: string;
   state: DeliveryState;
   attempts: number;

@@ -5,10 +5,11 @@
 //
 // Connections are kept alive per endpoint origin and checked address (Connections): a busy
 // endpoint's events do not each pay a TCP (and TLS) handshake. A host's checked addresses are
-// reused for RESOLVED_TTL_MS, then resolved and checked again.
-import http from 'node:http';
-import https from 'node:https';
+// reused for RESOLVED_TTL_MS, then resolved and checked again. Requests go through undici's pools:
+// node:http's client cost about three times the CPU per request (90 against 30 µs on loopback),
+// and a node draining a backlog spends most of a delivery there.
 import type { LookupFunction } from 'node:net';
+import { Pool } from 'undici';
 import { resolveChecked, type Resolved, type UrlPolicy } from './url-safety.js';
 
 const RESOLVED_TTL_MS = 10_000;
@@ -17,22 +18,28 @@ const IDLE_SOCKET_MS = 30_000;
 
 /** Kept-alive connections and checked resolutions, per node. */
 export class Connections {
-  private readonly pools = new Map<string, http.Agent>();
+  private readonly pools = new Map<string, Pool>();
   private readonly resolved = new Map<string, { r: Resolved; at: number }>();
 
-  agent(key: string, secure: boolean, max: number): http.Agent {
-    let a = this.pools.get(key);
-    if (!a) {
+  /** The pool of `url`'s origin at the checked address `target`: at most `max` connections. */
+  pool(url: URL, target: Resolved, max: number): Pool {
+    const key = `${url.protocol}//${url.host}|${target.address}`;
+    let p = this.pools.get(key);
+    if (!p) {
       if (this.pools.size >= MAX_POOLS) {
         const [oldest, pool] = this.pools.entries().next().value!;
-        pool.destroy();
+        void pool.destroy().catch(() => undefined);
         this.pools.delete(oldest);
       }
-      const o = { keepAlive: true, maxSockets: max, maxFreeSockets: max, timeout: IDLE_SOCKET_MS };
-      a = secure ? new https.Agent(o) : new http.Agent(o);
-      this.pools.set(key, a);
+      // Every connection of the pool goes to the checked address, whatever DNS answers meanwhile.
+      const pinned: LookupFunction = (_host, opts, cb) => {
+        if ((opts as { all?: boolean }).all) (cb as unknown as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [{ address: target.address, family: target.family }]);
+        else cb(null, target.address, target.family);
+      };
+      p = new Pool(url.origin, { connections: max, pipelining: 1, keepAliveTimeout: IDLE_SOCKET_MS, keepAliveMaxTimeout: IDLE_SOCKET_MS, connect: { lookup: pinned } });
+      this.pools.set(key, p);
     }
-    return a;
+    return p;
   }
 
   async resolve(url: URL, policy: UrlPolicy): Promise<Resolved> {
@@ -51,7 +58,7 @@ export class Connections {
 
   close(): void {
     this.closed = true;
-    for (const a of this.pools.values()) a.destroy();
+    for (const p of this.pools.values()) void p.destroy().catch(() => undefined);
     this.pools.clear();
   }
 }
@@ -87,52 +94,35 @@ export async function send(rawUrl: string, headers: Record<string, string>, body
     return done({ status: null, ok: false, error: err instanceof Error ? err.message : String(err), refused: true });
   }
   if (conns.closed) return done({ status: null, ok: false, error: 'the node is stopping' });
-  const pinned: LookupFunction = (_host, opts, cb) => {
-    if ((opts as { all?: boolean }).all) (cb as unknown as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [{ address: target.address, family: target.family }]);
-    else cb(null, target.address, target.family);
-  };
-  const h: Record<string, string> = { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'user-agent': 'business-platform-webhooks/1' };
+  const h: Record<string, string> = { ...headers, 'content-type': 'application/json', 'user-agent': 'business-platform-webhooks/1' };
   if (url.username || url.password) h.authorization = 'Basic ' + Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64');
-  const lib = url.protocol === 'https:' ? https : http;
-  return new Promise<Attempt>((resolve) => {
-    let settled = false;
-    const finish = (a: Omit<Attempt, 'durationMs'>) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      resolve(done(a));
-    };
-    const req = lib.request(
-      {
-        protocol: url.protocol,
-        hostname: url.hostname.replace(/^\[|\]$/g, ''),
-        port: url.port || undefined,
-        path: url.pathname + url.search,
-        method: 'POST',
-        headers: h,
-        lookup: pinned,
-        agent: conns.agent(`${url.protocol}//${url.host}|${target.address}`, url.protocol === 'https:', perEndpoint),
-      },
-      (res) => {
-        const status = res.statusCode ?? 0;
-        let read = 0;
-        res.on('data', (chunk: Buffer) => {
-          read += chunk.length;
-          // The answer is not used: past the cap the connection is dropped, the status stands.
-          if (read > s.responseCap) {
-            res.destroy();
-            finish({ status, ok: status >= 200 && status < 300 });
-          }
-        });
-        res.on('end', () => finish({ status, ok: status >= 200 && status < 300, ...(status >= 200 && status < 300 ? {} : { error: `answered ${status}` }) }));
-        res.on('error', () => finish({ status, ok: status >= 200 && status < 300 }));
-      },
-    );
-    const timer = setTimeout(() => {
-      finish({ status: null, ok: false, error: `no answer within ${s.timeoutMs} ms` });
-      req.destroy();
-    }, s.timeoutMs);
-    req.on('error', (err) => finish({ status: null, ok: false, error: err.message }));
-    req.end(body);
-  });
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(), s.timeoutMs);
+  try {
+    const res = await conns.pool(url, target, perEndpoint).request({
+      path: url.pathname + url.search,
+      method: 'POST',
+      headers: h,
+      body,
+      signal: deadline.signal,
+      headersTimeout: s.timeoutMs,
+      bodyTimeout: s.timeoutMs,
+    });
+    const status = res.statusCode;
+    const ok = status >= 200 && status < 300;
+    // The answer is not used: past the cap the connection is dropped and the status stands; an
+    // answer still coming at the deadline is no answer.
+    try {
+      await res.body.dump({ limit: s.responseCap, signal: deadline.signal });
+    } catch (err) {
+      if (deadline.signal.aborted) throw err;
+    }
+    return done({ status, ok, ...(ok ? {} : { error: `answered ${status}` }) });
+  } catch (err) {
+    const cause = err instanceof Error && err.cause instanceof Error ? err.cause.message : undefined;
+    const error = deadline.signal.aborted ? `no answer within ${s.timeoutMs} ms` : (cause ?? (err instanceof Error ? err.message : String(err)));
+    return done({ status: null, ok: false, error });
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -48,17 +48,29 @@ t.test('webhooks bounds - a hanging endpoint with a backlog of 300: the node hol
   t.ok(Date.now() - started < 1_000, `the other endpoint's ping arrived in ${Date.now() - started} ms`);
 });
 
-t.test('webhooks bounds - a delivery and its event are deleted after WEBHOOK_RETENTION_MS', async (t) => {
-  const w = await webhooksWorld(t, { retentionMs: 300, maxAgeMs: 1 });
+t.test('webhooks bounds - deliveries and their events are deleted after WEBHOOK_RETENTION_MS (a body kept in the delivery or once for several endpoints)', async (t) => {
+  const w = await webhooksWorld(t, { retentionMs: 2_000, maxAgeMs: 1 });
   const rx = await receiver(t);
+  const rx2 = await receiver(t);
   const ep = await endpoint(w.admin, rx.url, ['*']);
+  const other = await endpoint(w.admin, rx2.url, ['*']);
   const ping = await w.admin.post(`/webhooks/endpoints/${ep.id}/test`, {});
-  verify(ep.secret, (await rx.waitFor(1))[0]);
-  await until('delivered', async () => (await w.admin.get(`/webhooks/endpoints/${ep.id}/deliveries`)).body.data[0]?.state === 'delivered');
-  t.equal(w.app.deps.store.listKv('acme', 'webhook_event').length, 1, 'the event is kept meanwhile');
+  const b = new WriteBatch();
+  const shared = queueEvent(b, 'acme', [ep.id, other.id], 'ping', { to: 'both' }, Date.now());
+  await w.app.deps.store.commit(b);
+  for (const m of await rx.waitFor(2)) verify(ep.secret, m);
+  const [m2] = await rx2.waitFor(1);
+  verify(other.secret, m2);
+  t.equal(m2.headers['webhook-id'], shared.eventId, 'the shared event reached the second endpoint, signed with its secret');
+  const allDelivered = async (id: string) => (await w.admin.get(`/webhooks/endpoints/${id}/deliveries`)).body.data.every((d: any) => d.state === 'delivered');
+  await until('delivered', async () => (await allDelivered(ep.id)) && (await allDelivered(other.id)));
+  const own = w.app.deps.store.getKv('acme', `webhook_delivery:${ep.id}`, ping.body.eventId) as any;
+  t.equal(typeof own.body, 'string', "an event for one endpoint keeps its body in the delivery");
+  t.same(w.app.deps.store.listKv('acme', 'webhook_event').map((e: any) => e.key), [shared.eventId], 'an event for several endpoints is stored once meanwhile');
+  t.equal((w.app.deps.store.getKv('acme', `webhook_delivery:${other.id}`, shared.eventId) as any).body, undefined, 'its deliveries do not copy it');
   // Ids carry seconds: an event goes once its second is older than the retention.
-  await until('swept', async () => (await w.admin.get(`/webhooks/endpoints/${ep.id}/deliveries`)).body.data.length === 0, 5_000);
-  t.same(w.app.deps.store.listKv('acme', 'webhook_event'), [], 'the event went with it');
+  await until('swept', async () => (await w.admin.get(`/webhooks/endpoints/${ep.id}/deliveries`)).body.data.length === 0 && (await w.admin.get(`/webhooks/endpoints/${other.id}/deliveries`)).body.data.length === 0, 8_000);
+  t.same(w.app.deps.store.listKv('acme', 'webhook_event'), [], 'the shared event went with them');
   t.equal((await w.admin.post(`/webhooks/deliveries/${ping.body.deliveryId}/retry`, {})).status, 404, 'a swept delivery is not found');
 });
 
@@ -140,4 +152,23 @@ t.test('webhooks bounds - while requests keep the event loop busy, deliveries st
   t.ok(Date.now() - ended < 3_000, `the other ${200 - inRush} in ${Date.now() - ended} ms once the requests stopped (at 20 a second: ${Math.round((200 - inRush) / 20)} s)`);
   t.equal(new Set(rx.got.map((g) => g.headers['webhook-id'])).size, 200, 'every one, once');
   t.equal(hanging.got.length, 4, 'the hanging endpoint keeps its lane of 4');
+});
+
+t.test("webhooks bounds - queued events, their deliveries and outcomes count exactly in the organisation's storage (keys minted for the write are not read back)", async (t) => {
+  const w = await webhooksWorld(t);
+  const rx = await receiver(t);
+  const a = await endpoint(w.admin, rx.url, ['*']);
+  const b = await endpoint(w.admin, rx.url, ['*']);
+  const store = w.app.deps.store as any;
+  const exact = (what: string) => t.equal(store.usage('acme').recordBytes, store.measureRecordBytes('acme'), `${what}: usage equals the bytes stored`);
+  const batch = new WriteBatch();
+  for (let i = 0; i < 40; i++) queueEvent(batch, 'acme', i % 2 ? [a.id] : [a.id, b.id], 'ping', { i, pad: 'x'.repeat(i * 10) }, Date.now());
+  const before = store.usage('acme').recordBytes;
+  await store.commit(batch);
+  t.ok(store.usage('acme').recordBytes > before + 40 * 100, 'the queue counts');
+  exact('queued');
+  await rx.waitFor(60, 8_000);
+  await until('every outcome committed', () => store.listKv('acme', 'webhook_lane').length === 0);
+  await sleep(50);
+  exact('delivered');
 });
