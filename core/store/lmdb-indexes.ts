@@ -86,9 +86,9 @@ export class LmdbIndexes {
     return ready.length === 0 ? builtIn : [...builtIn, ...ready.map((d) => d.path)];
   }
 
-  /** Builds a listing over every tenant's records of its datatype (lmdb-listings.ts); query workers load it at their next plan. */
-  async declareListing(shape: ListingShape, records: Iterable<[tenant: string, sk: string]>, read: (tenant: string, sk: string) => StoredRecord | undefined): Promise<void> {
-    if (await this.listings.declare(shape, records, read)) await this.root.transaction(() => this.declared.bump());
+  /** Declares a listing (lmdb-listings.ts; built in steps by lmdb-listing-builder.ts); query workers load it at their next plan. */
+  async declareListing(shape: ListingShape): Promise<void> {
+    if (await this.listings.declare(shape)) await this.root.transaction(() => this.declared.bump());
   }
 
   /** Builds the index over every tenant's records of `datatype` in one transaction, then marks it built. */

@@ -31,6 +31,7 @@ import { journalBatch, journalOps } from './journal-ops.js';
 import { BatchApplier, type Conflict, type RecordsRead } from './lmdb-batch-apply.js';
 import { EncodedSize, forgetSavedStructures, sharedStructures } from './lmdb-encoding.js';
 import { IndexBuilder } from './lmdb-index-builder.js';
+import { ListingBuilder } from './lmdb-listing-builder.js';
 import { LmdbIndexes } from './lmdb-indexes.js';
 import { LmdbKv } from './lmdb-kv.js';
 import { LmdbLogs } from './lmdb-logs.js';
@@ -80,6 +81,8 @@ export interface LmdbStoreOptions {
    * with ERR_INSUFFICIENT_STORAGE (507) before LMDB is asked; deletes still commit.
    */
   minFreeDiskBytes?: number;
+  /** Records a background build of an index or listing handles per step (STORE_INDEX_BUILD_STEP; default 500). */
+  indexBuildStep?: number;
 }
 
 export const DEFAULT_MAX_RECORD_BYTES = 400 * 1024;
@@ -106,6 +109,7 @@ export class LmdbStore implements Store {
   private readonly applier: BatchApplier;
   private readonly declared: LmdbTenantIndexes;
   private readonly builder: IndexBuilder;
+  private readonly listingBuilder: ListingBuilder;
   private closed = false;
   /** Journaled batches' writes until they are in LMDB (openJournal; single node only). */
   private journal?: WriteJournal;
@@ -146,6 +150,11 @@ export class LmdbStore implements Store {
     const dbs = { meta: this.meta, records: this.records, logs: this.logs, kv: this.kv, orgs: this.orgs };
     this.applier = new BatchApplier(dbs, this.reads, this.indexes, this.usageCounters, encoded, opts.quota, this.maxRecordBytes, documentLimits);
     this.builder = new IndexBuilder(this.root, this.index, this.records, this.declared, this.usageCounters, (t, d, sk) => this.reads.read(t, d, sk), opts.logger);
+    this.listingBuilder = new ListingBuilder(this.root, this.records, this.indexes.listings, (t, d, sk) => this.reads.read(t, d, sk), opts.logger);
+    if (opts.indexBuildStep !== undefined) {
+      this.builder.setStep(opts.indexBuildStep);
+      this.listingBuilder.setStep(opts.indexBuildStep);
+    }
   }
 
   indexedPaths(datatype: string, tenant?: string): readonly string[] {
@@ -176,13 +185,18 @@ export class LmdbStore implements Store {
   }
 
   startIndexBuilds(opts: { step?: number } = {}): void {
-    if (opts.step !== undefined) this.builder.setStep(opts.step);
+    if (opts.step !== undefined) {
+      this.builder.setStep(opts.step);
+      this.listingBuilder.setStep(opts.step);
+    }
     this.builder.kick();
+    this.listingBuilder.kick();
   }
 
-  /** Resolves once no index build or removal is left (tests and tools). */
-  indexBuildsIdle(): Promise<void> {
-    return this.builder.idle();
+  /** Resolves once no index or listing build, nor index removal, is left (tests and tools). */
+  async indexBuildsIdle(): Promise<void> {
+    await this.builder.idle();
+    await this.listingBuilder.idle();
   }
 
   declareIndex(datatype: string, path: string): Promise<void> {
@@ -198,8 +212,10 @@ export class LmdbStore implements Store {
     );
   }
 
-  declareListing(shape: ListingShape): Promise<void> {
-    return this.indexes.declareListing(shape, this.reads.keysOf(shape.datatype), (tenant, sk) => this.reads.read(tenant, shape.datatype, sk));
+  /** Declares a listing: built now when its datatype holds few records, else in the background (finds read the usual way meanwhile). */
+  async declareListing(shape: ListingShape): Promise<void> {
+    await this.indexes.declareListing(shape);
+    await this.listingBuilder.begin(shape);
   }
 
   pagesByIndex(tenant: string, datatype: string, filter: Filter | undefined, opts: FindOptions): boolean {
@@ -482,6 +498,7 @@ export class LmdbStore implements Store {
   async close(): Promise<void> {
     if (this.closed) return;
     await this.builder.stop();
+    await this.listingBuilder.stop();
     await this.journal?.close();
     this.floor?.close();
     this.closed = true;
