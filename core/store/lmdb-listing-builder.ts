@@ -115,7 +115,7 @@ export class ListingBuilder {
     const spent = () => n >= this.step || (n > 0 && performance.now() - started > STEP_MS);
     for (;;) {
       if (at === undefined || (at[1] === HIGH)) {
-        const tenant = this.nextTenant(datatype, at?.[0]);
+        const tenant = nextTenant(this.records, datatype, at?.[0]);
         if (tenant === undefined) return undefined;
         n++;
         at = [tenant, ''];
@@ -148,19 +148,19 @@ export class ListingBuilder {
       if (spent()) return { ...b, at, clearing: undefined, done };
     }
   }
+}
 
-  /**
-   * The first tenant after `after` (from the first without it) holding records of `datatype`:
-   * one seek per tenant passed.
-   */
-  private nextTenant(datatype: string, after: string | undefined): string | undefined {
-    let from: Key | undefined = after === undefined ? undefined : [after, HIGH];
-    for (;;) {
-      let tenant: string | undefined;
-      for (const key of this.records.getKeys(from === undefined ? { limit: 1 } : { start: from, limit: 1 })) tenant = (key as string[])[0];
-      if (tenant === undefined) return undefined;
-      for (const _ of this.records.getKeys({ start: [tenant, datatype], end: [tenant, datatype, HIGH], limit: 1 })) return tenant;
-      from = [tenant, HIGH];
-    }
+/**
+ * The first tenant after `after` (from the first without it) holding records of `datatype`: one
+ * seek per tenant passed.
+ */
+export function nextTenant(records: Database<StoredRecord, Key>, datatype: string, after: string | undefined): string | undefined {
+  let from: Key | undefined = after === undefined ? undefined : [after, HIGH];
+  for (;;) {
+    let tenant: string | undefined;
+    for (const key of records.getKeys(from === undefined ? { limit: 1 } : { start: from, limit: 1 })) tenant = (key as string[])[0];
+    if (tenant === undefined) return undefined;
+    for (const _ of records.getKeys({ start: [tenant, datatype], end: [tenant, datatype, HIGH], limit: 1 })) return tenant;
+    from = [tenant, HIGH];
   }
 }

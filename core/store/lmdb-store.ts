@@ -32,6 +32,7 @@ import { BatchApplier, type Conflict, type RecordsRead } from './lmdb-batch-appl
 import { EncodedSize, forgetSavedStructures, sharedStructures } from './lmdb-encoding.js';
 import { IndexBuilder } from './lmdb-index-builder.js';
 import { ListingBuilder } from './lmdb-listing-builder.js';
+import { CountBuilder } from './lmdb-key-counts.js';
 import { LmdbIndexes } from './lmdb-indexes.js';
 import { LmdbKv } from './lmdb-kv.js';
 import { LmdbLogs } from './lmdb-logs.js';
@@ -110,6 +111,9 @@ export class LmdbStore implements Store {
   private readonly declared: LmdbTenantIndexes;
   private readonly builder: IndexBuilder;
   private readonly listingBuilder: ListingBuilder;
+  private readonly countBuilder: CountBuilder;
+  /** This node makes missing index counts (it started the builds: the writer). */
+  private counting = false;
   private closed = false;
   /** Journaled batches' writes until they are in LMDB (openJournal; single node only). */
   private journal?: WriteJournal;
@@ -140,7 +144,7 @@ export class LmdbStore implements Store {
     const encoded = new EncodedSize();
     for (const db of [this.records, this.logs, this.kv]) encoded.tap(db);
     this.declared = new LmdbTenantIndexes(this.root, this.meta, this.index, this.records);
-    this.indexes = new LmdbIndexes(this.root, this.meta, this.index, this.declared);
+    this.indexes = new LmdbIndexes(this.root, this.meta, this.index, this.declared, this.records);
     const limits: PageLimits = opts.limits ?? { defaultPageSize: 20, maxPageSize: 200 };
     this.reads = new LmdbRecords(this.records, this.indexes, limits, opts.logger);
     this.logReads = new LmdbLogs(this.logs);
@@ -151,6 +155,7 @@ export class LmdbStore implements Store {
     this.applier = new BatchApplier(dbs, this.reads, this.indexes, this.usageCounters, encoded, opts.quota, this.maxRecordBytes, documentLimits);
     this.builder = new IndexBuilder(this.root, this.index, this.records, this.declared, this.usageCounters, (t, d, sk) => this.reads.read(t, d, sk), opts.logger);
     this.listingBuilder = new ListingBuilder(this.root, this.records, this.indexes.listings, (t, d, sk) => this.reads.read(t, d, sk), opts.logger);
+    this.countBuilder = new CountBuilder(this.root, this.records, this.indexes.counts, () => this.indexes.builtIn(), opts.logger);
     if (opts.indexBuildStep !== undefined) {
       this.builder.setStep(opts.indexBuildStep);
       this.listingBuilder.setStep(opts.indexBuildStep);
@@ -191,12 +196,15 @@ export class LmdbStore implements Store {
     }
     this.builder.kick();
     this.listingBuilder.kick();
+    this.counting = true;
+    this.countBuilder.kick();
   }
 
   /** Resolves once no index or listing build, nor index removal, is left (tests and tools). */
   async indexBuildsIdle(): Promise<void> {
     await this.builder.idle();
     await this.listingBuilder.idle();
+    await this.countBuilder.idle();
   }
 
   declareIndex(datatype: string, path: string): Promise<void> {
@@ -250,7 +258,11 @@ export class LmdbStore implements Store {
    * tests that need a record this build cannot decode.
    */
   async putRawRecord(tenant: string, datatype: string, sk: string, bytes: Buffer): Promise<void> {
-    await this.rawRecords.put([tenant, datatype, sk], bytes);
+    await this.root.transaction(() => {
+      this.rawRecords.put([tenant, datatype, sk], bytes);
+      // Written past the counts: its datatype's record count is made again.
+      this.indexes.counts.drop(tenant, datatype, '');
+    });
   }
 
   candidatesUpTo(tenant: string, datatype: string, filter: Filter | undefined, cap: number): number {
@@ -447,6 +459,8 @@ export class LmdbStore implements Store {
       // Landed (or failed): the next read of a written organisation goes to the store.
       this.orgReads.forget(batch);
     }
+    // A tenant's first write of a large batch to an indexed datatype: its counts are made apart.
+    if (this.counting && this.indexes.counts.wanted.size > 0) this.countBuilder.kick();
     if (conflict === ALREADY_APPLIED) return conflict;
     if (conflict) throw new AppError('ERR_VERSION_CONFLICT', conflict);
   }
@@ -499,6 +513,7 @@ export class LmdbStore implements Store {
     if (this.closed) return;
     await this.builder.stop();
     await this.listingBuilder.stop();
+    await this.countBuilder.stop();
     await this.journal?.close();
     this.floor?.close();
     this.closed = true;
