@@ -40,7 +40,12 @@ export class LmdbIndexes {
     records: Database<StoredRecord, Key>,
   ) {
     this.listings = new LmdbListings(root, meta, index);
-    this.counts = new KeyCounts(meta, index, records);
+    this.counts = new KeyCounts(meta, index, records, (tenant, datatype, path) => (path === '' ? this.indexed(tenant, datatype) : this.pathsOf(datatype).includes(path)) || this.declared.readyOf(tenant, datatype).some((d) => d.path === path));
+    // A declaration no write keeps any more: its count ends, and the datatype's when nothing indexes it now.
+    declared.onDropped = (d) => {
+      this.counts.drop(d.tenant, d.datatype, d.path, false);
+      if (!this.indexed(d.tenant, d.datatype)) this.counts.drop(d.tenant, d.datatype, '', false);
+    };
     this.loadBuiltIn();
   }
 
@@ -203,9 +208,9 @@ export class LmdbIndexes {
       }
       this.counts.bump(tenant, datatype, path, -n);
     }
-    if (paths.length > 0) this.counts.bump(tenant, datatype, '', -1);
+    this.counts.bump(tenant, datatype, '', -1);
     this.listings.unindex(tenant, datatype, sk);
-    return this.declared.unindex(tenant, datatype, sk);
+    return this.declared.unindex(tenant, datatype, sk, (path, by) => this.counts.bump(tenant, datatype, path, by));
   }
 
   /**
@@ -235,9 +240,10 @@ export class LmdbIndexes {
       }
       this.counts.bump(tenant, datatype, path, moved);
     }
-    if (paths.length > 0 && (before === undefined) !== (after === undefined)) this.counts.bump(tenant, datatype, '', after ? 1 : -1);
+    // Called for every write of an indexed datatype: its record count is kept while anything indexes it.
+    if ((before === undefined) !== (after === undefined)) this.counts.bump(tenant, datatype, '', after ? 1 : -1);
     this.listings.maintain(tenant, datatype, sk, before, after);
     const declared = this.declared.keptBy(tenant, datatype);
-    return declared ? this.declared.maintain(declared, tenant, datatype, sk, before, after, checkUnique) : 0;
+    return declared ? this.declared.maintain(declared, tenant, datatype, sk, before, after, checkUnique, (path, by) => this.counts.bump(tenant, datatype, path, by)) : 0;
   }
 }

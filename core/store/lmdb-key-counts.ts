@@ -1,13 +1,15 @@
-// Counts kept per tenant of a datatype with a module's index: its records, and the keys of each of
-// those index paths, so a read of a whole index in order (an unfiltered sort by index,
-// lmdb-records.ts indexOrdered) reads its `total` and its check that every record holds one key
-// there, where it counted both on keys each page (tens of ms at 200,000 records).
+// Counts kept per tenant of an indexed datatype: its records, and the keys of each built index
+// path (a module's, or one the organisation declared, once ready), so a read of a whole index in
+// order (an unfiltered sort by index, lmdb-records.ts indexOrdered) reads its `total` and its
+// check that every record holds one key there, where it counted both on keys each page (tens of
+// ms at 200,000 records).
 //   meta  ['kcount', datatype, path, tenant] → n   (path '': the records)
 // A count is kept in the transaction of every write that moves it (summed per batch, written at
 // its end), but only once it exists: it is made by counting in a transaction of its own (at
-// start, in the background, one count per transaction), or by the write itself while the range
-// is small. Until then, reads count as before. A module's index path is declared for good, so
-// every later write of its datatype keeps them.
+// start or once an organisation's index is built, in the background, one count per
+// transaction), or by the write itself while the range is small. Until then, reads count as
+// before. It ends in the transaction that stops writes keeping it (an organisation's index
+// dropped; the datatype's record count once nothing indexes it).
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Database, Key, RootDatabase } from 'lmdb';
 import type { Logger } from '../log.js';
@@ -32,6 +34,8 @@ export class KeyCounts {
     private readonly meta: Database<unknown, Key>,
     private readonly index: Database<number, Key>,
     private readonly records: Database<StoredRecord, Key>,
+    /** Whether a path's keys are all written (an organisation's index being built is not): only then may a count be made. */
+    private readonly complete: (tenant: string, datatype: string, path: string) => boolean,
   ) {}
 
   /** A kept count, or undefined when it is not kept (yet). */
@@ -59,7 +63,7 @@ export class KeyCounts {
       const key = ['kcount', p.datatype, p.path, p.tenant];
       const n = this.meta.get(key) as number | undefined;
       if (n !== undefined) this.meta.put(key, n + p.by);
-      else if (!this.wanted.has(`${p.datatype}\0${p.path}\0${p.tenant}`)) {
+      else if (!this.wanted.has(`${p.datatype}\0${p.path}\0${p.tenant}`) && this.complete(p.tenant, p.datatype, p.path)) {
         // Counted after this batch's writes, in its transaction: exact from here on.
         const small = this.countUpTo(p.tenant, p.datatype, p.path, SMALL + 1);
         if (small <= SMALL) this.meta.put(key, small);
@@ -82,15 +86,15 @@ export class KeyCounts {
   /** Makes a missing count by counting its keys (natively), in the caller's write transaction. */
   make(tenant: string, datatype: string, path: string): void {
     const key = ['kcount', datatype, path, tenant];
-    if (this.meta.get(key) !== undefined) return;
+    if (this.meta.get(key) !== undefined || !this.complete(tenant, datatype, path)) return;
     this.meta.put(key, this.db(path).getKeysCount(rangeOf(tenant, datatype, path)));
   }
 
   /** Drops one tenant's count (its keys were written past it): made again by the builder. */
-  drop(tenant: string, datatype: string, path: string): void {
+  drop(tenant: string, datatype: string, path: string, again = true): void {
     if (this.meta.get(['kcount', datatype, path, tenant]) === undefined) return;
     this.meta.remove(['kcount', datatype, path, tenant]);
-    this.wanted.add(`${datatype}\0${path}\0${tenant}`);
+    if (again) this.wanted.add(`${datatype}\0${path}\0${tenant}`);
   }
 
   /** Drops every tenant's counts of a datatype's path (its entries were written without them). */
@@ -100,9 +104,9 @@ export class KeyCounts {
 }
 
 /**
- * Makes the missing counts of the modules' indexes, one per transaction, yielding between: at
- * start (a data directory from before counts were kept), and for a tenant whose first write to a
- * datatype was a large batch.
+ * Makes the missing counts of the modules' indexes and the organisations' built ones, one per
+ * transaction, yielding between: at start (a data directory from before counts were kept), once an
+ * organisation's index is built, and for a tenant whose first write to a datatype was a large batch.
  */
 export class CountBuilder {
   private running: Promise<void> | undefined;
@@ -114,6 +118,7 @@ export class CountBuilder {
     private readonly records: Database<StoredRecord, Key>,
     private readonly counts: KeyCounts,
     private readonly builtIn: () => Array<[datatype: string, path: string]>,
+    private readonly tenantReady: () => Array<[tenant: string, datatype: string, path: string]>,
     private readonly logger?: Logger,
   ) {}
 
@@ -155,6 +160,14 @@ export class CountBuilder {
           await this.root.childTransaction(() => this.counts.make(t, datatype, path));
           await nextTurn();
         }
+      }
+    }
+    for (const [tenant, datatype, path] of this.tenantReady()) {
+      for (const p of ['', path]) {
+        if (this.stopped) return;
+        if (this.counts.read(tenant, datatype, p) !== undefined) continue;
+        await this.root.childTransaction(() => this.counts.make(tenant, datatype, p));
+        await nextTurn();
       }
     }
     for (const w of [...this.counts.wanted]) {

@@ -271,12 +271,11 @@ export class LmdbRecords {
     const after = opts.after !== undefined ? decodeCursor(opts.after) : undefined;
     const { page, pageSize, offset } = resolvePaging(opts, this.limits);
     // Unfiltered: every record must hold one key at the path (as many keys as records), both read
-    // from the counts kept for a module's index, else counted.
+    // from the counts kept for a built index (lmdb-key-counts.ts), else counted.
     const every = whole && 'range' in read && read.range.type === 'any';
     const counts = this.indexes.counts;
-    const builtIn = every && this.indexes.pathsOf(datatype).includes(read.path);
-    const got = runner.orderedPage(read, opts.sortType === 'desc', after ? { after } : { offset }, pageSize, builtIn ? counts.read(tenant, datatype, read.path) : undefined);
-    if (every && got.total !== ((builtIn ? counts.read(tenant, datatype, '') : undefined) ?? this.records.getKeysCount({ start: [tenant, datatype], end: [tenant, datatype, HIGH] }))) return undefined;
+    const got = runner.orderedPage(read, opts.sortType === 'desc', after ? { after } : { offset }, pageSize, every ? counts.read(tenant, datatype, read.path) : undefined);
+    if (every && got.total !== (counts.read(tenant, datatype, '') ?? this.records.getKeysCount({ start: [tenant, datatype], end: [tenant, datatype, HIGH] }))) return undefined;
     const q = filter && Object.keys(filter).length > 0 ? compileFilter(filter) : undefined;
     const data: StoredRecord[] = [];
     for (const [, sk] of got.entries) {
@@ -350,8 +349,7 @@ export class LmdbRecords {
 
   count(tenant: string, datatype: string, filter?: Filter): number {
     if (!filter || Object.keys(filter).length === 0) {
-      const kept = this.indexes.pathsOf(datatype).length > 0 ? this.indexes.counts.read(tenant, datatype, '') : undefined;
-      return kept ?? this.records.getKeysCount({ start: [tenant, datatype], end: [tenant, datatype, HIGH] });
+      return this.indexes.counts.read(tenant, datatype, '') ?? this.records.getKeysCount({ start: [tenant, datatype], end: [tenant, datatype, HIGH] });
     }
     return this.scan(tenant, datatype, filter).length;
   }

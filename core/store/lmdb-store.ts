@@ -155,7 +155,10 @@ export class LmdbStore implements Store {
     this.applier = new BatchApplier(dbs, this.reads, this.indexes, this.usageCounters, encoded, opts.quota, this.maxRecordBytes, documentLimits);
     this.builder = new IndexBuilder(this.root, this.index, this.records, this.declared, this.usageCounters, (t, d, sk) => this.reads.read(t, d, sk), opts.logger);
     this.listingBuilder = new ListingBuilder(this.root, this.records, this.indexes.listings, (t, d, sk) => this.reads.read(t, d, sk), opts.logger);
-    this.countBuilder = new CountBuilder(this.root, this.records, this.indexes.counts, () => this.indexes.builtIn(), opts.logger);
+    this.countBuilder = new CountBuilder(this.root, this.records, this.indexes.counts, () => this.indexes.builtIn(), () => this.declared.allReady(), opts.logger);
+    this.builder.onDone = () => {
+      if (this.counting) this.countBuilder.kick();
+    };
     if (opts.indexBuildStep !== undefined) {
       this.builder.setStep(opts.indexBuildStep);
       this.listingBuilder.setStep(opts.indexBuildStep);

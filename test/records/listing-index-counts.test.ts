@@ -109,3 +109,41 @@ t.test('index counts - an unfiltered sort by index reads its total from kept cou
   const again = readAll(store, 'acme', 'desc', 300);
   t.same([again.sks, [...again.totals], [...again.counted]], [order(acme, 'desc'), [acme.length], [0]], 'made again at start: exact, nothing counted per page');
 });
+
+t.test("index counts - an organisation's declared index: counted once built, kept through writes, gone with the index", async (t) => {
+  const app = await startTestApp(t, { modules: ['records'] });
+  await createOrg(app, 'acme');
+  const store = app.deps.store as unknown as LmdbStore;
+  const G = 'gizmo';
+  const gizmo = (i: number, label = `G${String((i * 17) % 613).padStart(4, '0')}`): StoredRecord => ({ ...crate('acme', i, label), datatype: G });
+  let rs = Array.from({ length: 2600 }, (_, i) => gizmo(i));
+  const b0 = new WriteBatch();
+  for (const r of rs) b0.putRecord(r);
+  await store.commit(b0);
+  const d = await store.declareTenantIndex('acme', { datatype: G, path: 'data.label' }, 10);
+  await store.indexBuildsIdle();
+  const b1 = new WriteBatch();
+  const gone = rs.filter((_, i) => i % 7 === 3);
+  for (const r of gone) b1.deleteRecord('acme', G, r.sk);
+  const more = Array.from({ length: 30 }, (_, i) => gizmo(5000 + i, 'A-first'));
+  for (const r of more) b1.putRecord(r);
+  await store.commit(b1);
+  rs = [...rs.filter((r) => !gone.includes(r)), ...more];
+  const page = (p: number) => store.explain('acme', G, {}, { sort: 'data.label', sortType: 'asc', page: p, pageSize: 100 });
+  const want = order(rs, 'asc');
+  const got: string[] = [];
+  for (let p = 1; p <= Math.ceil(rs.length / 100); p++) got.push(...store.find('acme', G, {}, { sort: 'data.label', page: p, pageSize: 100 }).data.map((r) => r.sk));
+  t.same(got, want, "the store's order");
+  t.match(page(9), { sort: { by: 'index' }, keysCounted: 0, total: rs.length }, 'read by index, total from the kept counts');
+
+  await store.dropTenantIndex('acme', d.id);
+  await store.indexBuildsIdle();
+  t.equal(store.count('acme', G), rs.length, 'the datatype counted on keys once nothing indexes it');
+  const b2 = new WriteBatch();
+  for (const r of rs.slice(0, 50)) b2.deleteRecord('acme', G, r.sk);
+  await store.commit(b2);
+  await store.declareTenantIndex('acme', { datatype: G, path: 'data.label' }, 10);
+  await store.indexBuildsIdle();
+  t.match(page(2), { sort: { by: 'index' }, keysCounted: 0, total: rs.length - 50 }, 'declared again: counts made anew, exact');
+});
+
