@@ -261,7 +261,7 @@ export function repositoryRoutes(records: RecordsApi, config: Config): RouteDef[
         'query time and memory budget of /repository/find. Sorted on a field with an index (a built-in one, or one the ' +
         'organisation declared: `POST /repository/indexes`) where every record holds a number or a string, one page is read ' +
         'in index order at any size, with `next` to send back as `after`. Without a filter, `total` is read from counts kept in ' +
-        'every write (once the index is built), so a page costs the same at any size.',
+        'every write (once the index is built), not counted per page; a page number skips index keys natively to its place.',
       params: DatatypeParams,
       query: PageQuery,
       response: RecordList,
