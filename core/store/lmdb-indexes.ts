@@ -97,8 +97,8 @@ export class LmdbIndexes {
   }
 
   /** Declares a listing (lmdb-listings.ts; built in steps by lmdb-listing-builder.ts); query workers load it at their next plan. */
-  async declareListing(shape: ListingShape): Promise<void> {
-    if (await this.listings.declare(shape)) await this.root.transaction(() => this.declared.bump());
+  async declareListing(shape: ListingShape, firstStep?: (shape: ListingShape) => void): Promise<void> {
+    if (await this.listings.declare(shape, firstStep)) await this.root.transaction(() => this.declared.bump());
   }
 
   /** Builds the index over every tenant's records of `datatype` in one transaction, then marks it built. */

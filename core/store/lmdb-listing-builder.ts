@@ -39,14 +39,9 @@ export class ListingBuilder {
     this.step = Math.max(1, Math.floor(step));
   }
 
-  /**
-   * One step of a listing's build now (a datatype of few records is then built), the rest in the
-   * background.
-   */
-  async begin(shape: ListingShape): Promise<void> {
-    if (this.stopped || !this.listings.building(shape)) return;
-    await this.buildStep(shape);
-    this.kick();
+  /** The rest of a listing's build in the background, when its first step (in its declaration) left any. */
+  begin(shape: ListingShape): void {
+    if (this.listings.building(shape)) this.kick();
   }
 
   /** Runs the builds still to do (after a declaration, or at start). */
@@ -94,14 +89,17 @@ export class ListingBuilder {
   }
 
   private buildStep(shape: ListingShape): Promise<unknown> {
-    return this.root.childTransaction(() => {
-      const b = this.listings.building(shape);
-      if (!b) return;
-      this.listings.discard();
-      const next = this.advance(shape, b);
-      this.listings.flush();
-      this.listings.setBuilding(shape, next);
-    });
+    return this.root.childTransaction(() => this.stepIn(shape));
+  }
+
+  /** One step, in the caller's write transaction (a declaration runs the first in its own). */
+  stepIn(shape: ListingShape): void {
+    const b = this.listings.building(shape);
+    if (!b) return;
+    this.listings.discard();
+    const next = this.advance(shape, b);
+    this.listings.flush();
+    this.listings.setBuilding(shape, next);
   }
 
   /** Builds up to a step's worth from `b`; the progress after it, or undefined once built. */

@@ -109,9 +109,10 @@ export class LmdbListings {
 
   /**
    * Declares a listing: kept as it is when built (or being built) already; otherwise stored as
-   * building, from its first record (lmdb-listing-builder.ts runs the steps). Whether it was new.
+   * building, from its first record, and `firstStep` run in the same transaction (a datatype of
+   * few records is then built; lmdb-listing-builder.ts runs the other steps). Whether it was new.
    */
-  async declare(shape: ListingShape): Promise<boolean> {
+  async declare(shape: ListingShape, firstStep?: (shape: ListingShape) => void): Promise<boolean> {
     const name = listingName(shape);
     const key = ['listing', shape.datatype, name];
     let added = false;
@@ -123,6 +124,7 @@ export class LmdbListings {
         this.irregularSeen.delete(`${shape.datatype}\0${name}`);
         const building: ListingBuild = { done: 0, ...(was ? { rebuild: true as const } : {}) };
         this.meta.put(key, { equals: [...shape.equals], sort: shape.sort, builtAt: new Date().toISOString(), missingFirst: true, building } satisfies ListingMeta);
+        firstStep?.(shape);
       });
     }
     this.add(shape);

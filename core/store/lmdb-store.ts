@@ -225,8 +225,8 @@ export class LmdbStore implements Store {
 
   /** Declares a listing: built now when its datatype holds few records, else in the background (finds read the usual way meanwhile). */
   async declareListing(shape: ListingShape): Promise<void> {
-    await this.indexes.declareListing(shape);
-    await this.listingBuilder.begin(shape);
+    await this.indexes.declareListing(shape, (s) => this.listingBuilder.stepIn(s));
+    this.listingBuilder.begin(shape);
   }
 
   pagesByIndex(tenant: string, datatype: string, filter: Filter | undefined, opts: FindOptions): boolean {
