@@ -97,6 +97,7 @@ export class BatchApplier {
     const delta = this.delta;
     delta.clear();
     this.indexes.listings.discard();
+    this.indexes.counts.discard();
     // Appends and kv puts are sized before anything is written: a batch of several that runs
     // without a child transaction (lmdb-store's cannotFailHalfway) must not fail after a write.
     const sized = batch.ops.length > 1;
@@ -195,6 +196,7 @@ export class BatchApplier {
       }
     }
     this.indexes.listings.flush();
+    this.indexes.counts.flush();
     for (const d of delta.entries()) this.usage.count(d);
     if (mark !== undefined) putMark(this.dbs.meta, mark);
     return null;

@@ -73,10 +73,16 @@ export class IndexBuilder {
     while (this.running) await this.running;
   }
 
+  /** Called whenever no build or removal is left (the store then makes the new indexes' counts). */
+  onDone?: () => void;
+
   private async loop(): Promise<void> {
     for (;;) {
       const work = this.declared.pending();
-      if (work.length === 0) return;
+      if (work.length === 0) {
+        this.onDone?.();
+        return;
+      }
       for (const d of work) {
         if (this.stopped) return;
         await (d.clearing ? this.clearStep(d) : this.buildStep(d));

@@ -9,6 +9,7 @@ import type { IndexCatalog } from './find-plan.js';
 import { HIGH } from './lmdb-encoding.js';
 import { PlanRunner, type ExplainedStage } from './lmdb-plan-run.js';
 import type { LmdbTenantIndexes } from './lmdb-tenant-indexes.js';
+import { KeyCounts } from './lmdb-key-counts.js';
 import { LmdbListings } from './lmdb-listings.js';
 import type { ListingShape } from './listing-plan.js';
 import { indexValues, type IndexValue } from './index-values.js';
@@ -28,14 +29,23 @@ export class LmdbIndexes {
   private readonly multikeyPaths = new Set<string>();
   /** Listings the modules declared (lmdb-listings.ts), kept in the same writes. */
   readonly listings: LmdbListings;
+  /** Counts of the records and keys of the modules' index paths (lmdb-key-counts.ts), kept in the same writes. */
+  readonly counts: KeyCounts;
 
   constructor(
     private readonly root: RootDatabase,
     private readonly meta: Database<unknown, Key>,
     private readonly index: Database<number, Key>,
     readonly declared: LmdbTenantIndexes,
+    records: Database<StoredRecord, Key>,
   ) {
     this.listings = new LmdbListings(root, meta, index);
+    this.counts = new KeyCounts(meta, index, records, (tenant, datatype, path) => (path === '' ? this.indexed(tenant, datatype) : this.pathsOf(datatype).includes(path)) || this.declared.readyOf(tenant, datatype).some((d) => d.path === path));
+    // A declaration no write keeps any more: its count ends, and the datatype's when nothing indexes it now.
+    declared.onDropped = (d) => {
+      this.counts.drop(d.tenant, d.datatype, d.path, false);
+      if (!this.indexed(d.tenant, d.datatype)) this.counts.drop(d.tenant, d.datatype, '', false);
+    };
     this.loadBuiltIn();
   }
 
@@ -86,9 +96,9 @@ export class LmdbIndexes {
     return ready.length === 0 ? builtIn : [...builtIn, ...ready.map((d) => d.path)];
   }
 
-  /** Builds a listing over every tenant's records of its datatype (lmdb-listings.ts); query workers load it at their next plan. */
-  async declareListing(shape: ListingShape, records: Iterable<[tenant: string, sk: string]>, read: (tenant: string, sk: string) => StoredRecord | undefined): Promise<void> {
-    if (await this.listings.declare(shape, records, read)) await this.root.transaction(() => this.declared.bump());
+  /** Declares a listing (lmdb-listings.ts; built in steps by lmdb-listing-builder.ts); query workers load it at their next plan. */
+  async declareListing(shape: ListingShape, firstStep?: (shape: ListingShape) => void): Promise<void> {
+    if (await this.listings.declare(shape, firstStep)) await this.root.transaction(() => this.declared.bump());
   }
 
   /** Builds the index over every tenant's records of `datatype` in one transaction, then marks it built. */
@@ -112,6 +122,9 @@ export class LmdbIndexes {
         for (const v of indexValues(at)) this.index.put([tenant, datatype, path, v, sk], 1);
       }
       this.meta.put(['index', datatype, path], { builtAt: new Date().toISOString(), tracked: true, multikey } satisfies IndexMeta);
+      // Written without counts: made again (lmdb-key-counts.ts CountBuilder).
+      this.counts.forget(datatype, path);
+      this.counts.forget(datatype, '');
       // A query worker started before this declaration loads it at its next plan.
       this.declared.bump();
     });
@@ -185,13 +198,19 @@ export class LmdbIndexes {
    * the bytes of declared entries removed (negative).
    */
   unindex(tenant: string, datatype: string, sk: string): number {
-    for (const path of this.pathsOf(datatype)) {
+    const paths = this.pathsOf(datatype);
+    for (const path of paths) {
+      let n = 0;
       for (const key of this.index.getKeys({ start: [tenant, datatype, path], end: [tenant, datatype, `${path}\u0000`] })) {
-        if ((key as IndexValue[])[4] === sk) this.index.remove(key);
+        if ((key as IndexValue[])[4] !== sk) continue;
+        this.index.remove(key);
+        n++;
       }
+      this.counts.bump(tenant, datatype, path, -n);
     }
+    this.counts.bump(tenant, datatype, '', -1);
     this.listings.unindex(tenant, datatype, sk);
-    return this.declared.unindex(tenant, datatype, sk);
+    return this.declared.unindex(tenant, datatype, sk, (path, by) => this.counts.bump(tenant, datatype, path, by));
   }
 
   /**
@@ -199,7 +218,8 @@ export class LmdbIndexes {
    * the bytes the tenant's declared indexes grew by (they count in its storage; the modules' do not).
    */
   reindex(tenant: string, datatype: string, sk: string, before: StoredRecord | undefined, after: StoredRecord | undefined, checkUnique = true): number {
-    for (const path of this.pathsOf(datatype)) {
+    const paths = this.pathsOf(datatype);
+    for (const path of paths) {
       const was = before ? getPath(before, path) : undefined;
       const now = after ? getPath(after, path) : undefined;
       // The same value (or the same array, as a shallow copy of `data` keeps it): nothing to move.
@@ -207,11 +227,23 @@ export class LmdbIndexes {
       const oldV = before ? indexValues(was) : [];
       const newV = after ? indexValues(now) : [];
       if (Array.isArray(now)) this.sawArray(datatype, path);
-      for (const v of oldV) if (!newV.includes(v)) this.index.remove([tenant, datatype, path, v, sk]);
-      for (const v of newV) if (!oldV.includes(v)) this.index.put([tenant, datatype, path, v, sk], 1);
+      let moved = 0;
+      for (const v of oldV) {
+        if (newV.includes(v)) continue;
+        this.index.remove([tenant, datatype, path, v, sk]);
+        moved--;
+      }
+      for (const v of newV) {
+        if (oldV.includes(v)) continue;
+        this.index.put([tenant, datatype, path, v, sk], 1);
+        moved++;
+      }
+      this.counts.bump(tenant, datatype, path, moved);
     }
+    // Called for every write of an indexed datatype: its record count is kept while anything indexes it.
+    if ((before === undefined) !== (after === undefined)) this.counts.bump(tenant, datatype, '', after ? 1 : -1);
     this.listings.maintain(tenant, datatype, sk, before, after);
     const declared = this.declared.keptBy(tenant, datatype);
-    return declared ? this.declared.maintain(declared, tenant, datatype, sk, before, after, checkUnique) : 0;
+    return declared ? this.declared.maintain(declared, tenant, datatype, sk, before, after, checkUnique, (path, by) => this.counts.bump(tenant, datatype, path, by)) : 0;
   }
 }

@@ -3,7 +3,7 @@
 //   counts  [tenant, datatype, "\u0003" + key, ...equalValues]             → records
 //           [tenant, datatype, "\u0004" + key, ...equalValues, sortValue's first 13 chars] → records
 //           [tenant, datatype, "\u0005" + key, ...equalValues, sortValue's first 16 chars] → records
-//   meta    ['listing', datatype, name] → { equals, sort, builtAt, irregular?, missingFirst? }
+//   meta    ['listing', datatype, name] → { equals, sort, builtAt, irregular?, missingFirst?, building? }
 // (`key`: the shape's short name, listing-plan.ts listingKey.)
 // All are kept in the transaction of every record write, so a page is one range read and `total`
 // the sum of a few counts, whatever the listing's size. A cursor seeks. A page number is found on
@@ -14,6 +14,9 @@
 // (missing or null) is an entry keyed '', first as the store's sort puts it. A listing that ever
 // met a record it cannot order as the store's sort does (an array at an equality path, a sort
 // value that is not a plain string) is marked irregular and read the usual way from then on.
+// A listing declared over existing records is built in bounded steps (lmdb-listing-builder.ts):
+// until it is built, finds read the usual way, and a write keeps it only for records the build
+// has passed (it reads the others as they are when it gets there).
 import type { Database, Key, RootDatabase } from 'lmdb';
 import { HIGH } from './lmdb-encoding.js';
 import { indexValues, type IndexValue } from './index-values.js';
@@ -28,6 +31,21 @@ interface ListingMeta {
   irregular?: true;
   /** Records without a sort value are entries (keyed ''); a listing built before holds none, and was irregular once it met one. */
   missingFirst?: true;
+  /** Set while the listing is built in steps (absent once built). */
+  building?: ListingBuild;
+}
+
+/**
+ * How far a listing's build got: records are built tenant by tenant in id order, `at` is the last
+ * one built (['t', ''] once tenant t is reached, none of its records yet). `rebuild`: the
+ * listing held entries before (irregular once), each tenant's are cleared when the build reaches it.
+ */
+export interface ListingBuild {
+  at?: [tenant: string, sk: string];
+  /** The tenant whose old entries are being cleared (a rebuild), before its records are built. */
+  clearing?: string;
+  rebuild?: true;
+  done: number;
 }
 
 /** Where a page starts: after a cursor, or at an offset. */
@@ -71,6 +89,7 @@ export class LmdbListings {
     for (const { key, value } of this.meta.getRange({ start: ['listing'], end: ['listing', HIGH] })) {
       const [, datatype] = key as [string, string, string];
       const m = value as ListingMeta;
+      if (m.building) this.buildingAny = true;
       this.add({ datatype, equals: m.equals, sort: m.sort });
     }
   }
@@ -88,46 +107,91 @@ export class LmdbListings {
     return this.shapes.get(datatype) ?? [];
   }
 
-  /** Builds a listing over every tenant's records of its datatype in one transaction, once; whether it was new. */
-  async declare(shape: ListingShape, records: Iterable<[tenant: string, sk: string]>, read: (tenant: string, sk: string) => StoredRecord | undefined): Promise<boolean> {
+  /**
+   * Declares a listing: kept as it is when built (or being built) already; otherwise stored as
+   * building, from its first record, and `firstStep` run in the same transaction (a datatype of
+   * few records is then built; lmdb-listing-builder.ts runs the other steps). Whether it was new.
+   */
+  async declare(shape: ListingShape, firstStep?: (shape: ListingShape) => void): Promise<boolean> {
     const name = listingName(shape);
-    const kept = this.meta.get(['listing', shape.datatype, name]) as ListingMeta | undefined;
-    if (this.of(shape.datatype).some((s) => listingName(s) === name) && kept && (!kept.irregular || kept.missingFirst)) return false;
-    let built = false;
-    await this.root.transaction(() => {
-      const was = this.meta.get(['listing', shape.datatype, name]) as ListingMeta | undefined;
-      // One made irregular only by a record without a sort value (before those were entries) is built again.
-      if (was !== undefined && (!was.irregular || was.missingFirst)) return;
-      built = true;
-      this.irregularSeen.delete(`${shape.datatype}\0${name}`);
-      this.meta.put(['listing', shape.datatype, name], { equals: [...shape.equals], sort: shape.sort, builtAt: new Date().toISOString(), missingFirst: true } satisfies ListingMeta);
-      const cleared = new Set<string>();
-      for (const [tenant, sk] of records) {
-        if (was !== undefined && !cleared.has(tenant)) {
-          cleared.add(tenant);
-          this.clear(shape, tenant);
-        }
-        const r = read(tenant, sk);
-        if (r) this.move(shape, listingKey(shape), tenant, sk, undefined, r);
-      }
-      this.flush();
-    });
+    const key = ['listing', shape.datatype, name];
+    let added = false;
+    if (needsBuild(this.meta.get(key) as ListingMeta | undefined)) {
+      await this.root.transaction(() => {
+        const was = this.meta.get(key) as ListingMeta | undefined;
+        if (!needsBuild(was)) return;
+        added = true;
+        this.irregularSeen.delete(`${shape.datatype}\0${name}`);
+        const building: ListingBuild = { done: 0, ...(was ? { rebuild: true as const } : {}) };
+        this.meta.put(key, { equals: [...shape.equals], sort: shape.sort, builtAt: new Date().toISOString(), missingFirst: true, building } satisfies ListingMeta);
+        firstStep?.(shape);
+      });
+    }
     this.add(shape);
-    return built;
+    if (this.building(shape)) this.buildingAny = true;
+    return added;
   }
 
-  /** Removes one tenant's entries and counts of a listing (before it is built again). */
-  private clear(shape: ListingShape, tenant: string): void {
+  /** How far a listing's build got, while it is being built (read in the caller's transaction). */
+  building(shape: ListingShape): ListingBuild | undefined {
+    return (this.meta.get(['listing', shape.datatype, listingName(shape)]) as ListingMeta | undefined)?.building;
+  }
+
+  /** The listings of any datatype still being built. */
+  unbuilt(): ListingShape[] {
+    const out: ListingShape[] = [];
+    for (const list of this.shapes.values()) for (const s of list) if (this.building(s)) out.push(s);
+    return out;
+  }
+
+  /** Records a build step's progress, or (undefined) that the listing is built: from then on finds read it. */
+  setBuilding(shape: ListingShape, building: ListingBuild | undefined): void {
+    const key = ['listing', shape.datatype, listingName(shape)];
+    const m = this.meta.get(key) as ListingMeta | undefined;
+    if (!m) return;
+    const { building: _, ...rest } = m;
+    this.meta.put(key, (building ? { ...rest, building } : { ...rest, builtAt: new Date().toISOString() }) satisfies ListingMeta);
+  }
+
+  /** Puts one record into a listing being built (a build step; the record is not in it yet). */
+  place(shape: ListingShape, tenant: string, sk: string, r: StoredRecord): void {
+    this.move(shape, listingKey(shape), tenant, sk, undefined, r);
+  }
+
+  /**
+   * Removes up to `max` of one tenant's old keys of a listing being built again; how many. Fewer
+   * than `max`: none is left.
+   */
+  clearSome(shape: ListingShape, tenant: string, max: number): number {
     const name = listingKey(shape);
+    let n = 0;
     for (const mark of [ENTRY, COUNT, ...BUCKETS.map(([m]) => m)]) {
-      for (const key of this.index.getKeys({ start: [tenant, shape.datatype, mark + name], end: [tenant, shape.datatype, mark + name, HIGH] })) this.index.remove(key);
+      for (const key of this.index.getKeys({ start: [tenant, shape.datatype, mark + name], end: [tenant, shape.datatype, mark + name, HIGH], limit: max - n })) {
+        this.index.remove(key);
+        n++;
+      }
+      if (n >= max) return n;
     }
+    return n;
   }
 
   /** Moves one record's entries in every listing of its datatype, in the write's transaction. */
   maintain(tenant: string, datatype: string, sk: string, before: StoredRecord | undefined, after: StoredRecord | undefined): void {
-    for (const shape of this.of(datatype)) this.move(shape, listingKey(shape), tenant, sk, before, after);
+    for (const shape of this.of(datatype)) {
+      if (this.buildingAny) {
+        // A record the build has not reached is read by the build as it is then.
+        const b = this.building(shape);
+        if (b && !builtPast(b, tenant, sk)) continue;
+      }
+      this.move(shape, listingKey(shape), tenant, sk, before, after);
+    }
   }
+
+  /**
+   * Whether some listing may still be building (set by a declaration or a load that found one,
+   * cleared by the builder once none is): writes look up the build's progress only then.
+   */
+  buildingAny = false;
 
   private move(shape: ListingShape, name: string, tenant: string, sk: string, before: StoredRecord | undefined, after: StoredRecord | undefined): void {
     const was = before ? this.placeOf(shape, before) : undefined;
@@ -207,7 +271,7 @@ export class LmdbListings {
   /** Whether a listing still orders as the store's sort does (read from `meta`: a query worker sees it in its snapshot). */
   readable(shape: ListingShape): boolean {
     const m = this.meta.get(['listing', shape.datatype, listingName(shape)]) as ListingMeta | undefined;
-    return m !== undefined && !m.irregular;
+    return m !== undefined && !m.irregular && !m.building;
   }
 
   /** The records of a listing in its tuples: the kept counts summed. */
@@ -445,6 +509,24 @@ export class LmdbListings {
       }
     }
   }
+}
+
+/** Whether a listing's meta asks for a build: none yet, or irregular from before records without a sort value were entries. */
+function needsBuild(m: ListingMeta | undefined): boolean {
+  return m === undefined || (m.irregular === true && !m.missingFirst);
+}
+
+/** Whether record (tenant, sk) is one a listing's build has passed (in the order of the records' keys). */
+export function builtPast(b: ListingBuild, tenant: string, sk: string): boolean {
+  if (!b.at || b.clearing === tenant) return false;
+  const t = keyOrder(tenant, b.at[0]);
+  return t < 0 || (t === 0 && keyOrder(sk, b.at[1]) <= 0);
+}
+
+/** Two key strings in LMDB's order (their UTF-8 bytes), which JS's UTF-16 order differs from above U+D7FF. */
+export function keyOrder(a: string, b: string): number {
+  if (a === b) return 0;
+  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
 }
 
 function sameTuple(a: IndexValue[], b: IndexValue[]): boolean {

@@ -168,11 +168,11 @@ export class PlanRunner {
    * (counted on keys). Descending, equal values stay in id order, as the store's sort keeps them:
    * each run of equal values is found from the top and read upwards.
    */
-  orderedPage(read: IndexRead, desc: boolean, start: { offset: number } | { after: { value: IndexValue; sk: string } }, size: number): OrderedPage {
+  orderedPage(read: IndexRead, desc: boolean, start: { offset: number } | { after: { value: IndexValue; sk: string } }, size: number, kept?: number): OrderedPage {
     const [r] = this.ranges(read);
-    // A copy: getKeysCount marks the options it is given as a count.
-    const total = this.index.getKeysCount({ ...r });
-    this.stats.keysCounted += total;
+    // `kept`: the read's keys as counted in every write (lmdb-key-counts.ts). A copy of the range: getKeysCount marks the options it is given as a count.
+    const total = kept ?? this.index.getKeysCount({ ...r });
+    if (kept === undefined) this.stats.keysCounted += total;
     const entries: Array<[IndexValue, string]> = [];
     let hasNext = false;
     const it = desc ? this.descKeys(r, start) : this.ascKeys(r, start);

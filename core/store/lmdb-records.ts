@@ -270,8 +270,12 @@ export class LmdbRecords {
     if (whole && !runner.ordersAsStore(read)) return undefined;
     const after = opts.after !== undefined ? decodeCursor(opts.after) : undefined;
     const { page, pageSize, offset } = resolvePaging(opts, this.limits);
-    const got = runner.orderedPage(read, opts.sortType === 'desc', after ? { after } : { offset }, pageSize);
-    if (whole && 'range' in read && read.range.type === 'any' && got.total !== this.records.getKeysCount({ start: [tenant, datatype], end: [tenant, datatype, HIGH] })) return undefined;
+    // Unfiltered: every record must hold one key at the path (as many keys as records), both read
+    // from the counts kept for a built index (lmdb-key-counts.ts), else counted.
+    const every = whole && 'range' in read && read.range.type === 'any';
+    const counts = this.indexes.counts;
+    const got = runner.orderedPage(read, opts.sortType === 'desc', after ? { after } : { offset }, pageSize, every ? counts.read(tenant, datatype, read.path) : undefined);
+    if (every && got.total !== (counts.read(tenant, datatype, '') ?? this.records.getKeysCount({ start: [tenant, datatype], end: [tenant, datatype, HIGH] }))) return undefined;
     const q = filter && Object.keys(filter).length > 0 ? compileFilter(filter) : undefined;
     const data: StoredRecord[] = [];
     for (const [, sk] of got.entries) {
@@ -345,7 +349,7 @@ export class LmdbRecords {
 
   count(tenant: string, datatype: string, filter?: Filter): number {
     if (!filter || Object.keys(filter).length === 0) {
-      return this.records.getKeysCount({ start: [tenant, datatype], end: [tenant, datatype, HIGH] });
+      return this.indexes.counts.read(tenant, datatype, '') ?? this.records.getKeysCount({ start: [tenant, datatype], end: [tenant, datatype, HIGH] });
     }
     return this.scan(tenant, datatype, filter).length;
   }

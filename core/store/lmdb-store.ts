@@ -31,6 +31,8 @@ import { journalBatch, journalOps } from './journal-ops.js';
 import { BatchApplier, type Conflict, type RecordsRead } from './lmdb-batch-apply.js';
 import { EncodedSize, forgetSavedStructures, sharedStructures } from './lmdb-encoding.js';
 import { IndexBuilder } from './lmdb-index-builder.js';
+import { ListingBuilder } from './lmdb-listing-builder.js';
+import { CountBuilder } from './lmdb-key-counts.js';
 import { LmdbIndexes } from './lmdb-indexes.js';
 import { LmdbKv } from './lmdb-kv.js';
 import { LmdbLogs } from './lmdb-logs.js';
@@ -80,6 +82,8 @@ export interface LmdbStoreOptions {
    * with ERR_INSUFFICIENT_STORAGE (507) before LMDB is asked; deletes still commit.
    */
   minFreeDiskBytes?: number;
+  /** Records a background build of an index or listing handles per step (STORE_INDEX_BUILD_STEP; default 500). */
+  indexBuildStep?: number;
 }
 
 export const DEFAULT_MAX_RECORD_BYTES = 400 * 1024;
@@ -106,6 +110,10 @@ export class LmdbStore implements Store {
   private readonly applier: BatchApplier;
   private readonly declared: LmdbTenantIndexes;
   private readonly builder: IndexBuilder;
+  private readonly listingBuilder: ListingBuilder;
+  private readonly countBuilder: CountBuilder;
+  /** This node makes missing index counts (it started the builds: the writer). */
+  private counting = false;
   private closed = false;
   /** Journaled batches' writes until they are in LMDB (openJournal; single node only). */
   private journal?: WriteJournal;
@@ -136,7 +144,7 @@ export class LmdbStore implements Store {
     const encoded = new EncodedSize();
     for (const db of [this.records, this.logs, this.kv]) encoded.tap(db);
     this.declared = new LmdbTenantIndexes(this.root, this.meta, this.index, this.records);
-    this.indexes = new LmdbIndexes(this.root, this.meta, this.index, this.declared);
+    this.indexes = new LmdbIndexes(this.root, this.meta, this.index, this.declared, this.records);
     const limits: PageLimits = opts.limits ?? { defaultPageSize: 20, maxPageSize: 200 };
     this.reads = new LmdbRecords(this.records, this.indexes, limits, opts.logger);
     this.logReads = new LmdbLogs(this.logs);
@@ -146,6 +154,15 @@ export class LmdbStore implements Store {
     const dbs = { meta: this.meta, records: this.records, logs: this.logs, kv: this.kv, orgs: this.orgs };
     this.applier = new BatchApplier(dbs, this.reads, this.indexes, this.usageCounters, encoded, opts.quota, this.maxRecordBytes, documentLimits);
     this.builder = new IndexBuilder(this.root, this.index, this.records, this.declared, this.usageCounters, (t, d, sk) => this.reads.read(t, d, sk), opts.logger);
+    this.listingBuilder = new ListingBuilder(this.root, this.records, this.indexes.listings, (t, d, sk) => this.reads.read(t, d, sk), opts.logger);
+    this.countBuilder = new CountBuilder(this.root, this.records, this.indexes.counts, () => this.indexes.builtIn(), () => this.declared.allReady(), opts.logger);
+    this.builder.onDone = () => {
+      if (this.counting) this.countBuilder.kick();
+    };
+    if (opts.indexBuildStep !== undefined) {
+      this.builder.setStep(opts.indexBuildStep);
+      this.listingBuilder.setStep(opts.indexBuildStep);
+    }
   }
 
   indexedPaths(datatype: string, tenant?: string): readonly string[] {
@@ -176,13 +193,21 @@ export class LmdbStore implements Store {
   }
 
   startIndexBuilds(opts: { step?: number } = {}): void {
-    if (opts.step !== undefined) this.builder.setStep(opts.step);
+    if (opts.step !== undefined) {
+      this.builder.setStep(opts.step);
+      this.listingBuilder.setStep(opts.step);
+    }
     this.builder.kick();
+    this.listingBuilder.kick();
+    this.counting = true;
+    this.countBuilder.kick();
   }
 
-  /** Resolves once no index build or removal is left (tests and tools). */
-  indexBuildsIdle(): Promise<void> {
-    return this.builder.idle();
+  /** Resolves once no index or listing build, nor index removal, is left (tests and tools). */
+  async indexBuildsIdle(): Promise<void> {
+    await this.builder.idle();
+    await this.listingBuilder.idle();
+    await this.countBuilder.idle();
   }
 
   declareIndex(datatype: string, path: string): Promise<void> {
@@ -198,8 +223,10 @@ export class LmdbStore implements Store {
     );
   }
 
-  declareListing(shape: ListingShape): Promise<void> {
-    return this.indexes.declareListing(shape, this.reads.keysOf(shape.datatype), (tenant, sk) => this.reads.read(tenant, shape.datatype, sk));
+  /** Declares a listing: built now when its datatype holds few records, else in the background (finds read the usual way meanwhile). */
+  async declareListing(shape: ListingShape): Promise<void> {
+    await this.indexes.declareListing(shape, (s) => this.listingBuilder.stepIn(s));
+    this.listingBuilder.begin(shape);
   }
 
   pagesByIndex(tenant: string, datatype: string, filter: Filter | undefined, opts: FindOptions): boolean {
@@ -234,7 +261,11 @@ export class LmdbStore implements Store {
    * tests that need a record this build cannot decode.
    */
   async putRawRecord(tenant: string, datatype: string, sk: string, bytes: Buffer): Promise<void> {
-    await this.rawRecords.put([tenant, datatype, sk], bytes);
+    await this.root.transaction(() => {
+      this.rawRecords.put([tenant, datatype, sk], bytes);
+      // Written past the counts: its datatype's record count is made again.
+      this.indexes.counts.drop(tenant, datatype, '');
+    });
   }
 
   candidatesUpTo(tenant: string, datatype: string, filter: Filter | undefined, cap: number): number {
@@ -431,6 +462,8 @@ export class LmdbStore implements Store {
       // Landed (or failed): the next read of a written organisation goes to the store.
       this.orgReads.forget(batch);
     }
+    // A tenant's first write of a large batch to an indexed datatype: its counts are made apart.
+    if (this.counting && this.indexes.counts.wanted.size > 0) this.countBuilder.kick();
     if (conflict === ALREADY_APPLIED) return conflict;
     if (conflict) throw new AppError('ERR_VERSION_CONFLICT', conflict);
   }
@@ -482,6 +515,8 @@ export class LmdbStore implements Store {
   async close(): Promise<void> {
     if (this.closed) return;
     await this.builder.stop();
+    await this.listingBuilder.stop();
+    await this.countBuilder.stop();
     await this.journal?.close();
     this.floor?.close();
     this.closed = true;

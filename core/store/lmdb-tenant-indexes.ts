@@ -93,10 +93,21 @@ export class LmdbTenantIndexes {
     this.version = version;
   }
 
+  /** Called in the transaction that drops a declaration, once no write keeps it (its counts end: lmdb-key-counts.ts). */
+  onDropped?: (d: DeclaredIndex) => void;
+
   /** Stores a declaration and raises the version, inside the caller's transaction. */
   put(d: DeclaredIndex): void {
     this.meta.put(['tindex', d.tenant, d.id], d);
     this.bump();
+    if (d.dropped || d.state === 'failed') this.onDropped?.(d);
+  }
+
+  /** Every ready declaration, as [tenant, datatype, path]. */
+  allReady(): Array<[string, string, string]> {
+    const out: Array<[string, string, string]> = [];
+    for (const [tenant, byType] of this.kept) for (const [datatype, list] of byType) for (const d of list) if (d.state === 'ready') out.push([tenant, datatype, d.path]);
+    return out;
   }
 
   /** Raises the version (inside the caller's transaction): every store reloads what plans see. */
@@ -247,7 +258,16 @@ export class LmdbTenantIndexes {
    * bytes its entries grew by (negative when they shrank). A unique index holding a value of
    * another record refuses the write (409).
    */
-  maintain(list: readonly DeclaredIndex[], tenant: string, datatype: string, sk: string, before: StoredRecord | undefined, after: StoredRecord | undefined, checkUnique = true): number {
+  maintain(
+    list: readonly DeclaredIndex[],
+    tenant: string,
+    datatype: string,
+    sk: string,
+    before: StoredRecord | undefined,
+    after: StoredRecord | undefined,
+    checkUnique = true,
+    moved?: (path: string, by: number) => void,
+  ): number {
     let bytes = 0;
     for (const d of list) {
       const was = before ? keysOf(before, d.path).keys : new Map<IndexValue, unknown>();
@@ -261,6 +281,7 @@ export class LmdbTenantIndexes {
         if (this.index.doesExist(key)) {
           this.index.remove(key);
           bytes -= entryBytes(tenant, datatype, d.path, k, sk);
+          moved?.(d.path, -1);
         }
       }
       for (const [k, leaf] of now) {
@@ -274,6 +295,7 @@ export class LmdbTenantIndexes {
         }
         this.index.put(key, 1);
         bytes += entryBytes(tenant, datatype, d.path, k, sk);
+        moved?.(d.path, 1);
       }
     }
     return bytes;
@@ -315,7 +337,7 @@ export class LmdbTenantIndexes {
   }
 
   /** Removes every entry of one record whose bytes cannot be decoded, found by looking; answers the bytes removed. */
-  unindex(tenant: string, datatype: string, sk: string): number {
+  unindex(tenant: string, datatype: string, sk: string, moved?: (path: string, by: number) => void): number {
     let bytes = 0;
     for (const d of this.keptBy(tenant, datatype) ?? []) {
       for (const key of this.index.getKeys({ start: [tenant, datatype, d.path], end: [tenant, datatype, `${d.path}\u0000`] })) {
@@ -323,6 +345,7 @@ export class LmdbTenantIndexes {
         if (k[4] !== sk) continue;
         this.index.remove(key);
         bytes -= entryBytes(tenant, datatype, d.path, k[3], sk);
+        moved?.(d.path, -1);
       }
     }
     return bytes;

@@ -62,7 +62,7 @@ export function limitRows(config: Config): LimitRow[] {
       meaning: 'time a webhook endpoint has to answer 2xx, and how much of its answer is read; a slower or other answer is retried with back-off',
     },
     { setting: 'STORE_MAX_TENANT_INDEXES', value: n(config.store.maxTenantIndexes), meaning: 'indexes an organisation may declare on its datatypes (`POST /repository/indexes`); one more answers 409' },
-    { setting: 'STORE_INDEX_BUILD_STEP', value: `${n(config.store.indexBuildStep)} records`, meaning: "records a declared index's background build indexes per transaction before it yields to requests and writes (fewer when the step has run 2 ms)" },
+    { setting: 'STORE_INDEX_BUILD_STEP', value: `${n(config.store.indexBuildStep)} records`, meaning: "records a declared index's background build indexes per transaction before it yields to requests and writes (fewer when the step has run 2 ms); a listing new to the code, built over the records already stored, takes the same steps" },
     { setting: 'QUERY_TIMEOUT_MS', value: `${n(q.timeoutMs)} ms`, meaning: 'time of one client query (find, dynamic query, aggregation) in a worker; past it the query is stopped and answers 400 naming the budget' },
     { setting: 'QUERY_WORKER_HEAP_MB', value: `${n(q.workerHeapMb)} MiB`, meaning: 'heap of a query worker; a query that needs more is stopped and answers 400' },
     { setting: 'QUERY_WORKERS', value: n(q.workers), meaning: 'query worker threads on this node' },

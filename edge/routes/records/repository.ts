@@ -260,7 +260,8 @@ export function repositoryRoutes(records: RecordsApi, config: Config): RouteDef[
         'Query `p` (page), `ps` (page size), `s` (sort field, e.g. `data.price`), `st` (`asc` or `desc`). Runs under the ' +
         'query time and memory budget of /repository/find. Sorted on a field with an index (a built-in one, or one the ' +
         'organisation declared: `POST /repository/indexes`) where every record holds a number or a string, one page is read ' +
-        'in index order at any size, `total` counted on index keys, with `next` to send back as `after`.',
+        'in index order at any size, with `next` to send back as `after`. Without a filter, `total` is read from counts kept in ' +
+        'every write (once the index is built), not counted per page; a page number skips index keys natively to its place.',
       params: DatatypeParams,
       query: PageQuery,
       response: RecordList,

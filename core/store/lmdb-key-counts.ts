@@ -1,0 +1,181 @@
+// Counts kept per tenant of an indexed datatype: its records, and the keys of each built index
+// path (a module's, or one the organisation declared, once ready), so a read of a whole index in
+// order (an unfiltered sort by index, lmdb-records.ts indexOrdered) reads its `total` and its
+// check that every record holds one key there, where it counted both on keys each page (tens of
+// ms at 200,000 records).
+//   meta  ['kcount', datatype, path, tenant] → n   (path '': the records)
+// A count is kept in the transaction of every write that moves it (summed per batch, written at
+// its end), but only once it exists: it is made by counting in a transaction of its own (at
+// start or once an organisation's index is built, in the background, one count per
+// transaction), or by the write itself while the range is small. Until then, reads count as
+// before. It ends in the transaction that stops writes keeping it (an organisation's index
+// dropped; the datatype's record count once nothing indexes it).
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import type { Database, Key, RootDatabase } from 'lmdb';
+import type { Logger } from '../log.js';
+import { HIGH } from './lmdb-encoding.js';
+import { nextTenant } from './lmdb-listing-builder.js';
+import type { StoredRecord } from './record.js';
+
+/** A missing count a write makes itself while its range holds at most this many keys. */
+const SMALL = 1_000;
+
+/** Where one count's keys are: the records of the datatype, or the keys of one index path. */
+function rangeOf(tenant: string, datatype: string, path: string): { start: Key; end: Key } {
+  return path === '' ? { start: [tenant, datatype], end: [tenant, datatype, HIGH] } : { start: [tenant, datatype, path], end: [tenant, datatype, `${path}\u0000`] };
+}
+
+export class KeyCounts {
+  private readonly pending = new Map<string, { datatype: string; path: string; tenant: string; by: number }>();
+  /** Counts a write found missing over a large range: the builder makes them. */
+  readonly wanted = new Set<string>();
+
+  constructor(
+    private readonly meta: Database<unknown, Key>,
+    private readonly index: Database<number, Key>,
+    private readonly records: Database<StoredRecord, Key>,
+    /** Whether a path's keys are all written (an organisation's index being built is not): only then may a count be made. */
+    private readonly complete: (tenant: string, datatype: string, path: string) => boolean,
+  ) {}
+
+  /** A kept count, or undefined when it is not kept (yet). */
+  read(tenant: string, datatype: string, path: string): number | undefined {
+    return this.meta.get(['kcount', datatype, path, tenant]) as number | undefined;
+  }
+
+  bump(tenant: string, datatype: string, path: string, by: number): void {
+    if (by === 0) return;
+    const id = `${datatype}\0${path}\0${tenant}`;
+    const p = this.pending.get(id);
+    if (p) p.by += by;
+    else this.pending.set(id, { datatype, path, tenant, by });
+  }
+
+  /** Forgets count changes of a batch that did not commit (the applier calls it first). */
+  discard(): void {
+    this.pending.clear();
+  }
+
+  /** Writes the batch's count changes inside its transaction, after its writes (the applier calls it last). */
+  flush(): void {
+    for (const p of this.pending.values()) {
+      if (p.by === 0) continue;
+      const key = ['kcount', p.datatype, p.path, p.tenant];
+      const n = this.meta.get(key) as number | undefined;
+      if (n !== undefined) this.meta.put(key, n + p.by);
+      else if (!this.wanted.has(`${p.datatype}\0${p.path}\0${p.tenant}`) && this.complete(p.tenant, p.datatype, p.path)) {
+        // Counted after this batch's writes, in its transaction: exact from here on.
+        const small = this.countUpTo(p.tenant, p.datatype, p.path, SMALL + 1);
+        if (small <= SMALL) this.meta.put(key, small);
+        else this.wanted.add(`${p.datatype}\0${p.path}\0${p.tenant}`);
+      }
+    }
+    this.pending.clear();
+  }
+
+  private db(path: string): Database<unknown, Key> {
+    return (path === '' ? this.records : this.index) as Database<unknown, Key>;
+  }
+
+  private countUpTo(tenant: string, datatype: string, path: string, cap: number): number {
+    let n = 0;
+    for (const _ of this.db(path).getKeys({ ...rangeOf(tenant, datatype, path), limit: cap })) n++;
+    return n;
+  }
+
+  /** Makes a missing count by counting its keys (natively), in the caller's write transaction. */
+  make(tenant: string, datatype: string, path: string): void {
+    const key = ['kcount', datatype, path, tenant];
+    if (this.meta.get(key) !== undefined || !this.complete(tenant, datatype, path)) return;
+    this.meta.put(key, this.db(path).getKeysCount(rangeOf(tenant, datatype, path)));
+  }
+
+  /** Drops one tenant's count (its keys were written past it): made again by the builder. */
+  drop(tenant: string, datatype: string, path: string, again = true): void {
+    if (this.meta.get(['kcount', datatype, path, tenant]) === undefined) return;
+    this.meta.remove(['kcount', datatype, path, tenant]);
+    if (again) this.wanted.add(`${datatype}\0${path}\0${tenant}`);
+  }
+
+  /** Drops every tenant's counts of a datatype's path (its entries were written without them). */
+  forget(datatype: string, path: string): void {
+    for (const key of this.meta.getKeys({ start: ['kcount', datatype, path], end: ['kcount', datatype, path, HIGH] })) this.meta.remove(key);
+  }
+}
+
+/**
+ * Makes the missing counts of the modules' indexes and the organisations' built ones, one per
+ * transaction, yielding between: at start (a data directory from before counts were kept), once an
+ * organisation's index is built, and for a tenant whose first write to a datatype was a large batch.
+ */
+export class CountBuilder {
+  private running: Promise<void> | undefined;
+  private again = false;
+  private stopped = false;
+
+  constructor(
+    private readonly root: RootDatabase,
+    private readonly records: Database<StoredRecord, Key>,
+    private readonly counts: KeyCounts,
+    private readonly builtIn: () => Array<[datatype: string, path: string]>,
+    private readonly tenantReady: () => Array<[tenant: string, datatype: string, path: string]>,
+    private readonly logger?: Logger,
+  ) {}
+
+  kick(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = this.loop()
+      .catch((err) => this.logger?.error({ err: (err as Error)?.message }, 'index counts stopped; reads count on keys until the next start'))
+      .finally(() => {
+        this.running = undefined;
+        if (this.again && !this.stopped) {
+          this.again = false;
+          this.kick();
+        }
+      });
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.running;
+  }
+
+  async idle(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  private async loop(): Promise<void> {
+    const paths = new Map<string, string[]>();
+    for (const [datatype, path] of this.builtIn()) paths.set(datatype, [...(paths.get(datatype) ?? []), path]);
+    for (const [datatype, list] of paths) {
+      for (let tenant = nextTenant(this.records, datatype, undefined); tenant !== undefined; tenant = nextTenant(this.records, datatype, tenant)) {
+        for (const path of ['', ...list]) {
+          if (this.stopped) return;
+          if (this.counts.read(tenant, datatype, path) !== undefined) continue;
+          const t = tenant;
+          await this.root.childTransaction(() => this.counts.make(t, datatype, path));
+          await nextTurn();
+        }
+      }
+    }
+    for (const [tenant, datatype, path] of this.tenantReady()) {
+      for (const p of ['', path]) {
+        if (this.stopped) return;
+        if (this.counts.read(tenant, datatype, p) !== undefined) continue;
+        await this.root.childTransaction(() => this.counts.make(tenant, datatype, p));
+        await nextTurn();
+      }
+    }
+    for (const w of [...this.counts.wanted]) {
+      if (this.stopped) return;
+      this.counts.wanted.delete(w);
+      const [datatype, path, tenant] = w.split('\0');
+      await this.root.childTransaction(() => this.counts.make(tenant, datatype, path));
+      await nextTurn();
+    }
+  }
+}
