@@ -36,6 +36,7 @@ import { LmdbKv } from './lmdb-kv.js';
 import { LmdbLogs } from './lmdb-logs.js';
 import { LmdbOrgs } from './lmdb-orgs.js';
 import { LmdbRecords } from './lmdb-records.js';
+import { RecordCache, type RecordText, type TextPage } from './record-cache.js';
 import { LmdbTenantIndexes, type DeclaredIndex } from './lmdb-tenant-indexes.js';
 import { needsStreamCheck, streamRefusal } from './lmdb-stream-checks.js';
 import { LmdbUsage } from './lmdb-usage.js';
@@ -73,6 +74,12 @@ export interface LmdbStoreOptions {
   documentLimits?: DocumentLimits;
   /** Where undecodable records met by reads are reported (warn). */
   logger?: Logger;
+  /**
+   * Keeps the answers client reads wrote lately (record-cache.ts), at most `maxBytes` in all and
+   * `tenantMaxBytes` per tenant. Only for the handle that commits: a query worker's would never
+   * see a commit land.
+   */
+  recordCache?: { maxBytes: number; tenantMaxBytes: number };
   /** Storage quotas per tenant (usage.ts); without it usage is counted and nothing is refused. */
   quota?: QuotaPolicy;
   /**
@@ -138,7 +145,8 @@ export class LmdbStore implements Store {
     this.declared = new LmdbTenantIndexes(this.root, this.meta, this.index, this.records);
     this.indexes = new LmdbIndexes(this.root, this.meta, this.index, this.declared);
     const limits: PageLimits = opts.limits ?? { defaultPageSize: 20, maxPageSize: 200 };
-    this.reads = new LmdbRecords(this.records, this.indexes, limits, opts.logger);
+    const cache = opts.recordCache && opts.recordCache.maxBytes > 0 ? new RecordCache(opts.recordCache.maxBytes, opts.recordCache.tenantMaxBytes) : undefined;
+    this.reads = new LmdbRecords(this.records, this.indexes, limits, opts.logger, cache);
     this.logReads = new LmdbLogs(this.logs);
     this.kvReads = new LmdbKv(this.kv);
     this.orgReads = new LmdbOrgs(this.orgs);
@@ -211,6 +219,10 @@ export class LmdbStore implements Store {
     return this.reads.get(tenant, datatype, sk);
   }
 
+  recordText(tenant: string, datatype: string, sk: string, by: RecordText): string | undefined {
+    return this.reads.text(tenant, datatype, sk, by, true);
+  }
+
   /** Undecodable records met by reads since start (for /metrics). */
   unreadableRecords(): number {
     return this.reads.unreadableSeen;
@@ -235,14 +247,15 @@ export class LmdbStore implements Store {
    */
   async putRawRecord(tenant: string, datatype: string, sk: string, bytes: Buffer): Promise<void> {
     await this.rawRecords.put([tenant, datatype, sk], bytes);
+    this.reads.cache?.forget(tenant, datatype, sk);
   }
 
   candidatesUpTo(tenant: string, datatype: string, filter: Filter | undefined, cap: number): number {
     return this.reads.candidatesUpTo(tenant, datatype, filter, cap);
   }
 
-  findUpTo(tenant: string, datatype: string, filter: Filter | undefined, opts: FindOptions, max: number): ListResult | undefined {
-    return this.reads.findUpTo(tenant, datatype, filter, opts, max);
+  findUpTo(tenant: string, datatype: string, filter: Filter | undefined, opts: FindOptions, max: number, by?: RecordText): TextPage | undefined {
+    return this.reads.findUpTo(tenant, datatype, filter, opts, max, by);
   }
 
   find(tenant: string, datatype: string, filter?: Filter, opts: FindOptions = {}) {
@@ -428,8 +441,11 @@ export class LmdbStore implements Store {
     try {
       conflict = await transaction;
     } finally {
-      // Landed (or failed): the next read of a written organisation goes to the store.
+      // Landed (or failed): the next read of a written organisation or record goes to the store.
+      // Not before: until LMDB shows the commit, a read would cache the copy from before it again.
       this.orgReads.forget(batch);
+      const cache = this.reads.cache;
+      if (cache) forgetRecords(cache, batch);
     }
     if (conflict === ALREADY_APPLIED) return conflict;
     if (conflict) throw new AppError('ERR_VERSION_CONFLICT', conflict);
@@ -550,4 +566,12 @@ function shown(d: DeclaredIndex): TenantIndex {
   if (d.readyAt) out.readyAt = d.readyAt;
   if (d.reason) out.reason = d.reason;
   return out;
+}
+
+/** Drops the records a batch writes or deletes from the cache (after it landed, see write()). */
+function forgetRecords(cache: RecordCache, batch: WriteBatch): void {
+  for (const o of batch.ops) {
+    if (o.op === 'putRecord') cache.forget(o.record.pk, o.record.datatype, o.record.sk);
+    else if (o.op === 'deleteRecord') cache.forget(o.tenant, o.datatype, o.sk);
+  }
 }
