@@ -16,6 +16,7 @@ export type RecordText = (rec: StoredRecord) => string;
 
 /** Bytes an entry holds beside its text (the key, the map slot, the queue slot). */
 const ENTRY_OVERHEAD = 120;
+const WIDE = /[^\u0000-\u00ff]/;
 /** A record is never cached above this share of a bound: one large record does not flush the rest. */
 const LARGEST_SHARE = 1 / 16;
 
@@ -28,9 +29,11 @@ interface Cached {
 }
 
 class TenantTexts {
-  readonly byKey = new Map<string, Cached>();
-  /** Keys in the order they were cached, with the seq they were cached at (older copies are skipped). */
-  queue: Array<[string, number]> = [];
+  /** By datatype, then id: no key to build per lookup (a joined string is hashed anew on every read). */
+  readonly byType = new Map<string, Map<string, Cached>>();
+  size = 0;
+  /** Entries in the order they were cached, with the seq they were cached at (older copies are skipped). */
+  queue: Array<[string, string, number]> = [];
   head = 0;
   bytes = 0;
 }
@@ -45,32 +48,34 @@ export class RecordCache {
     private readonly tenantMaxBytes: number,
   ) {}
 
-  private static key(datatype: string, sk: string): string {
-    return datatype + '\u0000' + sk;
-  }
-
   get(tenant: string, datatype: string, sk: string, by: RecordText): string | undefined {
-    const hit = this.tenants.get(tenant)?.byKey.get(RecordCache.key(datatype, sk));
+    const hit = this.tenants.get(tenant)?.byType.get(datatype)?.get(sk);
     return hit && hit.by === by ? hit.text : undefined;
   }
 
   put(tenant: string, datatype: string, sk: string, text: string, by: RecordText): void {
-    // Two bytes a character: a string with any character past Latin-1 is stored so.
-    const bytes = 2 * text.length + ENTRY_OVERHEAD;
+    // V8 keeps a string of Latin-1 characters in a byte each, any other in two.
+    const bytes = (WIDE.test(text) ? 2 : 1) * text.length + ENTRY_OVERHEAD;
     if (bytes > this.tenantMaxBytes * LARGEST_SHARE || bytes > this.maxBytes * LARGEST_SHARE) return;
     let t = this.tenants.get(tenant);
     if (!t) {
       t = new TenantTexts();
       this.tenants.set(tenant, t);
     }
-    const key = RecordCache.key(datatype, sk);
-    this.drop(t, key);
+    let ofType = t.byType.get(datatype);
+    if (!ofType) {
+      ofType = new Map();
+      t.byType.set(datatype, ofType);
+    }
+    this.drop(t, datatype, sk);
     const seq = ++this.seq;
-    t.byKey.set(key, { text, by, bytes, seq });
-    t.queue.push([key, seq]);
+    ofType.set(sk, { text, by, bytes, seq });
+    t.size++;
+    t.queue.push([datatype, sk, seq]);
     // Copies forgotten or replaced leave stale slots: past twice the live entries, only live ones are kept.
-    if (t.queue.length - t.head > 2 * t.byKey.size + 1024) {
-      t.queue = t.queue.slice(t.head).filter(([k, s]) => t!.byKey.get(k)?.seq === s);
+    if (t.queue.length - t.head > 2 * t.size + 1024) {
+      const live = t;
+      t.queue = t.queue.slice(t.head).filter(([d, k, q]) => live.byType.get(d)?.get(k)?.seq === q);
       t.head = 0;
     }
     t.bytes += bytes;
@@ -91,8 +96,8 @@ export class RecordCache {
   forget(tenant: string, datatype: string, sk: string): void {
     const t = this.tenants.get(tenant);
     if (!t) return;
-    this.drop(t, RecordCache.key(datatype, sk));
-    if (t.byKey.size === 0) this.tenants.delete(tenant);
+    this.drop(t, datatype, sk);
+    if (t.size === 0) this.tenants.delete(tenant);
   }
 
   /** Bytes a tenant's cached answers are counted at. */
@@ -105,19 +110,22 @@ export class RecordCache {
     return this.total;
   }
 
-  private drop(t: TenantTexts, key: string): void {
-    const had = t.byKey.get(key);
+  private drop(t: TenantTexts, datatype: string, sk: string): void {
+    const ofType = t.byType.get(datatype);
+    const had = ofType?.get(sk);
     if (!had) return;
-    t.byKey.delete(key);
+    ofType!.delete(sk);
+    if (ofType!.size === 0) t.byType.delete(datatype);
+    t.size--;
     t.bytes -= had.bytes;
     this.total -= had.bytes;
   }
 
   private evictOldest(tenant: string, t: TenantTexts): void {
     while (t.head < t.queue.length) {
-      const [key, seq] = t.queue[t.head++];
-      if (t.byKey.get(key)?.seq === seq) {
-        this.drop(t, key);
+      const [datatype, sk, seq] = t.queue[t.head++];
+      if (t.byType.get(datatype)?.get(sk)?.seq === seq) {
+        this.drop(t, datatype, sk);
         break;
       }
     }
@@ -126,6 +134,6 @@ export class RecordCache {
       t.queue.splice(0, t.head);
       t.head = 0;
     }
-    if (t.byKey.size === 0) this.tenants.delete(tenant);
+    if (t.size === 0) this.tenants.delete(tenant);
   }
 }
