@@ -15,7 +15,7 @@ import { ownRecords, ownReservation, profile } from './client-data.js';
 import { dynamicAggregate, dynamicCount, dynamicDistinct, dynamicExplain, dynamicFind, dynamicFindOne } from './dynamic-query.js';
 import { assertComment, listNotes } from './notes.js';
 import type { DynamicFind, FindRequest } from './query-requests.js';
-import { explainFind, findRecords, getRecord, getRecordText } from './reads.js';
+import { explainFind, findRecords, getRecord, getRecordText, readerText } from './reads.js';
 import { declareIndex, dropIndex, getIndex, listIndexes, type ListedBuiltIn } from './indexes.js';
 import { RECORDS_ACTOR, RECORDS_KEY, type CreateReply, type RecordsMsg } from './messages.js';
 
@@ -68,6 +68,18 @@ export interface RecordsApi {
 export function createRecordsApi(parts: RecordsParts): RecordsApi {
   const { runtime, store } = parts;
   const ask = <R>(tenant: string, msg: RecordsMsg) => runtime.ask<R>(tenant, RECORDS_ACTOR, RECORDS_KEY, msg);
+  // The store keeps texts by function: one reader's function per caller's `by` (a route passes one
+  // it made once; a few at most, else they are made afresh).
+  const readers = new Map<RecordText, RecordText>();
+  const reader = (by: RecordText): RecordText => {
+    let f = readers.get(by);
+    if (!f) {
+      if (readers.size >= 16) readers.clear();
+      f = readerText(by);
+      readers.set(by, f);
+    }
+    return f;
+  };
   // Builds a restart interrupted, and deleted indexes' entries, go on from here (this node's writer).
   store.startIndexBuilds({ step: parts.config?.store?.indexBuildStep });
   return {
@@ -76,8 +88,8 @@ export function createRecordsApi(parts: RecordsParts): RecordsApi {
     updatePartial: (tenant, roles, r) => ask(tenant, { type: 'update-partial', ...r, roles }),
     remove: (tenant, roles, r) => ask(tenant, { type: 'delete', ...r, roles }),
     get: (tenant, datatype, sk) => getRecord(parts, tenant, datatype, sk),
-    getText: (tenant, datatype, sk, by) => getRecordText(parts, tenant, datatype, sk, by),
-    find: (tenant, datatype, req, by) => findRecords(parts, tenant, datatype, req, by),
+    getText: (tenant, datatype, sk, by) => getRecordText(parts, tenant, datatype, sk, reader(by)),
+    find: (tenant, datatype, req, by) => findRecords(parts, tenant, datatype, req, by && reader(by)),
     explain: (tenant, datatype, req) => explainFind(parts, tenant, datatype, req),
     dynamicFind: (tenant, q) => dynamicFind(parts, tenant, q),
     dynamicExplain: (tenant, q) => dynamicExplain(parts, tenant, q),

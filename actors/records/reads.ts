@@ -70,12 +70,12 @@ function readRecord(store: Store, tenant: string, datatype: string, sk: string):
   return forReader(rec);
 }
 
-/** getRecord as the caller's `by` writes the record (as a reader may see it), kept while unchanged (store.recordText). */
+/** getRecord as `by` (a readerText) writes the record, kept while unchanged (store.recordText). */
 export function getRecordText(deps: ListingDeps, tenant: string, datatype: string, sk: string, by: RecordText): string | Promise<string> {
   assertReadable(datatype);
   const { store } = deps;
   const read = () => {
-    const text = store.recordText(tenant, datatype, sk, readerText(by));
+    const text = store.recordText(tenant, datatype, sk, by);
     if (text === undefined) throw appError('ERR_NOT_FOUND', `${datatype} ${sk}`);
     return text;
   };
@@ -83,15 +83,9 @@ export function getRecordText(deps: ListingDeps, tenant: string, datatype: strin
   return wait ? wait.then(read) : read();
 }
 
-/** One function per caller's `by` (the store keeps texts by function): `by` of the record as a reader may see it. */
-const readerTexts = new WeakMap<RecordText, RecordText>();
-function readerText(by: RecordText): RecordText {
-  let f = readerTexts.get(by);
-  if (!f) {
-    f = (rec) => by(forReader(rec));
-    readerTexts.set(by, f);
-  }
-  return f;
+/** A caller's `by` of the record as a reader may see it (forReader): the function the store's texts are kept by. */
+export function readerText(by: RecordText): RecordText {
+  return (rec) => by(forReader(rec));
 }
 
 /** Throws 400/403 for a find the service will not run: checked before a worker is asked. */
@@ -175,14 +169,14 @@ export function findRecords(deps: FindDeps, tenant: string, datatype: string, re
 /**
  * The find runsInPlace admits, decided and run at once (store.findUpTo: the keys counted are the
  * candidates read); undefined when it is not one. Not for tickets, which wait for the door's
- * barrier between deciding and reading (runsInPlace, then inPlace). With `by`, a find one index
- * read answers exactly comes as `texts`, each record as `by` writes it as a reader may see it.
+ * barrier between deciding and reading (runsInPlace, then inPlace). With `by` (a readerText), a
+ * find one index read answers exactly comes as `texts`, each record as `by` writes it.
  */
 export function findHere(deps: FindDeps, tenant: string, datatype: string, req: FindRequest, projection?: Record<string, unknown>, by?: RecordText): TextPage | undefined {
   const max = deps.config?.query.inPlaceMaxCandidates ?? DEFAULT_IN_PLACE_MAX_CANDIDATES;
   const filter = req.filter;
   if (max <= 0 || !filter || !isSimpleFilter(filter) || !isPlainProjection(projection)) return undefined;
-  const res = clientQuery(() => deps.store.findUpTo(tenant, datatype, filter, storeOptions(req), max, by && readerText(by)));
+  const res = clientQuery(() => deps.store.findUpTo(tenant, datatype, filter, storeOptions(req), max, by));
   if (!res) return undefined;
   return res.texts ? res : { ...res, data: res.data.map(forReader) };
 }
