@@ -14,26 +14,27 @@ export type TextPage = ListResult & { texts?: string[] };
 /** Turns a record into the answer a route sends: the same function on every call of one reader. */
 export type RecordText = (rec: StoredRecord) => string;
 
-/** Bytes an entry holds beside its text (the key, the map slot, the queue slot). */
-const ENTRY_OVERHEAD = 120;
+/** Bytes an entry holds beside its text (its id, its object, the map and queue slots). */
+const ENTRY_OVERHEAD = 200;
 const WIDE = /[^\u0000-\u00ff]/;
 /** A record is never cached above this share of a bound: one large record does not flush the rest. */
 const LARGEST_SHARE = 1 / 16;
 
 interface Cached {
+  datatype: string;
+  sk: string;
   text: string;
   /** The function that wrote `text`: another reader's function is a miss, never its text. */
   by: RecordText;
   bytes: number;
-  seq: number;
 }
 
 class TenantTexts {
   /** By datatype, then id: no key to build per lookup (a joined string is hashed anew on every read). */
   readonly byType = new Map<string, Map<string, Cached>>();
   size = 0;
-  /** Entries in the order they were cached, with the seq they were cached at (older copies are skipped). */
-  queue: Array<[string, string, number]> = [];
+  /** Entries in the order they were cached (one forgotten or replaced since is skipped). */
+  queue: Cached[] = [];
   head = 0;
   bytes = 0;
 }
@@ -41,7 +42,6 @@ class TenantTexts {
 export class RecordCache {
   private readonly tenants = new Map<string, TenantTexts>();
   private total = 0;
-  private seq = 0;
 
   constructor(
     private readonly maxBytes: number,
@@ -68,14 +68,14 @@ export class RecordCache {
       t.byType.set(datatype, ofType);
     }
     this.drop(t, datatype, sk);
-    const seq = ++this.seq;
-    ofType.set(sk, { text, by, bytes, seq });
+    const entry: Cached = { datatype, sk, text, by, bytes };
+    ofType.set(sk, entry);
     t.size++;
-    t.queue.push([datatype, sk, seq]);
+    t.queue.push(entry);
     // Copies forgotten or replaced leave stale slots: past twice the live entries, only live ones are kept.
     if (t.queue.length - t.head > 2 * t.size + 1024) {
       const live = t;
-      t.queue = t.queue.slice(t.head).filter(([d, k, q]) => live.byType.get(d)?.get(k)?.seq === q);
+      t.queue = t.queue.slice(t.head).filter((e) => live.byType.get(e.datatype)?.get(e.sk) === e);
       t.head = 0;
     }
     t.bytes += bytes;
@@ -123,9 +123,9 @@ export class RecordCache {
 
   private evictOldest(tenant: string, t: TenantTexts): void {
     while (t.head < t.queue.length) {
-      const [datatype, sk, seq] = t.queue[t.head++];
-      if (t.byType.get(datatype)?.get(sk)?.seq === seq) {
-        this.drop(t, datatype, sk);
+      const e = t.queue[t.head++];
+      if (t.byType.get(e.datatype)?.get(e.sk) === e) {
+        this.drop(t, e.datatype, e.sk);
         break;
       }
     }
