@@ -68,6 +68,9 @@ export interface Config {
     maxTenantIndexes: number;
     /** Records per transaction of a declared index's background build. */
     indexBuildStep: number;
+    /** MiB the cache of records client reads decoded may hold in all, and per organisation (core/store/record-cache.ts). */
+    recordCacheMb: number;
+    recordCacheTenantMb: number;
   };
   /** Client queries: their worker pool and budget (core/query/pool.ts, core/query/limits.ts). */
   query: {
@@ -229,6 +232,8 @@ const ENV: ReadonlyArray<[string, string[], Parse]> = [
   ['STORE_DURABILITY', ['store', 'durability'], text],
   ['STORE_MAX_TENANT_INDEXES', ['store', 'maxTenantIndexes'], int],
   ['STORE_INDEX_BUILD_STEP', ['store', 'indexBuildStep'], int],
+  ['STORE_RECORD_CACHE_MB', ['store', 'recordCacheMb'], decimal],
+  ['STORE_RECORD_CACHE_TENANT_MB', ['store', 'recordCacheTenantMb'], decimal],
   ['QUERY_WORKERS', ['query', 'workers'], int],
   ['QUERY_TIMEOUT_MS', ['query', 'timeoutMs'], int],
   ['QUERY_WORKER_HEAP_MB', ['query', 'workerHeapMb'], int],

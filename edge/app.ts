@@ -92,6 +92,7 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
     quota: storageQuota(config),
     minFreeDiskBytes: config.quotas.minFreeDiskBytes,
     indexBuildStep: config.store.indexBuildStep,
+    recordCache: { maxBytes: config.store.recordCacheMb * 2 ** 20, tenantMaxBytes: config.store.recordCacheTenantMb * 2 ** 20 },
   });
   // Chat messages are acknowledged from the store's write journal (CHAT_DURABILITY), replayed here
   // after a crash before anything reads (with CHAT_DURABILITY=store too: an earlier run may have

@@ -54,6 +54,11 @@ function validator(ajv: Ajv, schema: TSchema | undefined, where: string): Valida
   };
 }
 
+/** The serializer a route with `schema` as its answer writes with (the same bytes). */
+export function serializerOf(schema: TSchema): Serializer {
+  return fastJson(schema as object) as Serializer;
+}
+
 export interface CompiledRoute {
   params?: Validator;
   query?: Validator;
@@ -83,7 +88,7 @@ class LazyRoute implements CompiledRoute {
     return this.#body ?? undefined;
   }
   get serialize(): Serializer {
-    return (this.#serialize ??= this.def.response ? (fastJson(this.def.response as object) as Serializer) : JSON.stringify);
+    return (this.#serialize ??= this.def.response ? serializerOf(this.def.response) : JSON.stringify);
   }
 }
 

@@ -8,13 +8,14 @@ import type { Principal } from '../../core/auth/tokens.js';
 import type { QueryRunner } from '../../core/query/pool.js';
 import type { Filter, FindExplain } from '../../core/store/query.js';
 import type { ListResult, StoredRecord } from '../../core/store/record.js';
+import type { RecordText, TextPage } from '../../core/store/record-cache.js';
 import type { Store } from '../../core/store/store.js';
 import type { TenantIndex, TenantIndexSpec } from '../../core/store/tenant-indexes.js';
 import { ownRecords, ownReservation, profile } from './client-data.js';
 import { dynamicAggregate, dynamicCount, dynamicDistinct, dynamicExplain, dynamicFind, dynamicFindOne } from './dynamic-query.js';
 import { assertComment, listNotes } from './notes.js';
 import type { DynamicFind, FindRequest } from './query-requests.js';
-import { explainFind, findRecords, getRecord } from './reads.js';
+import { explainFind, findRecords, getRecord, getRecordText, readerText } from './reads.js';
 import { declareIndex, dropIndex, getIndex, listIndexes, type ListedBuiltIn } from './indexes.js';
 import { RECORDS_ACTOR, RECORDS_KEY, type CreateReply, type RecordsMsg } from './messages.js';
 
@@ -37,7 +38,10 @@ export interface RecordsApi {
   updatePartial(tenant: string, roles: readonly string[], r: { datatype: string; sk: string; set: Record<string, unknown>; version?: number }): Promise<boolean>;
   remove(tenant: string, roles: readonly string[], r: { datatype: string; sk: string; version?: number }): Promise<{ deleted: boolean; datatype: string; sk: string }>;
   get(tenant: string, datatype: string, sk: string): StoredRecord | Promise<StoredRecord>;
-  find(tenant: string, datatype: string, req: FindRequest): Promise<ListResult>;
+  /** `get` as `by` writes the record, kept while no write changes it (`by`: one function, of the record alone). */
+  getText(tenant: string, datatype: string, sk: string, by: RecordText): string | Promise<string>;
+  /** With `by`, a find one index read answers exactly may come as `texts` (reads.ts findHere). */
+  find(tenant: string, datatype: string, req: FindRequest, by?: RecordText): Promise<TextPage>;
   /** How `find` runs: its plan, index keys and records examined (MongoDB's explain with executionStats). */
   explain(tenant: string, datatype: string, req: FindRequest): Promise<FindExplain>;
   dynamicFind(tenant: string, q: DynamicFind): Promise<ListResult<Data>>;
@@ -64,6 +68,18 @@ export interface RecordsApi {
 export function createRecordsApi(parts: RecordsParts): RecordsApi {
   const { runtime, store } = parts;
   const ask = <R>(tenant: string, msg: RecordsMsg) => runtime.ask<R>(tenant, RECORDS_ACTOR, RECORDS_KEY, msg);
+  // The store keeps texts by function: one reader's function per caller's `by` (a route passes one
+  // it made once; a few at most, else they are made afresh).
+  const readers = new Map<RecordText, RecordText>();
+  const reader = (by: RecordText): RecordText => {
+    let f = readers.get(by);
+    if (!f) {
+      if (readers.size >= 16) readers.clear();
+      f = readerText(by);
+      readers.set(by, f);
+    }
+    return f;
+  };
   // Builds a restart interrupted, and deleted indexes' entries, go on from here (this node's writer).
   store.startIndexBuilds({ step: parts.config?.store?.indexBuildStep });
   return {
@@ -72,7 +88,8 @@ export function createRecordsApi(parts: RecordsParts): RecordsApi {
     updatePartial: (tenant, roles, r) => ask(tenant, { type: 'update-partial', ...r, roles }),
     remove: (tenant, roles, r) => ask(tenant, { type: 'delete', ...r, roles }),
     get: (tenant, datatype, sk) => getRecord(parts, tenant, datatype, sk),
-    find: (tenant, datatype, req) => findRecords(parts, tenant, datatype, req),
+    getText: (tenant, datatype, sk, by) => getRecordText(parts, tenant, datatype, sk, reader(by)),
+    find: (tenant, datatype, req, by) => findRecords(parts, tenant, datatype, req, by && reader(by)),
     explain: (tenant, datatype, req) => explainFind(parts, tenant, datatype, req),
     dynamicFind: (tenant, q) => dynamicFind(parts, tenant, q),
     dynamicExplain: (tenant, q) => dynamicExplain(parts, tenant, q),

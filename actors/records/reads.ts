@@ -13,6 +13,7 @@ import type { QueryRunner } from '../../core/query/pool.js';
 import { isSimpleFilter, planFilter } from '../../core/store/find-plan.js';
 import type { Filter, FindExplain, FindOptions } from '../../core/store/query.js';
 import type { ListResult, StoredRecord } from '../../core/store/record.js';
+import type { RecordText, TextPage } from '../../core/store/record-cache.js';
 import type { Store } from '../../core/store/store.js';
 import type { DoorBacklog } from '../scanner/index.js';
 import { assertNoCredentialReference, assertReadable, forReader } from './policy.js';
@@ -67,6 +68,24 @@ function readRecord(store: Store, tenant: string, datatype: string, sk: string):
   const rec = store.getRecord(tenant, datatype, sk);
   if (!rec) throw appError('ERR_NOT_FOUND', `${datatype} ${sk}`);
   return forReader(rec);
+}
+
+/** getRecord as `by` (a readerText) writes the record, kept while unchanged (store.recordText). */
+export function getRecordText(deps: ListingDeps, tenant: string, datatype: string, sk: string, by: RecordText): string | Promise<string> {
+  assertReadable(datatype);
+  const { store } = deps;
+  const read = () => {
+    const text = store.recordText(tenant, datatype, sk, by);
+    if (text === undefined) throw appError('ERR_NOT_FOUND', `${datatype} ${sk}`);
+    return text;
+  };
+  const wait = datatype === TICKET_DATATYPE ? deps.services.doorBacklog.settle(tenant) : undefined;
+  return wait ? wait.then(read) : read();
+}
+
+/** A caller's `by` of the record as a reader may see it (forReader): the function the store's texts are kept by. */
+export function readerText(by: RecordText): RecordText {
+  return (rec) => by(forReader(rec));
 }
 
 /** Throws 400/403 for a find the service will not run: checked before a worker is asked. */
@@ -128,12 +147,12 @@ export function inPlace<T>(deps: ListingDeps, tenant: string, datatype: string, 
  * Filter, sort and page one datatype of one tenant into the list envelope: on the event loop when
  * small and simple (runsInPlace), else in a query worker.
  */
-export function findRecords(deps: FindDeps, tenant: string, datatype: string, req: FindRequest): Promise<ListResult> {
+export function findRecords(deps: FindDeps, tenant: string, datatype: string, req: FindRequest, by?: RecordText): Promise<TextPage> {
   checkFind(datatype, req);
   if (datatype !== TICKET_DATATYPE) {
-    let here: ListResult | undefined;
+    let here: TextPage | undefined;
     try {
-      here = findHere(deps, tenant, datatype, req);
+      here = findHere(deps, tenant, datatype, req, undefined, by);
     } catch (err) {
       return Promise.reject(err);
     }
@@ -150,14 +169,16 @@ export function findRecords(deps: FindDeps, tenant: string, datatype: string, re
 /**
  * The find runsInPlace admits, decided and run at once (store.findUpTo: the keys counted are the
  * candidates read); undefined when it is not one. Not for tickets, which wait for the door's
- * barrier between deciding and reading (runsInPlace, then inPlace).
+ * barrier between deciding and reading (runsInPlace, then inPlace). With `by` (a readerText), a
+ * find one index read answers exactly comes as `texts`, each record as `by` writes it.
  */
-export function findHere(deps: FindDeps, tenant: string, datatype: string, req: FindRequest, projection?: Record<string, unknown>): ListResult | undefined {
+export function findHere(deps: FindDeps, tenant: string, datatype: string, req: FindRequest, projection?: Record<string, unknown>, by?: RecordText): TextPage | undefined {
   const max = deps.config?.query.inPlaceMaxCandidates ?? DEFAULT_IN_PLACE_MAX_CANDIDATES;
   const filter = req.filter;
   if (max <= 0 || !filter || !isSimpleFilter(filter) || !isPlainProjection(projection)) return undefined;
-  const res = clientQuery(() => deps.store.findUpTo(tenant, datatype, filter, storeOptions(req), max));
-  return res && { ...res, data: res.data.map(forReader) };
+  const res = clientQuery(() => deps.store.findUpTo(tenant, datatype, filter, storeOptions(req), max, by));
+  if (!res) return undefined;
+  return res.texts ? res : { ...res, data: res.data.map(forReader) };
 }
 
 /** How a find runs (its plan, keys and records examined), where findRecords would run it. */

@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import type { ListingShape } from '../store/listing-plan.js';
 import type { FindOptions, Filter } from '../store/query.js';
 import type { LmdbStore } from '../store/lmdb-store.js';
+import type { RecordText } from '../store/record-cache.js';
 import { WriteBatch, type KvRange, type LogEntry, type Org, type Store } from '../store/store.js';
 import { assertIndexPath, type TenantIndex, type TenantIndexSpec } from '../store/tenant-indexes.js';
 import { classify, type CommitLog } from './commit-log.js';
@@ -75,6 +76,9 @@ export class ReplicatedStore implements Store {
   getRecord(tenant: string, datatype: string, sk: string) {
     return this.local.getRecord(tenant, datatype, sk);
   }
+  recordText(tenant: string, datatype: string, sk: string, by: RecordText) {
+    return this.local.recordText(tenant, datatype, sk, by);
+  }
   find(tenant: string, datatype: string, filter?: Filter, opts?: FindOptions) {
     return this.local.find(tenant, datatype, filter, opts);
   }
@@ -94,8 +98,8 @@ export class ReplicatedStore implements Store {
     return this.local.candidatesUpTo(tenant, datatype, filter, cap);
   }
 
-  findUpTo(tenant: string, datatype: string, filter: Filter | undefined, opts: FindOptions, max: number) {
-    return this.local.findUpTo(tenant, datatype, filter, opts, max);
+  findUpTo(tenant: string, datatype: string, filter: Filter | undefined, opts: FindOptions, max: number, by?: RecordText) {
+    return this.local.findUpTo(tenant, datatype, filter, opts, max, by);
   }
   readLog<T = unknown>(tenant: string, log: string, fromSeq?: number, limit?: number): LogEntry<T>[] {
     return this.local.readLog<T>(tenant, log, fromSeq, limit);

@@ -6,12 +6,13 @@ import { AppError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { HIGH } from './lmdb-encoding.js';
 import type { LmdbIndexes } from './lmdb-indexes.js';
-import { exactOrderedRead, planFilter } from './find-plan.js';
+import { exactOrderedRead, planFilter, type IndexCatalog } from './find-plan.js';
 import { exactStringKey } from './index-values.js';
 import { decodeCursor, encodeCursor, listingName, listingRead, NARROWED_LISTING_MAX, narrowingListings, type ListingCursor, type ListingRead } from './listing-plan.js';
 import { before } from './lmdb-listings.js';
 import type { ChosenPlan, ExplainedStage, PlanRunner } from './lmdb-plan-run.js';
 import { compileFilter, getPath, resolvePaging, runQuery, type Filter, type FindExplain, type FindOptions, type PageLimits } from './query.js';
+import type { RecordCache, RecordText, TextPage } from './record-cache.js';
 import type { ListResult, StoredRecord } from './record.js';
 
 /** One find's run, observed for explain. */
@@ -32,6 +33,8 @@ export class LmdbRecords {
     private readonly indexes: LmdbIndexes,
     private readonly limits: PageLimits,
     private readonly logger: Logger | undefined,
+    /** The answers client reads wrote lately (record-cache.ts); none in a query worker, which sees no commits land. */
+    readonly cache?: RecordCache,
   ) {}
 
   /**
@@ -46,6 +49,22 @@ export class LmdbRecords {
       this.unreadable(tenant, datatype, sk, err);
       throw new AppError('ERR_RECORD_UNREADABLE', [`${datatype} ${sk}`]);
     }
+  }
+
+  /**
+   * A record as `by` writes it, for a client's read (a get by id, an exact small find): the cached
+   * text while no commit has changed the record since, else read (as get, or as read when
+   * `strict` is false), written and kept. Undefined when there is no such record.
+   */
+  text(tenant: string, datatype: string, sk: string, by: RecordText, strict: boolean): string | undefined {
+    const cache = this.cache;
+    const hit = cache?.get(tenant, datatype, sk, by);
+    if (hit !== undefined) return hit;
+    const r = strict ? this.get(tenant, datatype, sk) : this.read(tenant, datatype, sk);
+    if (!r) return undefined;
+    const text = by(r);
+    cache?.put(tenant, datatype, sk, text, by);
+    return text;
   }
 
   /** A record for a listing: undefined (reported, counted) when it cannot be decoded. */
@@ -138,10 +157,12 @@ export class LmdbRecords {
    * A find an index narrows to at most `max` candidates, counted on keys, run now; undefined when
    * none narrows it or it has more (then only keys were read). Deciding and running share one
    * plan: the ids counted are the ones read, so a small find reads its index keys once. Answers
-   * what find() answers.
+   * what find() answers; with `by`, a find one index read answers exactly answers its page as `by`
+   * writes each record instead (exactTexts).
    */
-  findUpTo(tenant: string, datatype: string, filter: Filter | undefined, opts: FindOptions, max: number): ListResult | undefined {
-    const node = planFilter(filter, this.indexes.catalog(tenant, datatype));
+  findUpTo(tenant: string, datatype: string, filter: Filter | undefined, opts: FindOptions, max: number, by?: RecordText): TextPage | undefined {
+    const catalog = this.indexes.catalog(tenant, datatype);
+    const node = planFilter(filter, catalog);
     if (!node) return undefined;
     const runner = this.indexes.runner(tenant, datatype);
     const { plan, estimate } = runner.choose(node, max + 1);
@@ -149,7 +170,32 @@ export class LmdbRecords {
     const res = this.listed(tenant, datatype, filter, opts, undefined, true) ?? this.indexOrdered(tenant, datatype, filter, opts);
     if (res) return res;
     noCursor(opts);
+    const texts = by && this.exactTexts(tenant, datatype, filter, opts, catalog, runner, plan, by);
+    if (texts) return texts;
     return runQuery(this.planned(tenant, datatype, plan, runner), filter, opts, this.limits);
+  }
+
+  /**
+   * A find whose one equality an index answers exactly (find-plan.ts exactOrderedRead: a number or
+   * a short string, on a path that never held an array), unsorted: its ids are its matches, so
+   * `total` is their count and only the page's records are read, each as `by` writes it (from the
+   * cache while unchanged), with no filter to test. Undefined when the find is not of that kind,
+   * or a record of the page cannot be read (the usual way then reports it).
+   */
+  private exactTexts(tenant: string, datatype: string, filter: Filter | undefined, opts: FindOptions, catalog: IndexCatalog, runner: PlanRunner, plan: ChosenPlan, by: RecordText): TextPage | undefined {
+    if (opts.sort || opts.skip !== undefined || opts.limit !== undefined || plan.stage !== 'IXSCAN') return undefined;
+    const cond = filter && onlyCondition(filter);
+    const read = cond && exactOrderedRead(cond, Object.keys(cond)[0], catalog);
+    if (!read || !('values' in read)) return undefined;
+    const ids = runner.sks(plan);
+    const { page, pageSize, offset } = resolvePaging(opts, this.limits);
+    const texts: string[] = [];
+    for (let i = offset; i < Math.min(ids.length, offset + pageSize); i++) {
+      const text = this.text(tenant, datatype, ids[i], by, false);
+      if (text === undefined) return undefined;
+      texts.push(text);
+    }
+    return { data: [], texts, total: ids.length, hasNext: offset + texts.length < ids.length, page, pageSize };
   }
 
   /** Candidates a find with `filter` reads, counted on keys, no further than `cap`. */
@@ -353,6 +399,19 @@ export class LmdbRecords {
     }
     return this.scan(tenant, datatype, filter).length;
   }
+}
+
+/** The filter's one field condition, also when written as the one condition of an `$and` (the same filter). */
+function onlyCondition(filter: Filter): Filter | undefined {
+  let only: string | undefined;
+  for (const k in filter) {
+    if (only !== undefined) return undefined;
+    only = k;
+  }
+  if (only === undefined) return undefined;
+  if (only !== '$and') return only.startsWith('$') ? undefined : filter;
+  const all = filter.$and;
+  return Array.isArray(all) && all.length === 1 && all[0] !== null && typeof all[0] === 'object' && !Array.isArray(all[0]) ? onlyCondition(all[0] as Filter) : undefined;
 }
 
 /** A cursor on a find no index order answers is a 400: it could not be honoured. */

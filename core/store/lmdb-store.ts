@@ -38,11 +38,12 @@ import { LmdbKv } from './lmdb-kv.js';
 import { LmdbLogs } from './lmdb-logs.js';
 import { LmdbOrgs } from './lmdb-orgs.js';
 import { LmdbRecords } from './lmdb-records.js';
+import { RecordCache, type RecordText, type TextPage } from './record-cache.js';
 import { LmdbTenantIndexes, type DeclaredIndex } from './lmdb-tenant-indexes.js';
 import { needsStreamCheck, streamRefusal } from './lmdb-stream-checks.js';
 import { LmdbUsage } from './lmdb-usage.js';
 import type { FindExplain, FindOptions, Filter, PageLimits } from './query.js';
-import type { ListResult, StoredRecord } from './record.js';
+import type { StoredRecord } from './record.js';
 import type { KvRange, LogEntry, Org, Store, WriteBatch } from './store.js';
 import type { BuiltInIndex, TenantIndex, TenantIndexSpec } from './tenant-indexes.js';
 import { usageDelta, type QuotaPolicy, type StorageUsage } from './usage.js';
@@ -75,6 +76,12 @@ export interface LmdbStoreOptions {
   documentLimits?: DocumentLimits;
   /** Where undecodable records met by reads are reported (warn). */
   logger?: Logger;
+  /**
+   * Keeps the answers client reads wrote lately (record-cache.ts), at most `maxBytes` in all and
+   * `tenantMaxBytes` per tenant. Only for the handle that commits: a query worker's would never
+   * see a commit land.
+   */
+  recordCache?: { maxBytes: number; tenantMaxBytes: number };
   /** Storage quotas per tenant (usage.ts); without it usage is counted and nothing is refused. */
   quota?: QuotaPolicy;
   /**
@@ -146,7 +153,8 @@ export class LmdbStore implements Store {
     this.declared = new LmdbTenantIndexes(this.root, this.meta, this.index, this.records);
     this.indexes = new LmdbIndexes(this.root, this.meta, this.index, this.declared, this.records);
     const limits: PageLimits = opts.limits ?? { defaultPageSize: 20, maxPageSize: 200 };
-    this.reads = new LmdbRecords(this.records, this.indexes, limits, opts.logger);
+    const cache = opts.recordCache && opts.recordCache.maxBytes > 0 ? new RecordCache(opts.recordCache.maxBytes, opts.recordCache.tenantMaxBytes) : undefined;
+    this.reads = new LmdbRecords(this.records, this.indexes, limits, opts.logger, cache);
     this.logReads = new LmdbLogs(this.logs);
     this.kvReads = new LmdbKv(this.kv);
     this.orgReads = new LmdbOrgs(this.orgs);
@@ -238,6 +246,10 @@ export class LmdbStore implements Store {
     return this.reads.get(tenant, datatype, sk);
   }
 
+  recordText(tenant: string, datatype: string, sk: string, by: RecordText): string | undefined {
+    return this.reads.text(tenant, datatype, sk, by, true);
+  }
+
   /** Undecodable records met by reads since start (for /metrics). */
   unreadableRecords(): number {
     return this.reads.unreadableSeen;
@@ -266,14 +278,15 @@ export class LmdbStore implements Store {
       // Written past the counts: its datatype's record count is made again.
       this.indexes.counts.drop(tenant, datatype, '');
     });
+    this.reads.cache?.forget(tenant, datatype, sk);
   }
 
   candidatesUpTo(tenant: string, datatype: string, filter: Filter | undefined, cap: number): number {
     return this.reads.candidatesUpTo(tenant, datatype, filter, cap);
   }
 
-  findUpTo(tenant: string, datatype: string, filter: Filter | undefined, opts: FindOptions, max: number): ListResult | undefined {
-    return this.reads.findUpTo(tenant, datatype, filter, opts, max);
+  findUpTo(tenant: string, datatype: string, filter: Filter | undefined, opts: FindOptions, max: number, by?: RecordText): TextPage | undefined {
+    return this.reads.findUpTo(tenant, datatype, filter, opts, max, by);
   }
 
   find(tenant: string, datatype: string, filter?: Filter, opts: FindOptions = {}) {
@@ -459,8 +472,11 @@ export class LmdbStore implements Store {
     try {
       conflict = await transaction;
     } finally {
-      // Landed (or failed): the next read of a written organisation goes to the store.
+      // Landed (or failed): the next read of a written organisation or record goes to the store.
+      // Not before: until LMDB shows the commit, a read would cache the copy from before it again.
       this.orgReads.forget(batch);
+      const cache = this.reads.cache;
+      if (cache) forgetRecords(cache, batch);
     }
     // A tenant's first write of a large batch to an indexed datatype: its counts are made apart.
     if (this.counting && this.indexes.counts.wanted.size > 0) this.countBuilder.kick();
@@ -585,4 +601,12 @@ function shown(d: DeclaredIndex): TenantIndex {
   if (d.readyAt) out.readyAt = d.readyAt;
   if (d.reason) out.reason = d.reason;
   return out;
+}
+
+/** Drops the records a batch writes or deletes from the cache (after it landed, see write()). */
+function forgetRecords(cache: RecordCache, batch: WriteBatch): void {
+  for (const o of batch.ops) {
+    if (o.op === 'putRecord') cache.forget(o.record.pk, o.record.datatype, o.record.sk);
+    else if (o.op === 'deleteRecord') cache.forget(o.tenant, o.datatype, o.sk);
+  }
 }

@@ -1,6 +1,7 @@
 // What actors and routes know of storage: this interface, never LMDB itself.
 import type { ListingShape } from './listing-plan.js';
 import type { FindExplain, FindOptions, Filter } from './query.js';
+import type { RecordText, TextPage } from './record-cache.js';
 import type { ListResult, StoredRecord } from './record.js';
 import type { Org } from './org.js';
 import type { BuiltInIndex, TenantIndex, TenantIndexSpec } from './tenant-indexes.js';
@@ -152,6 +153,12 @@ export interface Store {
   startIndexBuilds(opts?: { step?: number }): void;
 
   getRecord(tenant: string, datatype: string, sk: string): StoredRecord | undefined;
+  /**
+   * A record as `by` writes it (GET /repository/get's answer), or undefined when there is none:
+   * kept while no commit changes the record (core/store/record-cache.ts), so `by` must be one
+   * function, and write from nothing but the record. Throws as getRecord does.
+   */
+  recordText(tenant: string, datatype: string, sk: string, by: RecordText): string | undefined;
   /** Filter (MongoDB language), sort and page one datatype of one tenant. */
   find(tenant: string, datatype: string, filter?: Filter, opts?: FindOptions): ListResult;
   /** Runs a find and answers how it ran (its plan, keys and records examined) instead of its records. */
@@ -175,9 +182,11 @@ export interface Store {
   /**
    * `find` when an index narrows it to at most `max` candidates (counted on keys, as
    * candidatesUpTo counts them); undefined, having read keys only, when none does or they are
-   * more. One plan decides and reads: the small find on the event loop reads its keys once.
+   * more. One plan decides and reads: the small find on the event loop reads its keys once. With
+   * `by`, a find one index read answers exactly (one equality) answers `texts`, its page's records
+   * as `by` writes them (as recordText), and no `data`.
    */
-  findUpTo(tenant: string, datatype: string, filter: Filter | undefined, opts: FindOptions, max: number): ListResult | undefined;
+  findUpTo(tenant: string, datatype: string, filter: Filter | undefined, opts: FindOptions, max: number, by?: RecordText): TextPage | undefined;
 
   readLog<T = unknown>(tenant: string, log: string, fromSeq?: number, limit?: number): LogEntry<T>[];
   lastLogSeq(tenant: string, log: string): number;

@@ -63,6 +63,11 @@ export function limitRows(config: Config): LimitRow[] {
     },
     { setting: 'STORE_MAX_TENANT_INDEXES', value: n(config.store.maxTenantIndexes), meaning: 'indexes an organisation may declare on its datatypes (`POST /repository/indexes`); one more answers 409' },
     { setting: 'STORE_INDEX_BUILD_STEP', value: `${n(config.store.indexBuildStep)} records`, meaning: "records a declared index's background build indexes per transaction before it yields to requests and writes (fewer when the step has run 2 ms); a listing new to the code, built over the records already stored, takes the same steps" },
+    {
+      setting: 'STORE_RECORD_CACHE_MB, STORE_RECORD_CACHE_TENANT_MB',
+      value: `${n(config.store.recordCacheMb)} MiB, ${n(config.store.recordCacheTenantMb)} MiB`,
+      meaning: 'memory the records recently read by `GET /repository/get` and small finds may hold on this node (decoded and serialized), and per organisation; a write or delete drops its record once it lands, and past the bound the oldest leave first',
+    },
     { setting: 'QUERY_TIMEOUT_MS', value: `${n(q.timeoutMs)} ms`, meaning: 'time of one client query (find, dynamic query, aggregation) in a worker; past it the query is stopped and answers 400 naming the budget' },
     { setting: 'QUERY_WORKER_HEAP_MB', value: `${n(q.workerHeapMb)} MiB`, meaning: 'heap of a query worker; a query that needs more is stopped and answers 400' },
     { setting: 'QUERY_WORKERS', value: n(q.workers), meaning: 'query worker threads on this node' },

@@ -11,6 +11,7 @@ import type { Config } from '../../../core/config.js';
 import { route, type RequestContext, type RouteDef } from '../../route.js';
 import { AfterCursor, DatatypeParams, Datatype, pageQuery, RecordList, RecordParams, RecordSchema, SortType } from './schemas.js';
 import { repositoryIndexRoutes } from './indexes.js';
+import { envelopeText, listAnswer, recordAnswer } from './record-envelopes.js';
 
 const TAG = 'Repository';
 /** What every client query route says of its budget, with this node's figures (README: Limits). */
@@ -206,7 +207,10 @@ export function repositoryRoutes(records: RecordsApi, config: Config): RouteDef[
       params: RecordParams,
       response: RecordSchema,
       errors: [404],
-      handler: (ctx) => records.get(ctx.tenant, ctx.params.datatype, ctx.params.id),
+      handler: (ctx) => {
+        const text = records.getText(ctx.tenant, ctx.params.datatype, ctx.params.id, envelopeText);
+        return typeof text === 'string' ? recordAnswer(ctx, text) : text.then((t) => recordAnswer(ctx, t));
+      },
     }),
 
     route({
@@ -246,7 +250,7 @@ export function repositoryRoutes(records: RecordsApi, config: Config): RouteDef[
         const { explain, ...options } = ctx.body.options ?? {};
         const req = { filter: ctx.body.query, ...options };
         if (explain) return explained(ctx, records.explain(ctx.tenant, ctx.params.datatype, req));
-        return records.find(ctx.tenant, ctx.params.datatype, req);
+        return records.find(ctx.tenant, ctx.params.datatype, req, envelopeText).then((res) => listAnswer(ctx, res));
       },
     }),
 

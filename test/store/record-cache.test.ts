@@ -1,0 +1,120 @@
+// The store's cache of the answers client reads write per record (core/store/record-cache.ts), and
+// the exact small find that reads only its page as such answers (lmdb-records.ts exactTexts).
+import t from 'tap';
+import { LmdbStore } from '../../core/store/lmdb-store.js';
+import type { RecordText } from '../../core/store/record-cache.js';
+import { newRecord, nextVersion, type StoredRecord } from '../../core/store/record.js';
+import { WriteBatch } from '../../core/store/store.js';
+import { tempDir } from '../helpers/app.js';
+
+async function openStore(tt: Parameters<typeof tempDir>[0], cache = { maxBytes: 2 ** 20, tenantMaxBytes: 2 ** 20 }) {
+  const store = new LmdbStore({ path: tempDir(tt), mapSizeGiB: 1, recordCache: cache });
+  tt.teardown(() => store.close());
+  await store.declareIndex('order', 'data.customer');
+  await store.declareIndex('order', 'data.tags');
+  return store;
+}
+
+/** A RecordText that counts its calls: each call is a record read from LMDB and written. */
+function counting(): { by: RecordText; calls: () => number } {
+  let n = 0;
+  return {
+    by: (rec: StoredRecord) => {
+      n++;
+      return JSON.stringify(rec);
+    },
+    calls: () => n,
+  };
+}
+
+t.test('record cache - a record read again is its kept text; a write or delete of it is read anew once it lands', async (t) => {
+  const store = await openStore(t);
+  const rec = newRecord('acme', 'order', { customer: 'c1', total: 1 });
+  await store.commit(new WriteBatch().putRecord(rec, 0));
+  const { by, calls } = counting();
+  t.equal(store.recordText('acme', 'order', rec.sk, by), JSON.stringify(rec));
+  t.equal(store.recordText('acme', 'order', rec.sk, by), JSON.stringify(rec));
+  t.equal(calls(), 1, 'the second read is served from the cache');
+
+  const v2 = nextVersion(rec, { data: { customer: 'c1', total: 2 } });
+  const landed = store.commit(new WriteBatch().putRecord(v2, 1));
+  // Until the commit lands, LMDB answers the record from before it, and so may the cache.
+  t.equal(JSON.parse(store.recordText('acme', 'order', rec.sk, by)!).version, 1);
+  await landed;
+  t.equal(store.recordText('acme', 'order', rec.sk, by), JSON.stringify(v2), 'the write is read once it landed');
+  t.equal(calls(), 2);
+
+  await store.commit(new WriteBatch().deleteRecord('acme', 'order', rec.sk, 2));
+  t.equal(store.recordText('acme', 'order', rec.sk, by), undefined, 'a deleted record is not served');
+  // Another reader's function never gets this one's text.
+  const other = counting();
+  const r2 = newRecord('acme', 'order', { customer: 'c2' });
+  await store.commit(new WriteBatch().putRecord(r2, 0));
+  store.recordText('acme', 'order', r2.sk, by);
+  t.equal(store.recordText('acme', 'order', r2.sk, other.by), JSON.stringify(r2));
+  t.equal(other.calls(), 1);
+});
+
+t.test('record cache - tenants never share a record: the same id in two tenants reads each its own', async (t) => {
+  const store = await openStore(t);
+  const a = newRecord('acme', 'order', { customer: 'c1', who: 'acme' });
+  const b = { ...a, pk: 'globex', data: { customer: 'c1', who: 'globex' } };
+  await store.commit(new WriteBatch().putRecord(a, 0).putRecord(b, 0));
+  const { by } = counting();
+  t.equal(JSON.parse(store.recordText('acme', 'order', a.sk, by)!).data.who, 'acme');
+  t.equal(JSON.parse(store.recordText('globex', 'order', a.sk, by)!).data.who, 'globex');
+  t.equal(store.recordText('initech', 'order', a.sk, by), undefined);
+});
+
+t.test('record cache - bounded per tenant: one tenant reading many records keeps under its bound and evicts none of another\'s', async (t) => {
+  const store = await openStore(t, { maxBytes: 4 * 2 ** 20, tenantMaxBytes: 64 * 1024 });
+  const big = 'x'.repeat(1000);
+  const acme = Array.from({ length: 300 }, (_, i) => newRecord('acme', 'order', { customer: `c${i}`, big }));
+  const globex = newRecord('globex', 'order', { customer: 'g', big });
+  const batch = new WriteBatch().putRecord(globex, 0);
+  for (const r of acme) batch.putRecord(r, 0);
+  await store.commit(batch);
+  const { by, calls } = counting();
+  store.recordText('globex', 'order', globex.sk, by);
+  for (const r of acme) store.recordText('acme', 'order', r.sk, by);
+  const cache = (store as unknown as { reads: { cache: { bytesOf(t: string): number; bytes: number } } }).reads.cache;
+  t.ok(cache.bytesOf('acme') <= 64 * 1024, `acme holds ${cache.bytesOf('acme')} bytes`);
+  t.ok(cache.bytesOf('acme') > 32 * 1024, 'and uses its share');
+  const before = calls();
+  store.recordText('globex', 'order', globex.sk, by);
+  t.equal(calls(), before, "globex's record is still cached");
+  store.recordText('acme', 'order', acme[0].sk, by);
+  t.equal(calls(), before + 1, "acme's oldest left first");
+});
+
+t.test('record cache - an exact small find reads only its page, as texts, with the total of its matches', async (t) => {
+  const store = await openStore(t);
+  const batch = new WriteBatch();
+  const mine = Array.from({ length: 25 }, () => newRecord('acme', 'order', { customer: 'c1', tags: 'one' }));
+  for (const r of mine) batch.putRecord(r, 0);
+  batch.putRecord(newRecord('acme', 'order', { customer: 'c2', tags: ['a', 'b'] }), 0);
+  await store.commit(batch);
+  mine.sort((x, y) => (x.sk < y.sk ? -1 : 1));
+  const { by, calls } = counting();
+  for (const filter of [{ 'data.customer': 'c1' }, { $and: [{ 'data.customer': 'c1' }] }]) {
+    const p1 = store.findUpTo('acme', 'order', filter, {}, 1000, by)!;
+    t.same(p1.texts, mine.slice(0, 20).map((r) => JSON.stringify(r)), JSON.stringify(filter));
+    t.same(p1.data, []);
+    t.match(p1, { total: 25, hasNext: true, page: 1, pageSize: 20 });
+    const p2 = store.findUpTo('acme', 'order', filter, { page: 2 }, 1000, by)!;
+    t.same(p2.texts, mine.slice(20).map((r) => JSON.stringify(r)));
+    t.match(p2, { total: 25, hasNext: false, page: 2 });
+    // Without `by` it answers records, as before.
+    t.same(store.findUpTo('acme', 'order', filter, {}, 1000)!.data, mine.slice(0, 20));
+  }
+  t.equal(calls(), 25, 'each record written once, then served from the cache');
+  // A path that held an array, or a sort, is answered the usual way (records, filter tested).
+  t.equal(store.findUpTo('acme', 'order', { 'data.tags': 'a' }, {}, 1000, by)!.texts, undefined);
+  t.equal(store.findUpTo('acme', 'order', { 'data.customer': 'c1' }, { sort: 'createdate' }, 1000, by)!.texts, undefined);
+  // An updated record leaves the find's answer once it lands.
+  const moved = nextVersion(mine[0], { data: { customer: 'c3', tags: 'one' } });
+  await store.commit(new WriteBatch().putRecord(moved, 1));
+  const after = store.findUpTo('acme', 'order', { 'data.customer': 'c1' }, { pageSize: 50 }, 1000, by)!;
+  t.same(after.texts, mine.slice(1).map((r) => JSON.stringify(r)));
+  t.same(store.findUpTo('acme', 'order', { 'data.customer': 'c3' }, {}, 1000, by)!.texts, [JSON.stringify(moved)]);
+});
