@@ -470,6 +470,8 @@ export class CommitLog {
           if (left === 0) break;
         }
         if (got === 0) throw appError('ERR_UNAVAILABLE', `the commit stream did not deliver tenant ${tenant}'s writes`);
+        // One fetch of applies in flight at a time: a long tail does not pile up in memory.
+        await last;
       }
       await last;
     } finally {
