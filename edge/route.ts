@@ -80,6 +80,12 @@ export interface RouteDef<
    */
   device?: boolean;
   tenant?: TenantMode;
+  /**
+   * A `tenant: 'optional'` route whose body may name the organisation in this field instead of
+   * the orgid header (sign-in's `orgId`): a cluster node that does not hold that organisation
+   * sends the request to the one that does, as it does for the header.
+   */
+  bodyTenant?: string;
   /** The reference section this route is listed under. */
   tag: string;
   summary: string;

@@ -17,3 +17,20 @@ export function resolveTenant(store: Store, def: RouteDef, headers: Record<strin
   if (!org) throw new AppError('ERR_ORGID_INVALID', [orgid.length > 64 ? orgid.slice(0, 64) + '…' : orgid]);
   return org;
 }
+
+/**
+ * Cluster mode: the organisation a body names in `field` (RouteDef.bodyTenant), when it exists:
+ * the request goes to its owner. Anything unreadable is left to the route's own validation.
+ */
+export function bodyTenantOf(store: Store, raw: Buffer | undefined, field: string): string | undefined {
+  if (!raw || raw.length === 0) return undefined;
+  let v: unknown;
+  try {
+    v = (JSON.parse(raw.toString('utf8')) as Record<string, unknown> | null)?.[field];
+  } catch {
+    return undefined;
+  }
+  if (typeof v !== 'string') return undefined;
+  const id = v.trim();
+  return id.length > 0 && id.length <= 64 && orgById(store, id) ? id : undefined;
+}

@@ -53,6 +53,7 @@ export function signInRoutes(svc: AuthApi): RouteDef[] {
       path,
       auth: 'none',
       tenant: 'optional',
+      bodyTenant: 'orgId',
       tag: TAG_AUTH,
       summary,
       description:
