@@ -81,11 +81,13 @@ export interface RouteDef<
   device?: boolean;
   tenant?: TenantMode;
   /**
-   * A `tenant: 'optional'` route whose body may name the organisation in this field instead of
-   * the orgid header (sign-in's `orgId`): a cluster node that does not hold that organisation
-   * sends the request to the one that does, as it does for the header.
+   * A `tenant: 'optional'` route whose request may name the organisation elsewhere than the orgid
+   * header (sign-in's body `orgId`, the organisation a refresh token was issued for): a cluster
+   * node that does not hold that organisation sends the request to the one that does, as it does
+   * for the header. Asked only in cluster mode, without the header; `body` is the parsed JSON body
+   * (undefined when there is none or it does not parse). The owner checks everything again.
    */
-  bodyTenant?: string;
+  tenantHint?: (headers: Readonly<Record<string, string>>, body: unknown) => string | undefined;
   /** The reference section this route is listed under. */
   tag: string;
   summary: string;

@@ -19,18 +19,23 @@ export function resolveTenant(store: Store, def: RouteDef, headers: Record<strin
 }
 
 /**
- * Cluster mode: the organisation a body names in `field` (RouteDef.bodyTenant), when it exists:
- * the request goes to its owner. Anything unreadable is left to the route's own validation.
+ * Cluster mode: the organisation a request names elsewhere than the header (RouteDef.tenantHint),
+ * when it exists: the request goes to its owner. Anything unreadable is left to the route.
  */
-export function bodyTenantOf(store: Store, raw: Buffer | undefined, field: string): string | undefined {
-  if (!raw || raw.length === 0) return undefined;
-  let v: unknown;
+export function hintedTenant(store: Store, hint: NonNullable<RouteDef['tenantHint']>, headers: Readonly<Record<string, string>>, raw: Buffer | undefined): string | undefined {
+  let body: unknown;
+  if (raw && raw.length > 0) {
+    try {
+      body = JSON.parse(raw.toString('utf8'));
+    } catch {
+      body = undefined;
+    }
+  }
+  let id: string | undefined;
   try {
-    v = (JSON.parse(raw.toString('utf8')) as Record<string, unknown> | null)?.[field];
+    id = hint(headers, body)?.trim();
   } catch {
     return undefined;
   }
-  if (typeof v !== 'string') return undefined;
-  const id = v.trim();
-  return id.length > 0 && id.length <= 64 && orgById(store, id) ? id : undefined;
+  return id && id.length <= 64 && orgById(store, id) ? id : undefined;
 }

@@ -1,5 +1,6 @@
 // Issue 35: a node holds only the tenants it serves, yet a sign-in naming its organisation in the
-// body and a socket's handshake reach any node. The sign-in goes to the owner (RouteDef.bodyTenant);
+// body, a refresh and a socket's handshake reach any node. The first two go to the owner
+// (RouteDef.tenantHint);
 // revocations are platform data (core/auth/revocations.ts keeps a copy every node holds), so a
 // session signed out through the tenant's owner cannot open a socket on the other.
 import t from 'tap';
@@ -22,7 +23,7 @@ function handshake(url: string, token: string, orgId: string): Promise<'connecte
   });
 }
 
-t.test('cluster - a sign-in through a node that does not hold the tenant works; the session signed out through the owner cannot open a socket there', async (t) => {
+t.test('cluster - a sign-in and a refresh through a node that does not hold the tenant work; the session signed out through the owner cannot open a socket there', async (t) => {
   const { orgId, email } = await signupEverywhere(t, cluster, 0, 'Socket Revocation');
   const owner = await cluster.waitOwner(orgId);
   const other = cluster.nodes[1 - owner];
@@ -30,6 +31,8 @@ t.test('cluster - a sign-in through a node that does not hold the tenant works; 
   const signIn = await client(other.url).post('/profile/user/signin', { orgId, email, password: 'Correct-Horse-42!' });
   t.equal(signIn.status, 200, `signed in through node ${2 - owner}, the organisation named in the body only`);
   const token = signIn.body.token as string;
+  const refreshed = await client(other.url).post('/profile/user/refresh', { refreshToken: signIn.body.refreshToken });
+  t.equal(refreshed.status, 200, `refreshed through node ${2 - owner} without the orgid header (the owner rotates it)`);
   t.equal(await handshake(other.url, token, orgId), 'connected', `a socket opens on node ${2 - owner} with the token`);
 
   t.same((await viaOwner.post('/profile/signout', {}, { authorization: `Bearer ${token}` })).body, { signedOut: true }, `signed out through node ${owner + 1}`);
