@@ -62,14 +62,26 @@ export function keywords(text: string): string[] {
   return out;
 }
 
-interface Faq {
+export interface Faq {
   id: string;
   question: string;
   answer: string;
   keywords: string[];
 }
 
-function readFaqs(store: Store, tenant: string): Faq[] {
+/**
+ * Where a provider reads a tenant's FAQs. An answer is made on the node of the chat's socket, so in
+ * cluster mode this reads them on the tenant's owner (edge/app.ts wires it); faqsIn reads a store.
+ */
+export type FaqSource = (tenant: string) => Faq[] | Promise<Faq[]>;
+
+export const faqsFrom =
+  (store: Store): FaqSource =>
+  (tenant) =>
+    faqsIn(store, tenant);
+
+/** The tenant's active FAQs in `store`. */
+export function faqsIn(store: Store, tenant: string): Faq[] {
   const out: Faq[] = [];
   for (const r of store.scan(tenant, FAQ_DATATYPE)) {
     const d = r.data as Record<string, unknown>;
@@ -138,12 +150,12 @@ export class LocalAiProvider implements AiProvider {
   readonly name = 'local';
 
   constructor(
-    private readonly store: Store,
+    private readonly faqs: FaqSource,
     private readonly wordDelayMs: number,
   ) {}
 
   async answer(req: AiRequest): Promise<AiAnswer> {
-    const hit = bestFaq(readFaqs(this.store, req.tenant), lastQuestion(req.messages));
+    const hit = bestFaq(await this.faqs(req.tenant), lastQuestion(req.messages));
     if (!hit) {
       const text = req.purpose === 'assist' ? ASSIST_FALLBACK : HANDOVER_REPLY;
       return { chunks: wordByWord(text, this.wordDelayMs, req.signal), handover: req.purpose === 'reply' };
@@ -191,14 +203,14 @@ export class OpenAiCompatibleProvider implements AiProvider {
 
   constructor(
     private readonly cfg: AiConfig,
-    private readonly store: Store,
+    private readonly faqs: FaqSource,
   ) {
     if (!cfg.baseUrl) throw new Error('providers.ai.baseUrl is required for the openai provider');
   }
 
   async answer(req: AiRequest): Promise<AiAnswer> {
     // The tenant's best FAQ travels as context, so the model answers with the tenant's facts.
-    const hit = bestFaq(readFaqs(this.store, req.tenant), lastQuestion(req.messages));
+    const hit = bestFaq(await this.faqs(req.tenant), lastQuestion(req.messages));
     const system: AiMessage = {
       role: 'system',
       content:
@@ -232,11 +244,11 @@ export class OpenAiCompatibleProvider implements AiProvider {
   }
 }
 
-export function createAiProvider(cfg: AiConfig, store: Store, logger?: Logger): AiProvider {
+export function createAiProvider(cfg: AiConfig, faqs: FaqSource, logger?: Logger): AiProvider {
   if (cfg.provider === 'openai') {
     logger?.info({ baseUrl: cfg.baseUrl, model: cfg.model }, 'AI provider: OpenAI-compatible endpoint');
-    return new OpenAiCompatibleProvider(cfg, store);
+    return new OpenAiCompatibleProvider(cfg, faqs);
   }
   logger?.info('AI provider: local (answers from the tenant\'s faq records; no model is called)');
-  return new LocalAiProvider(store, cfg.wordDelayMs);
+  return new LocalAiProvider(faqs, cfg.wordDelayMs);
 }

@@ -99,12 +99,19 @@ export interface SchedulerOptions {
   store: Store;
   clock?: Clock;
   logger?: Logger;
+  /**
+   * Cluster mode: whether this node serves `tenant` now. A node's store holds only the tenants it
+   * serves (the commit log), so the jobs of any other are the owner's: never run here (the owner
+   * arms them when it takes the tenant, armTenant). Absent: every tenant is served here.
+   */
+  serves?: (tenant: string) => boolean;
 }
 
 export class Scheduler {
   private readonly store: Store;
   private readonly clock: Clock;
   private readonly log: Logger;
+  private readonly serves: (tenant: string) => boolean;
   private readonly handlers = new Map<string, JobHandler>();
   /** Armed jobs by `tenant\0id`. */
   private readonly jobs = new Map<string, ScheduledJob>();
@@ -125,6 +132,7 @@ export class Scheduler {
     this.store = opts.store;
     this.clock = opts.clock ?? systemClock;
     this.log = opts.logger ?? silentLogger;
+    this.serves = opts.serves ?? (() => true);
   }
 
   /** Registers the handler of a job kind; jobs of that kind already armed become runnable. */
@@ -139,6 +147,7 @@ export class Scheduler {
     this.started = true;
     let n = 0;
     for (const org of this.store.listOrgs()) {
+      if (!this.serves(org.orgId)) continue;
       for (const { value } of this.store.listKv<ScheduledJob>(org.orgId, SCHEDULER_NS)) {
         if (value && typeof value.dueAt === 'number') {
           this.jobs.set(keyOf(value.tenant, value.id), value);
@@ -231,6 +240,11 @@ export class Scheduler {
   private async runOne(k: string, job: ScheduledJob): Promise<boolean> {
     const handler = this.handlers.get(job.kind);
     if (!handler || this.stopped) return false;
+    // A tenant this node no longer serves: its store here is stale, the new owner runs the job.
+    if (!this.serves(job.tenant)) {
+      this.disarm(job.tenant, job.id);
+      return false;
+    }
     if (!this.stored(job)) {
       // Completed or cancelled by a committed batch, or one armed a moment ago whose batch is
       // still committing: within UNCOMMITTED_GRACE_MS the check is repeated on a real-time timer

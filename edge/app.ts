@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { ActorRuntime } from '../core/actor/runtime.js';
 import type { NodeServices } from '../core/actor/services.js';
 import type { ChatFeature } from './sockets/chat-feature.js';
-import { createAiProvider } from '../core/ai.js';
+import { createAiProvider, faqsIn, type FaqSource } from '../core/ai.js';
 import { orgLookup } from '../core/auth/org-lookup.js';
 import { DEFAULT_DOOR_SETTINGS, DoorBacklog, type MaterializeStep } from '../actors/scanner/index.js';
 import { SCANNER } from '../actors/scanner/index.js';
@@ -29,6 +29,7 @@ import { createQueryPool, type QueryPool } from '../core/query/pool.js';
 import { QUERY_JOBS } from './query-jobs.js';
 import { configurePoolWork } from '../core/pool-work.js';
 import type { ClusterNode } from '../core/cluster/node.js';
+import { OwnerReads } from '../core/cluster/owner-reads.js';
 import { ClusterForwarder } from './cluster-forward.js';
 import type { AppDeps, CredentialResolver } from './deps.js';
 import type { ModuleNode } from './module.js';
@@ -157,8 +158,10 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
   // compile until the port is provided.
   // The socket channels (socket.io among them), whose fan-out and AI provider are the chat area's
   // ports, are loaded and built by a node that runs the chat module, their only user.
+  // An AI answer reads the tenant's FAQs on its owner, once the runtime is there (ownerReads below).
+  let faqs: FaqSource = (tenant) => faqsIn(store, tenant);
   const sockets = mods.some((m) => m.name === 'chat')
-    ? new (await import('./sockets/chat-feature.js')).ChatFeature({ config, bus, clock, logger, ai: createAiProvider(config.providers.ai, store, logger), orgs: orgLookup(store) })
+    ? new (await import('./sockets/chat-feature.js')).ChatFeature({ config, bus, clock, logger, ai: createAiProvider(config.providers.ai, (tenant) => faqs(tenant), logger), orgs: orgLookup(store) })
     : undefined;
   const chat = (port: string): ChatFeature => {
     if (!sockets) throw new Error(`the port ${port} belongs to the chat module, which this node does not run`);
@@ -168,7 +171,8 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
   const webhooks = new WebhookHub(store, bus);
   const services: NodeServices = {
     outbox,
-    scheduler: new Scheduler({ store, clock, logger }),
+    // In cluster mode a node runs the jobs of the tenants it serves only.
+    scheduler: new Scheduler({ store, clock, logger, serves: cluster ? (tenant) => cluster.owns(tenant) : undefined }),
     webhooks,
     get sockets() {
       return chat('sockets');
@@ -194,12 +198,18 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
   };
   const runtime = new ActorRuntime({ store, services, bus, clock, logger, idleMs: config.actors.idleMs, remote: cluster?.remoteAsk });
   cluster?.attachRuntime(runtime);
+  // Reads of a tenant's data run where the tenant is served (core/cluster/owner-reads.ts).
+  const ownerReads = new OwnerReads(runtime);
+  runtime.register(ownerReads.actor);
+  const faqsOnOwner = ownerReads.define('ai.faqs', (tenant, _: null) => faqsIn(store, tenant));
+  faqs = (tenant) => faqsOnOwner(tenant, null);
   let openapi: Record<string, unknown> | undefined;
   const deps: AppDeps = {
     config,
     store,
     queries,
     runtime,
+    ownerReads,
     bus,
     tokens,
     clock,

@@ -25,7 +25,7 @@ import { registerMethodNotAllowed } from './http/method-not-allowed.js';
 import { chargeRefused, chargeRequest } from './http/rate-charge.js';
 import { decodeParam, parseBody, parseQuery } from './http/request-input.js';
 import { serveStream } from './http/stream.js';
-import { resolveTenant } from './http/tenant.js';
+import { hintedTenant, resolveTenant } from './http/tenant.js';
 import type { HttpMetrics } from './metrics.js';
 import { RateLimiter } from './rate-limit.js';
 import { paramNames, type Method, type RequestContext, type ResponseStream, type RouteDef } from './route.js';
@@ -226,6 +226,13 @@ export class HttpEdge {
       const org = checked ? checked.org : resolveTenant(this.deps.store, def, headers);
       const tenant = org ? org.orgId : '';
       const fwd = this.forwarder;
+      if (fwd !== undefined && tenant === '' && def.tenantHint !== undefined && !fwd.isForwarded(headers)) {
+        const named = hintedTenant(this.deps.store, def.tenantHint, headers, raw);
+        if (named !== undefined && !fwd.owns(named)) {
+          const answer = await fwd.forward(named, def.method, url, rawQuery, { ...headers, orgid: named }, clientIp(), raw);
+          if (answer !== undefined) return this.answers.relay(res, ex, def.method, def.path, answer);
+        }
+      }
       if (fwd !== undefined && tenant !== '') {
         if (fwd.isForwarded(headers)) ip = fwd.clientIp(headers, clientIp());
         else if (!def.stream && !fwd.owns(tenant)) {

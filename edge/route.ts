@@ -80,6 +80,14 @@ export interface RouteDef<
    */
   device?: boolean;
   tenant?: TenantMode;
+  /**
+   * A `tenant: 'optional'` route whose request may name the organisation elsewhere than the orgid
+   * header (sign-in's body `orgId`, the organisation a refresh token was issued for): a cluster
+   * node that does not hold that organisation sends the request to the one that does, as it does
+   * for the header. Asked only in cluster mode, without the header; `body` is the parsed JSON body
+   * (undefined when there is none or it does not parse). The owner checks everything again.
+   */
+  tenantHint?: (headers: Readonly<Record<string, string>>, body: unknown) => string | undefined;
   /** The reference section this route is listed under. */
   tag: string;
   summary: string;

@@ -5,7 +5,7 @@
 // descendants all stop working (OAuth 2.0 Security BCP, refresh token rotation). The state is in
 // the tenant's kv, so it survives restarts.
 import type { ActorKind } from '../../core/actor/runtime.js';
-import { REVOKED_SESSIONS_NS, revokeSession, type Revocation } from '../../core/auth/revocations.js';
+import { dropRevocation, REVOKED_SESSIONS_NS, revokeSession, type Revocation } from '../../core/auth/revocations.js';
 import { NS } from './model.js';
 import { type Family, REFRESH_ACTOR, type RefreshMsg, type RefreshReply } from './messages.js';
 
@@ -30,7 +30,7 @@ export const refreshActor: ActorKind<{ v?: Family }, RefreshMsg, RefreshReply> =
         state.v = undefined;
       }
       const r = ctx.store.getKv<Revocation>(ctx.tenant, REVOKED_SESSIONS_NS, ctx.key);
-      if (r && r.at + msg.revocationLifeMs < now) ctx.batch.deleteKv(ctx.tenant, REVOKED_SESSIONS_NS, ctx.key);
+      if (r && r.at + msg.revocationLifeMs < now) dropRevocation(ctx.batch, ctx.tenant, REVOKED_SESSIONS_NS, ctx.key);
       return { status: 'unknown' };
     }
     // Ending the family ends its access tokens too, in the same batch (revocations.ts), so on

@@ -4,7 +4,7 @@
 import type { ActivationContext, ActorContext, ActorKind } from '../../core/actor/runtime.js';
 import { digestSecret, safeEqual } from '../../core/auth/password.js';
 import { base32Decode, verifyTotp } from '../../core/auth/totp.js';
-import { REVOKED_NS, revoke, type Revocation } from '../../core/auth/revocations.js';
+import { dropRevocation, REVOKED_NS, revoke, type Revocation } from '../../core/auth/revocations.js';
 import { appError } from '../../core/errors.js';
 import { newRecord, nextVersion, type StoredRecord } from '../../core/store/record.js';
 import { BACKUP, SECURITY, type BackupData, type SecurityData } from './model.js';
@@ -32,7 +32,7 @@ export const securityActor: ActorKind<SecurityState, SecurityMsg, unknown> = {
     const now = ctx.clock.now();
     if (msg.type === 'expireRevocation') {
       const r = ctx.store.getKv<Revocation>(ctx.tenant, REVOKED_NS, sk);
-      if (r && r.at + msg.lifeMs < now) ctx.batch.deleteKv(ctx.tenant, REVOKED_NS, sk);
+      if (r && r.at + msg.lifeMs < now) dropRevocation(ctx.batch, ctx.tenant, REVOKED_NS, sk);
       return { ok: true };
     }
     const iso = new Date(now).toISOString();

@@ -3,6 +3,7 @@
 import type { ActorRuntime } from '../../core/actor/runtime.js';
 import type { NodeServices } from '../../core/actor/services.js';
 import type { Clock } from '../../core/clock.js';
+import type { OwnerReads } from '../../core/cluster/owner-reads.js';
 import type { Logger } from '../../core/log.js';
 import type { Store } from '../../core/store/store.js';
 import { AiStreams } from './ai-streams.js';
@@ -29,22 +30,24 @@ export interface ChatParts {
   readonly runtime: ActorRuntime;
   readonly store: Store;
   readonly services: Pick<NodeServices, 'chatFanout' | 'ai'>;
+  /** Where the area's reads of a tenant run: its owner (a socket may be on any node). */
+  readonly ownerReads: OwnerReads;
 }
 
 /** The chat area over a node's parts. A test passes its own ports. */
 export function createChatApi(
-  { runtime, store, services: ports }: ChatParts,
+  { runtime, store, services: ports, ownerReads }: ChatParts,
   node: { settings: ChatSettings; clock: Clock; logger: Logger },
 ): ChatApi {
   const { settings } = node;
   const services: ChatServices = { fanout: ports.chatFanout, ai: ports.ai, clock: node.clock, logger: node.logger };
   const streams = new AiStreams(settings.aiStreamTtlMs, () => services.clock.now());
   const presence = new PresenceService(runtime, services, settings);
-  const chat = new ChatService(runtime, store, services, streams, presence);
-  const community = new CommunityService(runtime, store, services, settings);
+  const chat = new ChatService(runtime, store, services, streams, presence, ownerReads);
+  const community = new CommunityService(runtime, store, services, settings, ownerReads);
   return {
     chat,
-    connections: new ChatConnections(runtime, store, services.clock, chat),
+    connections: new ChatConnections(runtime, store, services.clock, chat, ownerReads),
     presence,
     community,
     streams,

@@ -4,6 +4,7 @@
 // The edge's /chat channel carries these over the socket; the decisions are here.
 import type { ActorRuntime } from '../../core/actor/runtime.js';
 import type { Clock } from '../../core/clock.js';
+import type { OnOwner, OwnerReads } from '../../core/cluster/owner-reads.js';
 import { appError } from '../../core/errors.js';
 import { isId, newId } from '../../core/ids.js';
 import type { Store } from '../../core/store/store.js';
@@ -64,12 +65,28 @@ export interface Replay {
 }
 
 export class ChatConnections {
+  /** What a connection reads of its tenant, read on the node that serves it (owner-reads.ts). */
+  private readonly onOwner: {
+    agentChats: OnOwner<string, string[]>;
+    lastSeq: OnOwner<string, number>;
+    replay: OnOwner<{ chatId: string; afterSeq: number; budget: number }, Replay>;
+  };
+
   constructor(
     private readonly runtime: ActorRuntime,
     private readonly store: Store,
     private readonly clock: Clock,
     private readonly chats: ChatService,
-  ) {}
+    reads: OwnerReads,
+  ) {
+    this.onOwner = {
+      agentChats: reads.define('chat.agent-chats', (tenant, agentId: string) =>
+        this.store.scan(tenant, CHAT_DATATYPE, { 'data.agentId': agentId, 'data.status': 'assigned' }).map((r) => r.sk),
+      ),
+      lastSeq: reads.define('chat.last-seq', (tenant, chatId: string) => this.store.lastLogSeq(tenant, chatLog(chatId))),
+      replay: reads.define('chat.replay', (tenant, a: { chatId: string; afterSeq: number; budget: number }) => this.replayHere(tenant, a.chatId, a.afterSeq, a.budget)),
+    };
+  }
 
   private session(tenant: string, id: string, msg: SessionMsg): Promise<SessionReply> {
     return this.runtime.ask<SessionReply>(tenant, CHAT_SESSION_ACTOR, id, msg);
@@ -108,9 +125,9 @@ export class ChatConnections {
    * The chat a customer's handshake names, when it is theirs: chat ids are issued by the server,
    * never claimed. `foreign`: it is someone else's (the client is told, and gets its own).
    */
-  claim(c: ChatConnection & { conversationId: string | undefined }): { requested: string | null; foreign: boolean } {
+  async claim(c: ChatConnection & { conversationId: string | undefined }): Promise<{ requested: string | null; foreign: boolean }> {
     if (c.conversationId === undefined) return { requested: null, foreign: false };
-    const chat = this.chats.chat(c.tenant, c.conversationId);
+    const chat = await this.chats.chat(c.tenant, c.conversationId);
     if (chat && chat.customer.id === c.user.userId) return { requested: c.conversationId, foreign: false };
     if (!chat) c.widgetKey ??= c.conversationId;
     return { requested: null, foreign: !!chat };
@@ -127,7 +144,7 @@ export class ChatConnections {
     if (!live()) return undefined;
     c.sessionId = s.session!.sessionId;
     let chatId = s.session!.chatId ?? newId(this.clock.now());
-    if (this.chats.chat(tenant, chatId)?.status === 'closed' && chatId !== requested) chatId = newId(this.clock.now());
+    if ((await this.chats.chat(tenant, chatId))?.status === 'closed' && chatId !== requested) chatId = newId(this.clock.now());
     c.chatId = chatId;
     if (chatId !== s.session!.chatId) await this.session(tenant, c.sessionId, { type: 'set-chat', userId: user.userId, chatId });
     if (!live()) return undefined;
@@ -135,8 +152,9 @@ export class ChatConnections {
   }
 
   /** The customer's chat as it stands, the latest seq, the widget configuration. */
-  welcome(c: ChatConnection, chatId: string): CustomerWelcome {
-    return { chat: this.chats.chat(c.tenant, chatId) ?? null, lastSeq: this.lastSeq(c.tenant, chatId), config: this.chats.config(c.tenant, c.widgetKey ?? chatId) };
+  async welcome(c: ChatConnection, chatId: string): Promise<CustomerWelcome> {
+    const [chat, lastSeq, config] = await Promise.all([this.chats.chat(c.tenant, chatId), this.lastSeq(c.tenant, chatId), this.chats.config(c.tenant, c.widgetKey ?? chatId)]);
+    return { chat: chat ?? null, lastSeq, config };
   }
 
   /** Sets up an agent's connection: the session and the chats assigned to them. */
@@ -144,7 +162,8 @@ export class ChatConnections {
     const s = await this.openSession(c, resumeId, null);
     if (!live()) return undefined;
     c.sessionId = s.session!.sessionId;
-    const chats = this.store.scan(c.tenant, CHAT_DATATYPE, { 'data.agentId': c.user.userId, 'data.status': 'assigned' }).map((r) => r.sk);
+    const chats = await this.onOwner.agentChats(c.tenant, c.user.userId);
+    if (!live()) return undefined;
     return { resumed: s.resumed, chats };
   }
 
@@ -153,8 +172,8 @@ export class ChatConnections {
     return (await this.chats.queue(tenant, { type: 'list' })).waiting;
   }
 
-  lastSeq(tenant: string, chatId: string): number {
-    return this.store.lastLogSeq(tenant, chatLog(chatId));
+  lastSeq(tenant: string, chatId: string): Promise<number> {
+    return this.onOwner.lastSeq(tenant, chatId);
   }
 
   /**
@@ -162,8 +181,12 @@ export class ChatConnections {
    * budget (`chat.replayLimit`) over every chat it names, so a handshake naming many chats reads
    * and sends no more than one naming a single busy chat. A chat that does not exist replays nothing.
    */
-  replay(tenant: string, chatId: string, afterSeq: number, budget: number): Replay {
-    if (!this.chats.chat(tenant, chatId)) return { messages: [] };
+  replay(tenant: string, chatId: string, afterSeq: number, budget: number): Promise<Replay> {
+    return this.onOwner.replay(tenant, { chatId, afterSeq, budget });
+  }
+
+  private replayHere(tenant: string, chatId: string, afterSeq: number, budget: number): Replay {
+    if (!this.store.getRecord(tenant, CHAT_DATATYPE, chatId)) return { messages: [] };
     const entries = this.store.readLog<ChatMessage>(tenant, chatLog(chatId), afterSeq + 1, budget + 1);
     const sent = Math.min(budget, entries.length);
     const messages = entries.slice(0, sent).map((e) => e.entry);
@@ -204,8 +227,8 @@ export class ChatConnections {
   }
 
   /** A customer may only touch their own chats (a chat not created yet is their session's); an agent any existing one. */
-  assertReadable(c: ChatConnection, chatId: string): void {
-    const chat = this.chats.chat(c.tenant, chatId);
+  async assertReadable(c: ChatConnection, chatId: string): Promise<void> {
+    const chat = await this.chats.chat(c.tenant, chatId);
     if (c.user.role === 'agent') {
       if (!chat) throw appError('ERR_NOT_FOUND', 'chat');
       return;
@@ -214,11 +237,11 @@ export class ChatConnections {
   }
 
   /** A message from this connection: a customer's first message in their own chat opens it. */
-  send(c: ChatConnection, p: { chatId?: string; text: string; clientId?: string; metadata?: Record<string, unknown> }, origin: Origin): Promise<ChatMessage> {
+  async send(c: ChatConnection, p: { chatId?: string; text: string; clientId?: string; metadata?: Record<string, unknown> }, origin: Origin): Promise<ChatMessage> {
     const chatId = this.target(c, p.chatId);
     const open =
       c.user.role !== 'agent' && chatId === c.chatId
-        ? { customer: this.me(c), widgetId: c.widgetKey ?? null, sessionId: c.sessionId, ai: this.chats.config(c.tenant, c.widgetKey ?? chatId).aiEnabled }
+        ? { customer: this.me(c), widgetId: c.widgetKey ?? null, sessionId: c.sessionId, ai: (await this.chats.config(c.tenant, c.widgetKey ?? chatId)).aiEnabled }
         : undefined;
     return this.chats.send(c.tenant, this.me(c), { chatId, text: p.text, clientId: p.clientId, metadata: p.metadata }, open, origin);
   }
@@ -226,8 +249,8 @@ export class ChatConnections {
   /** A customer asks for an agent (a closed chat stays closed: the request opens a new one). */
   async request(c: ChatConnection, p: { chatId?: string; department?: string; subject?: string; message?: string; name?: string }) {
     let chatId = this.target(c, p.chatId);
-    this.assertReadable(c, chatId);
-    if (this.chats.chat(c.tenant, chatId)?.status === 'closed') {
+    await this.assertReadable(c, chatId);
+    if ((await this.chats.chat(c.tenant, chatId))?.status === 'closed') {
       chatId = newId(this.clock.now());
       await this.useChat(c, chatId);
     }
@@ -244,27 +267,27 @@ export class ChatConnections {
   }
 
   /** A participant's typing, idle or page, to everyone in the chat. */
-  shareStatus(c: ChatConnection, p: { chatId?: string; status: string; page?: string }) {
+  async shareStatus(c: ChatConnection, p: { chatId?: string; status: string; page?: string }) {
     const chatId = this.target(c, p.chatId);
-    this.assertReadable(c, chatId);
+    await this.assertReadable(c, chatId);
     return this.chats.shareStatus(c.tenant, this.me(c), chatId, p.status, p.page ?? null);
   }
 
   /** A page of messages; a chat of the session not created yet is an empty one. */
-  messages(c: ChatConnection, p: { chatId?: string; afterSeq?: number; beforeSeq?: number; limit?: number }): MessagePage {
+  async messages(c: ChatConnection, p: { chatId?: string; afterSeq?: number; beforeSeq?: number; limit?: number }): Promise<MessagePage> {
     const chatId = this.target(c, p.chatId);
-    this.assertReadable(c, chatId);
-    return this.chats.chat(c.tenant, chatId) ? this.chats.messages(c.tenant, chatId, p) : { chatId, messages: [], hasMore: false, lastSeq: 0 };
+    await this.assertReadable(c, chatId);
+    return (await this.chats.chat(c.tenant, chatId)) ? this.chats.messages(c.tenant, chatId, p) : { chatId, messages: [], hasMore: false, lastSeq: 0 };
   }
 
-  receipt(c: ChatConnection, p: { chatId: string; seq: number; status: 'delivered' | 'read'; messageId?: string }) {
-    this.assertReadable(c, p.chatId);
+  async receipt(c: ChatConnection, p: { chatId: string; seq: number; status: 'delivered' | 'read'; messageId?: string }) {
+    await this.assertReadable(c, p.chatId);
     return this.chats.receipt(c.tenant, this.me(c), p.chatId, p.seq, p.status, p.messageId);
   }
 
   async close(c: ChatConnection, p: { chatId?: string; reason?: string }) {
     const chatId = this.target(c, p.chatId);
-    this.assertReadable(c, chatId);
+    await this.assertReadable(c, chatId);
     const chat = await this.chats.close(c.tenant, this.me(c), chatId, p.reason ?? null);
     return { chatId, status: chat.status, closedAt: chat.closedAt };
   }
@@ -275,8 +298,8 @@ export class ChatConnections {
   }
 
   /** The chat an agent is about to watch without taking it. */
-  watch(c: ChatConnection, chatId: string): ChatData {
-    const chat = this.chats.chat(c.tenant, chatId);
+  async watch(c: ChatConnection, chatId: string): Promise<ChatData> {
+    const chat = await this.chats.chat(c.tenant, chatId);
     if (!chat) throw appError('ERR_NOT_FOUND', 'chat');
     return chat;
   }

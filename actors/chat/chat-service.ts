@@ -23,6 +23,7 @@ import {
   type Participant,
 } from '../chat-room/index.js';
 import type { AiMessage } from '../../core/ai.js';
+import type { OnOwner, OwnerReads } from '../../core/cluster/owner-reads.js';
 import { HANDOVER_REPLY } from '../../core/ai.js';
 import { AppError, appError } from '../../core/errors.js';
 import type { StoredRecord } from '../../core/store/record.js';
@@ -67,9 +68,25 @@ export interface MessagePage {
   lastSeq: number;
 }
 
+type ChatPaging = { afterSeq?: number; beforeSeq?: number; limit?: number };
+
 export class ChatService {
   /** AI answers in flight, aborted when the node stops. */
   private readonly running = new Set<AbortController>();
+  /**
+   * What this service reads of a tenant, read on the node that serves it (owner-reads.ts): its
+   * callers (a socket's events) run on any node. The `*Here` methods read this node's store: they
+   * run on the owner.
+   */
+  private readonly onOwner: {
+    chat: OnOwner<string, ChatData | null>;
+    config: OnOwner<string, WidgetConfig & { source: 'widget' | 'default' | 'built-in' }>;
+    messages: OnOwner<{ chatId: string; p: ChatPaging }, MessagePage>;
+    historyPage: OnOwner<{ chatId: string; p: ChatPaging }, ReturnType<ChatService['historyPageHere']>>;
+    lastSeqs: OnOwner<string[], number[]>;
+    customerMessages: OnOwner<{ email: string; paging: { offset: number; pageSize: number } }, { data: ListedMessage[]; total: number }>;
+    history: OnOwner<string, AiMessage[]>;
+  };
 
   constructor(
     private readonly runtime: ActorRuntime,
@@ -77,7 +94,20 @@ export class ChatService {
     private readonly services: ChatServices,
     private readonly streams: AiStreams,
     private readonly presence: PresenceService,
-  ) {}
+    reads: OwnerReads,
+  ) {
+    this.onOwner = {
+      chat: reads.define('chat.chat', (tenant, chatId: string) => this.chatHere(tenant, chatId) ?? null),
+      config: reads.define('chat.config', (tenant, id: string) => this.configHere(tenant, id)),
+      messages: reads.define('chat.messages', (tenant, a: { chatId: string; p: ChatPaging }) => this.messagesHere(tenant, a.chatId, a.p)),
+      historyPage: reads.define('chat.history-page', (tenant, a: { chatId: string; p: ChatPaging }) => this.historyPageHere(tenant, a.chatId, a.p)),
+      lastSeqs: reads.define('chat.last-seqs', (tenant, ids: string[]) => ids.map((id) => this.store.lastLogSeq(tenant, chatLog(id)))),
+      customerMessages: reads.define('chat.customer-messages', (tenant, a: { email: string; paging: { offset: number; pageSize: number } }) =>
+        this.customerMessagesHere(tenant, a.email, a.paging),
+      ),
+      history: reads.define('chat.ai-history', (tenant, chatId: string) => this.historyHere(tenant, chatId)),
+    };
+  }
 
   room(tenant: string, chatId: string, msg: ChatRoomMsg): Promise<ChatRoomReply> {
     return this.runtime.ask<ChatRoomReply>(tenant, CHAT_ROOM_ACTOR, chatId, msg);
@@ -87,7 +117,12 @@ export class ChatService {
     return this.runtime.ask<QueueReply>(tenant, CHAT_QUEUE_ACTOR, QUEUE_KEY, msg);
   }
 
-  chat(tenant: string, chatId: string): ChatData | undefined {
+  /** The chat as its tenant's owner has it. */
+  async chat(tenant: string, chatId: string): Promise<ChatData | undefined> {
+    return (await this.onOwner.chat(tenant, chatId)) ?? undefined;
+  }
+
+  private chatHere(tenant: string, chatId: string): ChatData | undefined {
     return (this.store.getRecord(tenant, CHAT_DATATYPE, chatId) as StoredRecord<ChatData> | undefined)?.data;
   }
 
@@ -121,13 +156,17 @@ export class ChatService {
   }
 
   /** Widget configuration: the `chat_config` record for this id, else the tenant default, else built-in. */
-  config(tenant: string, id: string): WidgetConfig & { source: 'widget' | 'default' | 'built-in' } {
+  config(tenant: string, id: string): Promise<WidgetConfig & { source: 'widget' | 'default' | 'built-in' }> {
+    return this.onOwner.config(tenant, id);
+  }
+
+  private configHere(tenant: string, id: string): WidgetConfig & { source: 'widget' | 'default' | 'built-in' } {
     const find = (key: string) => this.store.find(tenant, CHAT_CONFIG_DATATYPE, { 'data.chatId': key }, { pageSize: 1 }).data[0];
     let rec = find(id);
     let source: 'widget' | 'default' | 'built-in' = 'widget';
     if (!rec) {
       // A conversation's id: the configuration of the widget it was opened from.
-      const widget = this.chat(tenant, id)?.widgetId;
+      const widget = this.chatHere(tenant, id)?.widgetId;
       if (widget) rec = find(widget);
     }
     if (!rec) {
@@ -260,9 +299,9 @@ export class ChatService {
   }
 
   async resumeAi(tenant: string, by: Participant, chatId: string): Promise<ChatData> {
-    const current = this.chat(tenant, chatId);
+    const current = await this.chat(tenant, chatId);
     if (!current) throw appError('ERR_NOT_FOUND', 'chat');
-    if (!this.config(tenant, chatId).aiEnabled) throw appError('ERR_CONFLICT', 'the AI is turned off for this chat');
+    if (!(await this.config(tenant, chatId)).aiEnabled) throw appError('ERR_CONFLICT', 'the AI is turned off for this chat');
     const r = await this.room(tenant, chatId, { type: 'resume-ai', by });
     const chat = r.chat!;
     if (!r.changed) return chat;
@@ -299,21 +338,30 @@ export class ChatService {
   }
 
   /** A chat with its messages as GET /chat/history pages them. */
-  historyPage(tenant: string, chatId: string, p: { afterSeq?: number; beforeSeq?: number; limit?: number }) {
-    const page = this.messages(tenant, chatId, p);
-    return { chatId: page.chatId, chat: this.chat(tenant, chatId)!, data: page.messages, hasMore: page.hasMore, lastSeq: page.lastSeq };
+  historyPage(tenant: string, chatId: string, p: ChatPaging) {
+    return this.onOwner.historyPage(tenant, { chatId, p });
+  }
+
+  private historyPageHere(tenant: string, chatId: string, p: ChatPaging) {
+    const page = this.messagesHere(tenant, chatId, p);
+    return { chatId: page.chatId, chat: this.chatHere(tenant, chatId)!, data: page.messages, hasMore: page.hasMore, lastSeq: page.lastSeq };
   }
 
   /** The chat records with the seq of their latest message (`data.lastSeq`). */
-  withLastSeq<R extends { sk: string; data: Record<string, unknown> }>(tenant: string, records: R[]): R[] {
-    return records.map((r) => ({ ...r, data: { ...r.data, lastSeq: this.store.lastLogSeq(tenant, chatLog(r.sk)) } }));
+  async withLastSeq<R extends { sk: string; data: Record<string, unknown> }>(tenant: string, records: R[]): Promise<R[]> {
+    const seqs = await this.onOwner.lastSeqs(tenant, records.map((r) => r.sk));
+    return records.map((r, i) => ({ ...r, data: { ...r.data, lastSeq: seqs[i] } }));
   }
 
   /**
    * One customer's messages across their chats (at most MAX_CHATS_PER_CUSTOMER of them), newest
    * first: the page at `offset`, and the total.
    */
-  customerMessages(tenant: string, email: string, paging: { offset: number; pageSize: number }): { data: ListedMessage[]; total: number } {
+  customerMessages(tenant: string, email: string, paging: { offset: number; pageSize: number }): Promise<{ data: ListedMessage[]; total: number }> {
+    return this.onOwner.customerMessages(tenant, { email, paging });
+  }
+
+  private customerMessagesHere(tenant: string, email: string, paging: { offset: number; pageSize: number }): { data: ListedMessage[]; total: number } {
     const chats = this.store.find(tenant, CHAT_DATATYPE, { 'data.customerEmail': email }, { sort: 'createdate', sortType: 'desc', pageSize: MAX_CHATS_PER_CUSTOMER })
       .data as StoredRecord<ChatData>[];
     // A chat's seqs run from 1 without gaps, newest last: the page is among the newest
@@ -363,7 +411,7 @@ export class ChatService {
 
   /** A chat's place in the queue (null unless it waits). */
   async position(tenant: string, chatId: string): Promise<{ chatId: string; status: string; position: number | null; waiting: number }> {
-    const chat = this.chat(tenant, chatId);
+    const chat = await this.chat(tenant, chatId);
     if (!chat) throw appError('ERR_NOT_FOUND', 'chat');
     const q = await this.queue(tenant, { type: 'position', chatId });
     return { chatId: chat.chatId, status: chat.status, position: q.entry?.position ?? null, waiting: q.waiting };
@@ -377,8 +425,12 @@ export class ChatService {
   }
 
   /** A page of a chat's messages by sequence: after `afterSeq`, or the `limit` before `beforeSeq` (default: the latest). */
-  messages(tenant: string, chatId: string, p: { afterSeq?: number; beforeSeq?: number; limit?: number }): MessagePage {
-    const chat = this.chat(tenant, chatId);
+  messages(tenant: string, chatId: string, p: ChatPaging): Promise<MessagePage> {
+    return this.onOwner.messages(tenant, { chatId, p });
+  }
+
+  private messagesHere(tenant: string, chatId: string, p: ChatPaging): MessagePage {
+    const chat = this.chatHere(tenant, chatId);
     if (!chat) throw appError('ERR_NOT_FOUND', 'chat');
     const limit = Math.min(Math.max(p.limit ?? 50, 1), 200);
     const log = chatLog(chatId);
@@ -398,7 +450,7 @@ export class ChatService {
     return { chatId, messages: entries.map((e) => ({ ...e.entry, status: messageStatus(e.entry, receipts) })), hasMore, lastSeq };
   }
 
-  private history(tenant: string, chatId: string): AiMessage[] {
+  private historyHere(tenant: string, chatId: string): AiMessage[] {
     const last = this.store.lastLogSeq(tenant, chatLog(chatId));
     const out: AiMessage[] = [];
     for (const { entry } of this.store.readLog<ChatMessage>(tenant, chatLog(chatId), Math.max(1, last - AI_CONTEXT + 1))) {
@@ -415,7 +467,7 @@ export class ChatService {
   private async run(
     tenant: string,
     s: AiStream,
-    messages: AiMessage[],
+    history: Promise<AiMessage[]>,
     chunk: (index: number, text: string) => void,
     done: (text: string, handover: boolean, faqId: string | undefined) => Promise<Record<string, unknown>>,
   ): Promise<void> {
@@ -423,6 +475,7 @@ export class ChatService {
     const abort = new AbortController();
     this.running.add(abort);
     try {
+      const messages = await history;
       const answer = await this.services.ai.answer({ tenant, messages, purpose: s.purpose, signal: abort.signal });
       let index = 0;
       for await (const c of answer.chunks) {
@@ -469,7 +522,7 @@ export class ChatService {
     void this.run(
       tenant,
       s,
-      this.history(tenant, chatId),
+      this.onOwner.history(tenant, chatId),
       (index, c) => {
         if (index < 0) this.fanout.aiStream(tenant, chatId, { chatId, streamId: s.id, done: true, error: s.end?.error });
         else this.fanout.aiStream(tenant, chatId, { chatId, streamId: s.id, index, chunk: c, done: false });
@@ -478,7 +531,7 @@ export class ChatService {
         const m = await this.send(tenant, AI_PARTICIPANT, { chatId, text, metadata: { streamId: s.id, handover, ...(faqId ? { faqId } : {}) } });
         this.fanout.aiStream(tenant, chatId, { chatId, streamId: s.id, done: true, messageId: m.id, seq: m.seq, handover });
         // The AI could not help: a human takes over from the queue.
-        if (handover && this.chat(tenant, chatId)?.status === 'ai') await this.requeue(tenant, SYSTEM, chatId);
+        if (handover && (await this.chat(tenant, chatId))?.status === 'ai') await this.requeue(tenant, SYSTEM, chatId);
         return { messageId: m.id, seq: m.seq };
       },
     );
@@ -486,12 +539,11 @@ export class ChatService {
   }
 
   /** A draft reply for the agent, streamed as chat-stream to the agent's sockets only; nothing stored. */
-  assist(tenant: string, agent: Participant, chatId: string, prompt?: string): AiStream {
-    const chat = this.chat(tenant, chatId);
+  async assist(tenant: string, agent: Participant, chatId: string, prompt?: string): Promise<AiStream> {
+    const chat = await this.chat(tenant, chatId);
     if (!chat) throw appError('ERR_NOT_FOUND', 'chat');
     const s = this.streams.create(chatId, 'assist', { tenant, customerId: null, staffOnly: true });
-    const messages = this.history(tenant, chatId);
-    if (prompt) messages.push({ role: 'user', content: prompt });
+    const messages = this.onOwner.history(tenant, chatId).then((m) => (prompt ? [...m, { role: 'user' as const, content: prompt }] : m));
     void this.run(
       tenant,
       s,

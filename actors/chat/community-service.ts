@@ -18,6 +18,7 @@ import {
   type CommunityUser,
   type UserThreadEntry,
 } from '../community/index.js';
+import type { OnOwner, OwnerReads } from '../../core/cluster/owner-reads.js';
 import { appError } from '../../core/errors.js';
 import type { Store } from '../../core/store/store.js';
 import type { ChatServices, ChatSettings, Origin } from './ports.js';
@@ -59,20 +60,41 @@ export class CommunityService {
   /** Typing indicators running on this node: key → timer that clears them. */
   private readonly typers = new Map<string, NodeJS.Timeout>();
 
+  /**
+   * What a socket's events read of its tenant, read on the node that serves it (owner-reads.ts).
+   * The REST routes (threads, page, readUpTo) run on the owner and read this node's store.
+   */
+  private readonly onOwner: {
+    recipientExists: OnOwner<string, boolean>;
+    groups: OnOwner<string, string[]>;
+    isMember: OnOwner<{ userId: string; groupId: string }, boolean>;
+    unseen: OnOwner<{ userId: string; lastSeqs: Record<string, number>; limit: number }, { messages: CommunityMessage[]; stopped: ReplayStop[] }>;
+  };
+
   constructor(
     private readonly runtime: ActorRuntime,
     private readonly store: Store,
     private readonly services: ChatServices,
     private readonly settings: ChatSettings,
-  ) {}
+    reads: OwnerReads,
+  ) {
+    this.onOwner = {
+      recipientExists: reads.define('community.recipient-exists', (tenant, to: string) => RECIPIENT_DATATYPES.some((dt) => this.store.getRecord(tenant, dt, to) !== undefined)),
+      groups: reads.define('community.groups', (tenant, userId: string) => this.store.listKv(tenant, userGroupsNs(userId)).map((e) => e.key)),
+      isMember: reads.define('community.is-member', (tenant, a: { userId: string; groupId: string }) => this.isMemberHere(tenant, a.userId, a.groupId)),
+      unseen: reads.define('community.unseen', (tenant, a: { userId: string; lastSeqs: Record<string, number>; limit: number }) =>
+        this.unseenHere(tenant, a.userId, a.lastSeqs, a.limit),
+      ),
+    };
+  }
 
   private ask(tenant: string, key: string, msg: CommunityMsg): Promise<CommunityReply> {
     return this.runtime.ask<CommunityReply>(tenant, COMMUNITY_ACTOR, key, msg);
   }
 
-  private assertRecipient(tenant: string, to: string, from: string): void {
+  private async assertRecipient(tenant: string, to: string, from: string): Promise<void> {
     if (to === from) throw appError('ERR_BAD_REQUEST', 'you cannot send a message to yourself');
-    if (!RECIPIENT_DATATYPES.some((dt) => this.store.getRecord(tenant, dt, to))) throw appError('ERR_NOT_FOUND', `recipient ${to}`);
+    if (!(await this.onOwner.recipientExists(tenant, to))) throw appError('ERR_NOT_FOUND', `recipient ${to}`);
   }
 
   /**
@@ -80,7 +102,7 @@ export class CommunityService {
    * sending one (its ack carries the message).
    */
   async sendDirect(tenant: string, from: CommunityUser, to: string, text: string, clientId?: string, sender?: Origin): Promise<CommunityMessage> {
-    this.assertRecipient(tenant, to, from.id);
+    await this.assertRecipient(tenant, to, from.id);
     const r = await this.ask(tenant, dmKey(from.id, to), { type: 'send', from, to, text, clientId });
     if (!r.duplicate) {
       this.services.fanout.directMessage(tenant, [to, from.id], r.message!, sender);
@@ -106,16 +128,16 @@ export class CommunityService {
   }
 
   /** The groups `userId` belongs to (a new connection follows them all). */
-  groups(tenant: string, userId: string): string[] {
-    return this.store.listKv(tenant, userGroupsNs(userId)).map((e) => e.key);
+  groups(tenant: string, userId: string): Promise<string[]> {
+    return this.onOwner.groups(tenant, userId);
   }
 
-  isMember(tenant: string, userId: string, groupId: string): boolean {
+  private isMemberHere(tenant: string, userId: string, groupId: string): boolean {
     return this.store.getKv(tenant, userGroupsNs(userId), groupId) !== undefined;
   }
 
   async leave(tenant: string, userId: string, groupId: string): Promise<{ groupId: string; members: number; left: boolean }> {
-    if (!this.isMember(tenant, userId, groupId)) throw appError('ERR_NOT_FOUND', `group membership ${groupId}`);
+    if (!(await this.onOwner.isMember(tenant, { userId, groupId }))) throw appError('ERR_NOT_FOUND', `group membership ${groupId}`);
     const r = await this.ask(tenant, groupKey(groupId), { type: 'leave', userId });
     this.services.fanout.unfollowGroup(tenant, userId, groupId);
     return { groupId, members: r.members, left: r.changed };
@@ -129,9 +151,9 @@ export class CommunityService {
   }
 
   /** Typing to a user (not oneself) or in a group the sender belongs to; see setTyping. */
-  typing(tenant: string, from: CommunityUser, target: { to: string } | { groupId: string }, isTyping: boolean): { ok: true } {
+  async typing(tenant: string, from: CommunityUser, target: { to: string } | { groupId: string }, isTyping: boolean): Promise<{ ok: true }> {
     if ('to' in target && target.to === from.id) throw appError('ERR_BAD_REQUEST', 'typing to yourself');
-    if ('groupId' in target && !this.isMember(tenant, from.id, target.groupId)) throw appError('ERR_FORBIDDEN', 'join the group first');
+    if ('groupId' in target && !(await this.onOwner.isMember(tenant, { userId: from.id, groupId: target.groupId }))) throw appError('ERR_FORBIDDEN', 'join the group first');
     this.setTyping(tenant, from, target, isTyping);
     return { ok: true };
   }
@@ -272,7 +294,11 @@ export class CommunityService {
    * conversations the client named first, then the others, each latest message first; at most
    * `limit` messages in all. `stopped` lists the conversations left unfinished, to page on.
    */
-  unseen(tenant: string, userId: string, lastSeqs: Record<string, number>, limit: number): { messages: CommunityMessage[]; stopped: ReplayStop[] } {
+  unseen(tenant: string, userId: string, lastSeqs: Record<string, number>, limit: number): Promise<{ messages: CommunityMessage[]; stopped: ReplayStop[] }> {
+    return this.onOwner.unseen(tenant, { userId, lastSeqs, limit });
+  }
+
+  private unseenHere(tenant: string, userId: string, lastSeqs: Record<string, number>, limit: number): { messages: CommunityMessage[]; stopped: ReplayStop[] } {
     const pending = this.conversations(tenant, userId, Object.keys(lastSeqs))
       .map((t) => ({ ...t, from: Math.min(lastSeqs[t.threadId] ?? t.readSeq, t.lastSeq) }))
       .filter((t) => t.lastSeq > t.from);

@@ -31,26 +31,51 @@ export interface RevocationCheck {
   sessionEndedAt(org: string, sid: string): number | undefined;
 }
 
+/**
+ * A copy of every revocation in platform data, keyed `<org>/<id>`: a cluster node holds only the
+ * tenants it serves but all platform data, and verifies tokens of any tenant (a socket's handshake,
+ * a stream, a request before it is forwarded). Written in the revocation's own batch.
+ */
+export const REVOCATIONS_TENANT = '_revocations';
+
+const platformKey = (org: string, id: string) => `${org}/${id}`;
+
+/** The later of two moments (a copy may land a moment before the other on a cluster node). */
+function later(a: Revocation | undefined, b: Revocation | undefined): number | undefined {
+  if (!a || !b) return (a ?? b)?.at;
+  return Math.max(a.at, b.at);
+}
+
 export class StoreRevocations implements RevocationCheck {
   constructor(private readonly store: Pick<Store, 'getKv'>) {}
 
   revokedAt(org: string, sub: string): number | undefined {
-    return this.store.getKv<Revocation>(org, REVOKED_NS, sub)?.at;
+    return later(this.store.getKv<Revocation>(REVOCATIONS_TENANT, REVOKED_NS, platformKey(org, sub)), this.store.getKv<Revocation>(org, REVOKED_NS, sub));
   }
 
   sessionEndedAt(org: string, sid: string): number | undefined {
-    return this.store.getKv<Revocation>(org, REVOKED_SESSIONS_NS, sid)?.at;
+    return later(
+      this.store.getKv<Revocation>(REVOCATIONS_TENANT, REVOKED_SESSIONS_NS, platformKey(org, sid)),
+      this.store.getKv<Revocation>(org, REVOKED_SESSIONS_NS, sid),
+    );
   }
 }
 
 /** Adds the revocation of `sub` to `batch` (later revocations win). */
 export function revoke(batch: WriteBatch, tenant: string, sub: string, at: number, reason: string): WriteBatch {
-  return batch.putKv(tenant, REVOKED_NS, sub, { at, reason } satisfies Revocation);
+  const r = { at, reason } satisfies Revocation;
+  return batch.putKv(tenant, REVOKED_NS, sub, r).putKv(REVOCATIONS_TENANT, REVOKED_NS, platformKey(tenant, sub), r);
 }
 
 /** Adds the end of session `sid` to `batch`: every access token carrying that sid is refused. */
 export function revokeSession(batch: WriteBatch, tenant: string, sid: string, at: number, reason: string): WriteBatch {
-  return batch.putKv(tenant, REVOKED_SESSIONS_NS, sid, { at, reason } satisfies Revocation);
+  const r = { at, reason } satisfies Revocation;
+  return batch.putKv(tenant, REVOKED_SESSIONS_NS, sid, r).putKv(REVOCATIONS_TENANT, REVOKED_SESSIONS_NS, platformKey(tenant, sid), r);
+}
+
+/** Removes a revocation that has nothing left to stop, with its platform copy (the sweeps). */
+export function dropRevocation(batch: WriteBatch, tenant: string, ns: typeof REVOKED_NS | typeof REVOKED_SESSIONS_NS, id: string): WriteBatch {
+  return batch.deleteKv(tenant, ns, id).deleteKv(REVOCATIONS_TENANT, ns, platformKey(tenant, id));
 }
 
 /**

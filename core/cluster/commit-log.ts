@@ -1,11 +1,11 @@
 // The cluster's commit log (DESIGN: Cluster mode). Every committed batch is appended to one
-// JetStream stream before its answer is released, and every node applies the stream to its own
-// LMDB, so LMDB stays each node's local materialisation and no acknowledged write depends on the
-// node that made it.
+// JetStream stream before its answer is released. Each node materialises in its own LMDB the
+// platform-wide data and the tenants it holds, no others, so no acknowledged write depends on the
+// node that made it and storage and apply work shard with the nodes.
 //
 // Subjects (names.ts): a tenant's own batches go to `<log>.t.<tenant>`; a batch of one tenant that
 // also writes platform-wide data (organisations, `_` tenants) to `<log>.x.<tenant>`; platform-wide
-// batches, and the rare batch that spans several tenants, to `<log>.g`.
+// batches, and the rare batch that spans several tenants, to `<log>.x._g`.
 //
 // Writers. Only a tenant's owner appends its `t`/`x` batches, through the tenant's lane: batches
 // that arrive in one event loop turn, or while an append is in flight, are appended together as
@@ -18,16 +18,17 @@
 // every node's applier in stream order; the appending node releases the batch when its own applier
 // has applied it, with the outcome the applier saw (a failed condition is a 409 everywhere).
 //
-// Readers. Each node's applier consumes the whole stream in order and applies what is not its own:
-// `g` batches and the platform part of `x` batches always, tenant batches unless a lane of this
-// node holds the tenant (the lane's own appends come back on the tenant subject after the
-// takeover's replay, and are skipped undecoded). So every node can read every tenant (sockets and tenant-less routes read
-// the store directly) a moment behind its owner. The marks make every apply idempotent, so a
-// restart resumes from the last saved position and re-reads a little without harm.
+// Readers. Each node's applier consumes the `x` subjects only (`<log>.x.>`), in order: `g` batches
+// and the platform part of `x` batches everywhere; the tenant part of an `x` batch only on the
+// tenant's holder, when another node appended it (a lease being lost). A tenant's `t` batches are
+// never sent to a node that does not hold it, the owner's own appends included: its lane applies
+// them. Anything of a tenant read elsewhere is read on its owner (an ask, or the forwarded
+// request). The marks make every apply idempotent, so a restart resumes from the last saved
+// position and re-reads a little without harm.
 //
-// Takeover. A node that takes a tenant over replays the tenant's two subjects from its own mark for
-// that tenant up to the stream's end, learns the tenant subject's last sequence, and only then
-// serves the tenant.
+// Takeover. A node that takes a tenant over brings it up to the stream's head (catchUp): it replays
+// the tenant's two subjects from its own mark for that tenant (the start of the stream when it
+// never held it) up to the end, learns the tenant subject's last sequence, and only then serves.
 import {
   AckPolicy,
   DeliverPolicy,
@@ -139,22 +140,14 @@ interface Pending {
 /** What this node does for one tenant it holds. */
 class Lane {
   state: 'syncing' | 'owned' = 'syncing';
-  /** Marks this lane's own appends, which the applier leaves to it. */
+  /** Marks this lane's own `x` appends, whose tenant part the applier leaves to it. */
   readonly epoch = `${process.pid.toString(36)}.${Date.now().toString(36)}.${(++epochs).toString(36)}`;
   /** Last sequence of the tenant subject this node knows: what the next append expects. */
   lastT = 0;
-  /**
-   * The tenant subject's last sequence when the takeover's replay had applied everything up to it:
-   * the subject's later messages are this lane's own appends (anyone else's append behind them
-   * fails, see pump), so the applier leaves them to the lane without decoding them.
-   */
-  ownFrom = Number.POSITIVE_INFINITY;
   readonly queue: Pending[] = [];
   pumping = false;
   /** Resolves when every local apply issued so far has landed. */
   tail: Promise<unknown> = Promise.resolve();
-  /** Acknowledged messages not yet applied locally, in order (the saved position stays below). */
-  readonly unlanded: number[] = [];
   constructor(readonly tenant: string) {}
 }
 
@@ -188,12 +181,13 @@ export class CommitLog {
   /** Local applies of the applier, in order: the position advances when they land. */
   private applied: Promise<unknown> = Promise.resolve();
   private messages: ConsumerMessages | undefined;
-  /** Which consumer of the applier is current (a rewind starts another). */
-  private generation = 0;
   private saver: NodeJS.Timeout | undefined;
   private closed = false;
-  /** Highest sequence this node's appends were acknowledged with (for read-your-writes). */
-  lastAcked = 0;
+  /**
+   * Highest sequence this node's platform appends (`g`, `x`) were acknowledged with: a node whose
+   * request wrote through this one waits until its own applier is there (read-your-writes).
+   */
+  platformAcked = 0;
 
   private constructor(private readonly opts: CommitLogOptions, jsm: JetStreamManager) {
     this.jsm = jsm;
@@ -233,7 +227,7 @@ export class CommitLog {
   private async startApplier(): Promise<void> {
     const [saved] = this.local.appliedMark(POSITION_MARK);
     this.position = this.savedPosition = saved;
-    const last = (await this.jsm.streams.info(this.names.stream)).state.last_seq;
+    const last = await this.lastSequence(this.names.platformFilter);
     await this.consumeFrom(saved + 1);
     this.saver = setInterval(() => void this.savePosition(), 500);
     this.saver.unref();
@@ -241,36 +235,21 @@ export class CommitLog {
     await this.waitApplied(last);
   }
 
-  /** (Re)starts the applier's consumer at stream sequence `from`. */
+  /** Starts the applier's consumer of the platform subjects at stream sequence `from`. */
   private async consumeFrom(from: number): Promise<void> {
-    const gen = ++this.generation;
+    const filter = this.names.platformFilter;
     const consumer = await this.js.consumers.get(
       this.names.stream,
-      from > 1
-        ? { filter_subjects: `${this.names.log}.>`, deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: from }
-        : { filter_subjects: `${this.names.log}.>`, deliver_policy: DeliverPolicy.All },
+      from > 1 ? { filter_subjects: filter, deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: from } : { filter_subjects: filter, deliver_policy: DeliverPolicy.All },
     );
-    const messages = await consumer.consume({ max_messages: 1024 });
-    const old = this.messages;
-    this.messages = messages;
-    void this.applyLoop(messages, gen);
-    if (old) await old.close().catch(noop);
+    this.messages = await consumer.consume({ max_messages: 1024 });
+    void this.applyLoop(this.messages);
   }
 
-  /**
-   * Reads the stream again from `from` (marks skip what was applied): after a lane failed, a
-   * message it appended may exist that neither it nor the applier (which left it to the lane) applied.
-   */
-  private rewind(from: number): void {
-    if (this.closed || from > this.position) return;
-    this.consumeFrom(from).catch((err) => this.log.error({ err }, 'cluster: rewinding the applier failed'));
-  }
-
-  private async applyLoop(messages: ConsumerMessages, gen: number): Promise<void> {
+  private async applyLoop(messages: ConsumerMessages): Promise<void> {
     let n = 0;
     try {
       for await (const m of messages) {
-        if (gen !== this.generation) break;
         this.applyMessage(m.seq, m.subject, m.data);
         // Bounded work in flight while catching up on a long stream.
         if (++n % 256 === 0) await this.applied;
@@ -282,8 +261,6 @@ export class CommitLog {
 
   private applyMessage(seq: number, subject: string, data: Uint8Array): void {
     const where = this.names.parseLogSubject(subject);
-    // The owner's own batches come back here too: left to its lane, not even decoded.
-    if (where?.kind === 't' && this.ownAppend(where.tenant, seq)) return this.advance(seq, []);
     let msg: LogMessage;
     try {
       msg = decode<LogMessage>(data);
@@ -291,37 +268,29 @@ export class CommitLog {
       this.log.error({ err, seq, subject }, 'cluster: undecodable commit stream message skipped');
       return this.advance(seq, []);
     }
-    if (!where) return this.advance(seq, []);
+    if (!where || where.kind === 't') return this.advance(seq, []);
     const commits: Promise<unknown>[] = [];
     const mine = msg.o === this.opts.nodeId;
     if (where.kind === 'g') {
       const c = this.local.commitApplied(batchOf(msg.b[0] ?? []), { key: GLOBAL_MARK, seq, n: 1 });
       commits.push(this.settle(seq, c, mine));
-    } else if (where.kind === 'x') {
+    } else {
       const [own, platform] = split(msg.b[0] ?? [], where.tenant);
       commits.push(this.settle(seq, this.local.commitApplied(platform, { key: GLOBAL_MARK, seq, n: 1 }), mine));
-      if (!this.laneApplies(where.tenant, msg)) commits.push(this.quiet(this.local.commitApplied(own, { key: where.tenant, seq, n: 1 })));
-    } else if (!this.laneApplies(where.tenant, msg)) {
-      for (let i = 0; i < msg.b.length; i++) {
-        commits.push(this.quiet(this.local.commitApplied(batchOf(msg.b[i]), { key: where.tenant, seq, n: i + 1 })));
-      }
+      if (this.appliesTenantPart(where.tenant, msg)) commits.push(this.quiet(this.local.commitApplied(own, { key: where.tenant, seq, n: 1 })));
     }
     this.advance(seq, commits);
   }
 
   /**
-   * True when this node's current lane of the tenant appended the message and applies it itself.
-   * Everything else is applied here, in stream order: other nodes' writes, and this node's own from
-   * an earlier lane or process (whose apply may never have landed).
+   * The tenant part of an `x` batch is applied here only on a node that serves the tenant, when
+   * its lane did not append it (a node losing its lease may append one unchecked). A node that
+   * does not hold the tenant leaves it to the stream: the tenant's replay reads it when it takes
+   * the tenant over; one still catching up reads it in that replay (catchUp).
    */
-  private laneApplies(tenant: string, msg: LogMessage): boolean {
-    return msg.e !== undefined && this.lanes.get(tenant)?.epoch === msg.e;
-  }
-
-  /** A message of the tenant subject appended by this node's current lane of the tenant. */
-  private ownAppend(tenant: string, seq: number): boolean {
+  private appliesTenantPart(tenant: string, msg: LogMessage): boolean {
     const lane = this.lanes.get(tenant);
-    return lane !== undefined && lane.state === 'owned' && seq > lane.ownFrom;
+    return lane !== undefined && lane.state === 'owned' && msg.e !== lane.epoch;
   }
 
   /** A failed condition is an expected outcome here (the owner saw it too); anything else is logged. */
@@ -381,15 +350,13 @@ export class CommitLog {
     });
   }
 
-  /** Where a restart resumes: below anything a lane has had acknowledged but not yet applied. */
-  private safePosition(): number {
-    let p = this.position;
-    for (const lane of this.lanes.values()) if (lane.unlanded.length > 0) p = Math.min(p, lane.unlanded[0] - 1);
-    return p;
-  }
-
+  /**
+   * Where a restart resumes reading the platform subjects. A lane's own appends need no care here:
+   * one acknowledged and not applied when the node stopped is read by the tenant's next catchUp,
+   * from the tenant's own mark.
+   */
   private savePosition(): Promise<unknown> {
-    const p = this.safePosition();
+    const p = this.position;
     if (p <= this.savedPosition || this.closed) return Promise.resolve();
     this.savedPosition = p;
     return this.local.commitApplied(new WriteBatch(), { key: POSITION_MARK, seq: p, n: 1 }).catch(noop);
@@ -407,28 +374,14 @@ export class CommitLog {
     return [...this.lanes.keys()];
   }
 
-  /**
-   * Starts holding `tenant`: replays its subjects from this node's mark up to the stream's end,
-   * then learns the tenant subject's last sequence. Resolves when the tenant may be served.
-   */
+  /** Starts holding `tenant`: brings it up to the stream's head (catchUp), then serves it. */
   async takeOver(tenant: string): Promise<void> {
     if (this.lanes.has(tenant)) return;
     const lane = new Lane(tenant);
     this.lanes.set(tenant, lane);
     try {
-      let end = (await this.jsm.streams.info(this.names.stream)).state.last_seq;
-      await this.replay(tenant, end);
-      // Whatever the subject holds is applied before this lane appends behind it, so that the
-      // applier can take every later message of the subject for the lane's own (ownAppend).
-      // Another node appending meanwhile held a lease it was losing: a few rounds settle it.
-      for (let round = 0; ; round++) {
-        lane.lastT = await this.lastSequence(this.names.tenantSubject(tenant));
-        if (lane.lastT <= end) break;
-        if (round === 3) throw appError('ERR_UNAVAILABLE', `tenant ${tenant} is still written by another node`);
-        await this.replay(tenant, (end = lane.lastT));
-      }
+      lane.lastT = await this.catchUp(tenant);
       if (this.lanes.get(tenant) !== lane) throw appError('ERR_UNAVAILABLE', `tenant ${tenant} was released during its takeover`);
-      lane.ownFrom = lane.lastT;
       lane.state = 'owned';
     } catch (err) {
       if (this.lanes.get(tenant) === lane) this.lanes.delete(tenant);
@@ -436,17 +389,36 @@ export class CommitLog {
     }
   }
 
-  /** Stops holding `tenant`; batches still queued fail with 503 (their writers may retry). */
+  /**
+   * Brings `tenant` in this node's LMDB up to the stream's head: everything of its two subjects
+   * after its mark here (from the start when this node never held it) is applied, in order.
+   * Resolves the tenant subject's last sequence, which the first append expects. The one place a
+   * tenant's state is rebuilt: a snapshot, when there is one, belongs here, before the replay.
+   */
+  private async catchUp(tenant: string): Promise<number> {
+    const filter = this.names.tenantFilter(tenant);
+    let end = await this.lastSequence(filter);
+    await this.replay(tenant, end);
+    // Whatever the subjects hold is applied before this node appends behind it. Another node
+    // appending meanwhile held a lease it was losing: a few rounds settle it.
+    for (let round = 0; ; round++) {
+      const last = await this.lastSequence(filter);
+      if (last <= end) return this.lastSequence(this.names.tenantSubject(tenant));
+      if (round === 3) throw appError('ERR_UNAVAILABLE', `tenant ${tenant} is still written by another node`);
+      await this.replay(tenant, (end = last));
+    }
+  }
+
+  /**
+   * Stops holding `tenant`; batches still queued fail with 503 (their writers may retry). What it
+   * holds here stays as it is: another node's later writes are read by the next catchUp, if any.
+   */
   release(tenant: string): void {
     const lane = this.lanes.get(tenant);
     if (!lane) return;
     this.lanes.delete(tenant);
-    const owned = lane.state === 'owned';
     lane.state = 'syncing';
     for (const p of lane.queue.splice(0)) p.reject(moved(tenant));
-    // The applier took the subject's messages after the lane's last append for the lane's own:
-    // if another node appended there (the lease was lost), they are read again and applied now.
-    if (owned) this.rewind(lane.lastT + 1);
   }
 
   private async lastSequence(subject: string): Promise<number> {
@@ -498,6 +470,8 @@ export class CommitLog {
           if (left === 0) break;
         }
         if (got === 0) throw appError('ERR_UNAVAILABLE', `the commit stream did not deliver tenant ${tenant}'s writes`);
+        // One fetch of applies in flight at a time: a long tail does not pile up in memory.
+        await last;
       }
       await last;
     } finally {
@@ -572,8 +546,6 @@ export class CommitLog {
       return this.laneFailed(lane, group, err);
     }
     lane.lastT = seq;
-    if (seq > this.lastAcked) this.lastAcked = seq;
-    lane.unlanded.push(seq);
     let last: Promise<unknown> = lane.tail;
     for (let i = 0; i < group.length; i++) {
       const p = group[i];
@@ -581,9 +553,7 @@ export class CommitLog {
       c.then(() => p.resolve(), (err) => p.reject(err));
       last = c.catch(noop);
     }
-    lane.tail = last.then(() => {
-      if (lane.unlanded[0] === seq) lane.unlanded.shift();
-    });
+    lane.tail = last;
   }
 
   /**
@@ -608,12 +578,9 @@ export class CommitLog {
       return this.laneFailed(lane, [p], err);
     }
     if (!p.mixed) lane.lastT = seq;
-    if (seq > this.lastAcked) this.lastAcked = seq;
-    lane.unlanded.push(seq);
+    else if (seq > this.platformAcked) this.platformAcked = seq;
     const own = this.local.commitApplied(p.mixed ? split(p.batch.ops, lane.tenant)[0] : p.batch, { key: lane.tenant, seq, n: 1 });
-    lane.tail = own.catch(noop).then(() => {
-      if (lane.unlanded[0] === seq) lane.unlanded.shift();
-    });
+    lane.tail = own.catch(noop);
     const platform = p.mixed ? this.takeOutcome(seq) : undefined;
     Promise.all([own, platform]).then(() => p.resolve(), (err) => p.reject(err));
     // A unique index declared here holds the writes queued behind it to its check.
@@ -641,7 +608,7 @@ export class CommitLog {
     } catch (err) {
       throw new AppError('ERR_UNAVAILABLE', ['the write could not be made durable; retry'], { cause: err });
     }
-    if (seq > this.lastAcked) this.lastAcked = seq;
+    if (seq > this.platformAcked) this.platformAcked = seq;
     await this.takeOutcome(seq);
   }
 

@@ -25,7 +25,7 @@ export class ClusterNames {
   readonly stream: string;
   /** KV bucket of tenant leases. */
   readonly leaseBucket: string;
-  /** Subject prefix of the stream: `<log>.t.<tenant>`, `<log>.x.<tenant>`, `<log>.g`. */
+  /** Subject prefix of the stream: `<log>.t.<tenant>`, `<log>.x.<tenant>`, `<log>.x._g`. */
   readonly log: string;
   /** Heartbeats of live nodes. */
   readonly heartbeat: string;
@@ -54,9 +54,18 @@ export class ClusterNames {
     return `${this.log}.x.${tenantToken(tenant)}`;
   }
 
-  /** Batches of platform-wide data only, or of several tenants at once. */
+  /**
+   * Batches of platform-wide data only, or of several tenants at once. Under `x` with the mixed
+   * batches, so one filter (platformFilter) reads every batch that writes platform data, in order;
+   * `_g` is no tenant's token (those start with a letter, a digit or `=`).
+   */
   get globalSubject(): string {
-    return `${this.log}.g`;
+    return `${this.log}.x._g`;
+  }
+
+  /** Every batch that writes platform data (`g` and `x`): what every node applies. */
+  get platformFilter(): string {
+    return `${this.log}.x.>`;
   }
 
   /** Both subjects of a tenant (what a takeover replays). */
@@ -77,7 +86,7 @@ export class ClusterNames {
   parseLogSubject(subject: string): { kind: 't' | 'x' | 'g'; tenant: string } | undefined {
     if (!subject.startsWith(this.log)) return undefined;
     const rest = subject.slice(this.log.length + 1);
-    if (rest === 'g') return { kind: 'g', tenant: '' };
+    if (rest === 'x._g') return { kind: 'g', tenant: '' };
     const kind = rest.charAt(0);
     if ((kind !== 't' && kind !== 'x') || rest.charAt(1) !== '.') return undefined;
     return { kind, tenant: tokenTenant(rest.slice(2)) };

@@ -442,7 +442,7 @@ export class ClusterNode implements Placement {
         owner = '';
       }
       if (owner !== this.nodeId) reply = { moved: owner };
-      else reply = { ok: await handler(req), s: this.log.lastAcked };
+      else reply = { ok: await handler(req), s: this.log.platformAcked };
     } catch (err) {
       if (!(err instanceof AppError)) this.opts.logger.error({ err }, 'cluster: serving a forwarded request failed');
       reply = { err: toWire(err) };

@@ -1,8 +1,10 @@
-// The Store of a cluster node: reads come from the local LMDB (kept current by the commit log's
-// applier), and every commit goes through the commit log (commit-log.ts), so it is in the stream
-// before the writer hears it succeeded. A tenant's batch is appended by the tenant's owner only:
-// here when this node holds the tenant, else on the owner through `remote` (which also waits until
-// this node has applied it, so the writer reads its own write here afterwards).
+// The Store of a cluster node: reads come from the local LMDB, which holds the platform data (kept
+// current by the commit log's applier) and the tenants this node holds (commit-log.ts), so a
+// tenant's data is read on its owner: a caller on another node asks there. Every commit goes
+// through the commit log, so it is in the stream before the writer hears it succeeded. A tenant's
+// batch is appended by the tenant's owner only: here when this node holds the tenant, else on the
+// owner through `remote` (which also waits until this node has applied the batch's platform writes,
+// so the writer reads them here afterwards).
 import { randomBytes } from 'node:crypto';
 import type { ListingShape } from '../store/listing-plan.js';
 import type { FindOptions, Filter } from '../store/query.js';

@@ -17,3 +17,25 @@ export function resolveTenant(store: Store, def: RouteDef, headers: Record<strin
   if (!org) throw new AppError('ERR_ORGID_INVALID', [orgid.length > 64 ? orgid.slice(0, 64) + '…' : orgid]);
   return org;
 }
+
+/**
+ * Cluster mode: the organisation a request names elsewhere than the header (RouteDef.tenantHint),
+ * when it exists: the request goes to its owner. Anything unreadable is left to the route.
+ */
+export function hintedTenant(store: Store, hint: NonNullable<RouteDef['tenantHint']>, headers: Readonly<Record<string, string>>, raw: Buffer | undefined): string | undefined {
+  let body: unknown;
+  if (raw && raw.length > 0) {
+    try {
+      body = JSON.parse(raw.toString('utf8'));
+    } catch {
+      body = undefined;
+    }
+  }
+  let id: string | undefined;
+  try {
+    id = hint(headers, body)?.trim();
+  } catch {
+    return undefined;
+  }
+  return id && id.length <= 64 && orgById(store, id) ? id : undefined;
+}

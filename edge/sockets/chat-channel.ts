@@ -48,8 +48,9 @@ export function chatChannel(f: ChannelHost): void {
     const live = () => socket.connected;
 
     /** Sends what `replay` found to this socket; answers how many messages it sent. */
-    const replay = (chatId: string, afterSeq: number, budget: number): number => {
-      const r = connections.replay(tenant, chatId, afterSeq, budget);
+    const replay = async (chatId: string, afterSeq: number, budget: number): Promise<number> => {
+      const r = await connections.replay(tenant, chatId, afterSeq, budget);
+      if (!socket.connected) return 0;
       for (const m of r.messages) socket.emit('message', m);
       if (r.nextAfterSeq !== undefined) socket.emit('update', { chatId, type: 'replay-truncated', nextAfterSeq: r.nextAfterSeq });
       return r.messages.length;
@@ -57,14 +58,15 @@ export function chatChannel(f: ChannelHost): void {
 
     const connect = async () => {
       if (user.role !== 'agent') {
-        const claim = connections.claim(chat);
+        const claim = await connections.claim(chat);
         if (claim.foreign) socket.emit('error', { event: 'connect', statusCode: 404, message: 'chat not found', error: 'Not Found' });
         const s = await connections.connectCustomer(chat, claim.requested, auth.chatSessionId, live);
         if (!s) return;
         rt.addUserSocket(userTopic, socket);
         rt.join(socket, chatTopic.chat(tenant, s.chatId));
         // Subscribed first, then read: a message sent meanwhile may come twice, never not at all.
-        const w = connections.welcome(chat, s.chatId);
+        const w = await connections.welcome(chat, s.chatId);
+        if (!socket.connected) return;
         socket.emit('authenticate', {
           chatSessionId: chat.sessionId,
           chatId: s.chatId,
@@ -75,7 +77,7 @@ export function chatChannel(f: ChannelHost): void {
           lastSeq: w.lastSeq,
           config: w.config,
         });
-        if (auth.lastSeq !== undefined && w.chat) replay(s.chatId, auth.lastSeq, cfg.replayLimit);
+        if (auth.lastSeq !== undefined && w.chat) await replay(s.chatId, auth.lastSeq, cfg.replayLimit);
         f.customerSockets.set(socket, state);
       } else {
         const w = await connections.connectAgent(chat, auth.chatSessionId, live);
@@ -95,7 +97,7 @@ export function chatChannel(f: ChannelHost): void {
           queue: { waiting },
         });
         let budget = cfg.replayLimit;
-        for (const [chatId, seq] of Object.entries(auth.lastSeqs ?? {})) budget -= replay(chatId, seq, budget);
+        for (const [chatId, seq] of Object.entries(auth.lastSeqs ?? {})) budget -= await replay(chatId, seq, budget);
       }
       // token_expired when the handshake token runs out, then a short grace to reconnect.
       const exp = user.principal.exp;

@@ -112,8 +112,8 @@ export function chatEvents(settings: { maxMessageLength: number; maxMetadataByte
         limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })),
       }),
       ack: MessagePage,
-      handler: (p: { chatId?: string; afterSeq?: number; beforeSeq?: number; limit?: number }, c) => {
-        const page = c.api.connections.messages(c.chat, p);
+      handler: async (p: { chatId?: string; afterSeq?: number; beforeSeq?: number; limit?: number }, c) => {
+        const page = await c.api.connections.messages(c.chat, p);
         c.socket.emit('messages', page);
         return page;
       },
@@ -184,7 +184,7 @@ export function chatEvents(settings: { maxMessageLength: number; maxMetadataByte
       access: 'agents',
       payload: Type.Object({ chatId: Id, prompt: Type.Optional(Type.String({ maxLength: maxText })) }),
       ack: Type.Object({ chatId: Type.String(), streamId: Type.String() }),
-      handler: (p: { chatId: string; prompt?: string }, c) => ({ chatId: p.chatId, streamId: c.api.chat.assist(c.chat.tenant, me(c), p.chatId, p.prompt).id }),
+      handler: async (p: { chatId: string; prompt?: string }, c) => ({ chatId: p.chatId, streamId: (await c.api.chat.assist(c.chat.tenant, me(c), p.chatId, p.prompt)).id }),
     },
     {
       name: 'join-chat',
@@ -193,11 +193,11 @@ export function chatEvents(settings: { maxMessageLength: number; maxMetadataByte
       access: 'agents',
       payload: ChatRef,
       ack: Type.Object({ chatId: Type.String(), chat: Chat, lastSeq: Type.Integer() }),
-      handler: (p: { chatId: string }, c) => {
-        const chat = c.api.connections.watch(c.chat, p.chatId);
+      handler: async (p: { chatId: string }, c) => {
+        const chat = await c.api.connections.watch(c.chat, p.chatId);
         // Subscribed first, then read: a message sent meanwhile may come twice, never not at all.
         c.rt.join(c.socket, chatTopic.chat(c.chat.tenant, p.chatId));
-        return { chatId: p.chatId, chat, lastSeq: c.api.connections.lastSeq(c.chat.tenant, p.chatId) };
+        return { chatId: p.chatId, chat, lastSeq: await c.api.connections.lastSeq(c.chat.tenant, p.chatId) };
       },
     },
     {

@@ -39,10 +39,12 @@ export function communityChannel(f: ChannelHost): void {
 
     const connect = async () => {
       rt.addUserSocket(userTopic, socket);
-      for (const g of svc.groups(tenant, uid)) rt.join(socket, communityTopic.group(tenant, g));
+      const groups = await svc.groups(tenant, uid);
+      if (!socket.connected) return;
+      for (const g of groups) rt.join(socket, communityTopic.group(tenant, g));
       // Subscribed first, then read: a message sent meanwhile may come twice (clients dedupe by
       // seq), never not at all.
-      const { messages, stopped } = svc.unseen(tenant, uid, auth.lastSeqs ?? {}, cfg.communityReplayLimit);
+      const { messages, stopped } = await svc.unseen(tenant, uid, auth.lastSeqs ?? {}, cfg.communityReplayLimit);
       for (const m of messages) socket.emit(m.groupId !== undefined ? 'groupMessage' : 'message', m);
       if (stopped.length > 0) {
         socket.emit('replay-truncated', {

@@ -1,7 +1,7 @@
 import { createServer, request as httpRequest, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t from 'tap';
-import { LocalAiProvider, OpenAiCompatibleProvider, bestFaq, HANDOVER_REPLY, words } from '../../core/ai.js';
+import { LocalAiProvider, OpenAiCompatibleProvider, bestFaq, faqsFrom, HANDOVER_REPLY, words } from '../../core/ai.js';
 import { newRecord } from '../../core/store/record.js';
 import { WriteBatch } from '../../core/store/store.js';
 import type { RunningApp } from '../../edge/app.js';
@@ -226,10 +226,10 @@ t.test('AI - an OpenAI-compatible endpoint streams real deltas (base URL and key
   t.match(seen[0].body, { model: 'test-model', stream: true, messages: [{ role: 'system', content: /Refunds are paid back/ }, { role: 'user', content: /refund/ }] });
 
   // A failing endpoint ends the stream with an error, not a crash.
-  const bad = new OpenAiCompatibleProvider({ provider: 'openai', baseUrl: `${baseUrl}/nope`, apiKey: null, model: 'm', wordDelayMs: 0, timeoutMs: 2000 }, app.deps.store);
+  const bad = new OpenAiCompatibleProvider({ provider: 'openai', baseUrl: `${baseUrl}/nope`, apiKey: null, model: 'm', wordDelayMs: 0, timeoutMs: 2000 }, faqsFrom(app.deps.store));
   const failed = await bad.answer({ tenant: 'acme', purpose: 'reply', messages: [{ role: 'user', content: 'hi' }] }).catch((e: unknown) => e);
   t.match(failed, { statusCode: 503, message: 'the AI provider answered 404' });
-  const local = new LocalAiProvider(app.deps.store, 0);
+  const local = new LocalAiProvider(faqsFrom(app.deps.store), 0);
   const a = await local.answer({ tenant: 'acme', purpose: 'assist', messages: [{ role: 'user', content: 'parking?' }] });
   t.equal(a.handover, false, 'an assist draft never hands over');
 });

@@ -60,7 +60,7 @@ t.test('cluster - a group message from a socket on node 1 reaches the room on no
   await sleep(100);
   t.equal(catHeard.length, 0, 'a non-member on a node with members hears nothing');
 
-  // A socket opening on node 3 replays the history from node 3's own copy of the tenant.
+  // A socket opening on node 3 replays the history (read on the tenant's owner, whichever node that is).
   await sleep(200);
   const ann3 = connect(t, 2, '/community-chat', ann, { lastSeqs: { 'g:stage-crew': 0 } });
   const replayed = collect(ann3, 'groupMessage');

@@ -1,7 +1,8 @@
 // The cluster core without HTTP: two ClusterNodes (core/cluster/node.ts) over one nats-server, each
-// with its own LMDB and actor runtime. Writes of a tenant go through its owner and reach every
-// node; platform writes reach every node in one order; a node that lost its lease without knowing
-// cannot append behind the new owner's back; a node that comes back catches up from its position.
+// with its own LMDB and actor runtime. Writes of a tenant go through its owner and land in its
+// owner's LMDB only; platform writes reach every node in one order; a node that lost its lease
+// without knowing cannot append behind the new owner's back; a node that takes a tenant (back)
+// catches up from its own mark before serving it.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -127,10 +128,10 @@ t.test('ClusterNode - a tenant lives on one node; writes and asks from the other
   t.notOk(b.node.owns('acme'));
   t.equal(await b.node.ownerOf('acme'), 'a');
 
-  // A commit on b is appended by a, and b reads it right after (read-your-writes).
+  // A commit on b is appended and applied by a; b, which does not hold acme, keeps none of it.
   await b.node.store.commit(new WriteBatch().putRecord(rec('acme', 'x', 1), 0));
-  t.equal(b.local.getRecord('acme', 'thing', 'x')?.version, 1, 'b has its write at once');
-  t.equal(a.local.getRecord('acme', 'thing', 'x')?.version, 1);
+  t.equal(a.local.getRecord('acme', 'thing', 'x')?.version, 1, 'the owner has the write when commit resolves');
+  t.equal(b.local.getRecord('acme', 'thing', 'x'), undefined, 'b does not materialise a tenant it does not hold');
   await t.rejects(b.node.store.commit(new WriteBatch().putRecord(rec('acme', 'x', 1), 0)), { code: 'ERR_VERSION_CONFLICT', statusCode: 409 });
 
   // Asks from b's runtime run on a's actor: one mailbox for the key, whichever node asks.
@@ -138,7 +139,8 @@ t.test('ClusterNode - a tenant lives on one node; writes and asks from the other
   t.same(replies.map((r) => r.n).sort((x, y) => x - y), Array.from({ length: 40 }, (_, i) => i + 1), 'forty increments, none lost or doubled');
   t.ok(a.runtime.isLive('acme', 'counter', 'c1'));
   t.notOk(b.runtime.isLive('acme', 'counter', 'c1'), 'the actor lives on the owner only');
-  t.equal(b.local.getRecord('acme', 'thing', 'c1')?.version, 40);
+  t.equal(a.local.getRecord('acme', 'thing', 'c1')?.version, 40);
+  t.equal(b.local.getRecord('acme', 'thing', 'c1'), undefined);
 
   // Platform writes (an organisation) reach both, whoever writes them.
   await b.node.store.commit(new WriteBatch().putOrg({ orgId: 'globex', displayName: 'Globex', createdate: '' }));
@@ -167,11 +169,17 @@ t.test('ClusterNode - a node that lost its lease without knowing cannot append b
   // a's next append expects the tenant's last sequence it knows: refused, and a lets go.
   await t.rejects(a.node.store.commit(new WriteBatch().putRecord(rec('acme', 's', 1, { by: 'a' }), 0)), { code: 'ERR_UNAVAILABLE', statusCode: 503 });
   t.notOk(a.node.owns('acme'), 'a dropped the tenant');
-  // From then on a's writes go to b, and both agree.
+  // From then on a's writes go to b; a applies none of the tenant while it does not hold it.
   await a.node.store.commit(new WriteBatch().putRecord(rec('acme', 's', 1, { by: 'a-again' }), 0));
   t.equal(b.local.getRecord('acme', 'thing', 's')?.data.by, 'a-again');
-  t.same(a.local.getRecord('acme', 'thing', 'r'), b.local.getRecord('acme', 'thing', 'r'));
+  t.equal(a.local.getRecord('acme', 'thing', 's'), undefined, 'a does not apply the new owner\'s writes');
+  // a takes the tenant back: it catches up from its own mark, then both agree.
+  const onB = b.local.getRecord('acme', 'thing', 'r');
+  await b.close();
+  t.equal(await a.node.takeTenant('acme'), 'a');
+  t.same(a.local.getRecord('acme', 'thing', 'r'), onB);
   t.equal(a.local.getRecord('acme', 'thing', 'r')?.data.by, 'b');
+  t.equal(a.local.getRecord('acme', 'thing', 's')?.data.by, 'a-again');
 });
 
 t.test('ClusterNode - a node that was away catches up from its own position, then serves the tenant', async (t) => {
@@ -188,8 +196,9 @@ t.test('ClusterNode - a node that was away catches up from its own position, the
   t.ok(b.node.owns('acme'));
 
   a = await start(t, 'a', p, dir);
-  t.equal(a.local.getRecord('acme', 'thing', 'k')?.version, 35, 'a applied what it missed before serving anything');
+  t.equal(a.local.getRecord('acme', 'thing', 'k')?.version, 20, 'a, back, leaves the tenant b holds as it was');
   await b.close();
   for (let i = 0; i < 100 && (await a.node.ownerOf('acme').catch(() => '')) !== 'a'; i++) await sleep(50);
+  t.equal(a.local.getRecord('acme', 'thing', 'k')?.version, 35, 'a applied what it missed before serving anything');
   t.equal((await a.runtime.ask<{ n: number }>('acme', 'counter', 'k', { inc: true })).n, 36, 'and continues the count on the tenant');
 });

@@ -28,6 +28,8 @@ export interface ClusterOptions {
   orgs?: string[];
   leaseTtlMs?: number;
   retryMs?: number;
+  /** More environment for every node (REPORT_HOLDS, say: node-server.ts). */
+  env?: Record<string, string>;
 }
 
 export const tokens = new TokenService(TEST_JWT_SECRET, { accessTtlSeconds: 900, refreshTtlSeconds: 3600, cacheSize: 0 });
@@ -99,6 +101,7 @@ export class TestCluster {
       CLUSTER_LEASE_TTL_MS: String(this.opts.leaseTtlMs ?? 3000),
       CLUSTER_RETRY_MS: String(this.opts.retryMs ?? 12_000),
       ORGS: (this.opts.orgs ?? ['acme']).join(','),
+      ...this.opts.env,
     });
     this.t.teardown(() => child.kill9());
     await child.waitFor((lines) => lines.some((l) => l.startsWith('ready ')), 60_000);
@@ -115,6 +118,12 @@ export class TestCluster {
       if (last && last.slice(5).split(',').includes(tenant)) out.push(i);
     });
     return out;
+  }
+
+  /** Tenants whose data node i's LMDB holds now (its last `holds` line; REPORT_HOLDS=1 only). */
+  holds(i: number): string[] {
+    const last = [...this.nodes[i].child.lines].reverse().find((l) => l.startsWith('holds '));
+    return last && last !== 'holds -' ? last.slice(6).split(',') : [];
   }
 
   /** Waits until exactly one running node serves `tenant`; resolves its index. */

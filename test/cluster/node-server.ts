@@ -36,6 +36,17 @@ setInterval(() => {
   const now = (app.cluster?.ownedTenants() ?? []).sort().join(',') || '-';
   if (now !== owned) process.stdout.write(`owns ${(owned = now)}\n`);
 }, 50).unref();
+// REPORT_HOLDS=1: which tenants this node's LMDB holds data of, whenever that changes:
+// `holds acme,globex` (or `holds -`): organisations whose records, logs or kv take bytes here.
+if (process.env.REPORT_HOLDS === '1') {
+  const local = app.cluster?.store.local;
+  let held = '';
+  setInterval(() => {
+    if (!local) return;
+    const now = local.listOrgs().map((o) => o.orgId).filter((t) => local.measureRecordBytes(t) > 0).sort().join(',') || '-';
+    if (now !== held) process.stdout.write(`holds ${(held = now)}\n`);
+  }, 100).unref();
+}
 process.on('SIGTERM', () => {
   void app.close().then(
     () => process.exit(0),

@@ -34,6 +34,15 @@ function challengeTokenOf(ctx: RequestContext): string {
   return token;
 }
 
+/** Cluster mode: a challenge token is `<organisation>.<secret>`; its organisation's owner holds the challenge. */
+const challengeOrg: NonNullable<RouteDef['tenantHint']> = (headers, body) => {
+  const v = body !== null && typeof body === 'object' ? (body as { challengeToken?: unknown }).challengeToken : undefined;
+  const h = headers['authorization'];
+  const token = typeof v === 'string' ? v : h?.startsWith('Bearer ') ? h.slice(7) : undefined;
+  const dot = token ? token.indexOf('.') : -1;
+  return dot > 0 ? token!.slice(0, dot) : undefined;
+};
+
 export function securityRoutes(svc: AuthApi): RouteDef[] {
   const admin = svc.twoFactor;
   /**
@@ -50,6 +59,7 @@ export function securityRoutes(svc: AuthApi): RouteDef[] {
       path: '/profile/security/challenge/verify',
       auth: 'none',
       tenant: 'optional',
+      tenantHint: challengeOrg,
       tag: TAG_2FA,
       guard: staffNeedsCustomer,
       summary: 'Answer a sign-in challenge with its code',
@@ -67,6 +77,7 @@ export function securityRoutes(svc: AuthApi): RouteDef[] {
       path: '/profile/security/challenge/send',
       auth: 'none',
       tenant: 'optional',
+      tenantHint: challengeOrg,
       tag: TAG_2FA,
       guard: staffNeedsCustomer,
       summary: 'Send a fresh code for a sign-in challenge',

@@ -32,6 +32,28 @@ function signInTenant(svc: AuthApi, ctx: RequestContext, bodyOrgId: string | und
   return fromBody;
 }
 
+function stringField(body: unknown, field: string): string | undefined {
+  const v = body !== null && typeof body === 'object' ? (body as Record<string, unknown>)[field] : undefined;
+  return typeof v === 'string' ? v : undefined;
+}
+
+function bearerOf(headers: Readonly<Record<string, string>>): string | undefined {
+  const h = headers['authorization'];
+  return h?.startsWith('Bearer ') ? h.slice(7) : undefined;
+}
+
+/** The `org` claim of a JWT, unverified: where to send it (the owner verifies it). */
+function tokenOrg(token: string | undefined): string | undefined {
+  const payload = token?.split('.')[1];
+  if (!payload || payload.length > 4096) return undefined;
+  try {
+    const org = (JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { org?: unknown }).org;
+    return typeof org === 'string' ? org : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 const SignInBody = Type.Object(
   {
     orgId: Type.Optional(Type.String({ maxLength: 64, description: 'The chosen organisation; the orgid header wins' })),
@@ -53,6 +75,7 @@ export function signInRoutes(svc: AuthApi): RouteDef[] {
       path,
       auth: 'none',
       tenant: 'optional',
+      tenantHint: (_headers, body) => stringField(body, 'orgId'),
       tag: TAG_AUTH,
       summary,
       description:
@@ -76,6 +99,8 @@ export function signInRoutes(svc: AuthApi): RouteDef[] {
       body: RefreshBody,
       response: SessionSchema,
       errors: [401],
+      // Routed in a cluster by the organisation the token was issued for (its owner holds the session).
+      tenantHint: (headers, body) => tokenOrg(stringField(body, 'refreshToken') ?? bearerOf(headers)),
       handler: (ctx) => {
         const token = ctx.body.refreshToken ?? bearerToken(ctx);
         if (!token) throw appError('ERR_UNAUTHENTICATED', 'send the refresh token as the bearer token or in body.refreshToken');

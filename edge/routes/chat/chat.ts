@@ -76,7 +76,7 @@ export function chatRoutes(f: ChatFeature, deps: AppDeps): RouteDef[] {
           sort: 'createdate',
           sortType: 'desc',
         });
-        return { ...list, data: svc.withLastSeq(ctx.tenant, list.data) };
+        return { ...list, data: await svc.withLastSeq(ctx.tenant, list.data) };
       },
     }),
 
@@ -114,9 +114,9 @@ export function chatRoutes(f: ChatFeature, deps: AppDeps): RouteDef[] {
       params: EmailParam,
       query: Type.Object(pageQuery(max)),
       response: ListOf(ChatMessage),
-      handler: (ctx) => {
+      handler: async (ctx) => {
         const { page, pageSize, offset } = resolvePaging(ctx.query, deps.config.store);
-        const { data, total } = svc.customerMessages(ctx.tenant, ctx.params.email.toLowerCase(), { offset, pageSize });
+        const { data, total } = await svc.customerMessages(ctx.tenant, ctx.params.email.toLowerCase(), { offset, pageSize });
         return { data, total, hasNext: offset + data.length < total, page, pageSize };
       },
     }),

@@ -54,13 +54,17 @@ export function devicesSeen(all: readonly DeviceView[], byDevice: Record<string,
 }
 
 export function doorViewRoutes(svc: EventsApi, devices: ScannerDevices, deps: AppDeps): RouteDef[] {
+  // A view is served by the node it reaches (a stream is not forwarded): what it reads of the
+  // tenant is read on the tenant's owner.
+  const eventIdOf = deps.ownerReads.define('door-view.event', (tenant, idOrSlug: string) => svc.event(tenant, idOrSlug).sk);
+  const devicesOf = deps.ownerReads.define('door-view.devices', (tenant, _: null) => devices.list(tenant));
   const watch = new DoorWatch(
     deps.bus,
     deps.logger,
     async (tenant, eventId) => {
       const f = await svc.scanner<DoorViewFigures>(tenant, eventId, { type: 'door-view' });
       const { byDevice, ...figures } = f;
-      return `event: door\ndata: ${JSON.stringify({ ...figures, devices: devicesSeen(devices.list(tenant), byDevice, eventId) })}\n\n`;
+      return `event: door\ndata: ${JSON.stringify({ ...figures, devices: devicesSeen(await devicesOf(tenant, null), byDevice, eventId) })}\n\n`;
     },
     () => ({ total: deps.config.door.viewStreams, perOrg: deps.config.door.viewStreamsPerOrg }),
   );
@@ -112,8 +116,8 @@ export function doorViewRoutes(svc: EventsApi, devices: ScannerDevices, deps: Ap
           '503) and per organisation (`DOOR_VIEW_STREAMS_PER_ORG`, 429).',
         params: EventParams,
         errors: [404, 429, 503],
-        handler: (ctx) => {
-          const eventId = svc.event(ctx.tenant, ctx.params.id).sk;
+        handler: async (ctx) => {
+          const eventId = await eventIdOf(ctx.tenant, ctx.params.id);
           const release = watch.admit(ctx.tenant);
           const out = ctx.stream!;
           ctx.type = 'text/event-stream; charset=utf-8';
