@@ -29,7 +29,7 @@ import { createQueryPool, type QueryPool } from '../core/query/pool.js';
 import { QUERY_JOBS } from './query-jobs.js';
 import { configurePoolWork } from '../core/pool-work.js';
 import type { ClusterNode } from '../core/cluster/node.js';
-import { OwnerReads } from '../core/cluster/owner-reads.js';
+import { OwnerReads } from '../core/cluster/owner-reads-actor.js';
 import { ClusterForwarder } from './cluster-forward.js';
 import type { AppDeps, CredentialResolver } from './deps.js';
 import type { ModuleNode } from './module.js';
@@ -198,7 +198,7 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
   };
   const runtime = new ActorRuntime({ store, services, bus, clock, logger, idleMs: config.actors.idleMs, remote: cluster?.remoteAsk });
   cluster?.attachRuntime(runtime);
-  // Reads of a tenant's data run where the tenant is served (core/cluster/owner-reads.ts).
+  // Reads of a tenant's data run where the tenant is served (core/cluster/owner-reads-actor.ts).
   const ownerReads = new OwnerReads(runtime);
   runtime.register(ownerReads.actor);
   const faqsOnOwner = ownerReads.define('ai.faqs', (tenant, _: null) => faqsIn(store, tenant));

@@ -1,5 +1,5 @@
 // What route handlers and modules are given: the node's parts, by interface.
-import type { OwnerReads } from '../core/cluster/owner-reads.js';
+import type { OwnerReads } from '../core/cluster/owner-reads-actor.js';
 import type { ActorRuntime } from '../core/actor/runtime.js';
 import type { NodeServices } from '../core/actor/services.js';
 import type { Principal, TokenService } from '../core/auth/tokens.js';
@@ -29,7 +29,7 @@ export interface AppDeps {
   readonly runtime: ActorRuntime;
   /**
    * Reads of a tenant's data by code that runs on any node (sockets, SSE views): declared here,
-   * they run on the tenant's owner (core/cluster/owner-reads.ts). Routes need none: a request
+   * they run on the tenant's owner (core/cluster/owner-reads-actor.ts). Routes need none: a request
    * reaches the owner before its handler runs.
    */
   readonly ownerReads: OwnerReads;

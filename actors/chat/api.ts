@@ -3,7 +3,7 @@
 import type { ActorRuntime } from '../../core/actor/runtime.js';
 import type { NodeServices } from '../../core/actor/services.js';
 import type { Clock } from '../../core/clock.js';
-import type { OwnerReads } from '../../core/cluster/owner-reads.js';
+import type { OwnerReads } from '../../core/cluster/owner-reads-actor.js';
 import type { Logger } from '../../core/log.js';
 import type { Store } from '../../core/store/store.js';
 import { AiStreams } from './ai-streams.js';

@@ -4,7 +4,7 @@
 // The edge's /chat channel carries these over the socket; the decisions are here.
 import type { ActorRuntime } from '../../core/actor/runtime.js';
 import type { Clock } from '../../core/clock.js';
-import type { OnOwner, OwnerReads } from '../../core/cluster/owner-reads.js';
+import type { OnOwner, OwnerReads } from '../../core/cluster/owner-reads-actor.js';
 import { appError } from '../../core/errors.js';
 import { isId, newId } from '../../core/ids.js';
 import type { Store } from '../../core/store/store.js';
@@ -65,7 +65,7 @@ export interface Replay {
 }
 
 export class ChatConnections {
-  /** What a connection reads of its tenant, read on the node that serves it (owner-reads.ts). */
+  /** What a connection reads of its tenant, read on the node that serves it (owner-reads-actor.ts). */
   private readonly onOwner: {
     agentChats: OnOwner<string, string[]>;
     lastSeq: OnOwner<string, number>;

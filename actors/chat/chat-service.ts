@@ -23,7 +23,7 @@ import {
   type Participant,
 } from '../chat-room/index.js';
 import type { AiMessage } from '../../core/ai.js';
-import type { OnOwner, OwnerReads } from '../../core/cluster/owner-reads.js';
+import type { OnOwner, OwnerReads } from '../../core/cluster/owner-reads-actor.js';
 import { HANDOVER_REPLY } from '../../core/ai.js';
 import { AppError, appError } from '../../core/errors.js';
 import type { StoredRecord } from '../../core/store/record.js';
@@ -74,7 +74,7 @@ export class ChatService {
   /** AI answers in flight, aborted when the node stops. */
   private readonly running = new Set<AbortController>();
   /**
-   * What this service reads of a tenant, read on the node that serves it (owner-reads.ts): its
+   * What this service reads of a tenant, read on the node that serves it (owner-reads-actor.ts): its
    * callers (a socket's events) run on any node. The `*Here` methods read this node's store: they
    * run on the owner.
    */

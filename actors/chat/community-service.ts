@@ -18,7 +18,7 @@ import {
   type CommunityUser,
   type UserThreadEntry,
 } from '../community/index.js';
-import type { OnOwner, OwnerReads } from '../../core/cluster/owner-reads.js';
+import type { OnOwner, OwnerReads } from '../../core/cluster/owner-reads-actor.js';
 import { appError } from '../../core/errors.js';
 import type { Store } from '../../core/store/store.js';
 import type { ChatServices, ChatSettings, Origin } from './ports.js';
@@ -61,7 +61,7 @@ export class CommunityService {
   private readonly typers = new Map<string, NodeJS.Timeout>();
 
   /**
-   * What a socket's events read of its tenant, read on the node that serves it (owner-reads.ts).
+   * What a socket's events read of its tenant, read on the node that serves it (owner-reads-actor.ts).
    * The REST routes (threads, page, readUpTo) run on the owner and read this node's store.
    */
   private readonly onOwner: {
