@@ -8,6 +8,7 @@ import { HIGH } from './lmdb-encoding.js';
 import type { LmdbIndexes } from './lmdb-indexes.js';
 import { exactOrderedRead, planFilter, type IndexCatalog } from './find-plan.js';
 import { exactStringKey } from './index-values.js';
+import { equalityKey } from './exact-ids-cache.js';
 import { decodeCursor, encodeCursor, listingName, listingRead, NARROWED_LISTING_MAX, narrowingListings, type ListingCursor, type ListingRead } from './listing-plan.js';
 import { before } from './lmdb-listings.js';
 import type { ChosenPlan, ExplainedStage, PlanRunner } from './lmdb-plan-run.js';
@@ -164,30 +165,58 @@ export class LmdbRecords {
     const catalog = this.indexes.catalog(tenant, datatype);
     const node = planFilter(filter, catalog);
     if (!node) return undefined;
+    // An exact equality answered before, its datatype unchanged since: its matches without a key read.
+    const exact = by && this.exactOf(filter, opts, catalog);
+    const known = exact && this.cache!.exact.get(tenant, datatype, exact.key, exact.paths);
+    if (known) {
+      if (known.length > max) return undefined;
+      const res = this.listed(tenant, datatype, filter, opts, undefined, true) ?? this.indexOrdered(tenant, datatype, filter, opts);
+      if (res) return res;
+      noCursor(opts);
+      const texts = this.textPage(tenant, datatype, known, opts, by!);
+      if (texts) return texts;
+    }
     const runner = this.indexes.runner(tenant, datatype);
     const { plan, estimate } = runner.choose(node, max + 1);
     if (estimate > max) return undefined;
     const res = this.listed(tenant, datatype, filter, opts, undefined, true) ?? this.indexOrdered(tenant, datatype, filter, opts);
     if (res) return res;
     noCursor(opts);
-    const texts = by && this.exactTexts(tenant, datatype, filter, opts, catalog, runner, plan, by);
+    const texts = exact && plan.stage === 'IXSCAN' ? this.exactTexts(tenant, datatype, exact, opts, runner, plan, by!) : undefined;
     if (texts) return texts;
     return runQuery(this.planned(tenant, datatype, plan, runner), filter, opts, this.limits);
   }
 
   /**
-   * A find whose one equality an index answers exactly (find-plan.ts exactOrderedRead: a number or
-   * a short string, on a path that never held an array), unsorted: its ids are its matches, so
-   * `total` is their count and only the page's records are read, each as `by` writes it (from the
-   * cache while unchanged), with no filter to test. Undefined when the find is not of that kind,
-   * or a record of the page cannot be read (the usual way then reports it).
+   * Whether a find is an exact one (find-plan.ts exactOrderedRead: one equality to a number or a
+   * short string, on an indexed path that never held an array), unsorted and paged by number: its
+   * ids are its matches, and what identifies it in the exact-ids cache. Only with the record cache.
    */
-  private exactTexts(tenant: string, datatype: string, filter: Filter | undefined, opts: FindOptions, catalog: IndexCatalog, runner: PlanRunner, plan: ChosenPlan, by: RecordText): TextPage | undefined {
-    if (opts.sort || opts.skip !== undefined || opts.limit !== undefined || plan.stage !== 'IXSCAN') return undefined;
+  private exactOf(filter: Filter | undefined, opts: FindOptions, catalog: IndexCatalog): { key: string; paths: string } | undefined {
+    if (!this.cache || opts.sort || opts.skip !== undefined || opts.limit !== undefined || opts.after !== undefined) return undefined;
     const cond = filter && onlyCondition(filter);
-    const read = cond && exactOrderedRead(cond, Object.keys(cond)[0], catalog);
-    if (!read || !('values' in read)) return undefined;
+    const path = cond && Object.keys(cond)[0];
+    const read = path ? exactOrderedRead(cond, path, catalog) : undefined;
+    if (!read || !('values' in read) || read.values.length !== 1) return undefined;
+    const v = read.values[0];
+    if (typeof v !== 'string' && typeof v !== 'number') return undefined;
+    return { key: equalityKey(read.path, v), paths: catalog.paths.join('\0') };
+  }
+
+  /**
+   * An exact find (exactOf) read by its index: its ids are its matches, so `total` is their count
+   * and only the page's records are read, each as `by` writes it (from the cache while unchanged),
+   * with no filter to test; the ids are kept for the next such find (exact-ids-cache.ts).
+   * Undefined when a record of the page cannot be read (the usual way then reports it).
+   */
+  private exactTexts(tenant: string, datatype: string, exact: { key: string; paths: string }, opts: FindOptions, runner: PlanRunner, plan: ChosenPlan, by: RecordText): TextPage | undefined {
     const ids = runner.sks(plan);
+    this.cache!.exact.put(tenant, datatype, exact.key, exact.paths, ids);
+    return this.textPage(tenant, datatype, ids, opts, by);
+  }
+
+  /** The page `opts` asks of an exact find's `ids`, as texts; undefined when one cannot be read. */
+  private textPage(tenant: string, datatype: string, ids: readonly string[], opts: FindOptions, by: RecordText): TextPage | undefined {
     const { page, pageSize, offset } = resolvePaging(opts, this.limits);
     const texts: string[] = [];
     for (let i = offset; i < Math.min(ids.length, offset + pageSize); i++) {

@@ -6,6 +6,7 @@
 // read between the write and its landing, which LMDB answers from before it, cannot keep the old
 // copy past it). Bounded in bytes per tenant (one busy organisation cannot take another's share)
 // and in all; the oldest leave first.
+import { ExactIdsCache } from './exact-ids-cache.js';
 import type { ListResult, StoredRecord } from './record.js';
 
 /** A find's page, with `texts` (and no `data`) when its records came as a reader's RecordText (Store.findUpTo's `by`). */
@@ -92,8 +93,12 @@ export class RecordCache {
     }
   }
 
-  /** Drops a record a commit wrote or deleted. */
+  /** The matches of exact small finds, valid while their datatype is unchanged (exact-ids-cache.ts). */
+  readonly exact = new ExactIdsCache();
+
+  /** Drops a record a commit wrote or deleted, and the exact finds' matches of its datatype. */
   forget(tenant: string, datatype: string, sk: string): void {
+    this.exact.touched(tenant, datatype);
     const t = this.tenants.get(tenant);
     if (!t) return;
     this.drop(t, datatype, sk);

@@ -118,3 +118,65 @@ t.test('record cache - an exact small find reads only its page, as texts, with t
   t.same(after.texts, mine.slice(1).map((r) => JSON.stringify(r)));
   t.same(store.findUpTo('acme', 'order', { 'data.customer': 'c3' }, {}, 1000, by)!.texts, [JSON.stringify(moved)]);
 });
+
+t.test('record cache - an exact find asked again reads no index key; a commit writing its datatype in its tenant (a new match, one moved away, a delete) is seen once it lands', async (t) => {
+  const store = await openStore(t);
+  const indexes = (store as any).reads.indexes;
+  const runner = indexes.runner.bind(indexes);
+  let planned = 0;
+  indexes.runner = (...a: unknown[]) => {
+    planned++;
+    return runner(...a);
+  };
+  const batch = new WriteBatch();
+  const c1: StoredRecord[] = [];
+  for (let i = 0; i < 5; i++) {
+    const r = newRecord('acme', 'order', { customer: 'c1', n: i });
+    c1.push(r);
+    batch.putRecord(r, 0);
+  }
+  batch.putRecord(newRecord('acme', 'order', { customer: 'c2' }), 0);
+  batch.putRecord(newRecord('globex', 'order', { customer: 'c1' }), 0);
+  await store.commit(batch);
+  const { by } = counting();
+  const find = (tenant = 'acme', filter: Record<string, unknown> = { 'data.customer': 'c1' }) => store.findUpTo(tenant, 'order', filter, { pageSize: 50 }, 1000, by)!;
+  const sks = (p: { texts?: string[] }) => p.texts!.map((x) => JSON.parse(x).sk).sort();
+  t.same(sks(find()), c1.map((r) => r.sk).sort());
+  const first = planned;
+  t.same(sks(find()), c1.map((r) => r.sk).sort());
+  t.same(sks(find('acme', { $and: [{ 'data.customer': 'c1' }] })), c1.map((r) => r.sk).sort(), 'the same equality inside $and');
+  t.equal(planned, first, 'asked again: no plan, no index key read');
+  t.equal(sks(find('globex')).length, 1, "another tenant's equality is its own");
+
+  // Writes elsewhere keep it: another tenant's, another datatype's.
+  await store.commit(new WriteBatch().putRecord(newRecord('globex', 'order', { customer: 'c1' }), 0).putRecord(newRecord('acme', 'note', { customer: 'c1' }), 0));
+  const before = planned;
+  t.equal(find().total, 5);
+  t.equal(planned, before, "writes of another tenant or datatype leave it valid");
+
+  const added = newRecord('acme', 'order', { customer: 'c1', n: 99 });
+  await store.commit(new WriteBatch().putRecord(added, 0));
+  t.same(sks(find()), [...c1, added].map((r) => r.sk).sort(), 'a new match is seen once it lands');
+  await store.commit(new WriteBatch().putRecord(nextVersion(c1[0], { data: { customer: 'c9' } }), 1));
+  t.same(sks(find()), [...c1.slice(1), added].map((r) => r.sk).sort(), 'one moved away leaves');
+  await store.commit(new WriteBatch().deleteRecord('acme', 'order', c1[1].sk));
+  t.same(sks(find()), [...c1.slice(2), added].map((r) => r.sk).sort(), 'a deleted one leaves');
+  t.equal(find('globex').total, 2, "the other tenant's answer is its own");
+});
+
+t.test("record cache - exact finds' matches are bounded per tenant and in all; one tenant caching many equalities evicts none of another's, and a write of the datatype voids them", async (t) => {
+  const { ExactIdsCache } = await import('../../core/store/exact-ids-cache.js');
+  const c = new ExactIdsCache();
+  c.put('globex', 'order', 'k', 'p', ['g1']);
+  for (let i = 0; i < 5_000; i++) c.put('acme', 'order', `k${i}`, 'p', [`a${i}`]);
+  t.ok(c.size <= 1 + 1024, `kept ${c.size}: acme's share and globex's one`);
+  t.same(c.get('globex', 'order', 'k', 'p'), ['g1'], "globex's entry survived acme's");
+  t.same(c.get('acme', 'order', 'k4999', 'p'), ['a4999'], "acme's newest is kept");
+  t.equal(c.get('acme', 'order', 'k0', 'p'), undefined, "acme's oldest left");
+  t.equal(c.get('globex', 'order', 'k', 'other paths'), undefined, 'read with other index paths: not valid');
+  c.put('acme', 'order', 'big', 'p', Array.from({ length: 101 }, (_, i) => `x${i}`));
+  t.equal(c.get('acme', 'order', 'big', 'p'), undefined, 'more matches than an entry holds are not kept');
+  c.touched('globex', 'order');
+  t.equal(c.get('globex', 'order', 'k', 'p'), undefined, 'a landed write of the datatype voids it');
+  t.same(c.get('acme', 'order', 'k4999', 'p'), ['a4999'], "another tenant's write does not");
+});

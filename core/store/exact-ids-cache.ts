@@ -1,0 +1,91 @@
+// The matches of exact small finds (one equality an index answers exactly, lmdb-records.ts
+// exactTexts), kept by the equality, so a find asked again reads neither its index keys nor its
+// plan's estimate: the record store's hottest client read, a lookup by a customer or an owner,
+// becomes a map lookup and its page's texts (record-cache.ts). An entry is valid while no commit
+// has written or deleted a record of its datatype in its tenant since (a generation per tenant
+// and datatype, moved when such a commit lands, as the record cache forgets its records) and the
+// datatype's readable index paths are the ones it was read with. Bounded in entries and in the
+// ids one entry holds; the oldest entries leave first.
+
+/** Ids one entry holds at most: a few pages of matches, not a listing. */
+export const EXACT_IDS_MAX = 100;
+/** Entries kept across tenants (at most ~25 MiB of ids), and for one tenant: one busy organisation cannot take the others' share. */
+const ENTRIES_MAX = 4096;
+const TENANT_ENTRIES_MAX = 1024;
+
+interface Entry {
+  gen: number;
+  paths: string;
+  ids: readonly string[];
+}
+
+export class ExactIdsCache {
+  /**
+   * Tenant and datatype → the stamp of its last landed write, for the pairs entries were made for
+   * only. A pair without one has no valid entry (so forgetting the map is always safe).
+   */
+  private readonly gens = new Map<string, number>();
+  private stamp = 0;
+  /** Tenant → its entries by datatype and equality, oldest first; tenants in the order they last cached. */
+  private readonly tenants = new Map<string, Map<string, Entry>>();
+  private count = 0;
+
+  /** A commit that wrote or deleted a record of `datatype` in `tenant` has landed. */
+  touched(tenant: string, datatype: string): void {
+    const k = tenant + '\0' + datatype;
+    if (this.gens.has(k)) this.gens.set(k, ++this.stamp);
+  }
+
+  /** The ids `equality` (equalityKey) matched, if nothing they depend on changed since. */
+  get(tenant: string, datatype: string, equality: string, paths: string): readonly string[] | undefined {
+    const e = this.tenants.get(tenant)?.get(datatype + '\0' + equality);
+    if (!e || e.paths !== paths || e.gen !== this.gens.get(tenant + '\0' + datatype)) return undefined;
+    return e.ids;
+  }
+
+  /** Keeps the ids `equality` matches now (read in the same synchronous stretch as this call). */
+  put(tenant: string, datatype: string, equality: string, paths: string, ids: readonly string[]): void {
+    if (ids.length > EXACT_IDS_MAX) return;
+    const pair = tenant + '\0' + datatype;
+    let gen = this.gens.get(pair);
+    if (gen === undefined) {
+      // Past the bound every entry goes with the stamps (none is valid without its pair's).
+      if (this.gens.size >= ENTRIES_MAX) {
+        this.gens.clear();
+        this.tenants.clear();
+        this.count = 0;
+      }
+      gen = ++this.stamp;
+      this.gens.set(pair, gen);
+    }
+    let mine = this.tenants.get(tenant);
+    if (mine) this.tenants.delete(tenant);
+    else mine = new Map();
+    this.tenants.set(tenant, mine);
+    const k = datatype + '\0' + equality;
+    if (mine.delete(k)) this.count--;
+    mine.set(k, { gen, paths, ids });
+    this.count++;
+    if (mine.size > TENANT_ENTRIES_MAX) this.dropOldest(tenant, mine);
+    // Over the node's bound, the tenant that cached least lately gives up its oldest.
+    while (this.count > ENTRIES_MAX) {
+      const [first, theirs] = this.tenants.entries().next().value!;
+      this.dropOldest(first, theirs);
+    }
+  }
+
+  private dropOldest(tenant: string, entries: Map<string, Entry>): void {
+    entries.delete(entries.keys().next().value!);
+    this.count--;
+    if (entries.size === 0) this.tenants.delete(tenant);
+  }
+
+  get size(): number {
+    return this.count;
+  }
+}
+
+/** The cache key of an equality on `path` to `value` (a number and a string never share one). */
+export function equalityKey(path: string, value: string | number): string {
+  return (typeof value === 'number' ? 'n' : 's') + path + '\0' + value;
+}
