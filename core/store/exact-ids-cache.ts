@@ -9,15 +9,23 @@
 
 /** Ids one entry holds at most: a few pages of matches, not a listing. */
 export const EXACT_IDS_MAX = 100;
-/** Entries kept across tenants (at most ~25 MiB of ids), and for one tenant: one busy organisation cannot take the others' share. */
-const ENTRIES_MAX = 4096;
-const TENANT_ENTRIES_MAX = 1024;
+/**
+ * Ids kept across tenants (~60 MiB at most), and for one tenant: one busy organisation cannot take
+ * the others' share. An entry counts its ids plus ENTRY_WEIGHT for itself.
+ */
+const IDS_MAX = 1_000_000;
+const TENANT_IDS_MAX = 250_000;
+const ENTRY_WEIGHT = 4;
+/** Tenant and datatype pairs whose write stamps are kept; past it every entry goes (see put). */
+const PAIRS_MAX = 65_536;
 
 interface Entry {
   gen: number;
   paths: string;
   ids: readonly string[];
 }
+
+const weightOf = (e: Entry): number => e.ids.length + ENTRY_WEIGHT;
 
 export class ExactIdsCache {
   /**
@@ -28,7 +36,9 @@ export class ExactIdsCache {
   private stamp = 0;
   /** Tenant → its entries by datatype and equality, oldest first; tenants in the order they last cached. */
   private readonly tenants = new Map<string, Map<string, Entry>>();
+  private readonly weights = new Map<string, number>();
   private count = 0;
+  private weight = 0;
 
   /** A commit that wrote or deleted a record of `datatype` in `tenant` has landed. */
   touched(tenant: string, datatype: string): void {
@@ -50,34 +60,51 @@ export class ExactIdsCache {
     let gen = this.gens.get(pair);
     if (gen === undefined) {
       // Past the bound every entry goes with the stamps (none is valid without its pair's).
-      if (this.gens.size >= ENTRIES_MAX) {
+      if (this.gens.size >= PAIRS_MAX) {
         this.gens.clear();
         this.tenants.clear();
+        this.weights.clear();
         this.count = 0;
+        this.weight = 0;
       }
       gen = ++this.stamp;
       this.gens.set(pair, gen);
     }
+    const k = datatype + '\0' + equality;
+    const had = this.tenants.get(tenant)?.get(k);
+    if (had) this.take(tenant, this.tenants.get(tenant)!, k, had);
+    // The tenant goes last in the order of eviction (the one that cached least lately goes first).
     let mine = this.tenants.get(tenant);
     if (mine) this.tenants.delete(tenant);
     else mine = new Map();
     this.tenants.set(tenant, mine);
-    const k = datatype + '\0' + equality;
-    if (mine.delete(k)) this.count--;
-    mine.set(k, { gen, paths, ids });
+    const e: Entry = { gen, paths, ids };
+    mine.set(k, e);
     this.count++;
-    if (mine.size > TENANT_ENTRIES_MAX) this.dropOldest(tenant, mine);
+    this.weight += weightOf(e);
+    this.weights.set(tenant, (this.weights.get(tenant) ?? 0) + weightOf(e));
+    while ((this.weights.get(tenant) ?? 0) > TENANT_IDS_MAX) this.dropOldest(tenant, mine);
     // Over the node's bound, the tenant that cached least lately gives up its oldest.
-    while (this.count > ENTRIES_MAX) {
+    while (this.weight > IDS_MAX) {
       const [first, theirs] = this.tenants.entries().next().value!;
       this.dropOldest(first, theirs);
     }
   }
 
   private dropOldest(tenant: string, entries: Map<string, Entry>): void {
-    entries.delete(entries.keys().next().value!);
+    const [k, e] = entries.entries().next().value!;
+    this.take(tenant, entries, k, e);
+  }
+
+  private take(tenant: string, entries: Map<string, Entry>, k: string, e: Entry): void {
+    entries.delete(k);
     this.count--;
-    if (entries.size === 0) this.tenants.delete(tenant);
+    this.weight -= weightOf(e);
+    const left = (this.weights.get(tenant) ?? 0) - weightOf(e);
+    if (entries.size === 0) {
+      this.tenants.delete(tenant);
+      this.weights.delete(tenant);
+    } else this.weights.set(tenant, left);
   }
 
   get size(): number {
