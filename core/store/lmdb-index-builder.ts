@@ -18,15 +18,17 @@ import { entryBytes, type DeclaredIndex, type LmdbTenantIndexes } from './lmdb-t
 import type { IndexValue } from './index-values.js';
 import type { StoredRecord } from './record.js';
 import { usageDelta } from './usage.js';
+import { BackgroundRun } from './background-run.js';
 
 export const DEFAULT_INDEX_BUILD_STEP = 500;
 /** A step also ends once it has run this long (large records, many values each): the event loop waits no longer. */
 const STEP_MS = 2;
 
 export class IndexBuilder {
-  private running: Promise<void> | undefined;
-  private again = false;
-  private stopped = false;
+  private readonly run = new BackgroundRun(
+    () => this.loop(),
+    (err) => this.logger?.error({ err: (err as Error)?.message }, 'index build stopped; it resumes at the next start'),
+  );
   private step = DEFAULT_INDEX_BUILD_STEP;
 
   constructor(
@@ -46,31 +48,21 @@ export class IndexBuilder {
 
   /** Runs the builds and removals still to do (after a declaration, a delete, or at start). */
   kick(): void {
-    if (this.stopped) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = this.loop()
-      .catch((err) => this.logger?.error({ err: (err as Error)?.message }, 'index build stopped; it resumes at the next start'))
-      .finally(() => {
-        this.running = undefined;
-        if (this.again && !this.stopped) {
-          this.again = false;
-          this.kick();
-        }
-      });
+    this.run.kick();
   }
 
   /** Stops after the step under way (the store is closing); the rest resumes at the next start. */
-  async stop(): Promise<void> {
-    this.stopped = true;
-    await this.running;
+  stop(): Promise<void> {
+    return this.run.stop();
   }
 
   /** Resolves once no build or removal is left (for tests and tools). */
-  async idle(): Promise<void> {
-    while (this.running) await this.running;
+  idle(): Promise<void> {
+    return this.run.idle();
+  }
+
+  private get stopped(): boolean {
+    return this.run.stopped;
   }
 
   /** Called whenever no build or removal is left (the store then makes the new indexes' counts). */

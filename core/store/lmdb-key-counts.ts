@@ -16,6 +16,7 @@ import type { Logger } from '../log.js';
 import { HIGH } from './lmdb-encoding.js';
 import { nextTenant } from './lmdb-listing-builder.js';
 import type { StoredRecord } from './record.js';
+import { BackgroundRun } from './background-run.js';
 
 /** A missing count a write makes itself while its range holds at most this many keys. */
 const SMALL = 1_000;
@@ -109,9 +110,10 @@ export class KeyCounts {
  * organisation's index is built, and for a tenant whose first write to a datatype was a large batch.
  */
 export class CountBuilder {
-  private running: Promise<void> | undefined;
-  private again = false;
-  private stopped = false;
+  private readonly run = new BackgroundRun(
+    () => this.loop(),
+    (err) => this.logger?.error({ err: (err as Error)?.message }, 'index counts stopped; reads count on keys until the next start'),
+  );
 
   constructor(
     private readonly root: RootDatabase,
@@ -123,29 +125,19 @@ export class CountBuilder {
   ) {}
 
   kick(): void {
-    if (this.stopped) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = this.loop()
-      .catch((err) => this.logger?.error({ err: (err as Error)?.message }, 'index counts stopped; reads count on keys until the next start'))
-      .finally(() => {
-        this.running = undefined;
-        if (this.again && !this.stopped) {
-          this.again = false;
-          this.kick();
-        }
-      });
+    this.run.kick();
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    await this.running;
+  stop(): Promise<void> {
+    return this.run.stop();
   }
 
-  async idle(): Promise<void> {
-    while (this.running) await this.running;
+  idle(): Promise<void> {
+    return this.run.idle();
+  }
+
+  private get stopped(): boolean {
+    return this.run.stopped;
   }
 
   private async loop(): Promise<void> {
