@@ -146,9 +146,9 @@ export class Scheduler {
     if (this.started || this.stopped) return;
     this.started = true;
     let n = 0;
-    for (const org of this.store.listOrgs()) {
-      if (!this.serves(org.orgId)) continue;
-      for (const { value } of this.store.listKv<ScheduledJob>(org.orgId, SCHEDULER_NS)) {
+    for (const tenant of this.store.listOrgIds()) {
+      if (!this.serves(tenant)) continue;
+      for (const { value } of this.store.listKv<ScheduledJob>(tenant, SCHEDULER_NS)) {
         if (value && typeof value.dueAt === 'number') {
           this.jobs.set(keyOf(value.tenant, value.id), value);
           n++;

@@ -268,7 +268,7 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
     provider: outbox,
     clock,
     logger,
-    tenants: () => (cluster ? cluster.ownedTenants() : store.listOrgs().map((o) => o.orgId)),
+    tenants: () => (cluster ? cluster.ownedTenants() : store.listOrgIds()),
   });
   outboxDispatcher.start();
   // Webhook deliveries, from the same tenants: each event is sent by one node of a cluster.
@@ -277,7 +277,7 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
     clock,
     logger,
     settings: { ...config.webhooks, responseCap: config.webhooks.responseCapBytes },
-    tenants: () => (cluster ? cluster.ownedTenants() : store.listOrgs().map((o) => o.orgId)),
+    tenants: () => (cluster ? cluster.ownedTenants() : store.listOrgIds()),
     answered: () => metrics.answered,
     // This node stops queueing for it at once; the others when the actor's publication reaches them.
     onFailing: async (tenant, id, since) => {

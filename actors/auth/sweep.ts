@@ -24,7 +24,7 @@ export async function sweepExpired(deps: Pick<AuthDeps, 'store' | 'clock' | 'tok
   const now = deps.clock.now();
   const revocationLifeMs = (Math.max(deps.tokens.maxLifetimeSeconds, deps.config.auth.refreshTokenTtlSeconds) + 60) * 1000;
   let found = 0;
-  for (const { orgId: tenant } of store.listOrgs()) {
+  for (const tenant of store.listOrgIds()) {
     const asks: Promise<unknown>[] = [];
     const ask = (kind: string, key: string, msg: unknown) => {
       found++;

@@ -187,7 +187,7 @@ export class EventsApi<D extends EventsDeps = EventsDeps> {
 
   /** Writes behind what a crash left at the door of every organisation (a single node, before it serves). */
   resumeDoors(backlog: { resume(tenants: string[]): Promise<void> }): Promise<void> {
-    return backlog.resume(this.deps.store.listOrgs().map((o) => o.orgId));
+    return backlog.resume([...this.deps.store.listOrgIds()]);
   }
 
   /** The media record `id`, if any. */

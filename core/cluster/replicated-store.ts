@@ -125,6 +125,9 @@ export class ReplicatedStore implements Store {
   listOrgs(): Org[] {
     return this.local.listOrgs();
   }
+  listOrgIds(): readonly string[] {
+    return this.local.listOrgIds();
+  }
   usage(tenant: string) {
     return this.local.usage(tenant);
   }

@@ -374,6 +374,10 @@ export class LmdbStore implements Store {
     return this.orgReads.list();
   }
 
+  listOrgIds(): readonly string[] {
+    return this.orgReads.listIds();
+  }
+
   /** The first failed condition of the batch against what is stored now, or null (lmdb-batch-apply.ts). */
   conflictOf(batch: WriteBatch, seen?: RecordsRead): Conflict | null {
     return this.applier.conflictOf(batch, seen);

@@ -198,6 +198,8 @@ export interface Store {
 
   getOrg(orgId: string): Org | undefined;
   listOrgs(): Org[];
+  /** Every organisation's id, without reading the organisations (for loops that visit each). */
+  listOrgIds(): readonly string[];
 
   /** Commits the batch atomically; resolves after the commit is durable against a process crash. */
   commit(batch: WriteBatch): Promise<void>;

@@ -315,3 +315,21 @@ t.test('LmdbStore - patchOrg merges fields into the stored organisation; a missi
   t.equal(err.statusCode, 404);
   t.equal(store.getRecord('org-p', 'note', rec.sk), undefined, 'nothing of the batch was written');
 });
+
+t.test('LmdbStore - listOrgIds lists every organisation once its commit lands, in id order, and none of a failed batch', async (t) => {
+  const store = openStore(t);
+  const org = (orgId: string) => ({ orgId, displayName: orgId, createdate: '2026-01-01T00:00:00.000Z' });
+  t.same(store.listOrgIds(), []);
+  await store.commit(new WriteBatch().putOrg(org('org-b')));
+  t.same(store.listOrgIds(), ['org-b']);
+  const landing = store.commit(new WriteBatch().putOrg(org('org-a')));
+  t.same(store.listOrgIds(), ['org-b'], 'not before it lands');
+  await landing;
+  t.same(store.listOrgIds(), ['org-a', 'org-b'], 'a new one, in id order');
+  await store.commit(new WriteBatch().patchOrg('org-a', { displayName: 'A' }));
+  t.same(store.listOrgIds(), ['org-a', 'org-b']);
+  const err = await store.commit(new WriteBatch().putOrg(org('org-c')).patchOrg('missing-org', { x: 1 })).catch((e) => e);
+  t.ok(err instanceof AppError);
+  t.same(store.listOrgIds(), ['org-a', 'org-b'], 'nothing of a batch that failed');
+  t.same(store.listOrgIds(), store.listOrgs().map((o) => o.orgId), 'the same ids listOrgs reads');
+});
