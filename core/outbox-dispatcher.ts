@@ -5,9 +5,10 @@
 // Finding work reads the tenant's queue namespace (queued messages only, in due-time order), never
 // the outbox records. One listing is worked through in bounded steps of `batchSize` messages: each
 // step delivers them (at most `concurrency` at once) and commits their new states in one batch,
-// so a step costs the same whether ten or a million messages wait. A pass steps every tenant once,
-// several tenants side by side; a pass that finds more work runs the next at once; an idle pass
-// sleeps `pollMs`.
+// so a step costs the same whether ten or a million messages wait. A pass steps every tenant with
+// work once (due-tenants.ts: those that queued a message since, those whose next message comes due,
+// and a bounded share of those not looked at since start), several tenants side by side; a pass
+// that finds more work runs the next at once; an idle pass sleeps `pollMs`.
 //
 // Once per message: the queue key and the record state change in the same commit; a message is in
 // one step of one pass at a time on a node; and in cluster mode a node only dispatches the tenants
@@ -29,6 +30,7 @@ import {
   type OutboxMessage,
   type OutboxProvider,
 } from './outbox.js';
+import { DueTenants } from './due-tenants.js';
 import { nextVersion, type StoredRecord } from './store/record.js';
 import { WriteBatch, type Store } from './store/store.js';
 
@@ -36,6 +38,8 @@ import { WriteBatch, type Store } from './store/store.js';
 const TENANT_LANES = 8;
 /** Steps of `batchSize` keys one listing of a tenant's queue reads at most. */
 const LISTED_STEPS = 4;
+/** Tenants not looked at since start (or a takeover) whose queue one pass reads. */
+const DISCOVER_PER_PASS = 1000;
 
 export interface OutboxDispatchSettings {
   /** Sleep between passes that found nothing due. */
@@ -78,6 +82,8 @@ export class OutboxDispatcher {
   private readonly pending = new Map<string, string[]>();
   /** Tenants whose last listing filled its page (more may be due behind it). */
   private readonly paged = new Set<string>();
+  private readonly due = new DueTenants(DISCOVER_PER_PASS);
+  private readonly unwatch: () => void;
   private timer: NodeJS.Timeout | undefined;
   private chain: Promise<unknown> = Promise.resolve();
   private started = false;
@@ -88,6 +94,7 @@ export class OutboxDispatcher {
     this.store = opts.store;
     this.clock = opts.clock ?? systemClock;
     this.log = opts.logger ?? silentLogger;
+    this.unwatch = this.store.watchKv(OUTBOX_QUEUE_NS, (tenant) => this.due.mark(tenant));
   }
 
   start(): void {
@@ -99,6 +106,7 @@ export class OutboxDispatcher {
   /** Stops the loop and waits for the step in progress; what is queued stays for the next start. */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.unwatch();
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     await this.chain.catch(() => undefined);
@@ -141,8 +149,9 @@ export class OutboxDispatcher {
   private async pass(): Promise<DispatchCounts & { more: boolean }> {
     const out = { sent: 0, retried: 0, failed: 0, more: false };
     if (this.stopped) return out;
-    const tenants = [...new Set(this.opts.tenants())];
-    const served = new Set(tenants);
+    const served = new Set(this.opts.tenants());
+    const tenants = this.due.next(served, this.clock.now());
+    if (this.due.discovering) out.more = true;
     // A tenant this node no longer serves is left to its new owner.
     for (const t of this.pending.keys()) if (!served.has(t)) this.pending.delete(t);
     for (const t of this.paged) if (!served.has(t)) this.paged.delete(t);
@@ -162,9 +171,12 @@ export class OutboxDispatcher {
         } catch (err) {
           // The keys stay queued in the store; the next listing finds them again.
           this.pending.delete(tenant);
+          this.due.later(tenant, this.clock.now() + this.opts.pollMs);
           this.log.error({ err, tenant }, 'outbox dispatch step failed');
           continue;
         }
+        // Looked at again next pass: what is left, or when the next message comes due.
+        this.due.later(tenant, 0);
         if ((this.pending.get(tenant)?.length ?? 0) > 0 || this.paged.has(tenant)) out.more = true;
       }
     };
@@ -183,10 +195,22 @@ export class OutboxDispatcher {
       // A page of the due keys, not the whole queue: a backlog of any size costs a bounded read and
       // bounded memory per listing (the previous steps' keys are committed away by now).
       const limit = this.opts.batchSize * LISTED_STEPS;
-      keys = this.store.rangeKv(tenant, OUTBOX_QUEUE_NS, { until: queueKey(now + 1, ''), limit }).map((e) => e.key);
+      // In due order: the due keys come first; the first one not due says when to look again.
+      const page = this.store.rangeKv(tenant, OUTBOX_QUEUE_NS, { limit });
+      keys = [];
+      let nextDue: number | undefined;
+      for (const { key } of page) {
+        const at = parseQueueKey(key).dueAt;
+        if (at > now) {
+          nextDue = at;
+          break;
+        }
+        keys.push(key);
+      }
       // A full page: more may be due behind it, so the loop goes on at once rather than at its next poll.
       if (keys.length >= limit) this.paged.add(tenant);
       else this.paged.delete(tenant);
+      if (nextDue !== undefined) this.due.later(tenant, nextDue);
       if (keys.length === 0) {
         this.pending.delete(tenant);
         return [];

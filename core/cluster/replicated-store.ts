@@ -125,6 +125,10 @@ export class ReplicatedStore implements Store {
   listOrgs(): Org[] {
     return this.local.listOrgs();
   }
+  /** The owner's lane and the applier land batches through the local store's commitApplied. */
+  watchKv(ns: string, fn: (tenant: string) => void): () => void {
+    return this.local.watchKv(ns, fn);
+  }
   listOrgIds(): readonly string[] {
     return this.local.listOrgIds();
   }

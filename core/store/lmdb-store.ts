@@ -34,6 +34,7 @@ import { IndexBuilder } from './lmdb-index-builder.js';
 import { ListingBuilder } from './lmdb-listing-builder.js';
 import { CountBuilder } from './lmdb-key-counts.js';
 import { LmdbIndexes } from './lmdb-indexes.js';
+import { KvWatch, type KvWatcher } from './kv-watch.js';
 import { LmdbKv } from './lmdb-kv.js';
 import { LmdbLogs } from './lmdb-logs.js';
 import { LmdbOrgs } from './lmdb-orgs.js';
@@ -113,6 +114,7 @@ export class LmdbStore implements Store {
   private readonly logReads: LmdbLogs;
   private readonly kvReads: LmdbKv;
   private readonly orgReads: LmdbOrgs;
+  private readonly kvWatch = new KvWatch();
   private readonly usageCounters: LmdbUsage;
   private readonly applier: BatchApplier;
   private readonly declared: LmdbTenantIndexes;
@@ -400,7 +402,16 @@ export class LmdbStore implements Store {
     return appliedMark(this.meta, key);
   }
 
+  /** Calls `fn(tenant)` once each batch that puts a key of `ns` lands here (commit or commitApplied). */
+  watchKv(ns: string, fn: KvWatcher): () => void {
+    return this.kvWatch.add(ns, fn);
+  }
+
   commit(batch: WriteBatch): Promise<void> {
+    return this.kvWatch.after(batch, this.commitBatch(batch));
+  }
+
+  private commitBatch(batch: WriteBatch): Promise<void> {
     // Only when low: the usual commit reads one flag.
     if (this.floor?.low() && addsData(batch)) {
       try {
@@ -445,6 +456,7 @@ export class LmdbStore implements Store {
    */
   async commitApplied(batch: WriteBatch, mark: AppliedMark): Promise<boolean> {
     const applied = (await this.write(batch, mark)) !== ALREADY_APPLIED;
+    if (applied) this.kvWatch.tell(batch);
     // An index declared or deleted through the stream is built or cleared here too.
     if (applied && batch.ops.some((o) => o.op === 'declareIndex' || o.op === 'dropIndex')) this.builder.kick();
     return applied;

@@ -201,6 +201,13 @@ export interface Store {
   /** Every organisation's id, without reading the organisations (for loops that visit each). */
   listOrgIds(): readonly string[];
 
+  /**
+   * Calls `fn(tenant)` once a batch that puts a key of kv namespace `ns` of `tenant` has landed in
+   * this node's store (its own commits, and in cluster mode the tenants it applies). Answers a
+   * function that ends the watch.
+   */
+  watchKv(ns: string, fn: (tenant: string) => void): () => void;
+
   /** Commits the batch atomically; resolves after the commit is durable against a process crash. */
   commit(batch: WriteBatch): Promise<void>;
   /**

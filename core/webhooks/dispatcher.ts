@@ -27,6 +27,7 @@ import type { Config } from '../config.js';
 import { systemClock } from '../clock.js';
 import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
+import { DueTenants } from '../due-tenants.js';
 import { loopLoad, type LoopLoad } from '../loop-load.js';
 import { WriteBatch, type Store } from '../store/store.js';
 import {
@@ -123,6 +124,8 @@ const SWEEP_TENANTS = 8;
 const SERVING_MS = 100;
 /** Keys of the first build's queue moved into lanes per tenant and poll. */
 const LEGACY_STEP = 500;
+/** Tenants not looked at since start (or a takeover) whose lanes one poll reads. */
+const DISCOVER_PER_POLL = 1000;
 
 export class WebhookDispatcher {
   private readonly store: Store;
@@ -158,6 +161,9 @@ export class WebhookDispatcher {
   /** Tenants whose first-build queue is empty (LEGACY_QUEUE_NS), and when each was last swept. */
   private readonly legacyDone = new Set<string>();
   private readonly swept = new Map<string, number>();
+  /** Tenants a poll looks at for lanes: those with work, those told of new keys, those not looked at yet. */
+  private readonly due = new DueTenants(DISCOVER_PER_POLL);
+  private unwatch: (() => void) | undefined;
   private running = 0;
   private pollTimer: NodeJS.Timeout | undefined;
   private nudgeTimer: NodeJS.Timeout | undefined;
@@ -197,6 +203,8 @@ export class WebhookDispatcher {
   start(): void {
     if (this.started || this.stopped) return;
     this.started = true;
+    // Keys put in a lane by anything (a queued event, a retry asked for, an outcome): its tenant is looked at.
+    this.unwatch = this.store.watchKv(LANE_NS, (tenant) => this.due.mark(tenant));
     this.poll();
   }
 
@@ -207,6 +215,7 @@ export class WebhookDispatcher {
    */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.unwatch?.();
     clearTimeout(this.pollTimer);
     clearTimeout(this.nudgeTimer);
     clearTimeout(this.wakeTimer);
@@ -227,6 +236,7 @@ export class WebhookDispatcher {
   nudge(tenant: string, endpointIds: readonly string[]): void {
     if (this.stopped) return;
     const until = this.clock.now() + FRESH_MS;
+    this.due.mark(tenant);
     for (const id of endpointIds) {
       const lane = this.lane(tenant, id);
       lane.expected++;
@@ -266,10 +276,19 @@ export class WebhookDispatcher {
       const owned = new Set(this.opts.tenants());
       // A tenant this node no longer serves is left to its new owner (attempts in flight finish).
       for (const [t, w] of this.work) if (!owned.has(t)) for (const lane of w.lanes.values()) this.release(lane);
+      // Only tenants that may have lanes: a poll costs what is queued, not the organisations.
+      for (const t of this.work.keys()) this.due.mark(t);
+      for (const t of this.due.next(owned, now)) {
+        try {
+          if (!this.legacyDone.has(t)) this.moveLegacy(t);
+          if (this.lookForLanes(t, now)) this.due.later(t, 0);
+        } catch (err) {
+          this.due.later(t, now + this.s.pollMs);
+          this.log.error({ err, tenant: t }, 'webhook dispatch look-up failed');
+        }
+      }
       let sweeps = 0;
       for (const t of owned) {
-        if (!this.legacyDone.has(t)) this.moveLegacy(t);
-        this.lookForLanes(t, now);
         if (sweeps < SWEEP_TENANTS && now - (this.swept.get(t) ?? 0) >= this.sweepEveryMs) {
           sweeps++;
           this.sweep(t, now);
@@ -308,11 +327,12 @@ export class WebhookDispatcher {
   }
 
   /** Finds the lanes of `tenant` holding keys (one seek per lane) and reads each. */
-  private lookForLanes(tenant: string, now: number): void {
+  /** Reads the tenant's lanes (up to MAX_LANES_PER_POLL); answers whether it has any. */
+  private lookForLanes(tenant: string, now: number): boolean {
     let after: string | undefined;
     for (let i = 0; i < MAX_LANES_PER_POLL; i++) {
       const [first] = this.store.rangeKv(tenant, LANE_NS, { after, limit: 1 });
-      if (!first) return;
+      if (!first) return i > 0;
       const k = parseLaneKey(first.key);
       if (!k) {
         void this.commit(tenant, new WriteBatch().deleteKv(tenant, LANE_NS, first.key));
@@ -322,6 +342,7 @@ export class WebhookDispatcher {
       this.refill(this.lane(tenant, k.endpointId), now);
       after = laneEnd(k.endpointId);
     }
+    return true;
   }
 
   /**

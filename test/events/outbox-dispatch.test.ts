@@ -259,3 +259,62 @@ t.test('outbox - a backlog of 3,000 is read a page at a time: a pass reads the k
   t.equal(new Set(sent).size, 3_000, 'each message once');
   t.ok(readCount() <= 3_000 + 40 * 2, `queue entries read for all of it: ${readCount()}`);
 });
+
+t.test('outbox - a pass looks only at organisations with mail queued: 3,000 with none cost no queue read once each was looked at; new mail and a retry come due', async (t) => {
+  const store = new LmdbStore({ path: tempDir(t, 'bp-outbox-due-'), mapSizeGiB: 1 });
+  t.teardown(() => store.close());
+  const tenants = Array.from({ length: 3_000 }, (_, i) => `org-${String(i).padStart(4, '0')}`);
+  // The real store, counting the ranged reads of the queue per organisation.
+  let reads = 0;
+  const counted = new Proxy(store, {
+    get(target, prop, receiver) {
+      const v = Reflect.get(target, prop, receiver);
+      if (prop !== 'rangeKv') return typeof v === 'function' ? v.bind(target) : v;
+      return (...args: Parameters<LmdbStore['rangeKv']>) => {
+        if (args[1] === 'outbox_queue') reads++;
+        return store.rangeKv(...args);
+      };
+    },
+  });
+  const clock = new ManualClock(Date.now());
+  const sent: string[] = [];
+  let failOnce = true;
+  const provider: OutboxProvider = {
+    name: 'due',
+    send: () => Promise.reject(new Error('not used')),
+    async deliver(tenant, m) {
+      if (m.to.startsWith('retry') && failOnce) {
+        failOnce = false;
+        throw new Error('the provider is down');
+      }
+      sent.push(`${tenant} ${m.to}`);
+      return { provider: 'due' };
+    },
+  };
+  const d = new OutboxDispatcher({ store: counted, provider, clock, tenants: () => tenants, pollMs: 3_600_000, batchSize: 10, concurrency: 2, maxAttempts: 3, retryBaseMs: 1000, retryMaxMs: 60_000 });
+  t.teardown(() => d.stop());
+  let passes = 0;
+  while ((await d.runOnce()).more) passes++;
+  t.ok(passes <= 4, `every organisation looked at once, a bounded number a pass (${passes + 1} passes)`);
+  t.ok(reads >= 3_000 && reads <= 3_010, `each organisation's queue read about once: ${reads}`);
+
+  reads = 0;
+  for (let i = 0; i < 3; i++) await d.runOnce();
+  t.equal(reads, 0, 'passes with nothing queued read no queue');
+
+  const batch = new WriteBatch();
+  queueMessage(batch, 'org-1234', { channel: 'email', to: 'new@example.com', body: 'hello' }, clock.now());
+  queueMessage(batch, 'org-2345', { channel: 'email', to: 'retry@example.com', body: 'hello' }, clock.now());
+  await store.commit(batch);
+  const r = await d.runOnce();
+  t.same(sent, ['org-1234 new@example.com'], 'the new mail went out at the next pass');
+  t.equal(r.retried, 1, 'the other failed and waits its back-off');
+  t.ok(reads <= 6, `only the two organisations were read: ${reads}`);
+  await d.runOnce();
+  reads = 0;
+  await d.runOnce();
+  t.equal(reads, 0, 'a retry not due yet costs no read');
+  clock.advance(1_500);
+  await d.runOnce();
+  t.same(sent, ['org-1234 new@example.com', 'org-2345 retry@example.com'], 'the retry went out once due');
+});
