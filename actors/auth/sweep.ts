@@ -4,8 +4,11 @@
 // The sweep only finds candidates: each entry is forgotten by the actor that owns its key (the
 // challenge's, the code's, the family's, the account's credentials, the organisation's staff
 // accounts), which checks again on what it holds, so an entry renewed meanwhile is kept and every
-// key keeps one writer. Only expired entries wake an actor.
+// key keeps one writer. Only expired entries wake an actor. The visit of every organisation gives
+// the event loop back every few milliseconds (time-slice.ts): 10,000 organisations are ~80,000
+// ranged reads.
 import { REVOKED_NS, REVOKED_SESSIONS_NS, type Revocation } from '../../core/auth/revocations.js';
+import { timeSlicer } from '../../core/time-slice.js';
 import { ACCOUNTS, type AccountsMsg, type Challenge, CHALLENGE_ACTOR, type ChallengeMsg, type CodeMsg, type Family, type ForgetDeviceOrgsMsg, MAGIC_ACTOR, ORGS, REFRESH_ACTOR, type RefreshMsg, RESET_ACTOR, SECURITY_ACTOR, type SecurityMsg, VERIFY_ACTOR } from './messages.js';
 import { CODE_TTL_MS } from './codes-actor.js';
 import type { AuthDeps } from './deps.js';
@@ -24,7 +27,9 @@ export async function sweepExpired(deps: Pick<AuthDeps, 'store' | 'clock' | 'tok
   const now = deps.clock.now();
   const revocationLifeMs = (Math.max(deps.tokens.maxLifetimeSeconds, deps.config.auth.refreshTokenTtlSeconds) + 60) * 1000;
   let found = 0;
+  const slice = timeSlicer();
   for (const tenant of store.listOrgIds()) {
+    await slice();
     const asks: Promise<unknown>[] = [];
     const ask = (kind: string, key: string, msg: unknown) => {
       found++;
