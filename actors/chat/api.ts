@@ -6,7 +6,7 @@ import type { Clock } from '../../core/clock.js';
 import type { OwnerReads } from '../../core/cluster/owner-reads-actor.js';
 import type { Logger } from '../../core/log.js';
 import type { Store } from '../../core/store/store.js';
-import { AiStreams } from './ai-streams.js';
+import { AiStreams, type StreamEvent } from './ai-streams.js';
 import { ChatConnections } from './chat-connections.js';
 import { ChatService } from './chat-service.js';
 import { CommunityService } from './community-service.js';
@@ -19,7 +19,7 @@ export interface ChatApi {
   readonly connections: ChatConnections;
   readonly presence: PresenceService;
   readonly community: CommunityService;
-  /** The AI answers of this node, readable as they arrive (GET /ai/stream/:streamId). */
+  /** The AI answers of this node (and in cluster mode copies of the others'), readable as they arrive (GET /ai/stream/:streamId). */
   readonly streams: AiStreams;
   /** Stops timers and AI answers in flight (node shutdown). */
   close(): void;
@@ -37,11 +37,12 @@ export interface ChatParts {
 /** The chat area over a node's parts. A test passes its own ports. */
 export function createChatApi(
   { runtime, store, services: ports, ownerReads }: ChatParts,
-  node: { settings: ChatSettings; clock: Clock; logger: Logger },
+  node: { settings: ChatSettings; clock: Clock; logger: Logger; relay?: (ev: StreamEvent) => void },
 ): ChatApi {
   const { settings } = node;
   const services: ChatServices = { fanout: ports.chatFanout, ai: ports.ai, clock: node.clock, logger: node.logger };
-  const streams = new AiStreams(settings.aiStreamTtlMs, () => services.clock.now());
+  // Cluster mode: this node's answers are told to the others (`relay`), which keep copies (AiStreams.mirror).
+  const streams = new AiStreams(settings.aiStreamTtlMs, () => services.clock.now(), node.relay);
   const presence = new PresenceService(runtime, services, settings);
   const chat = new ChatService(runtime, store, services, streams, presence, ownerReads);
   const community = new CommunityService(runtime, store, services, settings, ownerReads);

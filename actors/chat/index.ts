@@ -25,6 +25,6 @@ export type { ChatService } from './chat-service.js';
 export type { AgentSession, ChatConnection, ChatConnections, ChatUser, CustomerWelcome, Replay } from './chat-connections.js';
 export type { CommunityService, ReplayStop, ThreadSummary } from './community-service.js';
 export { presenceUser, type PresenceService } from './presence-service.js';
-export type { AiStream, AiStreams, StreamAudience, StreamEnd } from './ai-streams.js';
+export type { AiStream, AiStreams, StreamAudience, StreamEnd, StreamEvent } from './ai-streams.js';
 export type { CommunityMessage, CommunityUser } from '../community/index.js';
 export type { ChatFanout, ChatServices, ChatSettings, CommunityFanout, Origin, PresenceFanout, SupportFanout } from './ports.js';

@@ -4,7 +4,7 @@
 // AI streams). edge/app.ts builds one per node and hands it over with the node's ports
 // (`services.sockets`), where the chat module finds it: tests run several nodes in one process.
 import type { Socket } from 'socket.io';
-import { createChatApi, type ChatApi, type ChatFanout } from '../../actors/chat/index.js';
+import { createChatApi, type ChatApi, type ChatFanout, type StreamEvent } from '../../actors/chat/index.js';
 import type { AiProvider } from '../../core/ai.js';
 import type { OrgLookup } from '../../core/auth/org-lookup.js';
 import type { Principal } from '../../core/auth/tokens.js';
@@ -23,6 +23,9 @@ import { communityFanout } from './community-fanout.js';
 import { Realtime, type Outbound } from './realtime.js';
 import { chatTopic } from './topics.js';
 import type { Unsubscribe } from '../../core/bus/bus.js';
+
+/** Where each node tells the others of its AI streams (cluster mode). */
+const AI_STREAM_SUBJECT = 'ai.stream';
 
 interface ChatActivity {
   tenant: string;
@@ -64,6 +67,7 @@ export class ChatFeature {
   private sweeper: NodeJS.Timeout | undefined;
   private limiter: RateLimiter | undefined;
   private unsubscribeSms: Unsubscribe | undefined;
+  private unsubscribeStreams: Unsubscribe | undefined;
 
   constructor(parts: ChatFeatureParts) {
     const { config, bus, logger } = parts;
@@ -84,7 +88,10 @@ export class ChatFeature {
 
   /** Binds the node (the chat module's first hook): the chat area's API over its runtime and ports. */
   use(deps: AppDeps): this {
-    this.bound ??= { deps, api: createChatApi(deps, { settings: deps.config.chat, clock: deps.clock, logger: deps.logger }) };
+    const nodeId = deps.config.natsUrl ? deps.config.nodeId : undefined;
+    // Cluster mode: a reader of GET /ai/stream may reach any node, so each node's answers go to all.
+    const relay = nodeId === undefined ? undefined : (ev: StreamEvent) => deps.bus.publish(AI_STREAM_SUBJECT, { n: nodeId, e: ev });
+    this.bound ??= { deps, api: createChatApi(deps, { settings: deps.config.chat, clock: deps.clock, logger: deps.logger, relay }) };
     return this;
   }
 
@@ -114,6 +121,13 @@ export class ChatFeature {
     this.unsubscribeSms = this.deps.bus.subscribe('sms.received.*', (sms, subject) => {
       this.rt.publishLocal([chatTopic.staff(subject.slice('sms.received.'.length))], 'sms.received', sms);
     });
+    if (this.deps.config.natsUrl) {
+      const self = this.deps.config.nodeId;
+      this.unsubscribeStreams = this.deps.bus.subscribe(AI_STREAM_SUBJECT, (msg) => {
+        const { n, e } = msg as { n: string; e: StreamEvent };
+        if (n !== self) this.api.streams.mirror(e);
+      });
+    }
     this.sweeper = setInterval(() => this.sweep(), this.deps.config.chat.sweepIntervalMs);
     this.sweeper.unref();
   }
@@ -160,6 +174,7 @@ export class ChatFeature {
   async stop(): Promise<void> {
     if (this.sweeper) clearInterval(this.sweeper);
     this.unsubscribeSms?.();
+    this.unsubscribeStreams?.();
     this.api.close();
     for (const s of this.customerSockets.values()) s.clearTimers();
     await this.rt.close();

@@ -37,7 +37,7 @@ export function aiStreamRoutes(f: ChatFeature, deps: AppDeps): RouteDef[] {
       tag: TAG_AI,
       summary: 'An AI answer as Server-Sent Events, word by word, to its `done` event',
       description:
-        'The `streamId` comes with the `ai-stream` / `chat-stream` socket events (and the ack of `assist-ai`). Authenticate with a bearer token or `?token=<access token>`. Events: one `data:` line per chunk `{"index","chunk"}`, then `event: done`; a `: heartbeat` comment every 15 s. Send `Last-Event-ID` to resume after a chunk.',
+        'The `streamId` comes with the `ai-stream` / `chat-stream` socket events (and the ack of `assist-ai`). Authenticate with a bearer token or `?token=<access token>`. Events: one `data:` line per chunk `{"index","chunk"}`, then `event: done`; a `: heartbeat` comment every 15 s. Send `Last-Event-ID` to resume after a chunk. In a cluster any node serves the stream, whichever node made the answer.',
       params: Type.Object({ streamId: Type.String({ pattern: '^[0-9a-f]{24}$' }) }),
       query: Type.Object({ token: Type.Optional(Type.String({ minLength: 1, maxLength: 8192 })) }),
       errors: [401, 404],
