@@ -186,5 +186,5 @@ t.test('index counts - counts missing after an upgrade are made in steps: the ev
   t.equal(counts.read('acme', DT, 'data.label'), raw.index.getKeysCount({ start: ['acme', DT, 'data.label'], end: ['acme', DT, 'data.label\u0000'] }), 'the index count: exact');
   t.equal(counts.read('acme', DT, ''), raw.records.getKeysCount({ start: ['acme', DT], end: ['acme', DT, '\uffff'] }), 'the record count: exact');
   // A few ms on an idle machine; the bound leaves room for a loaded one (the one native count took 112 ms here).
-  t.ok(longest < 40, `the longest event-loop delay while counting: ${longest.toFixed(1)} ms`);
+  t.ok(longest < 50, `the longest event-loop delay while counting: ${longest.toFixed(1)} ms`);
 });
