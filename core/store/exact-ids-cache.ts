@@ -1,11 +1,14 @@
 // The matches of exact small finds (one equality an index answers exactly, lmdb-records.ts
 // exactTexts), kept by the equality, so a find asked again reads neither its index keys nor its
 // plan's estimate: the record store's hottest client read, a lookup by a customer or an owner,
-// becomes a map lookup and its page's texts (record-cache.ts). An entry is valid while no commit
-// has written or deleted a record of its datatype in its tenant since (a generation per tenant
-// and datatype, moved when such a commit lands, as the record cache forgets its records) and the
-// datatype's readable index paths are the ones it was read with. Bounded in entries and in the
-// ids one entry holds; the oldest entries leave first.
+// becomes a map lookup and its page's texts (record-cache.ts). An entry is valid while no landed
+// commit has put or removed an index key of its path and value in its tenant (the write path
+// tells which, lmdb-indexes.ts `moved`; the entry goes once the commit lands, as the record cache
+// forgets its records), and while the datatype's readable indexes are the ones it was read with.
+// So a write-heavy datatype keeps the entries its writes do not touch. A write that cannot say
+// (a raw record written past the indexes) voids its datatype's entries in its tenant (a
+// generation per tenant and datatype). Bounded in entries and in the ids one entry holds; the
+// oldest entries leave first.
 
 /** Ids one entry holds at most: a few pages of matches, not a listing. */
 export const EXACT_IDS_MAX = 100;
@@ -44,6 +47,15 @@ export class ExactIdsCache {
   touched(tenant: string, datatype: string): void {
     const k = tenant + '\0' + datatype;
     if (this.gens.has(k)) this.gens.set(k, ++this.stamp);
+  }
+
+  /** A landed commit put or removed a key of `value` in the tenant's index of `datatype` on `path`. */
+  moved(tenant: string, datatype: string, path: string, value: string | number): void {
+    const mine = this.tenants.get(tenant);
+    if (!mine) return;
+    const k = datatype + '\0' + equalityKey(path, value);
+    const had = mine.get(k);
+    if (had) this.take(tenant, mine, k, had);
   }
 
   /** The ids `equality` (equalityKey) matched, if nothing they depend on changed since. */

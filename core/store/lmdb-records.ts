@@ -166,7 +166,7 @@ export class LmdbRecords {
     const node = planFilter(filter, catalog);
     if (!node) return undefined;
     // An exact equality answered before, its datatype unchanged since: its matches without a key read.
-    const exact = by && this.exactOf(filter, opts, catalog);
+    const exact = by && this.exactOf(tenant, datatype, filter, opts, catalog);
     const known = exact && this.cache!.exact.get(tenant, datatype, exact.key, exact.paths);
     if (known) {
       if (known.length > max) return undefined;
@@ -192,7 +192,7 @@ export class LmdbRecords {
    * short string, on an indexed path that never held an array), unsorted and paged by number: its
    * ids are its matches, and what identifies it in the exact-ids cache. Only with the record cache.
    */
-  private exactOf(filter: Filter | undefined, opts: FindOptions, catalog: IndexCatalog): { key: string; paths: string } | undefined {
+  private exactOf(tenant: string, datatype: string, filter: Filter | undefined, opts: FindOptions, catalog: IndexCatalog): { key: string; paths: string } | undefined {
     if (!this.cache || opts.sort || opts.skip !== undefined || opts.limit !== undefined || opts.after !== undefined) return undefined;
     const cond = filter && onlyCondition(filter);
     const path = cond && Object.keys(cond)[0];
@@ -200,7 +200,7 @@ export class LmdbRecords {
     if (!read || !('values' in read) || read.values.length !== 1) return undefined;
     const v = read.values[0];
     if (typeof v !== 'string' && typeof v !== 'number') return undefined;
-    return { key: equalityKey(read.path, v), paths: catalog.paths.join('\0') };
+    return { key: equalityKey(read.path, v), paths: this.indexes.readableKey(tenant, datatype, catalog.paths) };
   }
 
   /**

@@ -96,9 +96,17 @@ export class RecordCache {
   /** The matches of exact small finds, valid while their datatype is unchanged (exact-ids-cache.ts). */
   readonly exact = new ExactIdsCache();
 
-  /** Drops a record a commit wrote or deleted, and the exact finds' matches of its datatype. */
+  /**
+   * Drops a record written or deleted past the indexes, and the exact finds' matches of its
+   * datatype (which keys moved is not known).
+   */
   forget(tenant: string, datatype: string, sk: string): void {
     this.exact.touched(tenant, datatype);
+    this.landed(tenant, datatype, sk);
+  }
+
+  /** Drops a record a landed commit wrote or deleted (the exact finds' matches it moved go apart: ExactIdsCache.moved). */
+  landed(tenant: string, datatype: string, sk: string): void {
     const t = this.tenants.get(tenant);
     if (!t) return;
     this.drop(t, datatype, sk);
