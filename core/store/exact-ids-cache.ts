@@ -22,10 +22,18 @@ const ENTRY_WEIGHT = 4;
 /** Tenant and datatype pairs whose write stamps are kept; past it every entry goes (see put). */
 const PAIRS_MAX = 65_536;
 
-interface Entry {
+interface Entry extends ExactMatches {
   gen: number;
   paths: string;
-  ids: readonly string[];
+}
+
+/**
+ * An equality's matches, and beside each id the record cache's entry of its text once read (so
+ * a page asked again reads no map per record; the reader checks the entry is still live).
+ */
+export interface ExactMatches {
+  readonly ids: readonly string[];
+  readonly slots: Array<object | undefined>;
 }
 
 const weightOf = (e: Entry): number => e.ids.length + ENTRY_WEIGHT;
@@ -60,14 +68,19 @@ export class ExactIdsCache {
 
   /** The ids `equality` (equalityKey) matched, if nothing they depend on changed since. */
   get(tenant: string, datatype: string, equality: string, paths: string): readonly string[] | undefined {
+    return this.matches(tenant, datatype, equality, paths)?.ids;
+  }
+
+  /** As get, with the slots of the ids' texts. */
+  matches(tenant: string, datatype: string, equality: string, paths: string): ExactMatches | undefined {
     const e = this.tenants.get(tenant)?.get(datatype + '\0' + equality);
     if (!e || e.paths !== paths || e.gen !== this.gens.get(tenant + '\0' + datatype)) return undefined;
-    return e.ids;
+    return e;
   }
 
   /** Keeps the ids `equality` matches now (read in the same synchronous stretch as this call). */
-  put(tenant: string, datatype: string, equality: string, paths: string, ids: readonly string[]): void {
-    if (ids.length > EXACT_IDS_MAX) return;
+  put(tenant: string, datatype: string, equality: string, paths: string, ids: readonly string[]): ExactMatches | undefined {
+    if (ids.length > EXACT_IDS_MAX) return undefined;
     const pair = tenant + '\0' + datatype;
     let gen = this.gens.get(pair);
     if (gen === undefined) {
@@ -90,7 +103,7 @@ export class ExactIdsCache {
     if (mine) this.tenants.delete(tenant);
     else mine = new Map();
     this.tenants.set(tenant, mine);
-    const e: Entry = { gen, paths, ids };
+    const e: Entry = { gen, paths, ids, slots: [] };
     mine.set(k, e);
     this.count++;
     this.weight += weightOf(e);
@@ -101,6 +114,7 @@ export class ExactIdsCache {
       const [first, theirs] = this.tenants.entries().next().value!;
       this.dropOldest(first, theirs);
     }
+    return e;
   }
 
   private dropOldest(tenant: string, entries: Map<string, Entry>): void {
