@@ -1,11 +1,14 @@
 // The matches of exact small finds (one equality an index answers exactly, lmdb-records.ts
 // exactTexts), kept by the equality, so a find asked again reads neither its index keys nor its
 // plan's estimate: the record store's hottest client read, a lookup by a customer or an owner,
-// becomes a map lookup and its page's texts (record-cache.ts). An entry is valid while no commit
-// has written or deleted a record of its datatype in its tenant since (a generation per tenant
-// and datatype, moved when such a commit lands, as the record cache forgets its records) and the
-// datatype's readable index paths are the ones it was read with. Bounded in entries and in the
-// ids one entry holds; the oldest entries leave first.
+// becomes a map lookup and its page's texts (record-cache.ts). An entry is valid while no landed
+// commit has put or removed an index key of its path and value in its tenant (the write path
+// tells which, lmdb-indexes.ts `moved`; the entry goes once the commit lands, as the record cache
+// forgets its records), and while the datatype's readable indexes are the ones it was read with.
+// So a write-heavy datatype keeps the entries its writes do not touch. A write that cannot say
+// (a raw record written past the indexes) voids its datatype's entries in its tenant (a
+// generation per tenant and datatype). Bounded in entries and in the ids one entry holds; the
+// oldest entries leave first.
 
 /** Ids one entry holds at most: a few pages of matches, not a listing. */
 export const EXACT_IDS_MAX = 100;
@@ -19,10 +22,18 @@ const ENTRY_WEIGHT = 4;
 /** Tenant and datatype pairs whose write stamps are kept; past it every entry goes (see put). */
 const PAIRS_MAX = 65_536;
 
-interface Entry {
+interface Entry extends ExactMatches {
   gen: number;
   paths: string;
-  ids: readonly string[];
+}
+
+/**
+ * An equality's matches, and beside each id the record cache's entry of its text once read (so
+ * a page asked again reads no map per record; the reader checks the entry is still live).
+ */
+export interface ExactMatches {
+  readonly ids: readonly string[];
+  readonly slots: Array<object | undefined>;
 }
 
 const weightOf = (e: Entry): number => e.ids.length + ENTRY_WEIGHT;
@@ -46,16 +57,30 @@ export class ExactIdsCache {
     if (this.gens.has(k)) this.gens.set(k, ++this.stamp);
   }
 
+  /** A landed commit put or removed a key of `value` in the tenant's index of `datatype` on `path`. */
+  moved(tenant: string, datatype: string, path: string, value: string | number): void {
+    const mine = this.tenants.get(tenant);
+    if (!mine) return;
+    const k = datatype + '\0' + equalityKey(path, value);
+    const had = mine.get(k);
+    if (had) this.take(tenant, mine, k, had);
+  }
+
   /** The ids `equality` (equalityKey) matched, if nothing they depend on changed since. */
   get(tenant: string, datatype: string, equality: string, paths: string): readonly string[] | undefined {
+    return this.matches(tenant, datatype, equality, paths)?.ids;
+  }
+
+  /** As get, with the slots of the ids' texts. */
+  matches(tenant: string, datatype: string, equality: string, paths: string): ExactMatches | undefined {
     const e = this.tenants.get(tenant)?.get(datatype + '\0' + equality);
     if (!e || e.paths !== paths || e.gen !== this.gens.get(tenant + '\0' + datatype)) return undefined;
-    return e.ids;
+    return e;
   }
 
   /** Keeps the ids `equality` matches now (read in the same synchronous stretch as this call). */
-  put(tenant: string, datatype: string, equality: string, paths: string, ids: readonly string[]): void {
-    if (ids.length > EXACT_IDS_MAX) return;
+  put(tenant: string, datatype: string, equality: string, paths: string, ids: readonly string[]): ExactMatches | undefined {
+    if (ids.length > EXACT_IDS_MAX) return undefined;
     const pair = tenant + '\0' + datatype;
     let gen = this.gens.get(pair);
     if (gen === undefined) {
@@ -78,7 +103,7 @@ export class ExactIdsCache {
     if (mine) this.tenants.delete(tenant);
     else mine = new Map();
     this.tenants.set(tenant, mine);
-    const e: Entry = { gen, paths, ids };
+    const e: Entry = { gen, paths, ids, slots: [] };
     mine.set(k, e);
     this.count++;
     this.weight += weightOf(e);
@@ -89,6 +114,7 @@ export class ExactIdsCache {
       const [first, theirs] = this.tenants.entries().next().value!;
       this.dropOldest(first, theirs);
     }
+    return e;
   }
 
   private dropOldest(tenant: string, entries: Map<string, Entry>): void {

@@ -31,6 +31,11 @@ export class LmdbIndexes {
   readonly listings: LmdbListings;
   /** Counts of the records and keys of the modules' index paths (lmdb-key-counts.ts), kept in the same writes. */
   readonly counts: KeyCounts;
+  /**
+   * Told of each index key a write puts or removes (a module's or a declared one), while the store
+   * applies a batch: the exact finds' matches of those values are voided once it lands.
+   */
+  moved: ((tenant: string, datatype: string, path: string, value: IndexValue) => void) | undefined;
 
   constructor(
     private readonly root: RootDatabase,
@@ -204,13 +209,14 @@ export class LmdbIndexes {
       for (const key of this.index.getKeys({ start: [tenant, datatype, path], end: [tenant, datatype, `${path}\u0000`] })) {
         if ((key as IndexValue[])[4] !== sk) continue;
         this.index.remove(key);
+        this.moved?.(tenant, datatype, path, (key as IndexValue[])[3]);
         n++;
       }
       this.counts.bump(tenant, datatype, path, -n);
     }
     this.counts.bump(tenant, datatype, '', -1);
     this.listings.unindex(tenant, datatype, sk);
-    return this.declared.unindex(tenant, datatype, sk, (path, by) => this.counts.bump(tenant, datatype, path, by));
+    return this.declared.unindex(tenant, datatype, sk, this.declaredMoved(tenant, datatype));
   }
 
   /**
@@ -231,11 +237,13 @@ export class LmdbIndexes {
       for (const v of oldV) {
         if (newV.includes(v)) continue;
         this.index.remove([tenant, datatype, path, v, sk]);
+        this.moved?.(tenant, datatype, path, v);
         moved--;
       }
       for (const v of newV) {
         if (oldV.includes(v)) continue;
         this.index.put([tenant, datatype, path, v, sk], 1);
+        this.moved?.(tenant, datatype, path, v);
         moved++;
       }
       this.counts.bump(tenant, datatype, path, moved);
@@ -244,6 +252,24 @@ export class LmdbIndexes {
     if ((before === undefined) !== (after === undefined)) this.counts.bump(tenant, datatype, '', after ? 1 : -1);
     this.listings.maintain(tenant, datatype, sk, before, after);
     const declared = this.declared.keptBy(tenant, datatype);
-    return declared ? this.declared.maintain(declared, tenant, datatype, sk, before, after, checkUnique, (path, by) => this.counts.bump(tenant, datatype, path, by)) : 0;
+    return declared ? this.declared.maintain(declared, tenant, datatype, sk, before, after, checkUnique, this.declaredMoved(tenant, datatype)) : 0;
+  }
+
+  /** What a declared index's write of a key tells: its count, and the value moved. */
+  private declaredMoved(tenant: string, datatype: string): (path: string, by: number, value: IndexValue) => void {
+    return (path, by, value) => {
+      this.counts.bump(tenant, datatype, path, by);
+      this.moved?.(tenant, datatype, path, value);
+    };
+  }
+
+  /**
+   * What an exact find's kept matches were read with (exact-ids-cache.ts): the readable paths, and
+   * the ids of the tenant's declared ones, so an index dropped and declared again on the same path
+   * (its keys written anew, writes meanwhile not told) never revives them.
+   */
+  readableKey(tenant: string, datatype: string, paths: readonly string[]): string {
+    const ready = this.declared.readyOf(tenant, datatype);
+    return ready.length === 0 ? paths.join('\0') : `${paths.join('\0')}\u0001${ready.map((d) => d.id).join('\0')}`;
   }
 }

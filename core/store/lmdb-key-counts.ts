@@ -5,13 +5,22 @@
 // ms at 200,000 records).
 //   meta  ['kcount', datatype, path, tenant] → n   (path '': the records)
 // A count is kept in the transaction of every write that moves it (summed per batch, written at
-// its end), but only once it exists: it is made by counting in a transaction of its own (at
-// start or once an organisation's index is built, in the background, one count per
-// transaction), or by the write itself while the range is small. Until then, reads count as
-// before. It ends in the transaction that stops writes keeping it (an organisation's index
-// dropped; the datatype's record count once nothing indexes it).
+// its end), but only once it exists: it is made in the background (at start, once an
+// organisation's index is built, or for a first write that was a large batch), or by the write
+// itself while the range is small. Until then, reads count as before. It ends in the transaction
+// that stops writes keeping it (an organisation's index dropped; the datatype's record count once
+// nothing indexes it).
+//
+// A count in the background is made in bounded steps (a native count of one range at 1,000,000
+// keys held the event loop ~200 ms): a transaction marks it under way, with a delta that writes
+// move from then on,
+//   meta  ['kmake', datatype, path, tenant] → delta
+// then the keys are counted in steps of a few ms in one read snapshot taken after that mark, the
+// loop free between steps; a last transaction writes the count as the snapshot's keys plus what
+// the delta moved since the snapshot. Exact whatever lands between steps: a write in the snapshot
+// is in its keys and in the delta read there; one after it, only in the delta's change.
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { Database, Key, RootDatabase } from 'lmdb';
+import type { Database, Key, RootDatabase, Transaction } from 'lmdb';
 import type { Logger } from '../log.js';
 import { HIGH } from './lmdb-encoding.js';
 import { nextTenant } from './lmdb-listing-builder.js';
@@ -20,6 +29,10 @@ import { BackgroundRun } from './background-run.js';
 
 /** A missing count a write makes itself while its range holds at most this many keys. */
 const SMALL = 1_000;
+/** A step of a count made in the background ends about this long after it began. */
+const STEP_MS = 2;
+/** The keys a count's first step reads; the next ones are sized from the time it took. */
+const FIRST_STEP = 2_000;
 
 /** Where one count's keys are: the records of the datatype, or the keys of one index path. */
 function rangeOf(tenant: string, datatype: string, path: string): { start: Key; end: Key } {
@@ -64,6 +77,7 @@ export class KeyCounts {
       const key = ['kcount', p.datatype, p.path, p.tenant];
       const n = this.meta.get(key) as number | undefined;
       if (n !== undefined) this.meta.put(key, n + p.by);
+      else if (this.moveMaking(p.tenant, p.datatype, p.path, p.by)) continue;
       else if (!this.wanted.has(`${p.datatype}\0${p.path}\0${p.tenant}`) && this.complete(p.tenant, p.datatype, p.path)) {
         // Counted after this batch's writes, in its transaction: exact from here on.
         const small = this.countUpTo(p.tenant, p.datatype, p.path, SMALL + 1);
@@ -84,16 +98,70 @@ export class KeyCounts {
     return n;
   }
 
-  /** Makes a missing count by counting its keys (natively), in the caller's write transaction. */
-  make(tenant: string, datatype: string, path: string): void {
+  /** Moves the delta of a count being made, in the write's transaction; false when none is. */
+  private moveMaking(tenant: string, datatype: string, path: string, by: number): boolean {
+    const key = ['kmake', datatype, path, tenant];
+    const d = this.meta.get(key) as number | undefined;
+    if (d === undefined) return false;
+    this.meta.put(key, d + by);
+    return true;
+  }
+
+  /** Marks a missing count under way (its delta at 0), in the caller's write transaction; false when it need not or cannot be made. */
+  begin(tenant: string, datatype: string, path: string): boolean {
+    if (this.meta.get(['kcount', datatype, path, tenant]) !== undefined || !this.complete(tenant, datatype, path)) return false;
+    this.meta.put(['kmake', datatype, path, tenant], 0);
+    return true;
+  }
+
+  /**
+   * Counts a count's keys in `snapshot` (a read transaction taken after begin() committed), in
+   * steps of about STEP_MS, yielding between; the keys and the delta the snapshot saw, or
+   * undefined when it was abandoned (dropped meanwhile, or the store stopping).
+   */
+  async countInSteps(tenant: string, datatype: string, path: string, snapshot: Transaction, stopped: () => boolean): Promise<{ keys: number; delta: number } | undefined> {
+    const delta = this.meta.get(['kmake', datatype, path, tenant], { transaction: snapshot }) as number | undefined;
+    // The snapshot is older than the mark: its keys could not be told apart from the delta's.
+    if (delta === undefined) return undefined;
+    const db = this.db(path);
+    const { start, end } = rangeOf(tenant, datatype, path);
+    let after: Key | undefined;
+    let keys = 0;
+    let step = FIRST_STEP;
+    for (;;) {
+      if (stopped()) return undefined;
+      const began = performance.now();
+      const from = { start: after ?? start, exclusiveStart: after !== undefined, end, transaction: snapshot };
+      // The step's last key, skipped to natively: the step counts `step` keys without decoding them.
+      let last: Key | undefined;
+      for (const k of db.getKeys({ ...from, offset: step - 1, limit: 1 })) last = k;
+      if (last === undefined) return { keys: keys + db.getKeysCount(from), delta };
+      keys += step;
+      after = last;
+      const took = performance.now() - began;
+      step = Math.max(100, Math.min(1_000_000, Math.floor(took > 0 ? (step * STEP_MS) / took : step * 2)));
+      await nextTurn();
+    }
+  }
+
+  /** Writes a count made in steps, in the caller's write transaction, unless it was dropped meanwhile. */
+  finish(tenant: string, datatype: string, path: string, made: { keys: number; delta: number }): void {
+    const mark = ['kmake', datatype, path, tenant];
+    const now = this.meta.get(mark) as number | undefined;
+    if (now === undefined) return;
+    this.meta.remove(mark);
     const key = ['kcount', datatype, path, tenant];
-    if (this.meta.get(key) !== undefined || !this.complete(tenant, datatype, path)) return;
-    this.meta.put(key, this.db(path).getKeysCount(rangeOf(tenant, datatype, path)));
+    if (this.meta.get(key) === undefined) this.meta.put(key, made.keys + now - made.delta);
   }
 
   /** Drops one tenant's count (its keys were written past it): made again by the builder. */
   drop(tenant: string, datatype: string, path: string, again = true): void {
-    if (this.meta.get(['kcount', datatype, path, tenant]) === undefined) return;
+    const making = this.meta.get(['kmake', datatype, path, tenant]) !== undefined;
+    if (making) this.meta.remove(['kmake', datatype, path, tenant]);
+    if (this.meta.get(['kcount', datatype, path, tenant]) === undefined) {
+      if (making && again) this.wanted.add(`${datatype}\0${path}\0${tenant}`);
+      return;
+    }
     this.meta.remove(['kcount', datatype, path, tenant]);
     if (again) this.wanted.add(`${datatype}\0${path}\0${tenant}`);
   }
@@ -101,12 +169,13 @@ export class KeyCounts {
   /** Drops every tenant's counts of a datatype's path (its entries were written without them). */
   forget(datatype: string, path: string): void {
     for (const key of this.meta.getKeys({ start: ['kcount', datatype, path], end: ['kcount', datatype, path, HIGH] })) this.meta.remove(key);
+    for (const key of this.meta.getKeys({ start: ['kmake', datatype, path], end: ['kmake', datatype, path, HIGH] })) this.meta.remove(key);
   }
 }
 
 /**
- * Makes the missing counts of the modules' indexes and the organisations' built ones, one per
- * transaction, yielding between: at start (a data directory from before counts were kept), once an
+ * Makes the missing counts of the modules' indexes and the organisations' built ones, one at a
+ * time, each in bounded steps (KeyCounts.countInSteps): at start (a data directory from before counts were kept), once an
  * organisation's index is built, and for a tenant whose first write to a datatype was a large batch.
  */
 export class CountBuilder {
@@ -148,9 +217,7 @@ export class CountBuilder {
         for (const path of ['', ...list]) {
           if (this.stopped) return;
           if (this.counts.read(tenant, datatype, path) !== undefined) continue;
-          const t = tenant;
-          await this.root.childTransaction(() => this.counts.make(t, datatype, path));
-          await nextTurn();
+          await this.make(tenant, datatype, path);
         }
       }
     }
@@ -158,16 +225,31 @@ export class CountBuilder {
       for (const p of ['', path]) {
         if (this.stopped) return;
         if (this.counts.read(tenant, datatype, p) !== undefined) continue;
-        await this.root.childTransaction(() => this.counts.make(tenant, datatype, p));
-        await nextTurn();
+        await this.make(tenant, datatype, p);
       }
     }
     for (const w of [...this.counts.wanted]) {
       if (this.stopped) return;
       this.counts.wanted.delete(w);
       const [datatype, path, tenant] = w.split('\0');
-      await this.root.childTransaction(() => this.counts.make(tenant, datatype, path));
-      await nextTurn();
+      await this.make(tenant, datatype, path);
     }
+  }
+
+  /** Makes one missing count: marked, counted in steps in a snapshot taken after the mark, written. */
+  private async make(tenant: string, datatype: string, path: string): Promise<void> {
+    if (!(await this.root.childTransaction(() => this.counts.begin(tenant, datatype, path)))) return;
+    // A snapshot from now (lmdb-js would otherwise reuse the one from before the mark until its timer).
+    this.root.resetReadTxn();
+    const snapshot = this.root.useReadTransaction();
+    let made: { keys: number; delta: number } | undefined;
+    try {
+      made = await this.counts.countInSteps(tenant, datatype, path, snapshot, () => this.stopped);
+    } finally {
+      snapshot.done();
+    }
+    // Abandoned: the mark stays until a write drops it or the next run marks it again; reads count on keys meanwhile.
+    if (made) await this.root.childTransaction(() => this.counts.finish(tenant, datatype, path, made));
+    await nextTurn();
   }
 }

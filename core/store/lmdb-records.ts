@@ -8,12 +8,12 @@ import { HIGH } from './lmdb-encoding.js';
 import type { LmdbIndexes } from './lmdb-indexes.js';
 import { exactOrderedRead, planFilter, type IndexCatalog } from './find-plan.js';
 import { exactStringKey } from './index-values.js';
-import { equalityKey } from './exact-ids-cache.js';
+import { equalityKey, type ExactMatches } from './exact-ids-cache.js';
 import { decodeCursor, encodeCursor, listingName, listingRead, NARROWED_LISTING_MAX, narrowingListings, type ListingCursor, type ListingRead } from './listing-plan.js';
 import { before } from './lmdb-listings.js';
 import type { ChosenPlan, ExplainedStage, PlanRunner } from './lmdb-plan-run.js';
 import { compileFilter, getPath, resolvePaging, runQuery, type Filter, type FindExplain, type FindOptions, type PageLimits } from './query.js';
-import type { RecordCache, RecordText, TextPage } from './record-cache.js';
+import type { CachedText, RecordCache, RecordText, TextPage } from './record-cache.js';
 import type { ListResult, StoredRecord } from './record.js';
 
 /** One find's run, observed for explain. */
@@ -166,10 +166,10 @@ export class LmdbRecords {
     const node = planFilter(filter, catalog);
     if (!node) return undefined;
     // An exact equality answered before, its datatype unchanged since: its matches without a key read.
-    const exact = by && this.exactOf(filter, opts, catalog);
-    const known = exact && this.cache!.exact.get(tenant, datatype, exact.key, exact.paths);
+    const exact = by && this.exactOf(tenant, datatype, filter, opts, catalog);
+    const known = exact && this.cache!.exact.matches(tenant, datatype, exact.key, exact.paths);
     if (known) {
-      if (known.length > max) return undefined;
+      if (known.ids.length > max) return undefined;
       const res = this.listed(tenant, datatype, filter, opts, undefined, true) ?? this.indexOrdered(tenant, datatype, filter, opts);
       if (res) return res;
       noCursor(opts);
@@ -192,7 +192,7 @@ export class LmdbRecords {
    * short string, on an indexed path that never held an array), unsorted and paged by number: its
    * ids are its matches, and what identifies it in the exact-ids cache. Only with the record cache.
    */
-  private exactOf(filter: Filter | undefined, opts: FindOptions, catalog: IndexCatalog): { key: string; paths: string } | undefined {
+  private exactOf(tenant: string, datatype: string, filter: Filter | undefined, opts: FindOptions, catalog: IndexCatalog): { key: string; paths: string } | undefined {
     if (!this.cache || opts.sort || opts.skip !== undefined || opts.limit !== undefined || opts.after !== undefined) return undefined;
     const cond = filter && onlyCondition(filter);
     const path = cond && Object.keys(cond)[0];
@@ -200,7 +200,7 @@ export class LmdbRecords {
     if (!read || !('values' in read) || read.values.length !== 1) return undefined;
     const v = read.values[0];
     if (typeof v !== 'string' && typeof v !== 'number') return undefined;
-    return { key: equalityKey(read.path, v), paths: catalog.paths.join('\0') };
+    return { key: equalityKey(read.path, v), paths: this.indexes.readableKey(tenant, datatype, catalog.paths) };
   }
 
   /**
@@ -211,18 +211,38 @@ export class LmdbRecords {
    */
   private exactTexts(tenant: string, datatype: string, exact: { key: string; paths: string }, opts: FindOptions, runner: PlanRunner, plan: ChosenPlan, by: RecordText): TextPage | undefined {
     const ids = runner.sks(plan);
-    this.cache!.exact.put(tenant, datatype, exact.key, exact.paths, ids);
-    return this.textPage(tenant, datatype, ids, opts, by);
+    const kept = this.cache!.exact.put(tenant, datatype, exact.key, exact.paths, ids);
+    return this.textPage(tenant, datatype, kept ?? { ids, slots: [] }, opts, by);
   }
 
-  /** The page `opts` asks of an exact find's `ids`, as texts; undefined when one cannot be read. */
-  private textPage(tenant: string, datatype: string, ids: readonly string[], opts: FindOptions, by: RecordText): TextPage | undefined {
+  /**
+   * The page `opts` asks of an exact find's matches, as texts; undefined when one cannot be read.
+   * A text read before comes from its slot while the record cache still holds it (no map read).
+   */
+  private textPage(tenant: string, datatype: string, matches: ExactMatches, opts: FindOptions, by: RecordText): TextPage | undefined {
+    const { ids, slots } = matches;
+    const cache = this.cache!;
     const { page, pageSize, offset } = resolvePaging(opts, this.limits);
     const texts: string[] = [];
     for (let i = offset; i < Math.min(ids.length, offset + pageSize); i++) {
-      const text = this.text(tenant, datatype, ids[i], by, false);
-      if (text === undefined) return undefined;
-      texts.push(text);
+      const slot = slots[i] as CachedText | undefined;
+      if (slot !== undefined && slot.live && slot.by === by) {
+        texts.push(slot.text);
+        continue;
+      }
+      let entry = cache.entry(tenant, datatype, ids[i], by);
+      if (!entry) {
+        const r = this.read(tenant, datatype, ids[i]);
+        if (!r) return undefined;
+        const text = by(r);
+        entry = cache.put(tenant, datatype, ids[i], text, by);
+        if (!entry) {
+          texts.push(text);
+          continue;
+        }
+      }
+      slots[i] = entry;
+      texts.push(entry.text);
     }
     return { data: [], texts, total: ids.length, hasNext: offset + texts.length < ids.length, page, pageSize };
   }

@@ -473,7 +473,11 @@ export class LmdbStore implements Store {
     // batch. A commit stream mark is written after it (applied-mark.ts), so that holds in cluster
     // mode too.
     const single = cannotFailHalfway(batch);
+    const cache = this.reads.cache;
+    // The index keys the batch moves: the exact finds' matches of those values go once it lands.
+    const moved: Array<[string, string, string, string | number]> = [];
     const writes = () => {
+      if (cache) this.indexes.moved = (tenant, datatype, path, value) => moved.push([tenant, datatype, path, value]);
       try {
         return this.applier.apply(batch, mark, replay);
       } catch (err) {
@@ -481,6 +485,8 @@ export class LmdbStore implements Store {
         // load them again rather than write values that point at structures never stored.
         forgetSavedStructures([this.records, this.logs] as Database<unknown, Key>[]);
         throw err;
+      } finally {
+        this.indexes.moved = undefined;
       }
     };
     const transaction = single ? this.root.transactionAsync(writes) : this.root.childTransaction(writes);
@@ -491,8 +497,7 @@ export class LmdbStore implements Store {
       // Landed (or failed): the next read of a written organisation or record goes to the store.
       // Not before: until LMDB shows the commit, a read would cache the copy from before it again.
       this.orgReads.forget(batch);
-      const cache = this.reads.cache;
-      if (cache) forgetRecords(cache, batch);
+      if (cache) forgetRecords(cache, batch, moved);
     }
     // A tenant's first write of a large batch to an indexed datatype: its counts are made apart.
     if (this.counting && this.indexes.counts.wanted.size > 0) this.countBuilder.kick();
@@ -619,10 +624,14 @@ function shown(d: DeclaredIndex): TenantIndex {
   return out;
 }
 
-/** Drops the records a batch writes or deletes from the cache (after it landed, see write()). */
-function forgetRecords(cache: RecordCache, batch: WriteBatch): void {
+/**
+ * Drops the records a batch writes or deletes from the cache, and the exact finds' matches of the
+ * index values it moved (after it landed, see write()).
+ */
+function forgetRecords(cache: RecordCache, batch: WriteBatch, moved: ReadonlyArray<[string, string, string, string | number]>): void {
   for (const o of batch.ops) {
-    if (o.op === 'putRecord') cache.forget(o.record.pk, o.record.datatype, o.record.sk);
-    else if (o.op === 'deleteRecord') cache.forget(o.tenant, o.datatype, o.sk);
+    if (o.op === 'putRecord') cache.landed(o.record.pk, o.record.datatype, o.record.sk);
+    else if (o.op === 'deleteRecord') cache.landed(o.tenant, o.datatype, o.sk);
   }
+  for (const [tenant, datatype, path, value] of moved) cache.exact.moved(tenant, datatype, path, value);
 }

@@ -266,7 +266,7 @@ export class LmdbTenantIndexes {
     before: StoredRecord | undefined,
     after: StoredRecord | undefined,
     checkUnique = true,
-    moved?: (path: string, by: number) => void,
+    moved?: (path: string, by: number, value: IndexValue) => void,
   ): number {
     let bytes = 0;
     for (const d of list) {
@@ -281,7 +281,7 @@ export class LmdbTenantIndexes {
         if (this.index.doesExist(key)) {
           this.index.remove(key);
           bytes -= entryBytes(tenant, datatype, d.path, k, sk);
-          moved?.(d.path, -1);
+          moved?.(d.path, -1, k);
         }
       }
       for (const [k, leaf] of now) {
@@ -295,7 +295,7 @@ export class LmdbTenantIndexes {
         }
         this.index.put(key, 1);
         bytes += entryBytes(tenant, datatype, d.path, k, sk);
-        moved?.(d.path, 1);
+        moved?.(d.path, 1, k);
       }
     }
     return bytes;
@@ -337,7 +337,7 @@ export class LmdbTenantIndexes {
   }
 
   /** Removes every entry of one record whose bytes cannot be decoded, found by looking; answers the bytes removed. */
-  unindex(tenant: string, datatype: string, sk: string, moved?: (path: string, by: number) => void): number {
+  unindex(tenant: string, datatype: string, sk: string, moved?: (path: string, by: number, value: IndexValue) => void): number {
     let bytes = 0;
     for (const d of this.keptBy(tenant, datatype) ?? []) {
       for (const key of this.index.getKeys({ start: [tenant, datatype, d.path], end: [tenant, datatype, `${d.path}\u0000`] })) {
@@ -345,7 +345,7 @@ export class LmdbTenantIndexes {
         if (k[4] !== sk) continue;
         this.index.remove(key);
         bytes -= entryBytes(tenant, datatype, d.path, k[3], sk);
-        moved?.(d.path, -1);
+        moved?.(d.path, -1, k[3]);
       }
     }
     return bytes;

@@ -21,14 +21,19 @@ const WIDE = /[^\u0000-\u00ff]/;
 /** A record is never cached above this share of a bound: one large record does not flush the rest. */
 const LARGEST_SHARE = 1 / 16;
 
-interface Cached {
-  datatype: string;
-  sk: string;
+/** One record's kept text. An exact find's matches hold these (exact-ids-cache.ts): `live` says whether it is still the cache's. */
+export interface CachedText {
+  readonly datatype: string;
+  readonly sk: string;
+  /** Emptied once it leaves the cache: an exact find's slot holding it then pins no text. */
   text: string;
   /** The function that wrote `text`: another reader's function is a miss, never its text. */
-  by: RecordText;
-  bytes: number;
+  readonly by: RecordText;
+  readonly bytes: number;
+  /** Cleared once it leaves the cache (its record written or deleted, replaced, or evicted). */
+  live: boolean;
 }
+type Cached = CachedText;
 
 class TenantTexts {
   /** By datatype, then id: no key to build per lookup (a joined string is hashed anew on every read). */
@@ -50,14 +55,20 @@ export class RecordCache {
   ) {}
 
   get(tenant: string, datatype: string, sk: string, by: RecordText): string | undefined {
-    const hit = this.tenants.get(tenant)?.byType.get(datatype)?.get(sk);
-    return hit && hit.by === by ? hit.text : undefined;
+    return this.entry(tenant, datatype, sk, by)?.text;
   }
 
-  put(tenant: string, datatype: string, sk: string, text: string, by: RecordText): void {
+  /** The kept text of a record as `by` writes it, as the entry itself. */
+  entry(tenant: string, datatype: string, sk: string, by: RecordText): CachedText | undefined {
+    const hit = this.tenants.get(tenant)?.byType.get(datatype)?.get(sk);
+    return hit && hit.by === by ? hit : undefined;
+  }
+
+  /** Keeps a record's text; its entry, or undefined when it is too large to keep. */
+  put(tenant: string, datatype: string, sk: string, text: string, by: RecordText): CachedText | undefined {
     // V8 keeps a string of Latin-1 characters in a byte each, any other in two.
     const bytes = (WIDE.test(text) ? 2 : 1) * text.length + ENTRY_OVERHEAD;
-    if (bytes > this.tenantMaxBytes * LARGEST_SHARE || bytes > this.maxBytes * LARGEST_SHARE) return;
+    if (bytes > this.tenantMaxBytes * LARGEST_SHARE || bytes > this.maxBytes * LARGEST_SHARE) return undefined;
     let t = this.tenants.get(tenant);
     if (!t) {
       t = new TenantTexts();
@@ -69,7 +80,7 @@ export class RecordCache {
       t.byType.set(datatype, ofType);
     }
     this.drop(t, datatype, sk);
-    const entry: Cached = { datatype, sk, text, by, bytes };
+    const entry: Cached = { datatype, sk, text, by, bytes, live: true };
     ofType.set(sk, entry);
     t.size++;
     t.queue.push(entry);
@@ -91,14 +102,23 @@ export class RecordCache {
         this.tenants.set(first, ft);
       }
     }
+    return entry.live ? entry : undefined;
   }
 
   /** The matches of exact small finds, valid while their datatype is unchanged (exact-ids-cache.ts). */
   readonly exact = new ExactIdsCache();
 
-  /** Drops a record a commit wrote or deleted, and the exact finds' matches of its datatype. */
+  /**
+   * Drops a record written or deleted past the indexes, and the exact finds' matches of its
+   * datatype (which keys moved is not known).
+   */
   forget(tenant: string, datatype: string, sk: string): void {
     this.exact.touched(tenant, datatype);
+    this.landed(tenant, datatype, sk);
+  }
+
+  /** Drops a record a landed commit wrote or deleted (the exact finds' matches it moved go apart: ExactIdsCache.moved). */
+  landed(tenant: string, datatype: string, sk: string): void {
     const t = this.tenants.get(tenant);
     if (!t) return;
     this.drop(t, datatype, sk);
@@ -119,6 +139,8 @@ export class RecordCache {
     const ofType = t.byType.get(datatype);
     const had = ofType?.get(sk);
     if (!had) return;
+    had.live = false;
+    had.text = '';
     ofType!.delete(sk);
     if (ofType!.size === 0) t.byType.delete(datatype);
     t.size--;

@@ -3,9 +3,10 @@
 // kept in every write (core/store/lmdb-key-counts.ts), not counted on keys each page; a data
 // directory from before the counts has them made at start.
 import t from 'tap';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { open } from 'lmdb';
 import { sortRecords } from '../../core/store/query.js';
-import type { LmdbStore } from '../../core/store/lmdb-store.js';
+import { LmdbStore } from '../../core/store/lmdb-store.js';
 import type { StoredRecord } from '../../core/store/record.js';
 import { WriteBatch, type Store } from '../../core/store/store.js';
 import type { Module } from '../../edge/module.js';
@@ -147,3 +148,43 @@ t.test("index counts - an organisation's declared index: counted once built, kep
   t.match(page(2), { sort: { by: 'index' }, keysCounted: 0, total: rs.length - 50 }, 'declared again: counts made anew, exact');
 });
 
+
+t.test('index counts - counts missing after an upgrade are made in steps: the event loop waits a few ms at most, and writes landing meanwhile are counted', async (t) => {
+  const dataDir = tempDir(t);
+  const first = new LmdbStore({ path: dataDir, mapSizeGiB: 2 });
+  await first.declareIndex(DT, 'data.label');
+  await put(first, Array.from({ length: 20 }, (_, i) => crate('acme', i)));
+  await first.close();
+
+  // A large index from before counts were kept: its keys written raw (a native count of them holds the loop ~100 ms).
+  const KEYS = 800_000;
+  const env = open({ path: dataDir, maxDbs: 16, noSubdir: false });
+  const meta = env.openDB({ name: 'meta' });
+  const index = env.openDB({ name: 'index' });
+  await env.transaction(() => {
+    for (let i = 0; i < KEYS; i++) index.put(['acme', DT, 'data.label', `L${String(i % 997).padStart(4, '0')}`, `z${String(i).padStart(7, '0')}`], 1);
+    for (const key of meta.getKeys({ start: ['kcount'], end: ['kcount', '\uffff'] })) meta.remove(key);
+  });
+  await env.close();
+
+  const store = new LmdbStore({ path: dataDir, mapSizeGiB: 2 });
+  t.teardown(() => store.close());
+  const delay = monitorEventLoopDelay({ resolution: 1 });
+  delay.enable();
+  store.startIndexBuilds();
+  // Writes landing while the counts are made: added, moved to another label, deleted.
+  const later = Array.from({ length: 30 }, (_, i) => crate('acme', 100 + i));
+  for (let k = 0; k < 6; k++) {
+    await put(store, later.slice(k * 5, k * 5 + 5), k > 0 ? [crate('acme', k)] : []);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  await store.indexBuildsIdle();
+  delay.disable();
+  const longest = delay.max / 1e6;
+  const counts = (store as unknown as { indexes: { counts: { read(t: string, d: string, p: string): number | undefined } } }).indexes.counts;
+  const raw = store as unknown as { index: { getKeysCount(r: object): number }; records: { getKeysCount(r: object): number } };
+  t.equal(counts.read('acme', DT, 'data.label'), raw.index.getKeysCount({ start: ['acme', DT, 'data.label'], end: ['acme', DT, 'data.label\u0000'] }), 'the index count: exact');
+  t.equal(counts.read('acme', DT, ''), raw.records.getKeysCount({ start: ['acme', DT], end: ['acme', DT, '\uffff'] }), 'the record count: exact');
+  // A few ms on an idle machine; the bound leaves room for a loaded one (the one native count took 112 ms here).
+  t.ok(longest < 50, `the longest event-loop delay while counting: ${longest.toFixed(1)} ms`);
+});

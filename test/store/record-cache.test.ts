@@ -184,3 +184,76 @@ t.test("record cache - exact finds' matches are bounded per tenant and in all; o
   c.put('acme', 'order', 'k4999', 'p', ['again']);
   t.same(c.get('acme', 'order', 'k4999', 'p'), ['again'], 'an equality read again replaces its entry');
 });
+
+t.test("record cache - an exact find's matches survive writes that move no key of its value; a new match, one moved away, a delete, an index dropped and declared again, are seen once they land, per tenant", async (t) => {
+  const store = await openStore(t);
+  const indexes = (store as any).reads.indexes;
+  const runner = indexes.runner.bind(indexes);
+  let planned = 0;
+  indexes.runner = (...a: unknown[]) => {
+    planned++;
+    return runner(...a);
+  };
+  const c1 = [0, 1, 2].map((n) => newRecord('acme', 'order', { customer: 'c1', n }));
+  const c2 = [0, 1].map((n) => newRecord('acme', 'order', { customer: 'c2', n }));
+  const theirs = newRecord('globex', 'order', { customer: 'c1' });
+  const b = new WriteBatch();
+  for (const r of [...c1, ...c2, theirs]) b.putRecord(r, 0);
+  await store.commit(b);
+  const { by } = counting();
+  const find = (tenant: string, datatype: string, filter: Record<string, unknown>) => store.findUpTo(tenant, datatype, filter, { pageSize: 50 }, 1000, by)!;
+  const sks = (p: { texts?: string[] }) => p.texts!.map((x) => JSON.parse(x).sk).sort();
+  const ids = (rs: StoredRecord[]) => rs.map((r) => r.sk).sort();
+  let mine = [...c1];
+  t.same(sks(find('acme', 'order', { 'data.customer': 'c1' })), ids(mine));
+  t.same(sks(find('globex', 'order', { 'data.customer': 'c1' })), ids([theirs]));
+
+  // Writes of the datatype that move no key of c1: another customer's record changed, one added for
+  // c3, c1's records rewritten with the same customer, another tenant's c1.
+  const w = new WriteBatch().putRecord(nextVersion(c2[0], { data: { customer: 'c2', n: 7 } }), 1).putRecord(newRecord('acme', 'order', { customer: 'c3' }), 0);
+  w.putRecord((mine[0] = nextVersion(c1[0], { data: { customer: 'c1', n: 8 } })), 1);
+  w.putRecord(newRecord('globex', 'order', { customer: 'c1' }), 0);
+  await store.commit(w);
+  let before = planned;
+  const page = find('acme', 'order', { 'data.customer': 'c1' });
+  t.same(sks(page), ids(mine));
+  t.equal(planned, before, 'kept: no plan, no index key read');
+  t.same(page.texts!.map((x) => JSON.parse(x)).find((r) => r.sk === c1[0].sk).data, { customer: 'c1', n: 8 }, 'a kept match rewritten is read as it now is');
+  t.equal(find('globex', 'order', { 'data.customer': 'c1' }).total, 2, "the other tenant's write is seen in its own answer");
+
+  const added = newRecord('acme', 'order', { customer: 'c1', n: 99 });
+  await store.commit(new WriteBatch().putRecord(added, 0));
+  mine = [...mine, added];
+  t.same(sks(find('acme', 'order', { 'data.customer': 'c1' })), ids(mine), 'a new match is seen once it lands');
+  await store.commit(new WriteBatch().putRecord(nextVersion(mine[1], { data: { customer: 'c9', n: 1 } }), 1));
+  mine = mine.filter((r) => r.sk !== c1[1].sk);
+  t.same(sks(find('acme', 'order', { 'data.customer': 'c1' })), ids(mine), 'one moved away leaves');
+  t.equal(find('acme', 'order', { 'data.customer': 'c9' }).total, 1, 'and is a match where it moved');
+  await store.commit(new WriteBatch().deleteRecord('acme', 'order', c1[2].sk));
+  mine = mine.filter((r) => r.sk !== c1[2].sk);
+  t.same(sks(find('acme', 'order', { 'data.customer': 'c1' })), ids(mine), 'a deleted one leaves');
+  before = planned;
+  t.same(sks(find('acme', 'order', { 'data.customer': 'c1' })), ids(mine));
+  t.equal(planned, before, 'kept again once read');
+
+  // An organisation's declared index: a write while it is dropped is seen once it is declared again.
+  const gadget = (owner: string) => newRecord('acme', 'gadget', { owner });
+  const g = [gadget('o1'), gadget('o1'), gadget('o2')];
+  const gb = new WriteBatch();
+  for (const r of g) gb.putRecord(r, 0);
+  await store.commit(gb);
+  const d = await store.declareTenantIndex('acme', { datatype: 'gadget', path: 'data.owner' }, 10);
+  await store.indexBuildsIdle();
+  t.same(sks(find('acme', 'gadget', { 'data.owner': 'o1' })), ids(g.slice(0, 2)), 'read by the declared index');
+  await store.commit(new WriteBatch().putRecord(nextVersion(g[2], { data: { owner: 'o2' }, state: 'touched' }), 1));
+  before = planned;
+  t.same(sks(find('acme', 'gadget', { 'data.owner': 'o1' })), ids(g.slice(0, 2)));
+  t.equal(planned, before, "a declared index's matches are kept through a write moving none of its keys");
+  await store.dropTenantIndex('acme', d.id);
+  await store.indexBuildsIdle();
+  const late = gadget('o1');
+  await store.commit(new WriteBatch().putRecord(late, 0));
+  await store.declareTenantIndex('acme', { datatype: 'gadget', path: 'data.owner' }, 10);
+  await store.indexBuildsIdle();
+  t.same(sks(find('acme', 'gadget', { 'data.owner': 'o1' })), ids([...g.slice(0, 2), late]), 'declared again: the write made while it was dropped is a match');
+});
