@@ -46,6 +46,12 @@ export class ExactIdsCache {
     if (this.gens.has(k)) this.gens.set(k, ++this.stamp);
   }
 
+  /** Every datatype of `tenant` changed (its keys were replaced whole). */
+  touchedTenant(tenant: string): void {
+    const prefix = tenant + '\0';
+    for (const k of this.gens.keys()) if (k.startsWith(prefix)) this.gens.set(k, ++this.stamp);
+  }
+
   /** The ids `equality` (equalityKey) matched, if nothing they depend on changed since. */
   get(tenant: string, datatype: string, equality: string, paths: string): readonly string[] | undefined {
     const e = this.tenants.get(tenant)?.get(datatype + '\0' + equality);
