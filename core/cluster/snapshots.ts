@@ -48,7 +48,7 @@ const STEP_BYTES = 256 * 1024;
 /** Keys deleted per transaction when a tenant is cleared before a load. */
 const CLEAR_STEP = 5_000;
 /** Chunks fetched at once while loading (each written in its own transaction). */
-const LOAD_FETCH = 16;
+const LOAD_FETCH = 32;
 
 export interface SnapshotOptions {
   js: JetStreamClient;
@@ -180,6 +180,9 @@ export class TenantSnapshots {
       try {
         const consumer = await js.consumers.get(names.snapshotStream, info.name);
         let k = 0;
+        // One fetch of chunks written at a time: LMDB folds their transactions into few commits
+        // (one flush each), and at most LOAD_FETCH chunks are held in memory.
+        let writes: Promise<void>[] = [];
         while (k < manifest.chunks) {
           let got = 0;
           const batch = await consumer.fetch({ max_messages: Math.min(LOAD_FETCH, manifest.chunks - k), expires: 5000 });
@@ -187,10 +190,12 @@ export class TenantSnapshots {
             got++;
             const chunk = decode<Chunk>(m.data);
             if (chunk.i !== manifest.id || chunk.k !== k) throw appError('ERR_UNAVAILABLE', `tenant ${tenant}'s snapshot was replaced while it loaded`);
-            await local.putTenantEntries(tenant, chunk.e);
+            writes.push(local.putTenantEntries(tenant, chunk.e));
             if (++k === manifest.chunks) break;
           }
           if (got === 0) throw appError('ERR_UNAVAILABLE', `tenant ${tenant}'s snapshot is incomplete`);
+          await Promise.all(writes);
+          writes = [];
         }
       } finally {
         await jsm.consumers.delete(names.snapshotStream, info.name).catch(() => undefined);
