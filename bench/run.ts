@@ -1,6 +1,6 @@
 // Runs the benchmark scenarios and writes bench/results/<scenario>.json for each.
 //
-//   npm run bench                    every registered scenario but soak (run only when named)
+//   npm run bench                    every registered scenario but soak and cluster-takeover (run only when named)
 //   npm run bench -- edge-echo       only the named ones
 //
 // Knobs (env): BENCH_SECONDS measured seconds per side (10), BENCH_CONNECTIONS (50),
@@ -10,6 +10,7 @@
 import type { Scenario } from './scenario.js';
 import { chat } from './scenarios/chat.js';
 import { cluster } from './scenarios/cluster.js';
+import { clusterTakeover } from './scenarios/cluster-takeover.js';
 import { doorStall } from './scenarios/door-stall.js';
 import { edgeEcho } from './scenarios/edge-echo.js';
 import { repository } from './scenarios/repository.js';
@@ -18,9 +19,9 @@ import { scanStore } from './scenarios/scan-store.js';
 import { soak } from './scenarios/soak.js';
 
 /** Adding a scenario: import it above and list it here. */
-const scenarios: Scenario[] = [edgeEcho, repository, chat, scan, scanStore, cluster, soak, doorStall];
-/** Run only when named (`npm run bench -- soak`): ten minutes by default. */
-const byNameOnly = new Set(['soak']);
+const scenarios: Scenario[] = [edgeEcho, repository, chat, scan, scanStore, cluster, clusterTakeover, soak, doorStall];
+/** Run only when named (`npm run bench -- soak`): ten minutes by default; cluster-takeover seeds 1,000,000 records. */
+const byNameOnly = new Set(['soak', 'cluster-takeover']);
 
 async function main(): Promise<number> {
   const names = process.argv.slice(2).filter((a) => !a.startsWith('-'));

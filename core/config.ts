@@ -22,6 +22,10 @@ export interface ClusterSettings {
   retryMs: number;
   /** Interval of the membership heartbeats. */
   heartbeatMs: number;
+  /** An owned tenant's snapshot is written after this many commits (0: not by count; core/cluster/snapshots.ts). */
+  snapshotEveryCommits?: number;
+  /** ... or this long after its last one when it changed meanwhile (0: not by time). */
+  snapshotEveryMs?: number;
 }
 
 export interface Config {
@@ -219,6 +223,8 @@ const ENV: ReadonlyArray<[string, string[], Parse]> = [
   ['CLUSTER_LEASE_TTL_MS', ['cluster', 'leaseTtlMs'], int],
   ['CLUSTER_REPLICAS', ['cluster', 'replicas'], int],
   ['CLUSTER_RETRY_MS', ['cluster', 'retryMs'], int],
+  ['CLUSTER_SNAPSHOT_EVERY_COMMITS', ['cluster', 'snapshotEveryCommits'], int],
+  ['CLUSTER_SNAPSHOT_EVERY_MS', ['cluster', 'snapshotEveryMs'], int],
   ['LOG_LEVEL', ['logLevel'], text],
   ['MAX_BODY_BYTES', ['http', 'maxBodyBytes'], int],
   ['COMPILE_ROUTES_AT_START', ['http', 'compileAtStart'], bool],

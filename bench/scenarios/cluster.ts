@@ -70,7 +70,7 @@ interface Nats {
   stop(): Promise<void>;
 }
 
-async function startNats(): Promise<Nats> {
+export async function startNats(): Promise<Nats> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'bench-nats-'));
   const child: ChildProcess = spawn(findNatsServer(), ['-js', '-sd', dir, '-a', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });

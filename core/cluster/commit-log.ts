@@ -26,9 +26,16 @@
 // request). The marks make every apply idempotent, so a restart resumes from the last saved
 // position and re-reads a little without harm.
 //
-// Takeover. A node that takes a tenant over brings it up to the stream's head (catchUp): it replays
-// the tenant's two subjects from its own mark for that tenant (the start of the stream when it
-// never held it) up to the end, learns the tenant subject's last sequence, and only then serves.
+// Takeover. A node that takes a tenant over brings it up to the stream's head (catchUp): when the
+// tenant's snapshot (snapshots.ts) is ahead of its own mark for that tenant (or it never held it),
+// it loads the snapshot first; then it replays the tenant's two subjects from its mark up to the
+// end, learns the tenant subject's last sequence, and only then serves.
+//
+// A bounded stream. The owner snapshots each tenant it holds every `snapshotEveryCommits` commits
+// or `snapshotEveryMs` (one snapshot at a time per node), then purges the tenant's `t` subject
+// below what the snapshot covers: a node behind it loads the snapshot, never those messages. The
+// `x` subject is kept: its batches carry platform data every node's applier reads from its own
+// saved position, which another node may not have reached, and such batches are rare.
 import {
   AckPolicy,
   DeliverPolicy,
@@ -45,6 +52,7 @@ import type { LmdbStore } from '../store/lmdb-store.js';
 import { WriteBatch, type WriteOp } from '../store/store.js';
 import { decode, encode } from './codec.js';
 import { isSystemTenant, type ClusterNames } from './names.js';
+import { isNoMessage, purgeBelow, TenantSnapshots, type SnapshotManifest } from './snapshots.js';
 
 /** Marks: a tenant's own key is the tenant; these two cannot be organisation ids. */
 const GLOBAL_MARK = '_g';
@@ -53,6 +61,9 @@ const POSITION_MARK = '_position';
 const MAX_GROUP = 512;
 /** Room for the message envelope within the server's max_payload. */
 const ENVELOPE_BYTES = 1024;
+/** Snapshot defaults (config/default.json: cluster.snapshotEveryCommits, snapshotEveryMs). */
+const SNAPSHOT_EVERY_COMMITS = 10_000;
+const SNAPSHOT_EVERY_MS = 300_000;
 /** How long an applied outcome of this node's own `g` batch is kept for its waiter. */
 const OUTCOME_TTL_MS = 60_000;
 
@@ -148,6 +159,11 @@ class Lane {
   pumping = false;
   /** Resolves when every local apply issued so far has landed. */
   tail: Promise<unknown> = Promise.resolve();
+  /** Commits since the tenant's last snapshot, and when that was (or the takeover). */
+  commits = 0;
+  snapAt = Date.now();
+  /** The tenant's snapshot does not hold what this node holds (none, or older than its mark). */
+  snapStale = false;
   constructor(readonly tenant: string) {}
 }
 
@@ -163,6 +179,10 @@ export interface CommitLogOptions {
   publishTimeoutMs: number;
   /** Told when a lane failed to append: the tenant must be dropped and taken over again. */
   onLaneFailed(tenant: string, err: unknown): void;
+  /** A tenant's snapshot is written after this many commits (0: not by count; default 10,000). */
+  snapshotEveryCommits?: number;
+  /** ... or this many milliseconds after the last one when anything changed (0: not by time; default 5 minutes). */
+  snapshotEveryMs?: number;
 }
 
 export class CommitLog {
@@ -183,6 +203,10 @@ export class CommitLog {
   private messages: ConsumerMessages | undefined;
   private saver: NodeJS.Timeout | undefined;
   private closed = false;
+  private readonly snapshots: TenantSnapshots;
+  private snapshotTimer: NodeJS.Timeout | undefined;
+  /** The snapshot under way (at most one per node). */
+  private snapshotting: Promise<unknown> | undefined;
   /**
    * Highest sequence this node's platform appends (`g`, `x`) were acknowledged with: a node whose
    * request wrote through this one waits until its own applier is there (read-your-writes).
@@ -196,6 +220,16 @@ export class CommitLog {
     this.local = opts.local;
     this.log = opts.logger;
     this.maxPayload = (opts.nc.info?.max_payload ?? 1024 * 1024) - ENVELOPE_BYTES;
+    this.snapshots = new TenantSnapshots({
+      js: this.js,
+      jsm,
+      names: opts.names,
+      local: opts.local,
+      nodeId: opts.nodeId,
+      logger: opts.logger,
+      publishTimeoutMs: opts.publishTimeoutMs,
+      maxPayload: this.maxPayload,
+    });
   }
 
   /** Creates the stream if needed and starts applying it; resolves once caught up with its end. */
@@ -217,8 +251,10 @@ export class CommitLog {
         max_age: 0,
       });
     }
+    await TenantSnapshots.ensureStream(jsm, opts.names, opts.replicas);
     const log = new CommitLog(opts, jsm);
     await log.startApplier();
+    log.startSnapshots();
     return log;
   }
 
@@ -380,11 +416,12 @@ export class CommitLog {
     const lane = new Lane(tenant);
     this.lanes.set(tenant, lane);
     try {
-      lane.lastT = await this.catchUp(tenant);
+      lane.lastT = await this.catchUp(tenant, lane);
       if (this.lanes.get(tenant) !== lane) throw appError('ERR_UNAVAILABLE', `tenant ${tenant} was released during its takeover`);
       lane.state = 'owned';
     } catch (err) {
       if (this.lanes.get(tenant) === lane) this.lanes.delete(tenant);
+      if (!this.closed) this.log.warn({ err, tenant }, 'cluster: taking a tenant over failed');
       throw err;
     }
   }
@@ -395,18 +432,42 @@ export class CommitLog {
    * Resolves the tenant subject's last sequence, which the first append expects. The one place a
    * tenant's state is rebuilt: a snapshot, when there is one, belongs here, before the replay.
    */
-  private async catchUp(tenant: string): Promise<number> {
+  private async catchUp(tenant: string, lane: Lane): Promise<number> {
     const filter = this.names.tenantFilter(tenant);
     let end = await this.lastSequence(filter);
+    let snap = await this.restoreIfBehind(tenant, undefined);
     await this.replay(tenant, end);
     // Whatever the subjects hold is applied before this node appends behind it. Another node
-    // appending meanwhile held a lease it was losing: a few rounds settle it.
+    // appending meanwhile held a lease it was losing: a few rounds settle it. A newer snapshot
+    // written meanwhile (by that node) may have purged what the replay needed: load it and replay.
     for (let round = 0; ; round++) {
       const last = await this.lastSequence(filter);
-      if (last <= end) return this.lastSequence(this.names.tenantSubject(tenant));
+      const now = await this.snapshots.latest(tenant);
+      if (last <= end && now?.seq === snap?.seq) {
+        const [mark, n] = this.local.appliedMark(tenant);
+        lane.snapStale = !now || now.manifest.seq < mark || (now.manifest.seq === mark && now.manifest.n < n) || !this.local.hasAppliedMark(tenant);
+        return this.lastSequence(this.names.tenantSubject(tenant));
+      }
       if (round === 3) throw appError('ERR_UNAVAILABLE', `tenant ${tenant} is still written by another node`);
+      snap = await this.restoreIfBehind(tenant, now);
       await this.replay(tenant, (end = last));
     }
+  }
+
+  /**
+   * Loads the tenant's snapshot when it is ahead of what this node holds (or this node never held
+   * the tenant: an empty DATA_DIR, or a tenant new to it); resolves the snapshot it looked at.
+   */
+  private async restoreIfBehind(
+    tenant: string,
+    known: { manifest: SnapshotManifest; seq: number } | undefined,
+  ): Promise<{ manifest: SnapshotManifest; seq: number } | undefined> {
+    const snap = known ?? (await this.snapshots.latest(tenant));
+    if (!snap) return undefined;
+    const [mark, n] = this.local.appliedMark(tenant);
+    const m = snap.manifest;
+    if (!this.local.hasAppliedMark(tenant) || m.seq > mark || (m.seq === mark && m.n > n)) await this.snapshots.restore(tenant, m);
+    return snap;
   }
 
   /**
@@ -426,8 +487,72 @@ export class CommitLog {
       const m = await this.jsm.streams.getMessage(this.names.stream, { last_by_subj: subject });
       return m?.seq ?? 0;
     } catch (err) {
-      if ((err as { code?: number }).code === 10037 || /no message found/i.test(String((err as Error).message))) return 0;
+      if (isNoMessage(err)) return 0;
       throw err;
+    }
+  }
+
+  // ---- snapshots and the bounded stream ----------------------------------------------------
+
+  private startSnapshots(): void {
+    const [every, ms] = this.snapshotEvery();
+    if (every <= 0 && ms <= 0) return;
+    const tick = Math.max(50, Math.min(1000, ms > 0 ? Math.floor(ms / 4) : 1000));
+    this.snapshotTimer = setInterval(() => {
+      if (this.snapshotting || this.closed) return;
+      const lane = this.dueLane();
+      if (!lane) return;
+      this.snapshotting = this.snapshot(lane).finally(() => (this.snapshotting = undefined));
+    }, tick);
+    this.snapshotTimer.unref();
+  }
+
+  private snapshotEvery(): [number, number] {
+    return [this.opts.snapshotEveryCommits ?? SNAPSHOT_EVERY_COMMITS, this.opts.snapshotEveryMs ?? SNAPSHOT_EVERY_MS];
+  }
+
+  /** The owned tenant whose snapshot is most overdue, if any is. */
+  private dueLane(): Lane | undefined {
+    const [every, ms] = this.snapshotEvery();
+    const now = Date.now();
+    let due: Lane | undefined;
+    for (const lane of this.lanes.values()) {
+      if (lane.state !== 'owned') continue;
+      const byCount = every > 0 && lane.commits >= every;
+      const byTime = ms > 0 && now - lane.snapAt >= ms && (lane.commits > 0 || lane.snapStale);
+      if ((byCount || byTime) && (!due || lane.snapAt < due.snapAt)) due = lane;
+    }
+    return due;
+  }
+
+  /**
+   * Writes the tenant's snapshot, then purges its `t` subject below what it covers. The purge
+   * keeps the subject's last message, whose sequence the next append expects (an empty subject
+   * would answer "wrong last sequence").
+   */
+  private async snapshot(lane: Lane): Promise<void> {
+    const live = (): boolean => !this.closed && this.lanes.get(lane.tenant) === lane && lane.state === 'owned';
+    const commits = lane.commits;
+    try {
+      const m = await this.snapshots.write(lane.tenant, live);
+      lane.snapAt = Date.now();
+      if (!m) return;
+      lane.commits -= Math.min(lane.commits, commits);
+      lane.snapStale = false;
+      const below = Math.min(m.seq, lane.lastT);
+      if (live()) await purgeBelow(this.jsm, this.names.stream, this.names.tenantSubject(lane.tenant), below);
+    } catch (err) {
+      lane.snapAt = Date.now();
+      if (!this.closed) this.log.warn({ err, tenant: lane.tenant }, 'cluster: writing a tenant snapshot failed; the next one retries');
+    }
+  }
+
+  /** Writes a snapshot of every tenant this node holds now (tests, and an operator's drain). */
+  async snapshotAll(): Promise<void> {
+    await this.snapshotting;
+    for (const lane of [...this.lanes.values()]) {
+      if (lane.state !== 'owned') continue;
+      await (this.snapshotting = this.snapshot(lane).finally(() => (this.snapshotting = undefined)));
     }
   }
 
@@ -483,6 +608,7 @@ export class CommitLog {
   commitOwned(tenant: string, batch: WriteBatch, mixed: boolean): Promise<void> {
     const lane = this.lanes.get(tenant);
     if (!lane || lane.state !== 'owned') return Promise.reject(moved(tenant));
+    lane.commits++;
     return new Promise<void>((resolve, reject) => {
       lane.queue.push({ batch, mixed, resolve, reject });
       // The first append of a burst waits for the end of this event loop turn, so the batches of
@@ -628,6 +754,8 @@ export class CommitLog {
     await this.savePosition();
     this.closed = true;
     if (this.saver) clearInterval(this.saver);
+    if (this.snapshotTimer) clearInterval(this.snapshotTimer);
+    await this.snapshotting;
     for (const tenant of [...this.lanes.keys()]) this.release(tenant);
     try {
       await this.messages?.close();

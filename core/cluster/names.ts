@@ -29,6 +29,10 @@ export class ClusterNames {
   readonly log: string;
   /** Heartbeats of live nodes. */
   readonly heartbeat: string;
+  /** JetStream stream holding each tenant's latest snapshot (snapshots.ts). */
+  readonly snapshotStream: string;
+  /** Subject prefix of the snapshot stream: `<snap>.c.<tenant>` chunks, `<snap>.m.<tenant>` manifests. */
+  readonly snap: string;
   private readonly node: string;
 
   constructor(prefix: string) {
@@ -37,6 +41,8 @@ export class ClusterNames {
     this.leaseBucket = `${prefix}-leases`;
     this.log = `${prefix}.log`;
     this.heartbeat = `${prefix}.hb`;
+    this.snapshotStream = `${prefix.toUpperCase().replace(/-/g, '_')}_SNAPSHOTS`;
+    this.snap = `${prefix}.snap`;
     this.node = `${prefix}.node.`;
   }
 
@@ -71,6 +77,16 @@ export class ClusterNames {
   /** Both subjects of a tenant (what a takeover replays). */
   tenantFilter(tenant: string): string {
     return `${this.log}.*.${tenantToken(tenant)}`;
+  }
+
+  /** The chunks of a tenant's snapshots, oldest first. */
+  snapshotChunks(tenant: string): string {
+    return `${this.snap}.c.${tenantToken(tenant)}`;
+  }
+
+  /** A tenant's snapshot manifests: the last one names the complete snapshot. */
+  snapshotManifest(tenant: string): string {
+    return `${this.snap}.m.${tenantToken(tenant)}`;
   }
 
   leaseKey(tenant: string): string {

@@ -172,6 +172,8 @@ export class ClusterNode implements Placement {
         logger: opts.logger,
         publishTimeoutMs: Math.max(2000, Math.min(opts.forwardTimeoutMs, 10_000)),
         onLaneFailed: (tenant) => node?.drop(tenant, true),
+        snapshotEveryCommits: opts.snapshotEveryCommits,
+        snapshotEveryMs: opts.snapshotEveryMs,
       });
       const membership = new Membership(nc, names.heartbeat, opts.nodeId, opts.heartbeatMs);
       node = new ClusterNode(opts, nc, membership, leases, log);

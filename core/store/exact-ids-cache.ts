@@ -66,6 +66,12 @@ export class ExactIdsCache {
     if (had) this.take(tenant, mine, k, had);
   }
 
+  /** Every datatype of `tenant` changed (its keys were replaced whole). */
+  touchedTenant(tenant: string): void {
+    const prefix = tenant + '\0';
+    for (const k of this.gens.keys()) if (k.startsWith(prefix)) this.gens.set(k, ++this.stamp);
+  }
+
   /** The ids `equality` (equalityKey) matched, if nothing they depend on changed since. */
   get(tenant: string, datatype: string, equality: string, paths: string): readonly string[] | undefined {
     return this.matches(tenant, datatype, equality, paths)?.ids;

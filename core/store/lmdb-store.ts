@@ -41,6 +41,7 @@ import { LmdbOrgs } from './lmdb-orgs.js';
 import { LmdbRecords } from './lmdb-records.js';
 import { RecordCache, type RecordText, type TextPage } from './record-cache.js';
 import { LmdbTenantIndexes, type DeclaredIndex } from './lmdb-tenant-indexes.js';
+import { clearTenantSome, putTenantEntries, TenantExport, type CopyEntry, type TenantDbs } from './lmdb-tenant-copy.js';
 import { needsStreamCheck, streamRefusal } from './lmdb-stream-checks.js';
 import { LmdbUsage } from './lmdb-usage.js';
 import type { FindExplain, FindOptions, Filter, PageLimits } from './query.js';
@@ -405,6 +406,46 @@ export class LmdbStore implements Store {
   /** Calls `fn(tenant)` once each batch that puts a key of `ns` lands here (commit or commitApplied). */
   watchKv(ns: string, fn: KvWatcher): () => void {
     return this.kvWatch.add(ns, fn);
+  }
+
+  /** Whether `key` has a mark at all (a tenant this node never applied has none). */
+  hasAppliedMark(key: string): boolean {
+    return this.meta.get(['applied', key]) !== undefined;
+  }
+
+  private get tenantDbs(): TenantDbs {
+    const dbs = { root: this.root, records: this.records, index: this.index, logs: this.logs, kv: this.kv, meta: this.meta };
+    return dbs as unknown as TenantDbs;
+  }
+
+  /** Cluster mode: a consistent read of a tenant's keys, in chunks (lmdb-tenant-copy.ts). */
+  exportTenant(tenant: string): TenantExport {
+    return new TenantExport(this.tenantDbs, tenant);
+  }
+
+  /** Cluster mode: deletes up to `max` of a tenant's keys (its mark first); how many (0: none left). */
+  clearTenantSome(tenant: string, max: number): Promise<number> {
+    return clearTenantSome(this.tenantDbs, tenant, max).finally(() => this.forgetTenant(tenant));
+  }
+
+  /** Cluster mode: writes one chunk of a tenant's copy (lmdb-tenant-copy.ts). */
+  putTenantEntries(tenant: string, entries: CopyEntry[]): Promise<void> {
+    return putTenantEntries(this.tenantDbs, entries).finally(() => this.forgetTenant(tenant));
+  }
+
+  /** Cluster mode: a copied tenant is complete: its mark, and its declared indexes read again. */
+  async finishTenantImport(tenant: string, mark: [number, number]): Promise<void> {
+    await this.root.transaction(() => {
+      void this.meta.put(['applied', tenant], mark);
+      this.declared.bump();
+    });
+    this.declared.refresh();
+    this.forgetTenant(tenant);
+  }
+
+  /** Cached reads of a tenant whose keys were written around the batch path. */
+  private forgetTenant(tenant: string): void {
+    this.reads.cache?.forgetTenant(tenant);
   }
 
   commit(batch: WriteBatch): Promise<void> {

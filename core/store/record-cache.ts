@@ -125,6 +125,15 @@ export class RecordCache {
     if (t.size === 0) this.tenants.delete(tenant);
   }
 
+  /** Drops every answer of a tenant and its exact finds' matches (its keys were replaced whole). */
+  forgetTenant(tenant: string): void {
+    this.exact.touchedTenant(tenant);
+    const t = this.tenants.get(tenant);
+    if (!t) return;
+    this.tenants.delete(tenant);
+    this.total -= t.bytes;
+  }
+
   /** Bytes a tenant's cached answers are counted at. */
   bytesOf(tenant: string): number {
     return this.tenants.get(tenant)?.bytes ?? 0;

@@ -51,6 +51,12 @@ export function limitRows(config: Config): LimitRow[] {
         'password and PIN checks (scrypt, ~50 ms each) and media file writes and syncs running at once on this node, and waiting for a turn: they share a thread pool with the store\'s commits, so more at once would stall every organisation\'s writes; past the queue the request (a sign-in, an upload) answers 503 with `Retry-After`',
     },
     {
+      setting: 'CLUSTER_SNAPSHOT_EVERY_COMMITS, CLUSTER_SNAPSHOT_EVERY_MS',
+      value: `${n(config.cluster.snapshotEveryCommits ?? 0)} commits, ${n(config.cluster.snapshotEveryMs ?? 0)} ms`,
+      meaning:
+        "cluster mode only: how often an organisation's owner snapshots it, after which the commit stream drops the organisation's older writes, so the stream keeps about this many of its commits beyond a snapshot (0: off); a node taking the organisation over loads the snapshot and replays the rest before it serves",
+    },
+    {
       setting: 'DOOR_VIEW_STREAMS, DOOR_VIEW_STREAMS_PER_ORG',
       value: `${n(config.door.viewStreams)}, ${n(config.door.viewStreamsPerOrg)}`,
       meaning: 'live door views (`GET /events/:id/door/stream`) open on this node at once, and per organisation; past them a new one answers 503, or 429 `ERR_TOO_MANY_STREAMS`',

@@ -75,7 +75,7 @@ export async function signupEverywhere(t: Pick<Test, 'ok'>, cluster: TestCluster
 
 export class TestCluster {
   readonly nodes: TestNode[] = [];
-  private prefix = `t${Math.random().toString(36).slice(2, 8)}`;
+  readonly prefix = `t${Math.random().toString(36).slice(2, 8)}`;
 
   constructor(
     private readonly t: Teardown,
@@ -142,11 +142,11 @@ export class TestCluster {
     await this.nodes[i].child.kill9();
   }
 
-  /** Starts node i again over its data directory (same NODE_ID). */
-  async restart(i: number): Promise<TestNode> {
+  /** Starts node i again over its data directory, or over `dataDir` (an empty one, say); same NODE_ID. */
+  async restart(i: number, dataDir?: string): Promise<TestNode> {
     const old = this.nodes[i];
     await old.child.kill9();
-    this.nodes[i] = await this.launch(old.id, old.dataDir);
+    this.nodes[i] = await this.launch(old.id, dataDir ?? old.dataDir);
     return this.nodes[i];
   }
 }

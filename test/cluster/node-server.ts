@@ -7,7 +7,7 @@ import { startApp } from '../../edge/app.js';
 import { TEST_JWT_SECRET } from '../helpers/app.js';
 
 const env: Record<string, string> = {};
-for (const k of ['NATS_URL', 'NODE_ID', 'CLUSTER_PREFIX', 'CLUSTER_LEASE_TTL_MS', 'CLUSTER_RETRY_MS', 'LOG_LEVEL', 'PORT', 'WEBHOOK_ALLOW_HOSTS']) {
+for (const k of ['NATS_URL', 'NODE_ID', 'CLUSTER_PREFIX', 'CLUSTER_LEASE_TTL_MS', 'CLUSTER_RETRY_MS', 'CLUSTER_SNAPSHOT_EVERY_COMMITS', 'CLUSTER_SNAPSHOT_EVERY_MS', 'LOG_LEVEL', 'PORT', 'WEBHOOK_ALLOW_HOSTS']) {
   const v = process.env[k];
   if (v) env[k] = v;
 }

@@ -1,0 +1,126 @@
+// Issue 35, step 3: the owner snapshots each tenant it holds into JetStream and then purges the
+// tenant's older commit stream messages, so the stream's bytes follow the live data, not its
+// history. A node restarted with an empty DATA_DIR, and a node taking a tenant over after the
+// purge, load the snapshot and replay the tail: everything acknowledged is there.
+import t, { type Test } from 'tap';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
+import { ClusterNames } from '../../core/cluster/names.js';
+import { tempDir } from '../helpers/app.js';
+import { sleep, staffClient, TestCluster } from './helpers.js';
+
+const BODY = 'x'.repeat(2000);
+
+async function streamState(cluster: TestCluster): Promise<{ bytes: number; tenantMsgs: (org: string) => Promise<number>; close(): Promise<void> }> {
+  const nc = await connect({ servers: cluster.nats.url });
+  const jsm = await jetstreamManager(nc);
+  const names = new ClusterNames(cluster.prefix);
+  const info = await jsm.streams.info(names.stream);
+  return {
+    bytes: info.state.bytes,
+    tenantMsgs: async (org) => {
+      const i = await jsm.streams.info(names.stream, { subjects_filter: names.tenantSubject(org) });
+      return Object.values(i.state.subjects ?? {}).reduce((a, b) => a + b, 0);
+    },
+    close: () => nc.close(),
+  };
+}
+
+async function bytesNow(cluster: TestCluster): Promise<number> {
+  const s = await streamState(cluster);
+  await s.close();
+  return s.bytes;
+}
+
+/** A find of every note, retried through a hand-over's 503s (with Retry-After, as failover.test.ts). */
+async function allNotes(t: Test, c: ReturnType<typeof staffClient>): Promise<string[]> {
+  for (let attempt = 0; ; attempt++) {
+    const list = await c.post('/repository/find/note', { options: { pageSize: 200 } });
+    if (list.status === 503 && attempt < 10) {
+      await sleep(Number(list.headers['retry-after'] ?? 1) * 1000);
+      continue;
+    }
+    t.equal(list.status, 200, `the notes answer (${list.status === 200 ? 'ok' : list.text})`);
+    return ((list.body.data ?? []) as Array<{ sk: string }>).map((r) => r.sk).sort();
+  }
+}
+
+async function writeNotes(t: Test, c: ReturnType<typeof staffClient>, n: number, acked: string[]): Promise<void> {
+  for (let i = 0; i < n; i++) {
+    const r = await c.post('/repository/create', { datatype: 'note', data: { i, text: BODY }, isNew: true });
+    if (r.status !== 201) t.fail(`note ${i}: ${r.status} ${r.text}`);
+    else acked.push(r.body.sk);
+  }
+}
+
+/** Waits until the stream holds at most `max` messages of the tenant's `t` subject (a snapshot purged the rest). */
+async function waitPurged(cluster: TestCluster, org: string, max: number): Promise<number> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const s = await streamState(cluster);
+    const n = await s.tenantMsgs(org);
+    await s.close();
+    if (n <= max || Date.now() > deadline) return n;
+    await sleep(100);
+  }
+}
+
+t.test('cluster snapshots - the stream stops growing once snapshots cover the tenant; a takeover after the purge serves everything acknowledged', async (t) => {
+  const cluster = await TestCluster.start(t, {
+    nodes: 2,
+    orgs: ['acme'],
+    leaseTtlMs: 2000,
+    env: { CLUSTER_SNAPSHOT_EVERY_COMMITS: '20', CLUSTER_SNAPSHOT_EVERY_MS: '0' },
+  });
+  const acked: string[] = [];
+  // A tenant is taken on its first request: the first note places acme, the rest go to its owner.
+  await writeNotes(t, staffClient(cluster.nodes[0].url, 'acme'), 1, acked);
+  const owner = await cluster.waitOwner('acme');
+  const other = 1 - owner;
+  const c = staffClient(cluster.nodes[owner].url, 'acme');
+  await writeNotes(t, c, 39, acked);
+  const left = await waitPurged(cluster, 'acme', 25);
+  t.ok(left <= 25, `after 40 commits the stream holds ${left} of acme's messages (at most a snapshot's worth)`);
+  const before = await bytesNow(cluster);
+
+  await writeNotes(t, c, 140, acked);
+  const leftAfter = await waitPurged(cluster, 'acme', 25);
+  const after = await bytesNow(cluster);
+  t.ok(leftAfter <= 25, `after 180 commits still ${leftAfter} of acme's messages`);
+  // 140 more notes of 2 KB would add ~280 KB to a stream that keeps its history.
+  t.ok(after < before + 100_000, `the stream's bytes stay bounded: ${before} then ${after} after 140 more notes`);
+
+  // A tail after the last snapshot: the takeover loads the snapshot, then replays these.
+  await writeNotes(t, c, 5, acked);
+  await cluster.kill9(owner);
+  const c2 = staffClient(cluster.nodes[other].url, 'acme');
+  const got = await allNotes(t, c2);
+  t.equal(got.length, acked.length, `all ${acked.length} acknowledged notes answer through the node that took acme over`);
+  t.same(got, [...acked].sort(), 'and they are the acknowledged ones');
+  const more = await c2.post('/repository/create', { datatype: 'note', data: { after: true }, isNew: true });
+  t.equal(more.status, 201, 'and it takes writes for acme');
+});
+
+t.test('cluster snapshots - a node restarted with an empty DATA_DIR serves its tenants with everything acknowledged', async (t) => {
+  const cluster = await TestCluster.start(t, {
+    nodes: 1,
+    orgs: ['acme', 'globex'],
+    leaseTtlMs: 2000,
+    env: { CLUSTER_SNAPSHOT_EVERY_COMMITS: '10', CLUSTER_SNAPSHOT_EVERY_MS: '0' },
+  });
+  const acked = { acme: [] as string[], globex: [] as string[] };
+  // 25 each (snapshots every 10 commits), then 3 more of acme: a tail after its last snapshot.
+  await writeNotes(t, staffClient(cluster.nodes[0].url, 'acme'), 25, acked.acme);
+  await writeNotes(t, staffClient(cluster.nodes[0].url, 'globex'), 25, acked.globex);
+  const left = await waitPurged(cluster, 'acme', 15);
+  t.ok(left <= 15, `acme's older messages are purged (${left} left): only its snapshot has them`);
+
+  await writeNotes(t, staffClient(cluster.nodes[0].url, 'acme'), 3, acked.acme);
+  await cluster.restart(0, tempDir(t, 'bp-cluster-empty-'));
+  for (const org of ['acme', 'globex'] as const) {
+    const got = await allNotes(t, staffClient(cluster.nodes[0].url, org));
+    t.same(got, [...acked[org]].sort(), `all ${acked[org].length} acknowledged notes of ${org} answer after the restart over an empty DATA_DIR`);
+  }
+  const more = await staffClient(cluster.nodes[0].url, 'acme').post('/repository/create', { datatype: 'note', data: { after: true }, isNew: true });
+  t.equal(more.status, 201, 'and the node takes writes again');
+});
