@@ -45,6 +45,14 @@ export const authModule: Module = {
     [CARD, 'data.employeeId'],
     [SETTING, 'data.name'],
   ],
+  // Passcode cards (all, of a status, of an employee) and API keys, oldest first: a page by index
+  // at any size. Staff users by name are read with `data.group` not System, no equality to list by.
+  listings: [
+    { datatype: CARD, equals: [], sort: 'createdate' },
+    { datatype: CARD, equals: ['data.status'], sort: 'createdate' },
+    { datatype: CARD, equals: ['data.employeeId'], sort: 'createdate' },
+    { datatype: APIKEY, equals: [], sort: 'createdate' },
+  ],
   perNode(deps) {
     // The node's AuthApi (its failure limiter is per node), shared by the routes and the x-api-key
     // resolver registered here, before the node takes any request.

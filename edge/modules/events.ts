@@ -84,6 +84,11 @@ export const eventsModule: Module = {
     { datatype: EVENT_PARTICIPANT, equals: ['data.event'], sort: 'data.name' },
     { datatype: EVENT_PARTICIPANT, equals: ['data.event', 'data.status'], sort: 'data.name' },
     { datatype: EVENT_SESSION, equals: ['data.event'], sort: 'data.startTime' },
+    { datatype: EVENT_SESSION, equals: ['data.event', 'data.track'], sort: 'data.startTime' },
+    { datatype: EVENT_PARTICIPANT, equals: ['data.event', 'data.role'], sort: 'data.name' },
+    // The organisation's events (all, or drafts or published) by start date.
+    { datatype: EVENT, equals: [], sort: 'data.startDate' },
+    { datatype: EVENT, equals: ['data.status'], sort: 'data.startDate' },
     { datatype: EVENT_MEDIA, equals: ['data.event'], sort: 'createdate' },
   ],
   perNode(deps) {

@@ -1,7 +1,7 @@
 // The records feature area: the generic record store over HTTP (`/repository/*`,
 // `/dynamic-query/*`), notes on reservations and customer self-service reads (`/client-data/*`).
 // Routes make one call each into the area's API (actors/records/api.ts).
-import { createRecordsApi, recordsActor } from '../../actors/records/index.js';
+import { createRecordsApi, NOTE_DATATYPE, recordsActor } from '../../actors/records/index.js';
 import type { Module } from '../module.js';
 import { clientDataRoutes } from '../routes/records/client-data.js';
 import { dynamicQueryRoutes } from '../routes/records/dynamic-query.js';
@@ -29,6 +29,8 @@ export const recordsModule: Module = {
     ['task', 'data.businessLocationId'],
     ['note', 'data.subjectId'],
   ],
+  // A subject's notes, oldest first (GET /notes/:datatype/:id): a page by index at any size.
+  listings: [{ datatype: NOTE_DATATYPE, equals: ['data.subjectId', 'data.subjectType'], sort: 'createdate' }],
   routes: (deps) => {
     const records = createRecordsApi(deps);
     return [

@@ -22,6 +22,12 @@ export const reservationsModule: Module = {
     [SERVICE_POINT_DATATYPE, 'data.name'],
     [LOCATION_DATATYPE, 'data.name'],
   ],
+  // Reservation definitions by name, and a location's service points by name (all of them read
+  // in the order of the data.name index): a page by index at any size.
+  listings: [
+    { datatype: RESERVATION_DEFINITION_DATATYPE, equals: [], sort: 'data.name' },
+    { datatype: SERVICE_POINT_DATATYPE, equals: ['data.businessLocationId'], sort: 'data.name' },
+  ],
   routes: reservationRoutes,
   start(deps) {
     const reservations = createReservationsApi(deps);

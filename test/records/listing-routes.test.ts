@@ -1,6 +1,7 @@
 // The routes' listings a module declares (Module.listings) beyond an event's tickets: leads by owner,
 // support tickets, chats, a person's activity, tasks by status, finished check-in tasks, an event's
-// participants, sessions and media. Each filter a route builds is read by index (exactly, or a
+// participants, sessions and media; events, a subject's notes, passcode cards, API keys, reservation
+// definitions and a location's service points. Each filter a route builds is read by index (exactly, or a
 // listing narrowed while small), page by page equal to the store's full sorted read, total exact.
 import t from 'tap';
 import { sortRecords, type Filter } from '../../core/store/query.js';
@@ -10,7 +11,7 @@ import { createOrg, startTestApp, tokenFor } from '../helpers/app.js';
 import { client } from '../helpers/http.js';
 import { EPOCH } from './listing-kit.js';
 
-const app = await startTestApp(t, { modules: ['crm', 'workflow', 'chat', 'checkin', 'reservations', 'events', 'records'] });
+const app = await startTestApp(t, { modules: ['crm', 'workflow', 'chat', 'checkin', 'reservations', 'events', 'records', 'auth'] });
 const org = 'acme';
 await createOrg(app, org);
 const store = app.deps.store;
@@ -38,6 +39,13 @@ for (let i = 0; i < 1500; i++) {
   rs.push(rec('event_participant', i, { event: pick(['ev1', 'ev2'], i), name: `P ${String((i * 31) % 701).padStart(4, '0')}`, status: pick(['invited', 'confirmed'], i >> 1), role: 'attendee' }));
   rs.push(rec('event_session', i, { event: 'ev1', title: `S${i}`, startTime: at(i) }));
   rs.push(rec('event_media', i, { event: pick(['ev1', 'ev2'], i), title: `M${i}`, kind: pick(['image', 'video'], i) }));
+  rs.push(rec('note', i, { subjectId: pick(['lead-1', 'lead-2'], i), subjectType: pick(['lead', 'customer'], i >> 1), text: `N${i}` }));
+  rs.push(rec('passcode_card', i, { cardUid: `uid-${i}`, status: pick(['active', 'blocked'], i), employeeId: pick(['e1', 'e2', 'e3'], i >> 1) }));
+  rs.push(rec('apikey', i, { name: `K${i}`, keyHash: `h${i}` }));
+  rs.push(rec('reservation_definition', i, { name: `D ${String((i * 37) % 1009).padStart(4, '0')}`, businessLocationId: 'main' }));
+  rs.push(rec('service_point', i, { name: `SP ${String((i * 53) % 1013).padStart(4, '0')}`, businessLocationId: pick(['main', 'side'], i), status: 'free' }));
+  rs.push(rec('event', i, { name: `E${i}`, status: pick(['draft', 'published'], i), startDate: at(i), slug: `e-${i}` }));
+  rs.push(rec('event_session', 1500 + i, { event: 'ev2', title: `T${i}`, track: pick(['main', 'side'], i), startTime: at(i) }));
 }
 for (let i = 0; i < rs.length; i += 2000) {
   const b = new WriteBatch();
@@ -74,6 +82,17 @@ const cases: Case[] = [
   { name: "an event's confirmed participants", datatype: 'event_participant', filter: { 'data.event': 'ev2', 'data.status': 'confirmed' }, sort: 'data.name' },
   { name: "an event's sessions", datatype: 'event_session', filter: { 'data.event': 'ev1' }, sort: 'data.startTime' },
   { name: "an event's media", datatype: 'event_media', filter: { 'data.event': 'ev2' }, sort: 'createdate' },
+  { name: "an event's sessions of a track", datatype: 'event_session', filter: { 'data.event': 'ev2', 'data.track': 'side' }, sort: 'data.startTime' },
+  { name: "an event's participants of a role", datatype: 'event_participant', filter: { 'data.event': 'ev1', 'data.role': 'attendee' }, sort: 'data.name' },
+  { name: 'events', datatype: 'event', filter: {}, sort: 'data.startDate' },
+  { name: 'published events', datatype: 'event', filter: { 'data.status': 'published' }, sort: 'data.startDate' },
+  { name: "a subject's notes", datatype: 'note', filter: { 'data.subjectId': 'lead-1', 'data.subjectType': 'customer' }, sort: 'createdate' },
+  { name: 'passcode cards', datatype: 'passcode_card', filter: {}, sort: 'createdate' },
+  { name: 'passcode cards of a status', datatype: 'passcode_card', filter: { 'data.status': 'blocked' }, sort: 'createdate' },
+  { name: "an employee's passcode cards", datatype: 'passcode_card', filter: { 'data.employeeId': 'e2' }, sort: 'createdate' },
+  { name: 'API keys', datatype: 'apikey', filter: {}, sort: 'createdate' },
+  { name: 'reservation definitions', datatype: 'reservation_definition', filter: {}, sort: 'data.name' },
+  { name: "a location's service points", datatype: 'service_point', filter: { 'data.businessLocationId': 'side' }, sort: 'data.name' },
 ];
 
 t.test('listing routes - each filter a route builds pages by index by number and by cursor like a full sorted read', async (t) => {
