@@ -2,7 +2,7 @@
 // the NATS pieces: membership heartbeats, tenant leases (leases.ts), the commit log (commit-log.ts)
 // and the request subjects other nodes use to reach this one:
 //
-//   <prefix>.node.<id>.http     a forwarded HTTP request (served by the edge's loopback handler)
+//   <prefix>.node.<id>.http     a forwarded HTTP request (served by the edge's pipeline, no HTTP)
 //   <prefix>.node.<id>.ask      an actor ask for a tenant this node owns
 //   <prefix>.node.<id>.commit   a tenant's write batch, appended by its owner
 //
@@ -47,12 +47,19 @@ export interface ClusterOptions extends ClusterSettings {
   logger: Logger;
 }
 
-/** A forwarded HTTP request, as the edge read it. */
+/**
+ * A forwarded HTTP request, as the first node's edge read it: the route it matched there (the
+ * owner serves the same route table), its raw parameters, and the caller's address.
+ */
 export interface ForwardedRequest {
+  /** `<METHOD> <path pattern>` of the matched route. */
+  route: string;
   method: string;
   url: string;
   query: string;
+  params: Record<string, string>;
   headers: Record<string, string>;
+  ip: string;
   body?: Uint8Array;
 }
 
@@ -197,7 +204,7 @@ export class ClusterNode implements Placement {
     this.runtime = runtime;
   }
 
-  /** Answers HTTP requests other nodes forward here (the edge replays them on its own port). */
+  /** Answers HTTP requests other nodes forward here (the edge serves them through its pipeline). */
   serveHttp(handler: (req: ForwardedRequest) => Promise<ForwardedResponse>): void {
     this.httpHandler = handler;
   }
