@@ -70,6 +70,7 @@ export class NodeRequests {
   private nextId = 0;
   private nextBatch = 0;
   private flushQueued = false;
+  private closed = false;
 
   constructor(private readonly opts: NodeRequestsOptions) {
     this.replies = opts.nc.subscribe(`${this.inbox}.*`, {
@@ -92,6 +93,8 @@ export class NodeRequests {
 
   /** Sends one request frame to `owner`'s `what` subject; resolves how it ended. */
   send(owner: string, what: What, frame: Uint8Array): Promise<Outcome> {
+    // After close nothing would wait for an answer: never sent, so safe to send elsewhere.
+    if (this.closed) return Promise.resolve({ kind: 'gone' });
     return new Promise<Outcome>((resolve) => {
       const id = ++this.nextId;
       const subject = this.opts.names.nodeSubject(owner, what);
@@ -223,6 +226,7 @@ export class NodeRequests {
     await Promise.allSettled(this.served.map((s) => s.drain()));
     while (this.answering.size > 0) await Promise.allSettled([...this.answering]);
     for (const out of this.outgoing.values()) this.publish(out);
+    this.closed = true;
     clearInterval(this.sweeper);
     for (const id of [...this.waiting.keys()]) this.settle(id, { kind: 'lost' });
     this.replies.unsubscribe();
