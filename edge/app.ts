@@ -132,7 +132,7 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
   // live on its owner. Without NATS none of it is loaded.
   const cluster = config.natsUrl ? await (await import('./cluster.js')).startCluster(config, lmdb, logger) : undefined;
   const store = cluster?.store ?? lmdb;
-  const forwarder = cluster ? new ClusterForwarder(cluster, secret) : undefined;
+  const forwarder = cluster ? new ClusterForwarder(cluster) : undefined;
   // Hashing and media files share libuv's thread pool with LMDB's commits: they take turns.
   configurePoolWork(config.poolWork);
   const tokens = new TokenService(secret, {
@@ -290,7 +290,7 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
   metrics.webhooks(() => webhookDispatcher.counts, () => ({ held: webhookDispatcher.held, inFlight: webhookDispatcher.inFlight }));
   webhookDispatcher.start();
   const port = await edge.listen(config.host, config.port);
-  forwarder?.serve(port);
+  forwarder?.serve((r) => edge.serveForwarded(r));
   // Listening already (liveness answers), ready once the query workers are: a node whose workers
   // cannot start goes on, not ready, and says so.
   if (config.query.warmAtStart && !(await warmWithin(queries, 60_000))) logger.error('the query workers have not started: /readyz answers 503 until they do');

@@ -11,11 +11,12 @@ import type { DocumentLimits } from '../core/document-limits.js';
 import { AppError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
 import type { Org } from '../core/store/store.js';
-import type { EdgeForwarder } from './cluster-forward.js';
+import { routeKey, type EdgeForwarder, type ForwardedRequest, type ForwardedResponse } from './cluster-forward.js';
 import { compileRoute, type CompiledRoute } from './compile.js';
 import type { AppDeps } from './deps.js';
 import { JSON_TYPE } from './http/answer-headers.js';
 import { Answers } from './http/answer.js';
+import { CapturedAnswer } from './http/captured-answer.js';
 import { authenticate } from './http/authenticate.js';
 import { BodyBudget } from './http/body-budget.js';
 import { readBody } from './http/body-reader.js';
@@ -38,6 +39,13 @@ export type TemplatedApp = uWS.TemplatedApp;
 interface Checked {
   org: Org | undefined;
   principal: Principal | undefined;
+}
+
+/** A route as registered: what a forwarded request naming it is served with. */
+interface Registered {
+  def: RouteDef;
+  compiled: CompiledRoute;
+  maxBody: number;
 }
 
 export interface EdgeOptions {
@@ -96,6 +104,8 @@ export class HttpEdge {
   /** The organisations' rate limits (off: undefined); socket events are charged to it too. */
   readonly limiter?: RateLimiter;
   private readonly forwarder?: EdgeForwarder;
+  /** Routes by routeKey, for requests other nodes forward here. */
+  private readonly registered = new Map<string, Registered>();
 
   constructor(opts: EdgeOptions) {
     this.deps = opts.deps;
@@ -145,6 +155,7 @@ export class HttpEdge {
     const hasBody = def.method !== 'GET' && def.method !== 'DELETE';
     // Routes that take no credentials get the small anonymous cap unless they set their own.
     const maxBody = def.maxBodyBytes ?? (def.auth === 'none' ? this.maxAnonymousBody : this.maxBody);
+    this.registered.set(routeKey(def), { def, compiled, maxBody });
     const handler = (res: HttpResponse, req: HttpRequest) => {
       // Everything from `req` is read now: it is invalid after this callback returns.
       const headers: Record<string, string> = {};
@@ -174,10 +185,10 @@ export class HttpEdge {
         try {
           org = resolveTenant(this.deps.store, def, headers);
           const fwd = this.forwarder;
-          const serves = !org || fwd === undefined || fwd.isForwarded(headers) || fwd.owns(org.orgId);
+          const serves = !org || fwd === undefined || fwd.owns(org.orgId);
           checked = serves ? { org, principal: authenticate(this.deps, def, headers, org ? org.orgId : '') } : undefined;
         } catch (err) {
-          const refused = org ? chargeRefused(this.limiter, this.forwarder, res, headers, org, err) : err;
+          const refused = org ? chargeRefused(this.limiter, res, org, err) : err;
           return void this.answers.fail(res, ex, refused, def.path, def.method, true);
         }
       }
@@ -206,6 +217,40 @@ export class HttpEdge {
     }
   }
 
+  /**
+   * Cluster mode: serves a request another node forwarded here (it matched `req.route` there)
+   * through the same stages as a request of this node's own: the same caps on its body, tenant,
+   * credentials (checked here: the forwarding node's copy may lag), rate limits charged to the
+   * caller's address, input, handler and answer. Only the socket is missing: the answer is
+   * collected and relayed by the forwarding node.
+   */
+  serveForwarded(req: ForwardedRequest): Promise<ForwardedResponse> {
+    const sink = new CapturedAnswer();
+    const res = sink.response;
+    const ex = this.exchanges.beginForwarded(req.method, req.url, req.headers);
+    const r = this.registered.get(req.route);
+    if (r === undefined) {
+      this.answers.fail(res, ex, new AppError('ERR_ROUTE_NOT_FOUND', [req.method, req.url]), '404', req.method);
+      return sink.answer;
+    }
+    const { def, compiled, maxBody } = r;
+    if (!this.accepting) {
+      this.answers.fail(res, ex, new AppError('ERR_UNAVAILABLE', ['the server is shutting down']), def.path, def.method, true);
+      return sink.answer;
+    }
+    const raw = req.body && req.body.length > 0 ? Buffer.from(req.body.buffer, req.body.byteOffset, req.body.byteLength) : undefined;
+    if (raw && raw.length > maxBody) {
+      this.answers.fail(res, ex, new AppError('ERR_PAYLOAD_TOO_LARGE', [maxBody]), def.path, def.method, true);
+      return sink.answer;
+    }
+    if (raw && !this.bodies.hold(ex, raw.length)) {
+      this.answers.fail(res, ex, this.bodies.busy(), def.path, def.method, true);
+      return sink.answer;
+    }
+    void this.handle(res, ex, def, compiled, req.headers, req.url, req.query, { ...req.params }, raw, undefined, req.ip);
+    return sink.answer;
+  }
+
   private async handle(
     res: HttpResponse,
     ex: Exchange,
@@ -217,26 +262,27 @@ export class HttpEdge {
     rawParams: Record<string, string>,
     raw: Buffer | undefined,
     checked?: Checked,
+    forwardedFrom?: string,
   ): Promise<void> {
     // The caller's address is read from the socket when something asks for it: each read is a
-    // getpeername system call, and most requests never need it.
-    let ip: string | undefined;
+    // getpeername system call, and most requests never need it. A forwarded request brings the
+    // address the first node saw.
+    let ip: string | undefined = forwardedFrom;
     const clientIp = (): string => (ip ??= ex.aborted || ex.done ? '' : Buffer.from(res.getRemoteAddressAsText()).toString());
     try {
       const org = checked ? checked.org : resolveTenant(this.deps.store, def, headers);
       const tenant = org ? org.orgId : '';
       const fwd = this.forwarder;
-      if (fwd !== undefined && tenant === '' && def.tenantHint !== undefined && !fwd.isForwarded(headers)) {
-        const named = hintedTenant(this.deps.store, def.tenantHint, headers, raw);
-        if (named !== undefined && !fwd.owns(named)) {
-          const answer = await fwd.forward(named, def.method, url, rawQuery, { ...headers, orgid: named }, clientIp(), raw);
-          if (answer !== undefined) return this.answers.relay(res, ex, def.method, def.path, answer);
-        }
-      }
-      if (fwd !== undefined && tenant !== '') {
-        if (fwd.isForwarded(headers)) ip = fwd.clientIp(headers, clientIp());
-        else if (!def.stream && !fwd.owns(tenant)) {
-          const answer = await fwd.forward(tenant, def.method, url, rawQuery, headers, clientIp(), raw);
+      // A forwarded request is served here, whoever owns the tenant now: never forwarded twice.
+      if (fwd !== undefined && forwardedFrom === undefined) {
+        if (tenant === '' && def.tenantHint !== undefined) {
+          const named = hintedTenant(this.deps.store, def.tenantHint, headers, raw);
+          if (named !== undefined && !fwd.owns(named)) {
+            const answer = await fwd.forward(named, def, url, rawQuery, rawParams, { ...headers, orgid: named }, clientIp(), raw);
+            if (answer !== undefined) return this.answers.relay(res, ex, def.method, def.path, answer);
+          }
+        } else if (tenant !== '' && !def.stream && !fwd.owns(tenant)) {
+          const answer = await fwd.forward(tenant, def, url, rawQuery, rawParams, headers, clientIp(), raw);
           if (answer !== undefined) return this.answers.relay(res, ex, def.method, def.path, answer);
         }
       }

@@ -67,13 +67,16 @@ function findNatsServer(): string {
 interface Nats {
   url: string;
   pid: number;
+  /** Messages nats-server has received and sent so far (its monitoring endpoint's /varz). */
+  messages(): Promise<number>;
   stop(): Promise<void>;
 }
 
 export async function startNats(): Promise<Nats> {
   const port = await freePort();
+  const monitor = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'bench-nats-'));
-  const child: ChildProcess = spawn(findNatsServer(), ['-js', '-sd', dir, '-a', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });
+  const child: ChildProcess = spawn(findNatsServer(), ['-js', '-sd', dir, '-a', '127.0.0.1', '-p', String(port), '-m', String(monitor)], { stdio: 'ignore' });
   const deadline = Date.now() + 10_000;
   for (;;) {
     const up = await new Promise<boolean>((resolve) => {
@@ -91,6 +94,14 @@ export async function startNats(): Promise<Nats> {
   return {
     url: `nats://127.0.0.1:${port}`,
     pid: child.pid!,
+    async messages() {
+      try {
+        const v = (await (await fetch(`http://127.0.0.1:${monitor}/varz`, { signal: AbortSignal.timeout(5000) })).json()) as { in_msgs: number; out_msgs: number };
+        return v.in_msgs + v.out_msgs;
+      } catch {
+        return NaN;
+      }
+    },
     async stop() {
       if (child.exitCode === null) {
         const gone = new Promise((r) => child.once('exit', r));
@@ -194,6 +205,8 @@ interface Run extends Load {
   cpuMicrosPerRequest: number;
   /** nats-server's share of cpuMicrosPerRequest. */
   natsMicrosPerRequest: number;
+  /** Messages nats-server received and sent per scan (folding shows here, free of the machine's noise). */
+  natsMessagesPerRequest: number;
   serverCores: number;
 }
 
@@ -236,6 +249,7 @@ async function measure(side: SideDef, orgs: string[], template: string, headers:
     // Servers and nats-server: the whole cluster's CPU per scan.
     const cpu = () => servers.reduce((a, s) => a + s.cpuSeconds(), 0) + (nats ? cpuOfPid(nats.pid) : 0);
     const natsCpu = () => (nats ? cpuOfPid(nats.pid) : 0);
+    const msgs0 = nats ? await nats.messages() : 0;
     const cpu0 = cpu();
     const nats0 = natsCpu();
     const t0 = performance.now();
@@ -243,8 +257,9 @@ async function measure(side: SideDef, orgs: string[], template: string, headers:
     const secs = (performance.now() - t0) / 1000;
     const used = cpu() - cpu0;
     const natsUsed = natsCpu() - nats0;
+    const msgs = nats ? (await nats.messages()) - msgs0 : NaN;
     const after = await successful(servers[0].url, orgs, headers);
-    return { ...r, scansAdmitted: after - before, cpuMicrosPerRequest: r.total > 0 ? (used * 1e6) / r.total : NaN, natsMicrosPerRequest: r.total > 0 ? (natsUsed * 1e6) / r.total : NaN, serverCores: used / secs };
+    return { ...r, scansAdmitted: after - before, cpuMicrosPerRequest: r.total > 0 ? (used * 1e6) / r.total : NaN, natsMicrosPerRequest: r.total > 0 ? (natsUsed * 1e6) / r.total : NaN, natsMessagesPerRequest: r.total > 0 ? msgs / r.total : NaN, serverCores: used / secs };
   } finally {
     for (const s of servers) await s.stop();
     await nats?.stop();
@@ -306,6 +321,7 @@ export const cluster: Scenario = {
               latencyP99: mean(rs.map((r) => r.p99)),
               cpuMicrosPerRequest: mean(rs.map((r) => r.cpuMicrosPerRequest)),
               natsMicrosPerRequest: mean(rs.map((r) => r.natsMicrosPerRequest)),
+              natsMessagesPerRequest: mean(rs.map((r) => r.natsMessagesPerRequest)),
               serverCores: mean(rs.map((r) => r.serverCores)),
               non2xx: rs.reduce((a, r) => a + r.non2xx, 0),
               errors: rs.reduce((a, r) => a + r.errors, 0),
@@ -313,12 +329,12 @@ export const cluster: Scenario = {
             },
           ];
         }),
-      ) as Record<SideKey, { label: string; requestsPerSec: number; admittedPerSec: number; latencyP50: number; latencyP99: number; cpuMicrosPerRequest: number; natsMicrosPerRequest: number; serverCores: number; non2xx: number; errors: number; runs: Run[] }>;
+      ) as Record<SideKey, { label: string; requestsPerSec: number; admittedPerSec: number; latencyP50: number; latencyP99: number; cpuMicrosPerRequest: number; natsMicrosPerRequest: number; natsMessagesPerRequest: number; serverCores: number; non2xx: number; errors: number; runs: Run[] }>;
 
-      const rows = [['side', 'scans/s', 'admitted/s', 'cpu µs/scan', 'of it nats', 'cores', 'p50 ms', 'p99 ms', 'non2xx', 'errors']];
+      const rows = [['side', 'scans/s', 'admitted/s', 'cpu µs/scan', 'of it nats', 'nats msgs/scan', 'cores', 'p50 ms', 'p99 ms', 'non2xx', 'errors']];
       for (const s of sides) {
         const x = summary[s.key];
-        rows.push([x.label, fmt(x.requestsPerSec), fmt(x.admittedPerSec), fmt(x.cpuMicrosPerRequest, 1), fmt(x.natsMicrosPerRequest, 1), fmt(x.serverCores, 2), fmt(x.latencyP50, 2), fmt(x.latencyP99, 2), fmt(x.non2xx), fmt(x.errors)]);
+        rows.push([x.label, fmt(x.requestsPerSec), fmt(x.admittedPerSec), fmt(x.cpuMicrosPerRequest, 1), fmt(x.natsMicrosPerRequest, 1), fmt(x.natsMessagesPerRequest, 2), fmt(x.serverCores, 2), fmt(x.latencyP50, 2), fmt(x.latencyP99, 2), fmt(x.non2xx), fmt(x.errors)]);
       }
       const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
       console.log('\n' + rows.map((r) => r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ')).join('\n'));

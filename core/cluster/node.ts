@@ -2,7 +2,7 @@
 // the NATS pieces: membership heartbeats, tenant leases (leases.ts), the commit log (commit-log.ts)
 // and the request subjects other nodes use to reach this one:
 //
-//   <prefix>.node.<id>.http     a forwarded HTTP request (served by the edge's loopback handler)
+//   <prefix>.node.<id>.http     a forwarded HTTP request (served by the edge's pipeline, no HTTP)
 //   <prefix>.node.<id>.ask      an actor ask for a tenant this node owns
 //   <prefix>.node.<id>.commit   a tenant's write batch, appended by its owner
 //
@@ -17,14 +17,7 @@
 // receiver refuses because it does not hold the tenant, is retried against the new owner until
 // `retryMs` is spent, then fails 503 with Retry-After: never a hang. A request the owner received
 // but did not answer in time is not retried (it may have run): 503 too.
-import {
-  connect,
-  RequestError,
-  TimeoutError,
-  type Msg,
-  type NatsConnection,
-  type Subscription,
-} from '@nats-io/transport-node';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { ActorRuntime, RemoteAsk } from '../actor/runtime.js';
 import type { ClusterSettings } from '../config.js';
 import { AppError, appError, fromWire, toWire, type WireError } from '../errors.js';
@@ -36,6 +29,7 @@ import { CommitLog } from './commit-log.js';
 import { TenantLeases } from './leases.js';
 import { Membership } from './membership.js';
 import { ClusterNames } from './names.js';
+import { NodeRequests, type What } from './node-requests.js';
 import { rendezvous, type Placement } from './placement.js';
 import { ReplicatedStore } from './replicated-store.js';
 
@@ -47,12 +41,19 @@ export interface ClusterOptions extends ClusterSettings {
   logger: Logger;
 }
 
-/** A forwarded HTTP request, as the edge read it. */
+/**
+ * A forwarded HTTP request, as the first node's edge read it: the route it matched there (the
+ * owner serves the same route table), its raw parameters, and the caller's address.
+ */
 export interface ForwardedRequest {
+  /** `<METHOD> <path pattern>` of the matched route. */
+  route: string;
   method: string;
   url: string;
   query: string;
+  params: Record<string, string>;
   headers: Record<string, string>;
+  ip: string;
   body?: Uint8Array;
 }
 
@@ -62,8 +63,6 @@ export interface ForwardedResponse {
   headers: Array<[string, string]>;
   body: Uint8Array;
 }
-
-type What = 'http' | 'ask' | 'commit';
 
 interface NodeRequest {
   t: string;
@@ -114,9 +113,8 @@ export class ClusterNode implements Placement {
   private readonly held = new Map<string, Held>();
   private readonly claims = new Map<string, Promise<string>>();
   private readonly ownerCache = new Map<string, string>();
-  private readonly subs: Subscription[] = [];
+  private readonly requests: NodeRequests;
   private readonly renewer: NodeJS.Timeout;
-  private readonly answering = new Set<Promise<void>>();
   private runtime: ActorRuntime | undefined;
   private httpHandler: ((req: ForwardedRequest) => Promise<ForwardedResponse>) | undefined;
   private closed = false;
@@ -133,6 +131,7 @@ export class ClusterNode implements Placement {
   ) {
     this.nodeId = opts.nodeId;
     this.names = new ClusterNames(opts.prefix);
+    this.requests = new NodeRequests({ nc, names: this.names, logger: opts.logger, timeoutMs: opts.forwardTimeoutMs, isLive: (n) => membership.isLive(n) });
     this.store = new ReplicatedStore(opts.local, log, (tenant, batch, mixed) => this.remoteCommit(tenant, batch, mixed));
     this.renewer = setInterval(() => this.renew(), Math.max(100, Math.floor(opts.leaseTtlMs / 3)));
     this.renewer.unref();
@@ -199,7 +198,7 @@ export class ClusterNode implements Placement {
     this.runtime = runtime;
   }
 
-  /** Answers HTTP requests other nodes forward here (the edge replays them on its own port). */
+  /** Answers HTTP requests other nodes forward here (the edge serves them through its pipeline). */
   serveHttp(handler: (req: ForwardedRequest) => Promise<ForwardedResponse>): void {
     this.httpHandler = handler;
   }
@@ -344,13 +343,9 @@ export class ClusterNode implements Placement {
     return this.route(tenant, 'http', { t: tenant, r: req }, false, () => undefined) as Promise<ForwardedResponse | undefined>;
   }
 
-  private maxPayload(): number {
-    return this.nc.info?.max_payload ?? 1024 * 1024;
-  }
-
   private async route(tenant: string, what: What, req: NodeRequest, readYourWrites: boolean, here: () => unknown): Promise<unknown> {
     const data = encode(req);
-    if (data.length > this.maxPayload()) throw appError('ERR_PAYLOAD_TOO_LARGE', this.maxPayload());
+    if (data.length > this.requests.maxFrame) throw appError('ERR_PAYLOAD_TOO_LARGE', this.requests.maxFrame);
     const deadline = Date.now() + this.opts.retryMs;
     let delay = 20;
     let hops = 0;
@@ -395,48 +390,22 @@ export class ClusterNode implements Placement {
   }
 
   private async send(owner: string, what: What, data: Uint8Array): Promise<SendResult> {
-    const pending = this.nc.request(this.names.nodeSubject(owner, what), data, { timeout: this.opts.forwardTimeoutMs });
-    pending.catch(noop);
-    // Give up early when the owner stops beating while we wait (killed mid-request).
-    let watch: NodeJS.Timeout | undefined;
-    const lost = new Promise<'lost'>((resolve) => {
-      watch = setInterval(() => {
-        if (!this.membership.isLive(owner)) resolve('lost');
-      }, 250);
-    });
-    try {
-      const m = await Promise.race([pending, lost]);
-      if (m === 'lost') return { kind: 'lost' };
-      const reply = decode<NodeReply>((m as Msg).data);
-      if (reply.moved !== undefined) return { kind: 'moved', to: reply.moved };
-      if (reply.err !== undefined) return { kind: 'err', err: fromWire(reply.err) };
-      return { kind: 'ok', value: reply.ok, seq: reply.s ?? 0 };
-    } catch (err) {
-      if (err instanceof TimeoutError) return { kind: 'timeout' };
-      if (err instanceof RequestError && err.isNoResponders()) return { kind: 'gone' };
-      // Disconnected from NATS: nothing was delivered that we know of; retry within the budget.
-      return { kind: 'gone' };
-    } finally {
-      clearInterval(watch);
-    }
+    const o = await this.requests.send(owner, what, data);
+    if (o.kind !== 'answer') return o;
+    const reply = decode<NodeReply>(o.frame);
+    if (reply.moved !== undefined) return { kind: 'moved', to: reply.moved };
+    if (reply.err !== undefined) return { kind: 'err', err: fromWire(reply.err) };
+    return { kind: 'ok', value: reply.ok, seq: reply.s ?? 0 };
   }
 
   private respond(what: What, handler: (req: NodeRequest) => unknown): void {
-    const sub = this.nc.subscribe(this.names.nodeSubject(this.nodeId, what), {
-      callback: (err, msg) => {
-        if (err || !msg.reply) return;
-        const p = this.answer(msg, handler);
-        this.answering.add(p);
-        void p.finally(() => this.answering.delete(p));
-      },
-    });
-    this.subs.push(sub);
+    this.requests.serve(this.nodeId, what, (frame) => this.answer(frame, handler));
   }
 
-  private async answer(msg: Msg, handler: (req: NodeRequest) => unknown): Promise<void> {
+  private async answer(frame: Uint8Array, handler: (req: NodeRequest) => unknown): Promise<Uint8Array> {
     let reply: NodeReply;
     try {
-      const req = decode<NodeRequest>(msg.data);
+      const req = decode<NodeRequest>(frame);
       let owner: string;
       try {
         owner = await this.acquire(req.t, true);
@@ -449,13 +418,9 @@ export class ClusterNode implements Placement {
       if (!(err instanceof AppError)) this.opts.logger.error({ err }, 'cluster: serving a forwarded request failed');
       reply = { err: toWire(err) };
     }
-    let out = encode(reply);
-    if (out.length > this.maxPayload()) out = encode({ err: toWire(appError('ERR_UNAVAILABLE', 'the answer is too large to relay between nodes')) });
-    try {
-      msg.respond(out);
-    } catch (err) {
-      this.opts.logger.warn({ err }, 'cluster: reply not sent');
-    }
+    const out = encode(reply);
+    if (out.length <= this.requests.maxFrame) return out;
+    return encode({ err: toWire(appError('ERR_UNAVAILABLE', 'the answer is too large to relay between nodes')) });
   }
 
   /** Stops answering, lets the commit log settle, gives the leases up, and disconnects. */
@@ -466,8 +431,7 @@ export class ClusterNode implements Placement {
 
   private async shutdown(): Promise<void> {
     clearInterval(this.renewer);
-    await Promise.allSettled(this.subs.map((s) => s.drain()));
-    while (this.answering.size > 0) await Promise.allSettled([...this.answering]);
+    await this.requests.close();
     this.closed = true;
     this.membership.close();
     await this.log.close();

@@ -66,6 +66,23 @@ export class Exchanges {
     return ex;
   }
 
+  /** Cluster mode: a request another node forwarded here, answered into `res` (a captured answer). */
+  beginForwarded(method: string, url: string, headers: Record<string, string>): Exchange {
+    this.inflight++;
+    return {
+      aborted: false,
+      done: false,
+      requestId: callerRequestId(headers['x-request-id'] ?? ''),
+      origin: headers['origin'] || undefined,
+      started: performance.now(),
+      bodyBytes: 0,
+      method,
+      path: url,
+      orgid: headers['orgid'] ?? '',
+      head: false,
+    };
+  }
+
   finish(ex: Exchange): void {
     if (ex.done) return;
     ex.done = true;

@@ -3,7 +3,6 @@
 import type uWS from 'uWebSockets.js';
 import type { Principal } from '../../core/auth/tokens.js';
 import type { Org } from '../../core/store/store.js';
-import type { EdgeForwarder } from '../cluster-forward.js';
 import type { RateLimiter } from '../rate-limit.js';
 import type { RouteDef } from '../route.js';
 
@@ -11,17 +10,9 @@ import type { RouteDef } from '../route.js';
  * A caller of an organisation refused from its headers (no or a bad credential) is charged as
  * anonymous, like one refused after its body; over that limit the answer is the 429.
  */
-export function chargeRefused(
-  limiter: RateLimiter | undefined,
-  forwarder: EdgeForwarder | undefined,
-  res: uWS.HttpResponse,
-  headers: Record<string, string>,
-  org: Org,
-  err: unknown,
-): unknown {
+export function chargeRefused(limiter: RateLimiter | undefined, res: uWS.HttpResponse, org: Org, err: unknown): unknown {
   if (!limiter) return err;
-  const socketIp = Buffer.from(res.getRemoteAddressAsText()).toString();
-  const ip = forwarder !== undefined && forwarder.isForwarded(headers) ? forwarder.clientIp(headers, socketIp) : socketIp;
+  const ip = Buffer.from(res.getRemoteAddressAsText()).toString();
   try {
     limiter.chargeAnonymous(org.orgId, org.plan, ip);
   } catch (limited) {
