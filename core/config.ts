@@ -26,6 +26,8 @@ export interface ClusterSettings {
   snapshotEveryCommits?: number;
   /** ... or this long after its last one when it changed meanwhile (0: not by time). */
   snapshotEveryMs?: number;
+  /** In a burst of a tenant's writes, how long its next append waits for more to fold in (0: never). */
+  commitLingerMs?: number;
 }
 
 export interface Config {
@@ -225,6 +227,7 @@ const ENV: ReadonlyArray<[string, string[], Parse]> = [
   ['CLUSTER_RETRY_MS', ['cluster', 'retryMs'], int],
   ['CLUSTER_SNAPSHOT_EVERY_COMMITS', ['cluster', 'snapshotEveryCommits'], int],
   ['CLUSTER_SNAPSHOT_EVERY_MS', ['cluster', 'snapshotEveryMs'], int],
+  ['CLUSTER_COMMIT_LINGER_MS', ['cluster', 'commitLingerMs'], int],
   ['LOG_LEVEL', ['logLevel'], text],
   ['MAX_BODY_BYTES', ['http', 'maxBodyBytes'], int],
   ['COMPILE_ROUTES_AT_START', ['http', 'compileAtStart'], bool],

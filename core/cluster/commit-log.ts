@@ -46,6 +46,7 @@ import {
   type JetStreamManager,
 } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { AppError, appError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { LmdbStore } from '../store/lmdb-store.js';
@@ -59,6 +60,10 @@ const GLOBAL_MARK = '_g';
 const POSITION_MARK = '_position';
 /** Most batches in one appended message. */
 const MAX_GROUP = 512;
+/** A lane holding this many batches appends without lingering (commitLingerMs). */
+const LINGER_FULL = 64;
+/** An append begun less than this long ago means a burst: the next one may linger. */
+const LINGER_BURST_MS = 20;
 /** Room for the message envelope within the server's max_payload. */
 const ENVELOPE_BYTES = 1024;
 /** Snapshot defaults (config/default.json: cluster.snapshotEveryCommits, snapshotEveryMs). */
@@ -164,6 +169,8 @@ class Lane {
   snapAt = Date.now();
   /** The tenant's snapshot does not hold what this node holds (none, or older than its mark). */
   snapStale = false;
+  /** When the lane's last group append began (performance.now()): a burst is under way. */
+  lastAppend = -Infinity;
   constructor(readonly tenant: string) {}
 }
 
@@ -183,6 +190,8 @@ export interface CommitLogOptions {
   snapshotEveryCommits?: number;
   /** ... or this many milliseconds after the last one when anything changed (0: not by time; default 5 minutes). */
   snapshotEveryMs?: number;
+  /** In a burst of a tenant's writes, how long an append waits for more to fold in (0: never). */
+  commitLingerMs?: number;
 }
 
 export class CommitLog {
@@ -633,7 +642,14 @@ export class CommitLog {
     try {
       while (lane.queue.length > 0 && this.lanes.get(lane.tenant) === lane) {
         if (this.checked(lane.queue[0])) await this.appendChecked(lane, lane.queue.shift()!);
-        else await this.appendGroup(lane);
+        else {
+          // In a burst, wait a moment for more of it: one message and one acknowledgement for
+          // several turns' batches. A lone write (no append under way a moment ago) goes at once.
+          const linger = this.opts.commitLingerMs ?? 0;
+          if (linger > 0 && lane.queue.length < LINGER_FULL && performance.now() - lane.lastAppend < LINGER_BURST_MS) await sleep(linger);
+          lane.lastAppend = performance.now();
+          await this.appendGroup(lane);
+        }
       }
     } finally {
       lane.pumping = false;

@@ -173,6 +173,7 @@ export class ClusterNode implements Placement {
         onLaneFailed: (tenant) => node?.drop(tenant, true),
         snapshotEveryCommits: opts.snapshotEveryCommits,
         snapshotEveryMs: opts.snapshotEveryMs,
+        commitLingerMs: opts.commitLingerMs,
       });
       const membership = new Membership(nc, names.heartbeat, opts.nodeId, opts.heartbeatMs);
       node = new ClusterNode(opts, nc, membership, leases, log);

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { Kvm } from '@nats-io/kv';
+import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { ActorRuntime, type ActorKind } from '../../core/actor/runtime.js';
 import { someServices } from '../../core/actor/services.js';
@@ -57,9 +58,10 @@ interface TestNode {
   close(): Promise<void>;
 }
 
-async function start(t: Test, id: string, prefix: string, dir = tempDir(t), ttl = 2000): Promise<TestNode> {
+async function start(t: Test, id: string, prefix: string, dir = tempDir(t), ttl = 2000, more: { commitLingerMs?: number } = {}): Promise<TestNode> {
   const local = new LmdbStore({ path: dir, mapSizeGiB: 1 });
   const node = await ClusterNode.start({
+    ...more,
     natsUrl: nats.url,
     nodeId: id,
     prefix,
@@ -201,4 +203,36 @@ t.test('ClusterNode - a node that was away catches up from its own position, the
   for (let i = 0; i < 100 && (await a.node.ownerOf('acme').catch(() => '')) !== 'a'; i++) await sleep(50);
   t.equal(a.local.getRecord('acme', 'thing', 'k')?.version, 35, 'a applied what it missed before serving anything');
   t.equal((await a.runtime.ask<{ n: number }>('acme', 'counter', 'k', { inc: true })).n, 36, 'and continues the count on the tenant');
+});
+
+t.test("ClusterNode - a burst of a tenant's writes folds into few stream messages; a lone write does not wait", async (t) => {
+  const p = prefix();
+  const a = await start(t, 'a', p, undefined, undefined, { commitLingerMs: 1000 });
+  t.equal(await a.node.takeTenant('acme'), 'a');
+  const nc = await connect({ servers: nats.url });
+  t.teardown(() => nc.close());
+  const jsm = await jetstreamManager(nc);
+  const names = new ClusterNames(p);
+  const messages = async () => {
+    const i = await jsm.streams.info(names.stream, { subjects_filter: names.tenantSubject('acme') });
+    return Object.values(i.state.subjects ?? {}).reduce((x, y) => x + y, 0);
+  };
+  await sleep(100);
+  const lone = performance.now();
+  await a.node.store.commit(new WriteBatch().putRecord(rec('acme', 'lone', 1), 0));
+  const loneMs = performance.now() - lone;
+  t.ok(loneMs < 800, `a lone write is appended at once (${loneMs.toFixed(0)} ms, the linger is 1,000 ms)`);
+
+  const before = await messages();
+  // Thirty writes 3 ms apart (an append's round trip is shorter): they wait for the burst and
+  // leave together, where each would otherwise go on its own.
+  const writes: Promise<void>[] = [];
+  for (let i = 0; i < 30; i++) {
+    writes.push(a.node.store.commit(new WriteBatch().putRecord(rec('acme', `burst-${i}`, 1), 0)));
+    await sleep(3);
+  }
+  await Promise.all(writes);
+  const used = (await messages()) - before;
+  t.ok(used <= 5, `thirty writes of a burst took ${used} stream messages`);
+  for (let i = 0; i < 30; i++) t.equal(a.local.getRecord('acme', 'thing', `burst-${i}`)?.version, 1);
 });
