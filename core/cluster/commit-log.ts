@@ -640,16 +640,24 @@ export class CommitLog {
   private async pump(lane: Lane): Promise<void> {
     lane.pumping = true;
     try {
+      let lingered = false;
       while (lane.queue.length > 0 && this.lanes.get(lane.tenant) === lane) {
-        if (this.checked(lane.queue[0])) await this.appendChecked(lane, lane.queue.shift()!);
-        else {
-          // In a burst, wait a moment for more of it: one message and one acknowledgement for
-          // several turns' batches. A lone write (no append under way a moment ago) goes at once.
-          const linger = this.opts.commitLingerMs ?? 0;
-          if (linger > 0 && lane.queue.length < LINGER_FULL && performance.now() - lane.lastAppend < LINGER_BURST_MS) await sleep(linger);
-          lane.lastAppend = performance.now();
-          await this.appendGroup(lane);
+        if (this.checked(lane.queue[0])) {
+          await this.appendChecked(lane, lane.queue.shift()!);
+          continue;
         }
+        // In a burst, wait a moment for more of it: one message and one acknowledgement for
+        // several turns' batches. A lone write (no append under way a moment ago) goes at once.
+        // After the wait the loop looks again (the lane may have been released meanwhile).
+        const linger = this.opts.commitLingerMs ?? 0;
+        if (!lingered && linger > 0 && lane.queue.length < LINGER_FULL && performance.now() - lane.lastAppend < LINGER_BURST_MS) {
+          lingered = true;
+          await sleep(linger);
+          continue;
+        }
+        lingered = false;
+        lane.lastAppend = performance.now();
+        await this.appendGroup(lane);
       }
     } finally {
       lane.pumping = false;
@@ -667,6 +675,7 @@ export class CommitLog {
   private async appendGroup(lane: Lane): Promise<void> {
     const group: Pending[] = [];
     while (group.length < MAX_GROUP && lane.queue.length > 0 && !this.checked(lane.queue[0])) group.push(lane.queue.shift()!);
+    if (group.length === 0) return;
     const message = (): Uint8Array => encode({ o: this.opts.nodeId, e: lane.epoch, b: group.map((p) => p.batch.ops) } satisfies LogMessage);
     let data = message();
     while (data.length > this.maxPayload && group.length > 1) {

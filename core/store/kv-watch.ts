@@ -36,7 +36,14 @@ export class KvWatch {
       const id = `${o.ns}\u0000${o.tenant}`;
       if (told?.has(id)) continue;
       (told ??= new Set()).add(id);
-      for (const fn of list) fn(o.tenant);
+      for (const fn of list) {
+        // A watcher's failure is its own: the batch has landed, and its commit must not fail.
+        try {
+          fn(o.tenant);
+        } catch {
+          // nothing to undo
+        }
+      }
     }
   }
 
