@@ -58,19 +58,7 @@ export class AiStreams {
   ) {}
 
   create(chatId: string, purpose: AiStream['purpose'], audience: StreamAudience): AiStream {
-    const s: AiStream = {
-      id: newId(this.now()),
-      chatId,
-      purpose,
-      audience,
-      chunks: [],
-      done: false,
-      end: undefined,
-      createdAt: this.now(),
-      finishedAt: undefined,
-      listeners: new Set(),
-    };
-    this.streams.set(s.id, s);
+    const s = this.open(newId(this.now()), chatId, purpose, audience);
     this.relay?.({ t: 'open', id: s.id, chatId, purpose, audience });
     return s;
   }
@@ -80,18 +68,7 @@ export class AiStreams {
     if (ev.t === 'open') {
       if (this.streams.has(ev.id) || this.copies.size >= MAX_MIRRORED) return;
       this.copies.add(ev.id);
-      this.streams.set(ev.id, {
-        id: ev.id,
-        chatId: ev.chatId,
-        purpose: ev.purpose,
-        audience: ev.audience,
-        chunks: [],
-        done: false,
-        end: undefined,
-        createdAt: this.now(),
-        finishedAt: undefined,
-        listeners: new Set(),
-      });
+      this.open(ev.id, ev.chatId, ev.purpose, ev.audience);
       return;
     }
     const s = this.copies.has(ev.id) ? this.streams.get(ev.id) : undefined;
@@ -116,6 +93,13 @@ export class AiStreams {
     if (s.done) return;
     this.close(s, end);
     this.relay?.({ t: 'end', id: s.id, end });
+  }
+
+  /** A new, empty stream kept under `id` (this node's, or a copy of another's). */
+  private open(id: string, chatId: string, purpose: AiStream['purpose'], audience: StreamAudience): AiStream {
+    const s: AiStream = { id, chatId, purpose, audience, chunks: [], done: false, end: undefined, createdAt: this.now(), finishedAt: undefined, listeners: new Set() };
+    this.streams.set(id, s);
+    return s;
   }
 
   private append(s: AiStream, chunk: string): void {
