@@ -33,7 +33,11 @@
 //
 // A bounded stream. The owner snapshots each tenant it holds every `snapshotEveryCommits` commits
 // or `snapshotEveryMs` (one snapshot at a time per node), then purges the tenant's `t` subject
-// below what the snapshot covers: a node behind it loads the snapshot, never those messages. The
+// below what the snapshot covers: a node behind it loads the snapshot, never those messages. A
+// snapshot's manifest is published only once this node's applier has read every `x` message up to
+// its mark and the lane still holds the tenant (snapshotSettled): an `x` batch another node
+// appended, that landed behind this lane's own writes, drops the tenant and its copy instead
+// (foreignPart), so no snapshot claims a position whose history it lacks. The
 // `x` subject is kept: its batches carry platform data every node's applier reads from its own
 // saved position, which another node may not have reached, and such batches are rare.
 import {
@@ -71,6 +75,10 @@ const SNAPSHOT_EVERY_COMMITS = 10_000;
 const SNAPSHOT_EVERY_MS = 300_000;
 /** How long an applied outcome of this node's own `g` batch is kept for its waiter. */
 const OUTCOME_TTL_MS = 60_000;
+/** Keys deleted per transaction when a tenant's copy is cleared. */
+const CLEAR_STEP = 5_000;
+/** Longest a finished snapshot waits for the applier to pass its mark before it is given up. */
+const SETTLE_MS = 10_000;
 
 /** One appended message: who appended it, through which lane, and its batches (op lists). */
 interface LogMessage {
@@ -171,6 +179,10 @@ class Lane {
   snapStale = false;
   /** When the lane's last group append began (performance.now()): a burst is under way. */
   lastAppend = -Infinity;
+  /** The stream sequence catchUp brought the tenant to (-1 while it runs). */
+  since = -1;
+  /** Highest `x` batch of another writer the applier saw while catchUp ran. */
+  foreign = 0;
   constructor(readonly tenant: string) {}
 }
 
@@ -216,6 +228,8 @@ export class CommitLog {
   private snapshotTimer: NodeJS.Timeout | undefined;
   /** The snapshot under way (at most one per node). */
   private snapshotting: Promise<unknown> | undefined;
+  /** Tenants whose copy here is known wrong (diverged): cleared before they are held again. */
+  private readonly suspect = new Set<string>();
   /**
    * Highest sequence this node's platform appends (`g`, `x`) were acknowledged with: a node whose
    * request wrote through this one waits until its own applier is there (read-your-writes).
@@ -322,20 +336,43 @@ export class CommitLog {
     } else {
       const [own, platform] = split(msg.b[0] ?? [], where.tenant);
       commits.push(this.settle(seq, this.local.commitApplied(platform, { key: GLOBAL_MARK, seq, n: 1 }), mine));
-      if (this.appliesTenantPart(where.tenant, msg)) commits.push(this.quiet(this.local.commitApplied(own, { key: where.tenant, seq, n: 1 })));
+      const lane = this.lanes.get(where.tenant);
+      if (lane && msg.e !== lane.epoch) commits.push(this.foreignPart(lane, seq, own));
     }
     this.advance(seq, commits);
   }
 
   /**
-   * The tenant part of an `x` batch is applied here only on a node that serves the tenant, when
-   * its lane did not append it (a node losing its lease may append one unchecked). A node that
-   * does not hold the tenant leaves it to the stream: the tenant's replay reads it when it takes
-   * the tenant over; one still catching up reads it in that replay (catchUp).
+   * The tenant part of an `x` batch its lane did not append (another node, losing or taking the
+   * lease, appends those unchecked). A node that does not hold the tenant leaves it to the stream:
+   * the tenant's replay reads it when it takes the tenant over. While catchUp runs its replay may
+   * or may not reach it: takeOver compares. After catchUp it is applied here, in stream order; when
+   * the lane already applied a later batch of the tenant, the mark skips it and this copy lacks
+   * it: the copy is wrong, so the tenant is dropped, cleared and taken over afresh, and no snapshot
+   * of this copy is ever written (snapshotSettled waits for the applier to pass the snapshot's
+   * mark, so it sees this first).
    */
-  private appliesTenantPart(tenant: string, msg: LogMessage): boolean {
-    const lane = this.lanes.get(tenant);
-    return lane !== undefined && lane.state === 'owned' && msg.e !== lane.epoch;
+  private foreignPart(lane: Lane, seq: number, own: WriteBatch): Promise<unknown> {
+    if (lane.since < 0) {
+      if (seq > lane.foreign) lane.foreign = seq;
+      return Promise.resolve();
+    }
+    if (seq <= lane.since || this.lanes.get(lane.tenant) !== lane) return Promise.resolve();
+    return this.quiet(
+      this.local.commitApplied(own, { key: lane.tenant, seq, n: 1 }).then((applied) => {
+        if (!applied && this.lanes.get(lane.tenant) === lane) this.diverged(lane, seq);
+      }),
+    );
+  }
+
+  /** Another writer's batch landed behind what this lane applied: this copy of the tenant is wrong. */
+  private diverged(lane: Lane, seq: number): void {
+    const err = appError('ERR_UNAVAILABLE', `tenant ${lane.tenant} was written by another node at ${seq}, behind this node's writes`);
+    if (!this.closed) this.log.warn({ tenant: lane.tenant, seq }, 'cluster: another node wrote a tenant this node holds; dropping it and its copy');
+    this.suspect.add(lane.tenant);
+    for (const p of lane.queue.splice(0)) p.reject(err);
+    this.release(lane.tenant);
+    this.opts.onLaneFailed(lane.tenant, err);
   }
 
   /** A failed condition is an expected outcome here (the owner saw it too); anything else is logged. */
@@ -425,8 +462,12 @@ export class CommitLog {
     const lane = new Lane(tenant);
     this.lanes.set(tenant, lane);
     try {
-      lane.lastT = await this.catchUp(tenant, lane);
+      const [lastT, since] = await this.catchUp(tenant, lane);
       if (this.lanes.get(tenant) !== lane) throw appError('ERR_UNAVAILABLE', `tenant ${tenant} was released during its takeover`);
+      // Another node appended past what the replay read: it still writes the tenant.
+      if (lane.foreign > since) throw appError('ERR_UNAVAILABLE', `tenant ${tenant} is still written by another node`);
+      lane.lastT = lastT;
+      lane.since = since;
       lane.state = 'owned';
     } catch (err) {
       if (this.lanes.get(tenant) === lane) this.lanes.delete(tenant);
@@ -438,11 +479,16 @@ export class CommitLog {
   /**
    * Brings `tenant` in this node's LMDB up to the stream's head: everything of its two subjects
    * after its mark here (from the start when this node never held it) is applied, in order.
-   * Resolves the tenant subject's last sequence, which the first append expects. The one place a
-   * tenant's state is rebuilt: a snapshot, when there is one, belongs here, before the replay.
+   * Resolves the tenant subject's last sequence, which the first append expects, and the sequence
+   * the replay reached. The one place a tenant's state is rebuilt: a snapshot, when there is one,
+   * belongs here, before the replay. A copy found wrong (diverged) is cleared first.
    */
-  private async catchUp(tenant: string, lane: Lane): Promise<number> {
+  private async catchUp(tenant: string, lane: Lane): Promise<[number, number]> {
     const filter = this.names.tenantFilter(tenant);
+    if (this.suspect.has(tenant)) {
+      while ((await this.local.clearTenantSome(tenant, CLEAR_STEP)) > 0);
+      this.suspect.delete(tenant);
+    }
     let end = await this.lastSequence(filter);
     let snap = await this.restoreIfBehind(tenant, undefined);
     await this.replay(tenant, end);
@@ -455,7 +501,7 @@ export class CommitLog {
       if (last <= end && now?.seq === snap?.seq) {
         const [mark, n] = this.local.appliedMark(tenant);
         lane.snapStale = !now || now.manifest.seq < mark || (now.manifest.seq === mark && now.manifest.n < n) || !this.local.hasAppliedMark(tenant);
-        return this.lastSequence(this.names.tenantSubject(tenant));
+        return [await this.lastSequence(this.names.tenantSubject(tenant)), end];
       }
       if (round === 3) throw appError('ERR_UNAVAILABLE', `tenant ${tenant} is still written by another node`);
       snap = await this.restoreIfBehind(tenant, now);
@@ -543,7 +589,7 @@ export class CommitLog {
     const live = (): boolean => !this.closed && this.lanes.get(lane.tenant) === lane && lane.state === 'owned';
     const commits = lane.commits;
     try {
-      const m = await this.snapshots.write(lane.tenant, live);
+      const m = await this.snapshots.write(lane.tenant, live, (mark) => this.snapshotSettled(lane, mark[0], live));
       lane.snapAt = Date.now();
       if (!m) return;
       lane.commits -= Math.min(lane.commits, commits);
@@ -554,6 +600,22 @@ export class CommitLog {
       lane.snapAt = Date.now();
       if (!this.closed) this.log.warn({ err, tenant: lane.tenant }, 'cluster: writing a tenant snapshot failed; the next one retries');
     }
+  }
+
+  /**
+   * Whether a snapshot of the lane's tenant up to `seq` holds everything of the tenant the stream
+   * has up to there, asked before its manifest is published. The lane's own appends are in it
+   * (each expected the last one). An `x` batch another node appended is in it only if the applier
+   * applied it before the lane passed it: so the applier must have read every `x` message up to
+   * `seq` (those after the stream's last `x` message now cannot be below `seq`), and the lane must
+   * still be held, which foreignPart ends when one landed behind.
+   */
+  private async snapshotSettled(lane: Lane, seq: number, live: () => boolean): Promise<boolean> {
+    const lastX = await this.lastSequence(this.names.platformFilter);
+    const need = Math.min(seq, lastX);
+    await this.waitApplied(need, SETTLE_MS);
+    await this.applied;
+    return this.position >= need && live() && this.lanes.get(lane.tenant) === lane;
   }
 
   /** Writes a snapshot of every tenant this node holds now (tests, and an operator's drain). */

@@ -99,9 +99,9 @@ export class TenantSnapshots {
   /**
    * Writes a snapshot of `tenant` as this node's LMDB holds it now, in bounded steps; resolves its
    * manifest once it is the tenant's snapshot (undefined when another node's won meanwhile, or
-   * `live` turned false between two steps).
+   * `live` turned false between two steps, or `settled` answered false for the mark it holds).
    */
-  async write(tenant: string, live: () => boolean): Promise<SnapshotManifest | undefined> {
+  async write(tenant: string, live: () => boolean, settled?: (mark: [number, number]) => Promise<boolean>): Promise<SnapshotManifest | undefined> {
     const { js, jsm, names, local } = this.opts;
     const before = await this.latest(tenant);
     const exp = local.exportTenant(tenant);
@@ -133,6 +133,7 @@ export class TenantSnapshots {
       exp.close();
     }
     const manifest: SnapshotManifest = { id, seq: exp.mark[0], n: exp.mark[1], first, chunks, entries, bytes, at: new Date().toISOString(), o: this.opts.nodeId };
+    if (settled && !(await settled(exp.mark))) return undefined;
     let seq: number;
     try {
       seq = (await js.publish(names.snapshotManifest(tenant), encode(manifest), { expect: { lastSubjectSequence: before?.seq ?? 0 }, timeout: this.opts.publishTimeoutMs })).seq;
