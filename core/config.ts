@@ -22,7 +22,7 @@ export interface ClusterSettings {
   retryMs: number;
   /** Interval of the membership heartbeats. */
   heartbeatMs: number;
-  /** An owned tenant's snapshot is written after this many commits (0: not by count; core/cluster/snapshots.ts). */
+  /** An owned tenant's snapshot is written after this many commits, the platform's after this many platform batches (0: not by count; core/cluster/snapshots.ts, platform-snapshots.ts). */
   snapshotEveryCommits?: number;
   /** ... or this long after its last one when it changed meanwhile (0: not by time). */
   snapshotEveryMs?: number;

@@ -37,9 +37,10 @@
 // snapshot's manifest is published only once this node's applier has read every `x` message up to
 // its mark and the lane still holds the tenant (snapshotSettled): an `x` batch another node
 // appended, that landed behind this lane's own writes, drops the tenant and its copy instead
-// (foreignPart), so no snapshot claims a position whose history it lacks. The
-// `x` subject is kept: its batches carry platform data every node's applier reads from its own
-// saved position, which another node may not have reached, and such batches are rare.
+// (foreignPart), so no snapshot claims a position whose history it lacks. The platform data the
+// applier materialises is snapshotted the same way, by whichever node is first due
+// (platform-snapshots.ts), and the `x` subjects are purged below the snapshot before it: a node
+// whose saved position is behind the platform snapshot loads it before its applier reads on.
 import {
   AckPolicy,
   DeliverPolicy,
@@ -57,6 +58,7 @@ import type { LmdbStore } from '../store/lmdb-store.js';
 import { WriteBatch, type WriteOp } from '../store/store.js';
 import { decode, encode } from './codec.js';
 import { isSystemTenant, type ClusterNames } from './names.js';
+import { PlatformSnapshots } from './platform-snapshots.js';
 import { isNoMessage, purgeBelow, TenantSnapshots, type SnapshotManifest } from './snapshots.js';
 
 /** Marks: a tenant's own key is the tenant; these two cannot be organisation ids. */
@@ -230,6 +232,10 @@ export class CommitLog {
   private snapshotting: Promise<unknown> | undefined;
   /** Tenants whose copy here is known wrong (diverged): cleared before they are held again. */
   private readonly suspect = new Set<string>();
+  private readonly platform: PlatformSnapshots;
+  /** Platform batches the applier read since the last platform snapshot (any node's), and when that was. */
+  private platformCommits = 0;
+  private platformSnapAt = Date.now();
   /**
    * Highest sequence this node's platform appends (`g`, `x`) were acknowledged with: a node whose
    * request wrote through this one waits until its own applier is there (read-your-writes).
@@ -243,7 +249,7 @@ export class CommitLog {
     this.local = opts.local;
     this.log = opts.logger;
     this.maxPayload = (opts.nc.info?.max_payload ?? 1024 * 1024) - ENVELOPE_BYTES;
-    this.snapshots = new TenantSnapshots({
+    const snapshotOptions = {
       js: this.js,
       jsm,
       names: opts.names,
@@ -252,7 +258,9 @@ export class CommitLog {
       logger: opts.logger,
       publishTimeoutMs: opts.publishTimeoutMs,
       maxPayload: this.maxPayload,
-    });
+    };
+    this.snapshots = new TenantSnapshots(snapshotOptions);
+    this.platform = new PlatformSnapshots(snapshotOptions, this.snapshots);
   }
 
   /** Creates the stream if needed and starts applying it; resolves once caught up with its end. */
@@ -284,7 +292,15 @@ export class CommitLog {
   // ---- the applier -------------------------------------------------------------------------
 
   private async startApplier(): Promise<void> {
-    const [saved] = this.local.appliedMark(POSITION_MARK);
+    let [saved] = this.local.appliedMark(POSITION_MARK);
+    // The platform snapshot is past what this node applied (it was away, or its DATA_DIR is new):
+    // the messages between may be purged, so it loads the snapshot and reads on from its mark.
+    const snap = await this.platform.latest();
+    if (snap && snap.manifest.seq > Math.max(saved, this.local.appliedMark(GLOBAL_MARK)[0])) {
+      await this.platform.restore(snap.manifest);
+      saved = snap.manifest.seq;
+      await this.local.commitApplied(new WriteBatch(), { key: POSITION_MARK, seq: saved, n: 1 });
+    }
     this.position = this.savedPosition = saved;
     const last = await this.lastSequence(this.names.platformFilter);
     await this.consumeFrom(saved + 1);
@@ -328,6 +344,7 @@ export class CommitLog {
       return this.advance(seq, []);
     }
     if (!where || where.kind === 't') return this.advance(seq, []);
+    this.platformCommits++;
     const commits: Promise<unknown>[] = [];
     const mine = msg.o === this.opts.nodeId;
     if (where.kind === 'g') {
@@ -556,8 +573,8 @@ export class CommitLog {
     this.snapshotTimer = setInterval(() => {
       if (this.snapshotting || this.closed) return;
       const lane = this.dueLane();
-      if (!lane) return;
-      this.snapshotting = this.snapshot(lane).finally(() => (this.snapshotting = undefined));
+      if (lane) this.snapshotting = this.snapshot(lane).finally(() => (this.snapshotting = undefined));
+      else if (this.platformDue()) this.snapshotting = this.snapshotPlatform().finally(() => (this.snapshotting = undefined));
     }, tick);
     this.snapshotTimer.unref();
   }
@@ -578,6 +595,39 @@ export class CommitLog {
       if ((byCount || byTime) && (!due || lane.snapAt < due.snapAt)) due = lane;
     }
     return due;
+  }
+
+  /** The platform's snapshot is due here: as a tenant's, by count or by time when anything changed. */
+  private platformDue(): boolean {
+    const [every, ms] = this.snapshotEvery();
+    return (every > 0 && this.platformCommits >= every) || (ms > 0 && Date.now() - this.platformSnapAt >= ms && this.platformCommits > 0);
+  }
+
+  /**
+   * Writes the platform's snapshot, unless another node wrote one since the applier last counted
+   * (every node counts the same batches, so the first one due writes and the others stand down).
+   */
+  private async snapshotPlatform(): Promise<void> {
+    const commits = this.platformCommits;
+    const since = this.platformSnapAt;
+    this.platformSnapAt = Date.now();
+    try {
+      const now = await this.platform.latest();
+      if (now && now.manifest.o !== this.opts.nodeId && Date.parse(now.manifest.at) > since) {
+        this.platformCommits -= Math.min(this.platformCommits, commits);
+        return;
+      }
+      const m = await this.platform.write(() => !this.closed);
+      if (m) this.platformCommits -= Math.min(this.platformCommits, commits);
+    } catch (err) {
+      if (!this.closed) this.log.warn({ err }, 'cluster: writing the platform snapshot failed; the next one retries');
+    }
+  }
+
+  /** Writes the platform's snapshot now (tests, and an operator's drain). */
+  async snapshotPlatformNow(): Promise<void> {
+    await this.snapshotting;
+    await (this.snapshotting = this.snapshotPlatform().finally(() => (this.snapshotting = undefined)));
   }
 
   /**

@@ -60,10 +60,24 @@ export interface SnapshotOptions {
   publishTimeoutMs: number;
   /** Largest message the server takes, less room for the envelope. */
   maxPayload: number;
+  /** What a snapshot copies out and in, when the scope is not a tenant (platform-snapshots.ts); a tenant's keys by default. */
+  copy?: SnapshotCopy;
+}
+
+/** A scope's keys read out (one consistent read, in chunks) and written in. */
+export interface SnapshotCopy {
+  export(scope: string): { readonly mark: [number, number]; next(maxEntries: number, maxBytes: number): CopyEntry[] | undefined; close(): void };
+  clearSome(scope: string, max: number): Promise<number>;
+  put(scope: string, entries: CopyEntry[]): Promise<void>;
+  finish(scope: string, mark: [number, number]): Promise<void>;
 }
 
 export class TenantSnapshots {
-  constructor(private readonly opts: SnapshotOptions) {}
+  private readonly copy: SnapshotCopy;
+  constructor(private readonly opts: SnapshotOptions) {
+    const l = opts.local;
+    this.copy = opts.copy ?? { export: (t) => l.exportTenant(t), clearSome: (t, max) => l.clearTenantSome(t, max), put: (t, e) => l.putTenantEntries(t, e), finish: (t, m) => l.finishTenantImport(t, m) };
+  }
 
   /** Creates the cluster's snapshot stream if needed. */
   static async ensureStream(jsm: JetStreamManager, names: ClusterNames, replicas: number): Promise<void> {
@@ -104,7 +118,7 @@ export class TenantSnapshots {
   async write(tenant: string, live: () => boolean, settled?: (mark: [number, number]) => Promise<boolean>): Promise<SnapshotManifest | undefined> {
     const { js, jsm, names, local } = this.opts;
     const before = await this.latest(tenant);
-    const exp = local.exportTenant(tenant);
+    const exp = this.copy.export(tenant);
     const id = randomBytes(8).toString('hex');
     let first = 0;
     let chunks = 0;
@@ -168,7 +182,7 @@ export class TenantSnapshots {
 
   private async load(tenant: string, manifest: SnapshotManifest): Promise<void> {
     const { js, jsm, names, local } = this.opts;
-    while ((await local.clearTenantSome(tenant, CLEAR_STEP)) > 0);
+    while ((await this.copy.clearSome(tenant, CLEAR_STEP)) > 0);
     if (manifest.chunks > 0) {
       const info = await jsm.consumers.add(names.snapshotStream, {
         filter_subject: names.snapshotChunks(tenant),
@@ -191,7 +205,7 @@ export class TenantSnapshots {
             got++;
             const chunk = decode<Chunk>(m.data);
             if (chunk.i !== manifest.id || chunk.k !== k) throw appError('ERR_UNAVAILABLE', `tenant ${tenant}'s snapshot was replaced while it loaded`);
-            writes.push(local.putTenantEntries(tenant, chunk.e));
+            writes.push(this.copy.put(tenant, chunk.e));
             if (++k === manifest.chunks) break;
           }
           if (got === 0) throw appError('ERR_UNAVAILABLE', `tenant ${tenant}'s snapshot is incomplete`);
@@ -202,7 +216,7 @@ export class TenantSnapshots {
         await jsm.consumers.delete(names.snapshotStream, info.name).catch(() => undefined);
       }
     }
-    await local.finishTenantImport(tenant, [manifest.seq, manifest.n]);
+    await this.copy.finish(tenant, [manifest.seq, manifest.n]);
     this.opts.logger.info({ tenant, seq: manifest.seq, entries: manifest.entries, bytes: manifest.bytes }, 'cluster: tenant loaded from its snapshot');
   }
 }

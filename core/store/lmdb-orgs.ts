@@ -34,6 +34,12 @@ export class LmdbOrgs {
     return (this.ids ??= Array.from(this.orgs.getKeys({}), String));
   }
 
+  /** Organisations were written around the batch path (a platform copy loaded): read them again. */
+  forgetAll(): void {
+    this.cache.clear();
+    this.ids = undefined;
+  }
+
   /** A batch landed (or failed): the next read of an organisation it wrote goes to the store. */
   forget(batch: WriteBatch): void {
     for (const o of batch.ops) {

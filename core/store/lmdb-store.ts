@@ -42,6 +42,7 @@ import { LmdbRecords } from './lmdb-records.js';
 import { RecordCache, type RecordText, type TextPage } from './record-cache.js';
 import { LmdbTenantIndexes, type DeclaredIndex } from './lmdb-tenant-indexes.js';
 import { clearTenantSome, putTenantEntries, TenantExport, type CopyEntry, type TenantDbs } from './lmdb-tenant-copy.js';
+import { clearPlatformSome, PlatformExport, PLATFORM_MARK, putPlatformEntries, type PlatformDbs } from './lmdb-platform-copy.js';
 import { needsStreamCheck, streamRefusal } from './lmdb-stream-checks.js';
 import { LmdbUsage } from './lmdb-usage.js';
 import type { FindExplain, FindOptions, Filter, PageLimits } from './query.js';
@@ -441,6 +442,41 @@ export class LmdbStore implements Store {
     });
     this.declared.refresh();
     this.forgetTenant(tenant);
+  }
+
+  private get platformDbs(): PlatformDbs {
+    return { ...this.tenantDbs, orgs: this.orgs } as unknown as PlatformDbs;
+  }
+
+  /** Cluster mode: a consistent read of the platform data (organisations, `_` tenants), in chunks (lmdb-platform-copy.ts). */
+  exportPlatform(): PlatformExport {
+    return new PlatformExport(this.platformDbs);
+  }
+
+  /** Cluster mode: deletes up to `max` of the platform's keys (its mark first); how many (0: none left). */
+  clearPlatformSome(max: number): Promise<number> {
+    return clearPlatformSome(this.platformDbs, max).finally(() => this.forgetPlatform());
+  }
+
+  /** Cluster mode: writes one chunk of a platform copy. */
+  async putPlatformEntries(entries: CopyEntry[]): Promise<void> {
+    await putPlatformEntries(this.platformDbs, entries).finally(() => this.forgetPlatform());
+  }
+
+  /** Cluster mode: a copied platform is complete: its mark, and the declared indexes read again. */
+  async finishPlatformImport(mark: [number, number]): Promise<void> {
+    await this.root.transaction(() => {
+      void this.meta.put(['applied', PLATFORM_MARK], mark);
+      this.declared.bump();
+    });
+    this.declared.refresh();
+    this.forgetPlatform();
+  }
+
+  /** Cached reads of the platform data, written around the batch path. */
+  private forgetPlatform(): void {
+    this.orgReads.forgetAll();
+    this.reads.cache?.forgetSystemTenants();
   }
 
   /** Cached reads of a tenant whose keys were written around the batch path. */

@@ -126,6 +126,11 @@ export class RecordCache {
   }
 
   /** Drops every answer of a tenant and its exact finds' matches (its keys were replaced whole). */
+  /** Drops the cached answers of every `_` tenant (the platform's copy was loaded around the batch path). */
+  forgetSystemTenants(): void {
+    for (const tenant of [...this.tenants.keys()]) if (tenant.charCodeAt(0) === 95) this.forgetTenant(tenant);
+  }
+
   forgetTenant(tenant: string): void {
     this.exact.touchedTenant(tenant);
     const t = this.tenants.get(tenant);

@@ -1,0 +1,142 @@
+// Issue 35: the platform subjects are bounded. Every node's applier materialises the organisations
+// and the `_` tenants from the stream's `x` subjects; a platform snapshot (one node at a time) covers
+// them, and the subjects are purged below the previous snapshot. A node whose saved position is
+// behind the purge (restarted late, or over an empty DATA_DIR) loads the snapshot before its
+// applier reads on, so it still has every organisation and platform write.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t, { type Test } from 'tap';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
+import { ClusterNames } from '../../core/cluster/names.js';
+import { ClusterNode } from '../../core/cluster/node.js';
+import { LmdbStore } from '../../core/store/lmdb-store.js';
+import { WriteBatch } from '../../core/store/store.js';
+import { silentLogger } from '../../core/log.js';
+import { startNatsServer } from '../helpers/nats-server.js';
+
+const nats = await startNatsServer();
+t.teardown(() => nats.stop());
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+const BIG = 'x'.repeat(2000);
+
+function tempDir(t: Test): string {
+  const dir = mkdtempSync(join(tmpdir(), 'bp-cluster-platform-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** A node that snapshots every 20 commits (tenant or platform), checked every second. */
+async function start(t: Test, id: string, prefix: string, dir = tempDir(t)) {
+  const local = new LmdbStore({ path: dir, mapSizeGiB: 1 });
+  const node = await ClusterNode.start({
+    natsUrl: nats.url,
+    nodeId: id,
+    prefix,
+    leaseTtlMs: 2000,
+    replicas: 1,
+    forwardTimeoutMs: 5000,
+    retryMs: 4000,
+    heartbeatMs: 100,
+    local,
+    logger: silentLogger,
+    snapshotEveryCommits: 20,
+    snapshotEveryMs: 0,
+  });
+  let closed = false;
+  const close = async () => {
+    if (closed) return;
+    closed = true;
+    await node.close();
+    await local.close();
+  };
+  t.teardown(close);
+  return { node, local, dir, close };
+}
+
+async function streamBytes(prefix: string): Promise<number> {
+  const nc = await connect({ servers: nats.url });
+  try {
+    return (await (await jetstreamManager(nc)).streams.info(new ClusterNames(prefix).stream)).state.bytes;
+  } finally {
+    await nc.close();
+  }
+}
+
+/** `n` platform writes through `node`: organisations created, then patched, and `_global` keys. */
+async function platformWrites(node: ClusterNode, round: number, n: number): Promise<void> {
+  for (let i = 0; i < n; i++) {
+    const org = `org${i % 20}`;
+    const b = new WriteBatch();
+    if (round === 0 && i < 20) b.putOrg({ orgId: org, displayName: `${org} ${BIG}`, createdate: '2026-01-01T00:00:00.000Z' });
+    else if (i % 2 === 0) b.patchOrg(org, { displayName: `${org} r${round} ${BIG}` });
+    else b.putKv('_global', 'dir', `k${i % 20}`, { round, text: BIG });
+    await node.store.commit(b);
+  }
+}
+
+t.test("platform snapshots - the stream's bytes stop growing under platform writes once snapshots cover them", async (t) => {
+  const p = `ps${Math.random().toString(36).slice(2, 8)}`;
+  const a = await start(t, 'a', p);
+  await platformWrites(a.node, 0, 60);
+  await sleep(2500); // two snapshot checks: a snapshot, and the purge of what the one before covered
+  await platformWrites(a.node, 1, 40);
+  await sleep(2500);
+  const before = await streamBytes(p);
+
+  for (let round = 2; round < 7; round++) {
+    await platformWrites(a.node, round, 40);
+    await sleep(1200);
+  }
+  await sleep(1500);
+  const after = await streamBytes(p);
+  // 200 more writes of 2 KB add ~400 KB to a stream that keeps its history.
+  t.ok(after < before + 100_000, `the stream's bytes stay bounded: ${before} then ${after} after 200 more platform writes`);
+  t.equal(a.local.getOrg('org4')?.displayName, `org4 r6 ${BIG}`, 'the writer holds the last patch');
+});
+
+t.test('platform snapshots - a node whose saved position is behind the purge, or whose DATA_DIR is empty, has every organisation and platform write', async (t) => {
+  const p = `ps${Math.random().toString(36).slice(2, 8)}`;
+  const a = await start(t, 'a', p);
+  let b = await start(t, 'b', p);
+  await platformWrites(a.node, 0, 40);
+  for (let i = 0; i < 100 && !b.local.getOrg('org19'); i++) await sleep(20);
+  t.ok(b.local.getOrg('org19'), 'b read the first organisations');
+  await b.close();
+
+  // While b is away, an organisation and a key written once, then enough platform writes for
+  // several snapshots: the subjects are purged past b, and past those two.
+  await a.node.store.commit(new WriteBatch().putOrg({ orgId: 'mid', displayName: 'Mid', createdate: '' }).putKv('_global', 'dir', 'mid', 'once'));
+  for (let round = 1; round < 6; round++) {
+    await platformWrites(a.node, round, 40);
+    await sleep(1200);
+  }
+  await sleep(1500);
+  const nc = await connect({ servers: nats.url });
+  t.teardown(() => nc.close());
+  const names = new ClusterNames(p);
+  const info = await (await jetstreamManager(nc)).streams.info(names.stream, { subjects_filter: names.globalSubject });
+  const kept = info.state.subjects?.[names.globalSubject] ?? 0;
+  t.ok(kept < 120, `the platform subject was purged past b's position (${kept} of its 241 messages kept)`);
+
+  const expectState = (node: { local: LmdbStore }, who: string) => {
+    const orgs = Array.from({ length: 20 }, (_, i) => node.local.getOrg(`org${i}`)?.displayName === a.local.getOrg(`org${i}`)?.displayName);
+    t.same(orgs.filter(Boolean).length, 20, `${who} has every organisation as last patched`);
+    t.equal(node.local.getOrg('mid')?.displayName, 'Mid', `${who} has the organisation written once while b was away`);
+    t.equal(node.local.getKv('_global', 'dir', 'mid'), 'once', `${who} has the key written with it`);
+    t.same(node.local.listOrgIds().length, 21, `${who} lists the twenty-one organisations`);
+    const keys = Array.from({ length: 20 }, (_, i) => JSON.stringify(node.local.getKv('_global', 'dir', `k${i}`)) === JSON.stringify(a.local.getKv('_global', 'dir', `k${i}`)));
+    t.same(keys.filter(Boolean).length, 20, `${who} has every platform key as last written`);
+  };
+  b = await start(t, 'b', p, b.dir);
+  expectState(b, 'b, restarted behind the purge');
+  const c = await start(t, 'c', p);
+  expectState(c, 'c, over an empty DATA_DIR');
+
+  // And they read on: a platform write after the load reaches both.
+  await a.node.store.commit(new WriteBatch().putOrg({ orgId: 'late', displayName: 'Late', createdate: '' }));
+  for (let i = 0; i < 100 && !(b.local.getOrg('late') && c.local.getOrg('late')); i++) await sleep(20);
+  t.ok(b.local.getOrg('late') && c.local.getOrg('late'), 'both read the platform writes after the snapshot');
+});
