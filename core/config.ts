@@ -28,6 +28,8 @@ export interface ClusterSettings {
   snapshotEveryMs?: number;
   /** In a burst of a tenant's writes, how long its next append waits for more to fold in (0: never). */
   commitLingerMs?: number;
+  /** How long a tenant this node let go stays on its disk before it is cleared (0: kept until held again). */
+  droppedKeepMs?: number;
 }
 
 export interface Config {
@@ -228,6 +230,7 @@ const ENV: ReadonlyArray<[string, string[], Parse]> = [
   ['CLUSTER_SNAPSHOT_EVERY_COMMITS', ['cluster', 'snapshotEveryCommits'], int],
   ['CLUSTER_SNAPSHOT_EVERY_MS', ['cluster', 'snapshotEveryMs'], int],
   ['CLUSTER_COMMIT_LINGER_MS', ['cluster', 'commitLingerMs'], int],
+  ['CLUSTER_DROPPED_KEEP_MS', ['cluster', 'droppedKeepMs'], int],
   ['LOG_LEVEL', ['logLevel'], text],
   ['MAX_BODY_BYTES', ['http', 'maxBodyBytes'], int],
   ['COMPILE_ROUTES_AT_START', ['http', 'compileAtStart'], bool],

@@ -77,8 +77,10 @@ const SNAPSHOT_EVERY_COMMITS = 10_000;
 const SNAPSHOT_EVERY_MS = 300_000;
 /** How long an applied outcome of this node's own `g` batch is kept for its waiter. */
 const OUTCOME_TTL_MS = 60_000;
-/** Keys deleted per transaction when a tenant's copy is cleared. */
-const CLEAR_STEP = 5_000;
+/** Keys deleted per transaction when a tenant's copy is cleared (a few ms of the loop each). */
+const CLEAR_STEP = 2_000;
+/** How long a released tenant's copy is kept (config/default.json: cluster.droppedKeepMs). */
+const DROPPED_KEEP_MS = 900_000;
 /** Longest a finished snapshot waits for the applier to pass its mark before it is given up. */
 const SETTLE_MS = 10_000;
 
@@ -206,6 +208,8 @@ export interface CommitLogOptions {
   snapshotEveryMs?: number;
   /** In a burst of a tenant's writes, how long an append waits for more to fold in (0: never). */
   commitLingerMs?: number;
+  /** How long a tenant this node let go is kept on its disk before it is cleared (0: kept; default 15 minutes). */
+  droppedKeepMs?: number;
 }
 
 export class CommitLog {
@@ -233,6 +237,10 @@ export class CommitLog {
   /** Tenants whose copy here is known wrong (diverged): cleared before they are held again. */
   private readonly suspect = new Set<string>();
   private readonly platform: PlatformSnapshots;
+  /** Copies of tenants this node let go, cleared when their time is up unless held again. */
+  private readonly dropped = new Map<string, NodeJS.Timeout>();
+  /** The clear under way (one at a time). */
+  private clearing: Promise<void> = Promise.resolve();
   /** Platform batches the applier read since the last platform snapshot (any node's), and when that was. */
   private platformCommits = 0;
   private platformSnapAt = Date.now();
@@ -286,6 +294,7 @@ export class CommitLog {
     const log = new CommitLog(opts, jsm);
     await log.startApplier();
     log.startSnapshots();
+    log.dropUnheld();
     return log;
   }
 
@@ -478,6 +487,7 @@ export class CommitLog {
     if (this.lanes.has(tenant)) return;
     const lane = new Lane(tenant);
     this.lanes.set(tenant, lane);
+    this.keep(tenant);
     try {
       const [lastT, since] = await this.catchUp(tenant, lane);
       if (this.lanes.get(tenant) !== lane) throw appError('ERR_UNAVAILABLE', `tenant ${tenant} was released during its takeover`);
@@ -544,7 +554,8 @@ export class CommitLog {
 
   /**
    * Stops holding `tenant`; batches still queued fail with 503 (their writers may retry). What it
-   * holds here stays as it is: another node's later writes are read by the next catchUp, if any.
+   * holds here stays for droppedKeepMs, so a lease that flaps back is caught up from it cheaply
+   * (catchUp reads only what it missed); then it is cleared (dropLater).
    */
   release(tenant: string): void {
     const lane = this.lanes.get(tenant);
@@ -552,6 +563,64 @@ export class CommitLog {
     this.lanes.delete(tenant);
     lane.state = 'syncing';
     for (const p of lane.queue.splice(0)) p.reject(moved(tenant));
+    if (!this.closed) this.dropLater(tenant);
+  }
+
+  // ---- copies of tenants let go ------------------------------------------------------------
+
+  private keepMs(): number {
+    return this.opts.droppedKeepMs ?? DROPPED_KEEP_MS;
+  }
+
+  /** Clears the tenant's copy here once droppedKeepMs passed, unless it is held again by then. */
+  private dropLater(tenant: string): void {
+    const ms = this.keepMs();
+    if (ms <= 0 || this.dropped.has(tenant)) return;
+    const timer = setTimeout(() => {
+      this.dropped.delete(tenant);
+      this.clearing = this.clearing.then(() => this.clearCopy(tenant));
+    }, ms);
+    timer.unref();
+    this.dropped.set(tenant, timer);
+  }
+
+  /** The tenant is held again: its copy stays. */
+  private keep(tenant: string): void {
+    const timer = this.dropped.get(tenant);
+    if (timer) clearTimeout(timer);
+    this.dropped.delete(tenant);
+  }
+
+  /**
+   * Tenants with a copy here that this node does not hold after a restart (it held them before it
+   * stopped) are let go as release does: cleared after droppedKeepMs unless taken meanwhile.
+   */
+  private dropUnheld(): void {
+    if (this.keepMs() <= 0) return;
+    for (const tenant of this.local.appliedKeys()) {
+      if (tenant !== GLOBAL_MARK && tenant !== POSITION_MARK && !isSystemTenant(tenant) && !this.lanes.has(tenant)) this.dropLater(tenant);
+    }
+  }
+
+  /**
+   * Deletes the tenant's keys in bounded steps, giving the loop back between them. Its mark goes
+   * in the first step; a takeover that begins meanwhile stops the clear and finishes it itself
+   * (the tenant is suspect until cleared, catchUp).
+   */
+  private async clearCopy(tenant: string): Promise<void> {
+    if (this.lanes.has(tenant) || this.closed) return;
+    this.suspect.add(tenant);
+    try {
+      for (;;) {
+        if (this.lanes.has(tenant) || this.closed) return;
+        if ((await this.local.clearTenantSome(tenant, CLEAR_STEP)) === 0) break;
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
+      if (!this.lanes.has(tenant)) this.suspect.delete(tenant);
+      this.log.info({ tenant }, 'cluster: cleared the copy of a tenant this node let go');
+    } catch (err) {
+      if (!this.closed) this.log.warn({ err, tenant }, 'cluster: clearing a tenant this node let go failed; it is cleared before it is held again');
+    }
   }
 
   private async lastSequence(subject: string): Promise<number> {
@@ -892,7 +961,10 @@ export class CommitLog {
     this.closed = true;
     if (this.saver) clearInterval(this.saver);
     if (this.snapshotTimer) clearInterval(this.snapshotTimer);
+    for (const timer of this.dropped.values()) clearTimeout(timer);
+    this.dropped.clear();
     await this.snapshotting;
+    await this.clearing;
     for (const tenant of [...this.lanes.keys()]) this.release(tenant);
     try {
       await this.messages?.close();

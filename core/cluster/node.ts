@@ -174,6 +174,7 @@ export class ClusterNode implements Placement {
         snapshotEveryCommits: opts.snapshotEveryCommits,
         snapshotEveryMs: opts.snapshotEveryMs,
         commitLingerMs: opts.commitLingerMs,
+        droppedKeepMs: opts.droppedKeepMs,
       });
       const membership = new Membership(nc, names.heartbeat, opts.nodeId, opts.heartbeatMs);
       node = new ClusterNode(opts, nc, membership, leases, log);

@@ -409,6 +409,16 @@ export class LmdbStore implements Store {
     return this.kvWatch.add(ns, fn);
   }
 
+  /** Every key with a mark here: the tenants this node holds a copy of, and the cluster's own marks. */
+  appliedKeys(): string[] {
+    const out: string[] = [];
+    for (const key of this.meta.getKeys({ start: ['applied'], end: ['applied', '\uffff'] })) {
+      const k = (key as unknown[])[1];
+      if (typeof k === 'string') out.push(k);
+    }
+    return out;
+  }
+
   /** Whether `key` has a mark at all (a tenant this node never applied has none). */
   hasAppliedMark(key: string): boolean {
     return this.meta.get(['applied', key]) !== undefined;

@@ -57,6 +57,11 @@ export function limitRows(config: Config): LimitRow[] {
         "cluster mode only: how often an organisation's owner snapshots it, after which the commit stream drops the organisation's older writes, so the stream keeps about this many of its commits beyond a snapshot (0: off); a node taking the organisation over loads the snapshot and replays the rest before it serves; the organisations themselves (platform data) are snapshotted on the same count of platform writes, and the stream keeps about two such intervals of them",
     },
     {
+      setting: 'CLUSTER_DROPPED_KEEP_MS',
+      value: config.cluster.droppedKeepMs ? `${n(config.cluster.droppedKeepMs)} ms` : 'kept',
+      meaning: "cluster mode only: how long an organisation's data stays on a node that let it go (its lease moved) before that node clears it; a node taking it back within that time catches up from its copy",
+    },
+    {
       setting: 'DOOR_VIEW_STREAMS, DOOR_VIEW_STREAMS_PER_ORG',
       value: `${n(config.door.viewStreams)}, ${n(config.door.viewStreamsPerOrg)}`,
       meaning: 'live door views (`GET /events/:id/door/stream`) open on this node at once, and per organisation; past them a new one answers 503, or 429 `ERR_TOO_MANY_STREAMS`',
