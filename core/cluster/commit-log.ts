@@ -39,8 +39,9 @@
 // appended, that landed behind this lane's own writes, drops the tenant and its copy instead
 // (foreignPart), so no snapshot claims a position whose history it lacks. The platform data the
 // applier materialises is snapshotted the same way, by whichever node is first due
-// (platform-snapshots.ts), and the `x` subjects are purged below the snapshot before it: a node
-// whose saved position is behind the platform snapshot loads it before its applier reads on.
+// (platform-snapshots.ts), and the `x` subjects are purged below the snapshot before it, never past
+// a position a running node's applier told (tellPositions): a node whose saved position is behind
+// the platform snapshot loads it before its applier reads on.
 import {
   AckPolicy,
   DeliverPolicy,
@@ -81,6 +82,9 @@ const OUTCOME_TTL_MS = 60_000;
 const CLEAR_STEP = 2_000;
 /** How long a released tenant's copy is kept (config/default.json: cluster.droppedKeepMs). */
 const DROPPED_KEEP_MS = 900_000;
+/** How often each node tells the others its applier's position, and how long one told is counted. */
+const POSITION_EVERY_MS = 1000;
+const POSITION_STALE_MS = 5000;
 /** Longest a finished snapshot waits for the applier to pass its mark before it is given up. */
 const SETTLE_MS = 10_000;
 
@@ -229,6 +233,7 @@ export class CommitLog {
   private applied: Promise<unknown> = Promise.resolve();
   private messages: ConsumerMessages | undefined;
   private saver: NodeJS.Timeout | undefined;
+  private positionTimer: NodeJS.Timeout | undefined;
   private closed = false;
   private readonly snapshots: TenantSnapshots;
   private snapshotTimer: NodeJS.Timeout | undefined;
@@ -241,6 +246,9 @@ export class CommitLog {
   private readonly dropped = new Map<string, NodeJS.Timeout>();
   /** The clear under way (one at a time). */
   private clearing: Promise<void> = Promise.resolve();
+  /** The applier positions the running nodes told (this one's included): no purge passes them. */
+  private readonly positions = new Map<string, { seq: number; at: number }>();
+  private positionSub: { unsubscribe(): void } | undefined;
   /** Platform batches the applier read since the last platform snapshot (any node's), and when that was. */
   private platformCommits = 0;
   private platformSnapAt = Date.now();
@@ -313,6 +321,7 @@ export class CommitLog {
     this.position = this.savedPosition = saved;
     const last = await this.lastSequence(this.names.platformFilter);
     await this.consumeFrom(saved + 1);
+    this.tellPositions();
     this.saver = setInterval(() => void this.savePosition(), 500);
     this.saver.unref();
     // Serve nothing (organisations included) before what was appended so far is applied here.
@@ -456,6 +465,49 @@ export class CommitLog {
         }, timeoutMs).unref();
       }
     });
+  }
+
+  /**
+   * Every node tells the others, once a second, how far its applier read, and hears theirs: the
+   * platform purge stays below the lowest position a running node told (platformFloor), so a
+   * running applier that lags is never overtaken by a purge and never skips a message. A node that
+   * stops telling (stopped, or cut off) is passed over after POSITION_STALE_MS: when it starts
+   * reading again it is behind the platform snapshot and loads it first (startApplier).
+   */
+  private tellPositions(): void {
+    const sub = this.opts.nc.subscribe(this.names.positions, {
+      callback: (err, msg) => {
+        if (err) return;
+        const [node, seq] = msg.string().split(' ');
+        const n = Number(seq);
+        if (node && Number.isSafeInteger(n) && n >= 0) this.positions.set(node, { seq: n, at: Date.now() });
+      },
+    });
+    this.positionSub = sub;
+    const tell = (): void => {
+      if (this.closed) return;
+      this.positions.set(this.opts.nodeId, { seq: this.position, at: Date.now() });
+      try {
+        this.opts.nc.publish(this.names.positions, `${this.opts.nodeId} ${this.position}`);
+      } catch {
+        // disconnected: the next one after the reconnect tells the others
+      }
+    };
+    tell();
+    const timer = setInterval(tell, POSITION_EVERY_MS);
+    timer.unref();
+    this.positionTimer = timer;
+  }
+
+  /** The lowest position a running node told lately, plus one: the platform purge goes no further. */
+  private platformFloor(): number {
+    const now = Date.now();
+    let floor = this.position + 1;
+    for (const [node, p] of this.positions) {
+      if (now - p.at > POSITION_STALE_MS) this.positions.delete(node);
+      else if (p.seq + 1 < floor) floor = p.seq + 1;
+    }
+    return floor;
   }
 
   /**
@@ -686,7 +738,7 @@ export class CommitLog {
         this.platformCommits -= Math.min(this.platformCommits, commits);
         return;
       }
-      const m = await this.platform.write(() => !this.closed);
+      const m = await this.platform.write(() => !this.closed, () => this.platformFloor());
       if (m) this.platformCommits -= Math.min(this.platformCommits, commits);
     } catch (err) {
       if (!this.closed) this.log.warn({ err }, 'cluster: writing the platform snapshot failed; the next one retries');
@@ -960,6 +1012,8 @@ export class CommitLog {
     await this.savePosition();
     this.closed = true;
     if (this.saver) clearInterval(this.saver);
+    if (this.positionTimer) clearInterval(this.positionTimer);
+    this.positionSub?.unsubscribe();
     if (this.snapshotTimer) clearInterval(this.snapshotTimer);
     for (const timer of this.dropped.values()) clearTimeout(timer);
     this.dropped.clear();

@@ -6,10 +6,10 @@
 // expecting the last one's sequence, so of two nodes writing at once one wins.
 //
 // What the purge keeps. `x._g` and each tenant's `x` subject go below a floor: the mark of the
-// platform snapshot before the one just written, so the stream keeps one snapshot interval of
-// platform history and a node whose applier lags by less than that reads on without a gap; a node
-// further behind (restarted late, an empty DATA_DIR) loads the snapshot before its applier reads
-// (commit-log.ts startApplier). A tenant's `x` subject is purged no further than its own snapshot's
+// platform snapshot before the one just written (the stream keeps one snapshot interval of platform
+// history), and never past the position a running node's applier told last (commit-log.ts
+// tellPositions), so a running applier is never overtaken; a node that was not running (restarted
+// late, an empty DATA_DIR) loads the snapshot before its applier reads (commit-log.ts startApplier). A tenant's `x` subject is purged no further than its own snapshot's
 // mark as well: its tenant parts are read by the tenant's next takeover from there.
 import type { JetStreamManager } from '@nats-io/jetstream';
 import type { Logger } from '../log.js';
@@ -61,14 +61,15 @@ export class PlatformSnapshots {
 
   /**
    * Writes a snapshot of the platform as this node holds it now; once it is the platform's, purges
-   * the `x` subjects below the previous one's mark. Resolves the new manifest (undefined when
-   * another node's won, or `live` turned false).
+   * the `x` subjects below the previous one's mark and below `limit()` (the lowest position a
+   * running node's applier told). Resolves the new manifest (undefined when another node's won,
+   * or `live` turned false).
    */
-  async write(live: () => boolean): Promise<SnapshotManifest | undefined> {
+  async write(live: () => boolean, limit: () => number): Promise<SnapshotManifest | undefined> {
     const before = await this.latest();
     const m = await this.snaps.write(PLATFORM_SCOPE, live);
     if (!m || !live()) return m;
-    const floor = Math.min(before?.manifest.seq ?? 0, m.seq);
+    const floor = Math.min(before?.manifest.seq ?? 0, m.seq, limit());
     if (floor > 1) await this.purge(floor, live);
     return m;
   }

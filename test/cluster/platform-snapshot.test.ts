@@ -140,3 +140,29 @@ t.test('platform snapshots - a node whose saved position is behind the purge, or
   for (let i = 0; i < 100 && !(b.local.getOrg('late') && c.local.getOrg('late')); i++) await sleep(20);
   t.ok(b.local.getOrg('late') && c.local.getOrg('late'), 'both read the platform writes after the snapshot');
 });
+
+t.test('platform snapshots - a running node whose applier lags is never overtaken by the purge', async (t) => {
+  const p = `ps${Math.random().toString(36).slice(2, 8)}`;
+  const a = await start(t, 'a', p);
+  const b = await start(t, 'b', p);
+  // b's applier stalls (a long pause): it stops reading once its batch in flight is full, so the
+  // rest of what a writes stays in the stream, unread by b, while a snapshots and purges.
+  const inner = (b.node as unknown as { log: { applied: Promise<unknown> } }).log;
+  let resume!: () => void;
+  inner.applied = new Promise<void>((r) => (resume = r));
+  for (let i = 0; i < 2400; i++) {
+    const batch = new WriteBatch();
+    if (i === 1400) batch.putOrg({ orgId: 'mid', displayName: 'Mid', createdate: '' }).putKv('_global', 'dir', 'mid', 'once');
+    else batch.putKv('_global', 'dir', `k${i % 20}`, { i });
+    await a.node.store.commit(batch);
+    if (i % 400 === 399) await sleep(1100); // a snapshot between
+  }
+  await sleep(1500);
+  t.ok(a.local.getOrg('mid'), 'a wrote the organisation');
+  resume();
+  const last = () => JSON.stringify(b.local.getKv('_global', 'dir', 'k19')) === JSON.stringify(a.local.getKv('_global', 'dir', 'k19'));
+  for (let i = 0; i < 200 && !(b.local.getOrg('mid') && last()); i++) await sleep(25);
+  t.equal(b.local.getOrg('mid')?.displayName, 'Mid', 'b, reading on, has the organisation written while it lagged');
+  t.equal(b.local.getKv('_global', 'dir', 'mid'), 'once', 'and the key written with it');
+  t.same(b.local.getKv('_global', 'dir', 'k19'), a.local.getKv('_global', 'dir', 'k19'), 'and the last platform writes');
+});
