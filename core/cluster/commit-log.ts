@@ -550,6 +550,8 @@ export class CommitLog {
       lane.state = 'owned';
     } catch (err) {
       if (this.lanes.get(tenant) === lane) this.lanes.delete(tenant);
+      // What the attempt brought here is let go as a released tenant's is.
+      if (!this.closed && !this.lanes.has(tenant)) this.dropLater(tenant);
       if (!this.closed) this.log.warn({ err, tenant }, 'cluster: taking a tenant over failed');
       throw err;
     }
@@ -566,6 +568,7 @@ export class CommitLog {
     const filter = this.names.tenantFilter(tenant);
     if (this.suspect.has(tenant)) {
       while ((await this.local.clearTenantSome(tenant, CLEAR_STEP)) > 0);
+      await this.local.tenantCleared(tenant);
       this.suspect.delete(tenant);
     }
     let end = await this.lastSequence(filter);
@@ -668,6 +671,7 @@ export class CommitLog {
         if ((await this.local.clearTenantSome(tenant, CLEAR_STEP)) === 0) break;
         await new Promise<void>((resolve) => setImmediate(resolve));
       }
+      await this.local.tenantCleared(tenant);
       if (!this.lanes.has(tenant)) this.suspect.delete(tenant);
       this.log.info({ tenant }, 'cluster: cleared the copy of a tenant this node let go');
     } catch (err) {

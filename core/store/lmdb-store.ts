@@ -489,6 +489,13 @@ export class LmdbStore implements Store {
     this.reads.cache?.forgetSystemTenants();
   }
 
+  /** Cluster mode: a tenant's copy was cleared whole (clearTenantSome to 0), not loaded again: its declared indexes go too. */
+  async tenantCleared(tenant: string): Promise<void> {
+    await this.root.transaction(() => this.declared.bump());
+    this.declared.refresh();
+    this.forgetTenant(tenant);
+  }
+
   /** Cached reads of a tenant whose keys were written around the batch path. */
   private forgetTenant(tenant: string): void {
     this.reads.cache?.forgetTenant(tenant);
