@@ -65,6 +65,24 @@ async function streamBytes(prefix: string): Promise<number> {
   }
 }
 
+/** Waits until the platform subject keeps at most `max` messages (snapshots purged the rest), or 15 s; how many it keeps. */
+async function waitPlatformPurged(prefix: string, max: number): Promise<number> {
+  const nc = await connect({ servers: nats.url });
+  try {
+    const jsm = await jetstreamManager(nc);
+    const names = new ClusterNames(prefix);
+    const deadline = Date.now() + 15_000;
+    for (;;) {
+      const info = await jsm.streams.info(names.stream, { subjects_filter: names.globalSubject });
+      const kept = info.state.subjects?.[names.globalSubject] ?? 0;
+      if (kept <= max || Date.now() > deadline) return kept;
+      await sleep(100);
+    }
+  } finally {
+    await nc.close();
+  }
+}
+
 /** `n` platform writes through `node`: organisations created, then patched, and `_global` keys. */
 async function platformWrites(node: ClusterNode, round: number, n: number): Promise<void> {
   for (let i = 0; i < n; i++) {
@@ -83,15 +101,17 @@ t.test("platform snapshots - the stream's bytes stop growing under platform writ
   await platformWrites(a.node, 0, 60);
   await sleep(2500); // two snapshot checks: a snapshot, and the purge of what the one before covered
   await platformWrites(a.node, 1, 40);
-  await sleep(2500);
+  // Snapshots every 20 platform batches, each purging below the one before: about 40 are kept.
+  await waitPlatformPurged(p, 45);
   const before = await streamBytes(p);
 
   for (let round = 2; round < 7; round++) {
     await platformWrites(a.node, round, 40);
     await sleep(1200);
   }
-  await sleep(1500);
+  const kept = await waitPlatformPurged(p, 45);
   const after = await streamBytes(p);
+  t.ok(kept <= 45, `the platform subject keeps ${kept} of its 300 messages`);
   // 200 more writes of 2 KB add ~400 KB to a stream that keeps its history.
   t.ok(after < before + 100_000, `the stream's bytes stay bounded: ${before} then ${after} after 200 more platform writes`);
   t.equal(a.local.getOrg('org4')?.displayName, `org4 r6 ${BIG}`, 'the writer holds the last patch');
@@ -113,7 +133,7 @@ t.test('platform snapshots - a node whose saved position is behind the purge, or
     await platformWrites(a.node, round, 40);
     await sleep(1200);
   }
-  await sleep(1500);
+  await waitPlatformPurged(p, 45);
   const nc = await connect({ servers: nats.url });
   t.teardown(() => nc.close());
   const names = new ClusterNames(p);
