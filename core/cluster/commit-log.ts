@@ -54,6 +54,7 @@ import { WriteBatch, type WriteOp } from '../store/store.js';
 import { decode, encode } from './codec.js';
 import { isSystemTenant, type ClusterNames } from './names.js';
 import { isNoMessage, purgeBelow, TenantSnapshots, type SnapshotManifest } from './snapshots.js';
+import { StreamAppends } from './stream-appends.js';
 
 /** Marks: a tenant's own key is the tenant; these two cannot be organisation ids. */
 const GLOBAL_MARK = '_g';
@@ -197,6 +198,8 @@ export interface CommitLogOptions {
 export class CommitLog {
   private readonly js: JetStreamClient;
   private readonly jsm: JetStreamManager;
+  /** Every append to the commit stream (lanes, checked batches, platform batches). */
+  private readonly appends: StreamAppends;
   private readonly names: ClusterNames;
   private readonly local: LmdbStore;
   private readonly log: Logger;
@@ -225,6 +228,7 @@ export class CommitLog {
   private constructor(private readonly opts: CommitLogOptions, jsm: JetStreamManager) {
     this.jsm = jsm;
     this.js = jetstream(opts.nc);
+    this.appends = new StreamAppends(opts.nc, opts.publishTimeoutMs);
     this.names = opts.names;
     this.local = opts.local;
     this.log = opts.logger;
@@ -631,6 +635,20 @@ export class CommitLog {
     });
   }
 
+  /** The linger under way, shared by every lane that lingers meanwhile. */
+  private lingering: Promise<void> | undefined;
+
+  /**
+   * Resolves within `ms`. Lanes that linger at the same time wake in the same timer callback, so
+   * their appends are published in one turn and leave in one socket write (one timer per lane
+   * would flush each lane's append on its own).
+   */
+  private lingerTick(ms: number): Promise<void> {
+    return (this.lingering ??= sleep(ms).then(() => {
+      this.lingering = undefined;
+    }));
+  }
+
   /** Lanes whose first append waits for the end of the turn (commitOwned). */
   private readonly due: Lane[] = [];
   private readonly pumpDue = (): void => {
@@ -652,7 +670,7 @@ export class CommitLog {
         const linger = this.opts.commitLingerMs ?? 0;
         if (!lingered && linger > 0 && lane.queue.length < LINGER_FULL && performance.now() - lane.lastAppend < LINGER_BURST_MS) {
           lingered = true;
-          await sleep(linger);
+          await this.lingerTick(linger);
           continue;
         }
         lingered = false;
@@ -688,11 +706,7 @@ export class CommitLog {
     }
     let seq: number;
     try {
-      const ack = await this.js.publish(this.names.tenantSubject(lane.tenant), data, {
-        expect: { lastSubjectSequence: lane.lastT },
-        timeout: this.opts.publishTimeoutMs,
-      });
-      seq = ack.seq;
+      seq = await this.appends.append(this.names.tenantSubject(lane.tenant), data, lane.lastT);
     } catch (err) {
       return this.laneFailed(lane, group, err);
     }
@@ -723,8 +737,8 @@ export class CommitLog {
     let seq: number;
     try {
       seq = p.mixed
-        ? (await this.js.publish(this.names.mixedSubject(lane.tenant), data, { timeout: this.opts.publishTimeoutMs })).seq
-        : (await this.js.publish(this.names.tenantSubject(lane.tenant), data, { expect: { lastSubjectSequence: lane.lastT }, timeout: this.opts.publishTimeoutMs })).seq;
+        ? await this.appends.append(this.names.mixedSubject(lane.tenant), data)
+        : await this.appends.append(this.names.tenantSubject(lane.tenant), data, lane.lastT);
     } catch (err) {
       return this.laneFailed(lane, [p], err);
     }
@@ -755,7 +769,7 @@ export class CommitLog {
     if (data.length > this.maxPayload) throw tooLarge(this.maxPayload);
     let seq: number;
     try {
-      seq = (await this.js.publish(this.names.globalSubject, data, { timeout: this.opts.publishTimeoutMs })).seq;
+      seq = await this.appends.append(this.names.globalSubject, data);
     } catch (err) {
       throw new AppError('ERR_UNAVAILABLE', ['the write could not be made durable; retry'], { cause: err });
     }
@@ -782,6 +796,7 @@ export class CommitLog {
     if (this.snapshotTimer) clearInterval(this.snapshotTimer);
     await this.snapshotting;
     for (const tenant of [...this.lanes.keys()]) this.release(tenant);
+    this.appends.close();
     try {
       await this.messages?.close();
     } catch {

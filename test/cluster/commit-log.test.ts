@@ -236,3 +236,37 @@ t.test("ClusterNode - a burst of a tenant's writes folds into few stream message
   t.ok(used <= 5, `thirty writes of a burst took ${used} stream messages`);
   for (let i = 0; i < 30; i++) t.equal(a.local.getRecord('acme', 'thing', `burst-${i}`)?.version, 1);
 });
+
+t.test('ClusterNode - the appends of tenants that linger at the same time leave in one socket write', async (t) => {
+  const p = prefix();
+  const a = await start(t, 'a', p, undefined, undefined, { commitLingerMs: 20 });
+  t.equal(await a.node.takeTenant('acme'), 'a');
+  t.equal(await a.node.takeTenant('beta'), 'a');
+  // Every frame the node's connection writes to its socket that carries a second write's append.
+  const transport = (a.node as unknown as { nc: { protocol: { transport: { send(frame: Uint8Array): unknown } } } }).nc.protocol.transport;
+  const send = transport.send.bind(transport);
+  const frames: string[] = [];
+  transport.send = (frame: Uint8Array) => {
+    const text = Buffer.from(frame).toString('latin1');
+    if (text.includes('second-')) frames.push(text);
+    return send(frame);
+  };
+  t.teardown(() => void (transport.send = send));
+  await sleep(100);
+  // A write of each tenant goes out at the end of the turn; the second writes, queued while those
+  // appends are in flight, find their lanes in a burst and linger.
+  const first = [
+    a.node.store.commit(new WriteBatch().putRecord(rec('acme', 'first-acme', 1), 0)),
+    a.node.store.commit(new WriteBatch().putRecord(rec('beta', 'first-beta', 1), 0)),
+  ];
+  await new Promise((r) => setImmediate(r));
+  const second = [
+    a.node.store.commit(new WriteBatch().putRecord(rec('acme', 'second-acme', 1), 0)),
+    a.node.store.commit(new WriteBatch().putRecord(rec('beta', 'second-beta', 1), 0)),
+  ];
+  await Promise.all([...first, ...second]);
+  t.equal(frames.length, 1, `the two lanes' lingering appends went in ${frames.length} socket write(s)`);
+  t.ok(frames[0]?.includes('second-acme') && frames[0]?.includes('second-beta'), 'both in it');
+  t.equal(a.local.getRecord('acme', 'thing', 'second-acme')?.version, 1);
+  t.equal(a.local.getRecord('beta', 'thing', 'second-beta')?.version, 1);
+});
