@@ -51,7 +51,7 @@ import { AppError, appError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { LmdbStore } from '../store/lmdb-store.js';
 import { WriteBatch, type WriteOp } from '../store/store.js';
-import { decode, encode } from './codec.js';
+import { decode, encodeCompact } from './codec.js';
 import { isSystemTenant, type ClusterNames } from './names.js';
 import { isNoMessage, purgeBelow, TenantSnapshots, type SnapshotManifest } from './snapshots.js';
 import { StreamAppends } from './stream-appends.js';
@@ -694,7 +694,7 @@ export class CommitLog {
     const group: Pending[] = [];
     while (group.length < MAX_GROUP && lane.queue.length > 0 && !this.checked(lane.queue[0])) group.push(lane.queue.shift()!);
     if (group.length === 0) return;
-    const message = (): Uint8Array => encode({ o: this.opts.nodeId, e: lane.epoch, b: group.map((p) => p.batch.ops) } satisfies LogMessage);
+    const message = (): Uint8Array => encodeCompact({ o: this.opts.nodeId, e: lane.epoch, b: group.map((p) => p.batch.ops) } satisfies LogMessage);
     let data = message();
     while (data.length > this.maxPayload && group.length > 1) {
       lane.queue.unshift(...group.splice(group.length >> 1));
@@ -732,7 +732,7 @@ export class CommitLog {
     await lane.tail;
     const refused = this.local.streamRefusal(p.batch);
     if (refused) return p.reject(refused);
-    const data = encode({ o: this.opts.nodeId, e: lane.epoch, b: [p.batch.ops] } satisfies LogMessage);
+    const data = encodeCompact({ o: this.opts.nodeId, e: lane.epoch, b: [p.batch.ops] } satisfies LogMessage);
     if (data.length > this.maxPayload) return p.reject(tooLarge(this.maxPayload));
     let seq: number;
     try {
@@ -765,7 +765,7 @@ export class CommitLog {
 
   /** Appends a platform-wide batch (any node); resolves once this node's applier applied it. */
   async commitGlobal(batch: WriteBatch): Promise<void> {
-    const data = encode({ o: this.opts.nodeId, b: [batch.ops] } satisfies LogMessage);
+    const data = encodeCompact({ o: this.opts.nodeId, b: [batch.ops] } satisfies LogMessage);
     if (data.length > this.maxPayload) throw tooLarge(this.maxPayload);
     let seq: number;
     try {

@@ -14,6 +14,7 @@ import { ActorRuntime, type ActorKind } from '../../core/actor/runtime.js';
 import { someServices } from '../../core/actor/services.js';
 import { Scheduler } from '../../core/scheduler.js';
 import { classify } from '../../core/cluster/commit-log.js';
+import { decode, encode } from '../../core/cluster/codec.js';
 import { ClusterNames } from '../../core/cluster/names.js';
 import { ClusterNode } from '../../core/cluster/node.js';
 import { LmdbStore } from '../../core/store/lmdb-store.js';
@@ -269,4 +270,25 @@ t.test('ClusterNode - the appends of tenants that linger at the same time leave 
   t.ok(frames[0]?.includes('second-acme') && frames[0]?.includes('second-beta'), 'both in it');
   t.equal(a.local.getRecord('acme', 'thing', 'second-acme')?.version, 1);
   t.equal(a.local.getRecord('beta', 'thing', 'second-beta')?.version, 1);
+});
+
+t.test('ClusterNode - a commit stream message writes the keys of a repeated op shape once, and decodes to the same batches', async (t) => {
+  const p = prefix();
+  const a = await start(t, 'a', p);
+  t.equal(await a.node.takeTenant('acme'), 'a');
+  // Twenty writes of one turn: one message of twenty batches of the same shape.
+  await Promise.all(Array.from({ length: 20 }, (_, i) => a.node.store.commit(new WriteBatch().putRecord(rec('acme', `shape-${i}`, 1, { n: i, at: new Date(0) }), 0))));
+  const nc = await connect({ servers: nats.url });
+  t.teardown(() => nc.close());
+  const jsm = await jetstreamManager(nc);
+  const names = new ClusterNames(p);
+  const m = await jsm.streams.getMessage(names.stream, { last_by_subj: names.tenantSubject('acme') });
+  const msg = decode<{ b: Array<Array<{ op: string; record: StoredRecord }>> }>(m!.data);
+  t.equal(msg.b.length, 20, 'one message of twenty batches');
+  t.same(
+    msg.b.map((b) => b[0].record.data),
+    Array.from({ length: 20 }, (_, i) => ({ n: i, at: new Date(0) })),
+  );
+  const plain = encode(msg).length;
+  t.ok(m!.data.length < plain * 0.8, `${m!.data.length} bytes, where each op writing its keys takes ${plain}`);
 });
