@@ -15,7 +15,10 @@
 //
 // Knobs (env): BENCH_SECONDS measured seconds per side (5), BENCH_ROUNDS (1), BENCH_WARMUP (2),
 // BENCH_CONNECTIONS (50, split over the target nodes), SCAN_TICKETS per tenant (20000), BENCH_SIDES
-// (a comma list of side keys to run: single, cluster1, cluster2, cluster2any; all by default).
+// (a comma list of side keys to run: single, cluster1, cluster2, cluster2any; all by default),
+// BENCH_BASE_DIST (another build's dist directory: each side runs a second time on that build, as
+// `<side>@base`, in the same run, so a change is measured against its baseline under one load; with
+// BENCH_ROUNDS=2 the order alternates).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { connect as tcpConnect } from 'node:net';
@@ -190,7 +193,8 @@ async function successful(url: string, orgs: string[], headers: Record<string, R
   return n;
 }
 
-type SideKey = 'single' | 'cluster1' | 'cluster2' | 'cluster2any';
+/** A side: single, cluster1, cluster2, cluster2any, or one of them on the base build (`@base`). */
+type SideKey = string;
 
 interface SideDef {
   key: SideKey;
@@ -198,6 +202,8 @@ interface SideDef {
   nodes: number;
   nats: boolean;
   route: 'owner' | 'any';
+  /** The server to start (another build's, for a baseline side). */
+  script?: string;
 }
 
 interface Run extends Load {
@@ -217,7 +223,7 @@ async function measure(side: SideDef, orgs: string[], template: string, headers:
     for (let i = 0; i < side.nodes; i++) {
       const env: Record<string, string> = { SCAN_TEMPLATE_DIR: template, JWT_SECRET };
       if (nats) Object.assign(env, { NATS_URL: nats.url, NODE_ID: NODE_IDS[i] });
-      servers.push(await startServer({ script: script('../fixtures/scan-server.js'), env }));
+      servers.push(await startServer({ script: side.script ?? script('../fixtures/scan-server.js'), env }));
     }
     // Both nodes hear each other's heartbeats before any tenant is placed.
     if (side.nodes > 1) await sleep(2500);
@@ -299,6 +305,13 @@ export const cluster: Scenario = {
       const only = (process.env.BENCH_SIDES ?? '').split(',').map((x) => x.trim()).filter(Boolean);
       if (only.length > 0) sides.splice(0, sides.length, ...sides.filter((s) => only.includes(s.key)));
       if (sides.length === 0) throw new Error(`BENCH_SIDES names no side (single, cluster1, cluster2, cluster2any)`);
+      const base = process.env.BENCH_BASE_DIST;
+      if (base) {
+        const baseScript = join(base, 'bench/fixtures/scan-server.js');
+        accessSync(baseScript, constants.R_OK);
+        // Each side next to its baseline: the two see the same load.
+        sides.splice(0, sides.length, ...sides.flatMap((s) => [s, { ...s, key: `${s.key}@base`, label: `${s.label} [base]`, script: baseScript }]));
+      }
       const runs = new Map<SideKey, Run[]>(sides.map((s) => [s.key, []]));
       const perRun = Math.max(1, Math.round(seconds / rounds));
       const loadBefore = loadavg()[0];
@@ -353,6 +366,14 @@ export const cluster: Scenario = {
         twoNodesOverOne: cpuOf('cluster2') / cpuOf('cluster1'),
         twoNodesAnyOverOne: cpuOf('cluster2any') / cpuOf('cluster1'),
       };
+      const baseRatios = base
+        ? {
+            clusterOneOverSingle: cpuOf('cluster1@base') / cpuOf('single@base'),
+            twoNodesOverOne: cpuOf('cluster2@base') / cpuOf('cluster1@base'),
+            twoNodesAnyOverOne: cpuOf('cluster2any@base') / cpuOf('cluster1@base'),
+            clusterOneOverBase: cpuOf('cluster1') / cpuOf('cluster1@base'),
+          }
+        : undefined;
       console.log(
         `\nscaling: 2 nodes / 1 node (cluster mode) ${fmt(scaling.twoNodesOverOne, 2)}× routed to the owner, ${fmt(scaling.twoNodesAnyOverOne, 2)}× to any node; ` +
           `2 nodes / single node without NATS ${fmt(scaling.twoNodesOverSingle, 2)}×; cluster mode on 1 node costs ${fmt((1 - scaling.clusterOneOverSingle) * 100, 0)}% of single-node throughput. ` +
@@ -361,6 +382,12 @@ export const cluster: Scenario = {
       console.log(
         `cpu per scan: cluster 1 node / single ${fmt(cpuRatios.clusterOneOverSingle, 2)}×; 2 nodes / 1 cluster node ${fmt(cpuRatios.twoNodesOverOne, 2)}× to the owner, ${fmt(cpuRatios.twoNodesAnyOverOne, 2)}× to any node`,
       );
+      if (baseRatios) {
+        console.log(
+          `base build: cluster 1 node / single ${fmt(baseRatios.clusterOneOverSingle, 2)}×; 2 nodes / 1 cluster node ${fmt(baseRatios.twoNodesOverOne, 2)}× to the owner, ${fmt(baseRatios.twoNodesAnyOverOne, 2)}× to any node; ` +
+            `cluster 1 node, this build / base ${fmt(baseRatios.clusterOneOverBase, 2)}×`,
+        );
+      }
       const result = {
         description: DESCRIPTION,
         request: { method: 'POST', path: PATH, mix: '80% first entries, 10% repeats, 10% invalid codes', tenants: orgs, ticketsPerTenant: tickets },
@@ -368,6 +395,7 @@ export const cluster: Scenario = {
         loadAverage: { before: loadBefore, after: loadavg()[0] },
         scaling,
         cpuRatios,
+        ...(baseRatios ? { base, baseRatios } : {}),
         sides: summary,
       };
       console.log(`wrote ${writeResult(NAME, result)}`);

@@ -57,10 +57,11 @@ import { AppError, appError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { LmdbStore } from '../store/lmdb-store.js';
 import { WriteBatch, type WriteOp } from '../store/store.js';
-import { decode, encode } from './codec.js';
+import { decode, encodeCompact } from './codec.js';
 import { isSystemTenant, type ClusterNames } from './names.js';
 import { PlatformSnapshots } from './platform-snapshots.js';
 import { isNoMessage, purgeBelow, TenantSnapshots, type SnapshotManifest } from './snapshots.js';
+import { StreamAppends } from './stream-appends.js';
 
 /** Marks: a tenant's own key is the tenant; these two cannot be organisation ids. */
 const GLOBAL_MARK = '_g';
@@ -219,6 +220,8 @@ export interface CommitLogOptions {
 export class CommitLog {
   private readonly js: JetStreamClient;
   private readonly jsm: JetStreamManager;
+  /** Every append to the commit stream (lanes, checked batches, platform batches). */
+  private readonly appends: StreamAppends;
   private readonly names: ClusterNames;
   private readonly local: LmdbStore;
   private readonly log: Logger;
@@ -261,6 +264,7 @@ export class CommitLog {
   private constructor(private readonly opts: CommitLogOptions, jsm: JetStreamManager) {
     this.jsm = jsm;
     this.js = jetstream(opts.nc);
+    this.appends = new StreamAppends(opts.nc, opts.publishTimeoutMs);
     this.names = opts.names;
     this.local = opts.local;
     this.log = opts.logger;
@@ -868,6 +872,20 @@ export class CommitLog {
     });
   }
 
+  /** The linger under way, shared by every lane that lingers meanwhile. */
+  private lingering: Promise<void> | undefined;
+
+  /**
+   * Resolves within `ms`. Lanes that linger at the same time wake in the same timer callback, so
+   * their appends are published in one turn and leave in one socket write (one timer per lane
+   * would flush each lane's append on its own).
+   */
+  private lingerTick(ms: number): Promise<void> {
+    return (this.lingering ??= sleep(ms).then(() => {
+      this.lingering = undefined;
+    }));
+  }
+
   /** Lanes whose first append waits for the end of the turn (commitOwned). */
   private readonly due: Lane[] = [];
   private readonly pumpDue = (): void => {
@@ -889,7 +907,7 @@ export class CommitLog {
         const linger = this.opts.commitLingerMs ?? 0;
         if (!lingered && linger > 0 && lane.queue.length < LINGER_FULL && performance.now() - lane.lastAppend < LINGER_BURST_MS) {
           lingered = true;
-          await sleep(linger);
+          await this.lingerTick(linger);
           continue;
         }
         lingered = false;
@@ -913,7 +931,7 @@ export class CommitLog {
     const group: Pending[] = [];
     while (group.length < MAX_GROUP && lane.queue.length > 0 && !this.checked(lane.queue[0])) group.push(lane.queue.shift()!);
     if (group.length === 0) return;
-    const message = (): Uint8Array => encode({ o: this.opts.nodeId, e: lane.epoch, b: group.map((p) => p.batch.ops) } satisfies LogMessage);
+    const message = (): Uint8Array => encodeCompact({ o: this.opts.nodeId, e: lane.epoch, b: group.map((p) => p.batch.ops) } satisfies LogMessage);
     let data = message();
     while (data.length > this.maxPayload && group.length > 1) {
       lane.queue.unshift(...group.splice(group.length >> 1));
@@ -925,11 +943,7 @@ export class CommitLog {
     }
     let seq: number;
     try {
-      const ack = await this.js.publish(this.names.tenantSubject(lane.tenant), data, {
-        expect: { lastSubjectSequence: lane.lastT },
-        timeout: this.opts.publishTimeoutMs,
-      });
-      seq = ack.seq;
+      seq = await this.appends.append(this.names.tenantSubject(lane.tenant), data, lane.lastT);
     } catch (err) {
       return this.laneFailed(lane, group, err);
     }
@@ -955,13 +969,13 @@ export class CommitLog {
     await lane.tail;
     const refused = this.local.streamRefusal(p.batch);
     if (refused) return p.reject(refused);
-    const data = encode({ o: this.opts.nodeId, e: lane.epoch, b: [p.batch.ops] } satisfies LogMessage);
+    const data = encodeCompact({ o: this.opts.nodeId, e: lane.epoch, b: [p.batch.ops] } satisfies LogMessage);
     if (data.length > this.maxPayload) return p.reject(tooLarge(this.maxPayload));
     let seq: number;
     try {
       seq = p.mixed
-        ? (await this.js.publish(this.names.mixedSubject(lane.tenant), data, { timeout: this.opts.publishTimeoutMs })).seq
-        : (await this.js.publish(this.names.tenantSubject(lane.tenant), data, { expect: { lastSubjectSequence: lane.lastT }, timeout: this.opts.publishTimeoutMs })).seq;
+        ? await this.appends.append(this.names.mixedSubject(lane.tenant), data)
+        : await this.appends.append(this.names.tenantSubject(lane.tenant), data, lane.lastT);
     } catch (err) {
       return this.laneFailed(lane, [p], err);
     }
@@ -988,11 +1002,11 @@ export class CommitLog {
 
   /** Appends a platform-wide batch (any node); resolves once this node's applier applied it. */
   async commitGlobal(batch: WriteBatch): Promise<void> {
-    const data = encode({ o: this.opts.nodeId, b: [batch.ops] } satisfies LogMessage);
+    const data = encodeCompact({ o: this.opts.nodeId, b: [batch.ops] } satisfies LogMessage);
     if (data.length > this.maxPayload) throw tooLarge(this.maxPayload);
     let seq: number;
     try {
-      seq = (await this.js.publish(this.names.globalSubject, data, { timeout: this.opts.publishTimeoutMs })).seq;
+      seq = await this.appends.append(this.names.globalSubject, data);
     } catch (err) {
       throw new AppError('ERR_UNAVAILABLE', ['the write could not be made durable; retry'], { cause: err });
     }
@@ -1024,6 +1038,7 @@ export class CommitLog {
     await this.snapshotting;
     await this.clearing;
     for (const tenant of [...this.lanes.keys()]) this.release(tenant);
+    this.appends.close();
     try {
       await this.messages?.close();
     } catch {

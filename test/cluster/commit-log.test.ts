@@ -14,6 +14,7 @@ import { ActorRuntime, type ActorKind } from '../../core/actor/runtime.js';
 import { someServices } from '../../core/actor/services.js';
 import { Scheduler } from '../../core/scheduler.js';
 import { classify } from '../../core/cluster/commit-log.js';
+import { decode, encode } from '../../core/cluster/codec.js';
 import { ClusterNames } from '../../core/cluster/names.js';
 import { ClusterNode } from '../../core/cluster/node.js';
 import { LmdbStore } from '../../core/store/lmdb-store.js';
@@ -235,4 +236,59 @@ t.test("ClusterNode - a burst of a tenant's writes folds into few stream message
   const used = (await messages()) - before;
   t.ok(used <= 5, `thirty writes of a burst took ${used} stream messages`);
   for (let i = 0; i < 30; i++) t.equal(a.local.getRecord('acme', 'thing', `burst-${i}`)?.version, 1);
+});
+
+t.test('ClusterNode - the appends of tenants that linger at the same time leave in one socket write', async (t) => {
+  const p = prefix();
+  const a = await start(t, 'a', p, undefined, undefined, { commitLingerMs: 20 });
+  t.equal(await a.node.takeTenant('acme'), 'a');
+  t.equal(await a.node.takeTenant('beta'), 'a');
+  // Every frame the node's connection writes to its socket that carries a second write's append.
+  const transport = (a.node as unknown as { nc: { protocol: { transport: { send(frame: Uint8Array): unknown } } } }).nc.protocol.transport;
+  const send = transport.send.bind(transport);
+  const frames: string[] = [];
+  transport.send = (frame: Uint8Array) => {
+    const text = Buffer.from(frame).toString('latin1');
+    if (text.includes('second-')) frames.push(text);
+    return send(frame);
+  };
+  t.teardown(() => void (transport.send = send));
+  await sleep(100);
+  // A write of each tenant goes out at the end of the turn; the second writes, queued while those
+  // appends are in flight, find their lanes in a burst and linger.
+  const first = [
+    a.node.store.commit(new WriteBatch().putRecord(rec('acme', 'first-acme', 1), 0)),
+    a.node.store.commit(new WriteBatch().putRecord(rec('beta', 'first-beta', 1), 0)),
+  ];
+  await new Promise((r) => setImmediate(r));
+  const second = [
+    a.node.store.commit(new WriteBatch().putRecord(rec('acme', 'second-acme', 1), 0)),
+    a.node.store.commit(new WriteBatch().putRecord(rec('beta', 'second-beta', 1), 0)),
+  ];
+  await Promise.all([...first, ...second]);
+  t.equal(frames.length, 1, `the two lanes' lingering appends went in ${frames.length} socket write(s)`);
+  t.ok(frames[0]?.includes('second-acme') && frames[0]?.includes('second-beta'), 'both in it');
+  t.equal(a.local.getRecord('acme', 'thing', 'second-acme')?.version, 1);
+  t.equal(a.local.getRecord('beta', 'thing', 'second-beta')?.version, 1);
+});
+
+t.test('ClusterNode - a commit stream message writes the keys of a repeated op shape once, and decodes to the same batches', async (t) => {
+  const p = prefix();
+  const a = await start(t, 'a', p);
+  t.equal(await a.node.takeTenant('acme'), 'a');
+  // Twenty writes of one turn: one message of twenty batches of the same shape.
+  await Promise.all(Array.from({ length: 20 }, (_, i) => a.node.store.commit(new WriteBatch().putRecord(rec('acme', `shape-${i}`, 1, { n: i, at: new Date(0) }), 0))));
+  const nc = await connect({ servers: nats.url });
+  t.teardown(() => nc.close());
+  const jsm = await jetstreamManager(nc);
+  const names = new ClusterNames(p);
+  const m = await jsm.streams.getMessage(names.stream, { last_by_subj: names.tenantSubject('acme') });
+  const msg = decode<{ b: Array<Array<{ op: string; record: StoredRecord }>> }>(m!.data);
+  t.equal(msg.b.length, 20, 'one message of twenty batches');
+  t.same(
+    msg.b.map((b) => b[0].record.data),
+    Array.from({ length: 20 }, (_, i) => ({ n: i, at: new Date(0) })),
+  );
+  const plain = encode(msg).length;
+  t.ok(m!.data.length < plain * 0.8, `${m!.data.length} bytes, where each op writing its keys takes ${plain}`);
 });
