@@ -49,12 +49,22 @@ export class CopyFrameWriter {
   private pos: number;
   entries = 0;
 
+  /** Where the last entry's key starts in the frame (lastKey). */
+  private keyAt = 0;
+  private keyLength = 0;
+
   constructor(
     private readonly room: number,
     private readonly maxBytes: number,
+    initialBytes = Math.min(maxBytes, 64 * 1024),
   ) {
-    this.buf = Buffer.allocUnsafe(Math.min(maxBytes, 64 * 1024) + room);
+    this.buf = Buffer.allocUnsafe(initialBytes + room);
     this.pos = room;
+  }
+
+  /** The last entry's key, as a view of the frame (the frame's bytes are never written twice). */
+  lastKey(): Buffer {
+    return this.buf.subarray(this.keyAt, this.keyAt + this.keyLength);
   }
 
   /** Bytes of entries so far (the carrier's room not counted). */
@@ -79,10 +89,10 @@ export class CopyFrameWriter {
     b.writeUInt16LE(key.length, this.pos + 1);
     b.writeUInt32LE(value.length, this.pos + 3);
     this.pos += ENTRY_HEAD;
-    b.set(key, this.pos);
-    this.pos += key.length;
-    b.set(value, this.pos);
-    this.pos += value.length;
+    this.keyAt = this.pos;
+    this.keyLength = key.length;
+    this.pos = put(b, this.pos, key);
+    this.pos = put(b, this.pos, value);
     this.entries++;
   }
 
@@ -90,6 +100,21 @@ export class CopyFrameWriter {
   finish(): Buffer {
     return this.buf.subarray(0, this.pos);
   }
+}
+
+/**
+ * Copies `src` into `b` at `at`. Most keys and values are short (an index entry's value is a
+ * byte), where a loop costs a fraction of TypedArray#set's call (measured: `set` was 21% of an
+ * export's time).
+ */
+function put(b: Buffer, at: number, src: Uint8Array): number {
+  const n = src.length;
+  if (n > 96) {
+    b.set(src, at);
+    return at + n;
+  }
+  for (let i = 0; i < n; i++) b[at + i] = src[i];
+  return at + n;
 }
 
 /** Why a frame cannot be read: the load stops with this rather than write part of a bad chunk. */

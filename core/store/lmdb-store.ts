@@ -41,7 +41,7 @@ import { LmdbOrgs } from './lmdb-orgs.js';
 import { LmdbRecords } from './lmdb-records.js';
 import { RecordCache, type RecordText, type TextPage } from './record-cache.js';
 import { LmdbTenantIndexes, type DeclaredIndex } from './lmdb-tenant-indexes.js';
-import { clearTenantSome, COPY_DB_NAMES, putTenantEntries, RAW_KEYS, putTenantFrame, TenantExport, type CopyEntry, type TenantDbs } from './lmdb-tenant-copy.js';
+import { clearTenantSome, COPY_DB_NAMES, putTenantEntries, RAW_KEYS, putTenantFrame, RAW_VALUES, TenantExport, type CopyEntry, type TenantDbs } from './lmdb-tenant-copy.js';
 import { needsStreamCheck, streamRefusal } from './lmdb-stream-checks.js';
 import { LmdbUsage } from './lmdb-usage.js';
 import type { FindExplain, FindOptions, Filter, PageLimits } from './query.js';
@@ -418,7 +418,7 @@ export class LmdbStore implements Store {
 
   private get tenantDbs(): TenantDbs {
     if (this.copyDbs) return this.copyDbs;
-    const raw = COPY_DB_NAMES.map((name) => this.root.openDB<Buffer, Buffer>({ name, encoding: 'binary', keyEncoder: RAW_KEYS } as { name: string }));
+    const raw = COPY_DB_NAMES.map((name) => this.root.openDB<Buffer, Buffer>({ name, encoding: 'binary', encoder: RAW_VALUES, keyEncoder: RAW_KEYS } as { name: string }));
     this.copyDbs = { root: this.root, records: this.records, index: this.index, logs: this.logs, kv: this.kv, meta: this.meta, raw } as unknown as TenantDbs;
     return this.copyDbs;
   }

@@ -53,9 +53,21 @@ export const RAW_KEYS = {
     target[end] = target[end + 1] = target[end + 2] = target[end + 3] = 0;
     return end;
   },
-  readKey(source: Uint8Array, start: number, end: number): Buffer {
-    return Buffer.from(source.subarray(start, end));
+  // A view of lmdb-js's key buffer, valid until its next read: a copy's reader frames it at once.
+  readKey(source: Buffer, start: number, end: number): Buffer {
+    return source.subarray(start, end);
   },
+};
+
+/**
+ * Values as their stored bytes, as a view of lmdb-js's read buffer valid until its next read (as
+ * RAW_KEYS): `encoding: 'binary'` would copy each value into a buffer of its own.
+ */
+export const RAW_VALUES = {
+  encode: (value: Uint8Array): Uint8Array => value,
+  // A range passes the value's size; a get passes its options, and gives lmdb-js's shared buffer
+  // with a `length` of the value's size that the buffer's own methods do not know: a view of it.
+  decode: (bytes: Buffer, size: unknown): Buffer => bytes.subarray(0, typeof size === 'number' ? size : bytes.length),
 };
 
 function dbOf(dbs: TenantDbs, db: CopyDb): Database<unknown, Key> {
@@ -145,7 +157,7 @@ export class TenantExport {
    */
   next(maxEntries: number, maxBytes: number, room: number): CopyFrame | undefined {
     if (this.closed) return undefined;
-    const w = new CopyFrameWriter(room, maxBytes);
+    const w = new CopyFrameWriter(room, maxBytes, maxBytes);
     const take = (e: Pending): boolean => {
       if (!w.fits(e.key.length, e.value.length)) {
         if (w.entries === 0) throw new Error(`a key of tenant ${this.tenant} takes ${e.key.length + e.value.length} bytes, more than a chunk's ${maxBytes}`);
@@ -154,6 +166,8 @@ export class TenantExport {
         return false;
       }
       w.add(e.db, e.kind, e.key, e.value);
+      // The range goes on from here: a view of the frame, since the key read is lmdb-js's buffer.
+      if (e.db !== CopyDb.Meta) this.after = w.lastKey();
       return w.entries < maxEntries;
     };
     if (this.pending) {
@@ -183,7 +197,6 @@ export class TenantExport {
         for (const { key, value } of dbOf(this.dbs, db).getRange({ ...range, start: bufferToKeyValue(range.start), end: [this.tenant, HIGH] })) {
           got++;
           const kb = keyValueToBuffer(key);
-          this.after = kb;
           if (!take({ db, kind: CopyValue.Decoded, key: kb, value: encodeCopyValue(value) })) {
             full = true;
             break;
@@ -192,7 +205,6 @@ export class TenantExport {
       } else {
         for (const { key, value } of this.dbs.raw[db].getRange(range)) {
           got++;
-          this.after = key;
           if (!take({ db, kind: CopyValue.Stored, key, value })) {
             full = true;
             break;

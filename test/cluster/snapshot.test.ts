@@ -183,7 +183,9 @@ t.test('cluster snapshots - a tenant restored from its snapshot on another node 
   t.equal((before['declared index'] as any).body.data?.length, 1, 'the owner finds a lead by its declared index');
   t.ok((before['open p1'] as any).body.data?.length > 0, 'and lists open leads');
   // The snapshot covers every write: the stream keeps only the message the next append expects.
-  t.ok((await waitPurged(cluster, 'acme', 1)) <= 1, 'a snapshot covers every write');
+  let left = await waitPurged(cluster, 'acme', 1);
+  for (let i = 0; i < 2 && left > 1; i++) left = await waitPurged(cluster, 'acme', 1);
+  t.ok(left <= 1, `a snapshot covers every write (${left} of acme's messages left in the stream)`);
 
   await cluster.kill9(owner);
   const after = await answers(staffClient(cluster.nodes[1 - owner].url, 'acme'), ids);
