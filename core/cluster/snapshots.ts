@@ -14,6 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { appError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { LmdbStore } from '../store/lmdb-store.js';
+import { CopyDb, type CopyEntry } from '../store/lmdb-tenant-copy.js';
 import { decode, encode } from './codec.js';
 import type { ClusterNames } from './names.js';
 
@@ -62,6 +63,25 @@ function readChunkHead(data: Uint8Array, tenant: string): ChunkHead {
   if (data.length < CHUNK_HEAD || data[0] !== CHUNK_FORMAT) throw appError('ERR_UNAVAILABLE', `a chunk of tenant ${tenant}'s snapshot is malformed: ${data.length} bytes, format ${data[0]}`);
   const b = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
   return { id: b.toString('hex', 1, 9), k: b.readUInt32LE(9), entries: b.readUInt32LE(13), frame: data.subarray(CHUNK_HEAD) };
+}
+
+/**
+ * A chunk of a snapshot written before CHUNK_FORMAT 2 (its manifest has no `f`): msgpack
+ * { i: id, k: index, e: [db, key, value][] }. Read so that a node of this version can still take
+ * over a tenant whose last snapshot an older node wrote; its shape is checked before use.
+ */
+function readChunkV1(data: Uint8Array, tenant: string): { id: string; k: number; e: CopyEntry[] } {
+  let c: { i?: unknown; k?: unknown; e?: unknown };
+  try {
+    c = decode(data);
+  } catch (err) {
+    throw appError('ERR_UNAVAILABLE', `a chunk of tenant ${tenant}'s snapshot does not decode: ${(err as Error).message}`);
+  }
+  const entryOk = (x: unknown) => Array.isArray(x) && x.length === 3 && Number.isInteger(x[0]) && x[0] >= CopyDb.Records && x[0] <= CopyDb.Meta && x[1] !== undefined;
+  if (typeof c?.i !== 'string' || !Number.isInteger(c.k) || !Array.isArray(c.e) || !c.e.every(entryOk)) {
+    throw appError('ERR_UNAVAILABLE', `a chunk of tenant ${tenant}'s snapshot is malformed (format 1)`);
+  }
+  return { id: c.i, k: c.k as number, e: c.e as CopyEntry[] };
 }
 
 /** Keys read per step of a snapshot at most: each step is one synchronous read of a few ms. */
@@ -198,7 +218,7 @@ export class TenantSnapshots {
 
   private async load(tenant: string, manifest: SnapshotManifest): Promise<void> {
     const { js, jsm, names, local } = this.opts;
-    if (manifest.f !== CHUNK_FORMAT) throw appError('ERR_UNAVAILABLE', `tenant ${tenant}'s snapshot is in chunk format ${manifest.f ?? 1}; this node reads ${CHUNK_FORMAT}`);
+    if (manifest.f !== undefined && manifest.f !== CHUNK_FORMAT) throw appError('ERR_UNAVAILABLE', `tenant ${tenant}'s snapshot is in chunk format ${manifest.f}; this node reads ${CHUNK_FORMAT} and 1`);
     while ((await local.clearTenantSome(tenant, CLEAR_STEP)) > 0);
     if (manifest.chunks > 0) {
       const info = await jsm.consumers.add(names.snapshotStream, {
@@ -220,10 +240,10 @@ export class TenantSnapshots {
         try {
           for await (const m of messages) {
             stall.refresh();
-            // Its own copy: the writes read the frame's bytes on LMDB's thread after this turn.
-            const chunk = readChunkHead(Buffer.from(m.data), tenant);
+            // Its own copy: the write transaction runs after this turn, and reads the frame then.
+            const chunk = manifest.f === CHUNK_FORMAT ? readChunkHead(Buffer.from(m.data), tenant) : readChunkV1(m.data, tenant);
             if (chunk.id !== manifest.id || chunk.k !== k) throw appError('ERR_UNAVAILABLE', `tenant ${tenant}'s snapshot was replaced while it loaded`);
-            const w = local.putTenantFrame(tenant, chunk.frame, chunk.entries);
+            const w = 'frame' in chunk ? local.putTenantFrame(tenant, chunk.frame, chunk.entries) : local.putTenantEntries(tenant, chunk.e);
             w.catch(() => undefined);
             writes.push(w);
             if (writes.length >= LOAD_WRITES) await writes.shift();

@@ -3,8 +3,9 @@
 // history. A node restarted with an empty DATA_DIR, and a node taking a tenant over after the
 // purge, load the snapshot and replay the tail: everything acknowledged is there.
 import t, { type Test } from 'tap';
-import { jetstreamManager } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
+import { encode } from '../../core/cluster/codec.js';
 import { ClusterNames } from '../../core/cluster/names.js';
 import { tempDir } from '../helpers/app.js';
 import { client } from '../helpers/http.js';
@@ -191,4 +192,26 @@ t.test('cluster snapshots - a tenant restored from its snapshot on another node 
   const after = await answers(staffClient(cluster.nodes[1 - owner].url, 'acme'), ids);
   t.equal(await cluster.waitOwner('acme', 5000, owner), 1 - owner, 'the other node took acme over');
   for (const name of Object.keys(before)) t.same(after[name], before[name], `${name}: the same answer after the restore`);
+});
+
+t.test('cluster snapshots - a snapshot in the first chunk format (an older node wrote it) still loads on a takeover', async (t) => {
+  const cluster = await TestCluster.start(t, { nodes: 1, orgs: ['acme', 'globex'], leaseTtlMs: 2000 });
+  await writeNotes(t, staffClient(cluster.nodes[0].url, 'globex'), 1, []);
+  const nc = await connect({ servers: cluster.nats.url });
+  t.teardown(() => nc.close());
+  const js = jetstream(nc);
+  const jsm = await jetstreamManager(nc);
+  const names = new ClusterNames(cluster.prefix);
+  const last = await jsm.streams.getMessage(names.stream, { last_by_subj: names.tenantSubject('globex') });
+  // What a node before chunk format 2 wrote: msgpack chunks of [db, key, decoded value], a manifest without `f`.
+  const sk = '6b0b00000000000000000001';
+  const at = '2026-11-01T00:00:00.000Z';
+  const record = { pk: 'globex', sk, datatype: 'note', version: 1, state: 'new', createdate: at, modifydate: at, data: { written: 'by an older node' } };
+  const chunk = await js.publish(names.snapshotChunks('globex'), encode({ i: 'a1', k: 0, e: [[0, ['globex', 'note', sk], record]] }));
+  await js.publish(names.snapshotManifest('globex'), encode({ id: 'a1', seq: last!.seq, n: 0, first: chunk.seq, chunks: 1, entries: 1, bytes: 1, at, o: 'older-node' }));
+
+  await cluster.restart(0, tempDir(t, 'bp-cluster-v1-'));
+  const got = await staffClient(cluster.nodes[0].url, 'globex').get(`/repository/get/note/${sk}`);
+  t.equal(got.status, 200, `the record of the older snapshot answers (${got.status === 200 ? 'ok' : got.text})`);
+  t.same(got.body.data, record.data);
 });
