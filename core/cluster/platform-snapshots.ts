@@ -44,7 +44,8 @@ export class PlatformSnapshots {
       copy: {
         export: () => local.exportPlatform(),
         clearSome: (_scope, max) => local.clearPlatformSome(max),
-        put: (_scope, entries) => local.putPlatformEntries(entries),
+        putFrame: (_scope, frame, entries) => local.putPlatformFrame(frame, entries),
+        putEntries: (_scope, entries) => local.putPlatformEntries(entries),
         finish: (_scope, mark) => local.finishPlatformImport(mark),
       },
     });

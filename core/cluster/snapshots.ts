@@ -1,7 +1,7 @@
 // Snapshots of the tenants a node holds (DESIGN: Cluster mode), so a takeover loads a tenant's state
 // at once instead of replaying its whole history, and the commit stream can drop what a snapshot
 // covers (commit-log.ts). One JetStream stream per cluster (names.ts `snapshotStream`):
-//   `<snap>.c.<tenant>`  chunks: { i: snapshot id, k: index, e: [db, key, value][] } (lmdb-tenant-copy.ts)
+//   `<snap>.c.<tenant>`  chunks: a header (CHUNK_HEAD) and one frame of entries (lmdb-copy-frame.ts)
 //   `<snap>.m.<tenant>`  manifests: the last one names the tenant's complete snapshot
 // A snapshot is written chunk by chunk from one consistent LMDB read of the tenant, then its
 // manifest, and only then are the older snapshot's chunks and manifests purged: a takeover always
@@ -13,8 +13,8 @@ import { AckPolicy, DeliverPolicy, type JetStreamClient, type JetStreamManager }
 import { randomBytes } from 'node:crypto';
 import { appError } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { CopyEntry } from '../store/lmdb-tenant-copy.js';
 import type { LmdbStore } from '../store/lmdb-store.js';
+import { CopyDb, type CopyEntry, type CopyFrame } from '../store/lmdb-tenant-copy.js';
 import { decode, encode } from './codec.js';
 import type { ClusterNames } from './names.js';
 
@@ -33,22 +33,69 @@ export interface SnapshotManifest {
   at: string;
   /** The node that wrote it. */
   o: string;
+  /** The chunks' format (CHUNK_FORMAT); a snapshot in another one is not loaded. */
+  f?: number;
 }
 
-interface Chunk {
-  i: string;
+/**
+ * A chunk: format u8, snapshot id (8 bytes), index u32, entries u32, then the frame. The id and
+ * index tie it to its manifest: a chunk of another snapshot (one written meanwhile) stops the load.
+ */
+const CHUNK_FORMAT = 2;
+const CHUNK_HEAD = 17;
+
+interface ChunkHead {
+  id: string;
   k: number;
-  e: CopyEntry[];
+  entries: number;
+  frame: Uint8Array;
 }
 
-/** Keys read per step of a snapshot: each step is one synchronous read of a few ms at most. */
-const STEP_ENTRIES = 2_000;
-/** Rough value bytes per chunk, well under the server's max_payload. */
-const STEP_BYTES = 256 * 1024;
+function writeChunkHead(chunk: Buffer, id: Buffer, k: number, entries: number): void {
+  chunk[0] = CHUNK_FORMAT;
+  id.copy(chunk, 1);
+  chunk.writeUInt32LE(k, 9);
+  chunk.writeUInt32LE(entries, 13);
+}
+
+/** A chunk's header, checked (its frame is checked entry by entry when written). */
+function readChunkHead(data: Uint8Array, tenant: string): ChunkHead {
+  if (data.length < CHUNK_HEAD || data[0] !== CHUNK_FORMAT) throw appError('ERR_UNAVAILABLE', `a chunk of tenant ${tenant}'s snapshot is malformed: ${data.length} bytes, format ${data[0]}`);
+  const b = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+  return { id: b.toString('hex', 1, 9), k: b.readUInt32LE(9), entries: b.readUInt32LE(13), frame: data.subarray(CHUNK_HEAD) };
+}
+
+/**
+ * A chunk of a snapshot written before CHUNK_FORMAT 2 (its manifest has no `f`): msgpack
+ * { i: id, k: index, e: [db, key, value][] }. Read so that a node of this version can still take
+ * over a tenant whose last snapshot an older node wrote; its shape is checked before use.
+ */
+function readChunkV1(data: Uint8Array, tenant: string): { id: string; k: number; e: CopyEntry[] } {
+  let c: { i?: unknown; k?: unknown; e?: unknown };
+  try {
+    c = decode(data);
+  } catch (err) {
+    throw appError('ERR_UNAVAILABLE', `a chunk of tenant ${tenant}'s snapshot does not decode: ${(err as Error).message}`);
+  }
+  const entryOk = (x: unknown) => Array.isArray(x) && x.length === 3 && Number.isInteger(x[0]) && x[0] >= CopyDb.Records && x[0] <= CopyDb.Meta && x[1] !== undefined;
+  if (typeof c?.i !== 'string' || !Number.isInteger(c.k) || !Array.isArray(c.e) || !c.e.every(entryOk)) {
+    throw appError('ERR_UNAVAILABLE', `a chunk of tenant ${tenant}'s snapshot is malformed (format 1)`);
+  }
+  return { id: c.i, k: c.k as number, e: c.e as CopyEntry[] };
+}
+
+/** Keys read per step of a snapshot at most: each step is one synchronous read of a few ms. */
+const STEP_ENTRIES = 16_000;
+/** Chunks of a snapshot published and not yet acknowledged. */
+const PUBLISH_WINDOW = 4;
 /** Keys deleted per transaction when a tenant is cleared before a load. */
 const CLEAR_STEP = 5_000;
-/** Chunks fetched at once while loading (each written in its own transaction). */
-const LOAD_FETCH = 32;
+/** Chunks pulled ahead while loading (each up to max_payload, so this bounds the memory held). */
+const LOAD_PULL = 16;
+/** Chunks whose write transactions may be queued and not committed: they overlap the next pulls. */
+const LOAD_WRITES = 8;
+/** A load that receives no chunk for this long stops (the snapshot was purged meanwhile). */
+const LOAD_STALL_MS = 10_000;
 
 export interface SnapshotOptions {
   js: JetStreamClient;
@@ -66,9 +113,13 @@ export interface SnapshotOptions {
 
 /** A scope's keys read out (one consistent read, in chunks) and written in. */
 export interface SnapshotCopy {
-  export(scope: string): { readonly mark: [number, number]; next(maxEntries: number, maxBytes: number): CopyEntry[] | undefined; close(): void };
+  /** A consistent read in frames: `next` gives up to `maxEntries` in at most `maxBytes`, with `room` bytes free at the start. */
+  export(scope: string): { readonly mark: [number, number]; next(maxEntries: number, maxBytes: number, room: number): CopyFrame | undefined; close(): void };
   clearSome(scope: string, max: number): Promise<number>;
-  put(scope: string, entries: CopyEntry[]): Promise<void>;
+  /** Writes one frame (a chunk of the current format). */
+  putFrame(scope: string, frame: Uint8Array, entries: number): Promise<unknown>;
+  /** Writes entries made from values (a chunk of format 1). */
+  putEntries(scope: string, entries: CopyEntry[]): Promise<unknown>;
   finish(scope: string, mark: [number, number]): Promise<void>;
 }
 
@@ -76,7 +127,13 @@ export class TenantSnapshots {
   private readonly copy: SnapshotCopy;
   constructor(private readonly opts: SnapshotOptions) {
     const l = opts.local;
-    this.copy = opts.copy ?? { export: (t) => l.exportTenant(t), clearSome: (t, max) => l.clearTenantSome(t, max), put: (t, e) => l.putTenantEntries(t, e), finish: (t, m) => l.finishTenantImport(t, m) };
+    this.copy = opts.copy ?? {
+      export: (t) => l.exportTenant(t),
+      clearSome: (t, max) => l.clearTenantSome(t, max),
+      putFrame: (t, frame, entries) => l.putTenantFrame(t, frame, entries),
+      putEntries: (t, e) => l.putTenantEntries(t, e),
+      finish: (t, m) => l.finishTenantImport(t, m),
+    };
   }
 
   /** Creates the cluster's snapshot stream if needed. */
@@ -116,37 +173,40 @@ export class TenantSnapshots {
    * `live` turned false between two steps, or `settled` answered false for the mark it holds).
    */
   async write(tenant: string, live: () => boolean, settled?: (mark: [number, number]) => Promise<boolean>): Promise<SnapshotManifest | undefined> {
-    const { js, jsm, names, local } = this.opts;
+    const { js, jsm, names } = this.opts;
     const before = await this.latest(tenant);
     const exp = this.copy.export(tenant);
-    const id = randomBytes(8).toString('hex');
+    const idBytes = randomBytes(8);
+    const id = idBytes.toString('hex');
+    const read0 = performance.now();
     let first = 0;
     let chunks = 0;
     let entries = 0;
     let bytes = 0;
+    let readMs: number;
     try {
-      const publish = async (e: CopyEntry[]): Promise<void> => {
-        const data = encode({ i: id, k: chunks, e } satisfies Chunk);
-        if (data.length > this.opts.maxPayload && e.length > 1) {
-          await publish(e.slice(0, e.length >> 1));
-          return publish(e.slice(e.length >> 1));
-        }
-        if (data.length > this.opts.maxPayload) throw appError('ERR_PAYLOAD_TOO_LARGE', this.opts.maxPayload);
-        const ack = await js.publish(names.snapshotChunks(tenant), data, { timeout: this.opts.publishTimeoutMs });
-        if (first === 0) first = ack.seq;
-        chunks++;
-        entries += e.length;
-        bytes += data.length;
-      };
-      for (let e = exp.next(STEP_ENTRIES, STEP_BYTES); e !== undefined; e = exp.next(STEP_ENTRIES, STEP_BYTES)) {
+      // A few publishes in flight: each waits for its acknowledgement, the read goes on meanwhile.
+      const inFlight: Promise<void>[] = [];
+      for (let f = exp.next(STEP_ENTRIES, this.opts.maxPayload - CHUNK_HEAD, CHUNK_HEAD); f !== undefined; f = exp.next(STEP_ENTRIES, this.opts.maxPayload - CHUNK_HEAD, CHUNK_HEAD)) {
         // A tenant released (or a node closing) stops between steps; its chunks are purged by the next snapshot.
         if (!live()) return undefined;
-        await publish(e);
+        writeChunkHead(f.frame, idBytes, chunks, f.entries);
+        const k = chunks++;
+        entries += f.entries;
+        bytes += f.frame.length;
+        const sent = js.publish(names.snapshotChunks(tenant), f.frame, { timeout: this.opts.publishTimeoutMs }).then((ack) => {
+          if (k === 0) first = ack.seq;
+        });
+        sent.catch(() => undefined);
+        inFlight.push(sent);
+        if (inFlight.length >= PUBLISH_WINDOW) await inFlight.shift();
       }
+      readMs = performance.now() - read0;
+      await Promise.all(inFlight);
     } finally {
       exp.close();
     }
-    const manifest: SnapshotManifest = { id, seq: exp.mark[0], n: exp.mark[1], first, chunks, entries, bytes, at: new Date().toISOString(), o: this.opts.nodeId };
+    const manifest: SnapshotManifest = { id, seq: exp.mark[0], n: exp.mark[1], first, chunks, entries, bytes, at: new Date().toISOString(), o: this.opts.nodeId, f: CHUNK_FORMAT };
     if (settled && !(await settled(exp.mark))) return undefined;
     let seq: number;
     try {
@@ -155,6 +215,7 @@ export class TenantSnapshots {
       this.opts.logger.warn({ err, tenant }, 'cluster: a snapshot lost to another one written meanwhile');
       return undefined;
     }
+    this.opts.logger.info({ tenant, entries, bytes, chunks, readMs: Math.round(readMs) }, 'cluster: tenant snapshot written');
     // The older snapshots (and any left half-written) go; this one's chunks start at `first`.
     await purgeBelow(jsm, names.snapshotStream, names.snapshotManifest(tenant), seq);
     await purgeBelow(jsm, names.snapshotStream, names.snapshotChunks(tenant), first || seq);
@@ -181,7 +242,8 @@ export class TenantSnapshots {
   }
 
   private async load(tenant: string, manifest: SnapshotManifest): Promise<void> {
-    const { js, jsm, names, local } = this.opts;
+    const { js, jsm, names } = this.opts;
+    if (manifest.f !== undefined && manifest.f !== CHUNK_FORMAT) throw appError('ERR_UNAVAILABLE', `tenant ${tenant}'s snapshot is in chunk format ${manifest.f}; this node reads ${CHUNK_FORMAT} and 1`);
     while ((await this.copy.clearSome(tenant, CLEAR_STEP)) > 0);
     if (manifest.chunks > 0) {
       const info = await jsm.consumers.add(names.snapshotStream, {
@@ -192,27 +254,34 @@ export class TenantSnapshots {
         inactive_threshold: 60_000 * 1e6,
         mem_storage: true,
       });
+      // A chunk's write transaction is queued as it arrives and the next chunks keep arriving
+      // meanwhile; at most LOAD_WRITES outstanding. Each is awaited (or settled) before the load ends.
+      const writes: Promise<unknown>[] = [];
+      let k = 0;
       try {
         const consumer = await js.consumers.get(names.snapshotStream, info.name);
-        let k = 0;
-        // One fetch of chunks written at a time: LMDB folds their transactions into few commits
-        // (one flush each), and at most LOAD_FETCH chunks are held in memory.
-        let writes: Promise<void>[] = [];
-        while (k < manifest.chunks) {
-          let got = 0;
-          const batch = await consumer.fetch({ max_messages: Math.min(LOAD_FETCH, manifest.chunks - k), expires: 5000 });
-          for await (const m of batch) {
-            got++;
-            const chunk = decode<Chunk>(m.data);
-            if (chunk.i !== manifest.id || chunk.k !== k) throw appError('ERR_UNAVAILABLE', `tenant ${tenant}'s snapshot was replaced while it loaded`);
-            writes.push(this.copy.put(tenant, chunk.e));
+        const messages = await consumer.consume({ max_messages: LOAD_PULL, expires: 5000 });
+        const stall = setTimeout(() => void messages.stop(), LOAD_STALL_MS);
+        try {
+          for await (const m of messages) {
+            stall.refresh();
+            // Its own copy: the write transaction runs after this turn, and reads the frame then.
+            const chunk = manifest.f === CHUNK_FORMAT ? readChunkHead(Buffer.from(m.data), tenant) : readChunkV1(m.data, tenant);
+            if (chunk.id !== manifest.id || chunk.k !== k) throw appError('ERR_UNAVAILABLE', `tenant ${tenant}'s snapshot was replaced while it loaded`);
+            const w = 'frame' in chunk ? this.copy.putFrame(tenant, chunk.frame, chunk.entries) : this.copy.putEntries(tenant, chunk.e);
+            w.catch(() => undefined);
+            writes.push(w);
+            if (writes.length >= LOAD_WRITES) await writes.shift();
             if (++k === manifest.chunks) break;
           }
-          if (got === 0) throw appError('ERR_UNAVAILABLE', `tenant ${tenant}'s snapshot is incomplete`);
-          await Promise.all(writes);
-          writes = [];
+        } finally {
+          clearTimeout(stall);
+          await messages.close().catch(() => undefined);
         }
+        if (k < manifest.chunks) throw appError('ERR_UNAVAILABLE', `tenant ${tenant}'s snapshot is incomplete: ${k} of ${manifest.chunks} chunks`);
+        await Promise.all(writes);
       } finally {
+        await Promise.allSettled(writes);
         await jsm.consumers.delete(names.snapshotStream, info.name).catch(() => undefined);
       }
     }

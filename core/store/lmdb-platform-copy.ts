@@ -6,24 +6,16 @@
 //   meta                       the `_` tenants' ['tindex', t, id], ['usage', t], ['kcount', dt, path, t]
 // and its mark is the platform's stream mark (['applied', '_g'], the last platform batch applied).
 // One LMDB read transaction gives every chunk, so the copy is the platform exactly at its mark.
-// Entries are [database, key, decoded value], as a tenant's copy (lmdb-tenant-copy.ts), numbered
-// as there, plus one number of its own for the organisations.
+// It travels in the frames of a tenant's copy (lmdb-copy-frame.ts), every value Decoded (the data is
+// small next to a tenant's, and records of the `_` tenants carry this node's msgpack structures),
+// with the organisations as database CopyDb.Orgs.
 import type { Database, Key, RootDatabase, Transaction } from 'lmdb';
 import { HIGH } from './lmdb-encoding.js';
-import type { CopyEntry } from './lmdb-tenant-copy.js';
+import { CopyDb, CopyFrameWriter, CopyValue, decodeCopyValue, encodeCopyValue, readCopyFrame } from './lmdb-copy-frame.js';
+import { keyValueToBuffer, bufferToKeyValue, type CopyEntry, type CopyFrame } from './lmdb-tenant-copy.js';
 
 /** The platform mark's key in ['applied', key] (commit-log.ts GLOBAL_MARK). */
 export const PLATFORM_MARK = '_g';
-
-/** Databases by number in a platform copy's entries: a tenant copy's numbers, and the organisations. */
-const enum PlatformDb {
-  Records = 0,
-  Index = 1,
-  Logs = 2,
-  Kv = 3,
-  Meta = 4,
-  Orgs = 5,
-}
 
 export interface PlatformDbs {
   root: RootDatabase;
@@ -35,17 +27,17 @@ export interface PlatformDbs {
   orgs: Database<unknown, Key>;
 }
 
-function dbOf(dbs: PlatformDbs, db: PlatformDb): Database<unknown, Key> {
+function dbOf(dbs: PlatformDbs, db: CopyDb): Database<unknown, Key> {
   switch (db) {
-    case PlatformDb.Records:
+    case CopyDb.Records:
       return dbs.records;
-    case PlatformDb.Index:
+    case CopyDb.Index:
       return dbs.index;
-    case PlatformDb.Logs:
+    case CopyDb.Logs:
       return dbs.logs;
-    case PlatformDb.Kv:
+    case CopyDb.Kv:
       return dbs.kv;
-    case PlatformDb.Orgs:
+    case CopyDb.Orgs:
       return dbs.orgs;
     default:
       return dbs.meta;
@@ -53,12 +45,12 @@ function dbOf(dbs: PlatformDbs, db: PlatformDb): Database<unknown, Key> {
 }
 
 /** Ranged databases, in the order a copy reads them, and each one's range. */
-const RANGES: Array<[PlatformDb, Key, Key]> = [
-  [PlatformDb.Orgs, '', HIGH],
-  [PlatformDb.Records, ['_'], ['`']],
-  [PlatformDb.Index, ['_'], ['`']],
-  [PlatformDb.Logs, ['_'], ['`']],
-  [PlatformDb.Kv, ['_'], ['`']],
+const RANGES: Array<[CopyDb, Key, Key]> = [
+  [CopyDb.Orgs, '', HIGH],
+  [CopyDb.Records, ['_'], ['`']],
+  [CopyDb.Index, ['_'], ['`']],
+  [CopyDb.Logs, ['_'], ['`']],
+  [CopyDb.Kv, ['_'], ['`']],
 ];
 
 function isSystem(tenant: unknown): boolean {
@@ -68,10 +60,10 @@ function isSystem(tenant: unknown): boolean {
 /** The `_` tenants' keys in `meta` (bounded: declarations, a usage counter each, a count per indexed path). */
 function metaEntries(dbs: PlatformDbs, transaction?: Transaction): CopyEntry[] {
   const out: CopyEntry[] = [];
-  for (const { key, value } of dbs.meta.getRange({ start: ['tindex', '_'], end: ['tindex', '`'], transaction })) out.push([PlatformDb.Meta as number, key, value] as CopyEntry);
-  for (const { key, value } of dbs.meta.getRange({ start: ['usage', '_'], end: ['usage', '`'], transaction })) out.push([PlatformDb.Meta as number, key, value] as CopyEntry);
+  for (const { key, value } of dbs.meta.getRange({ start: ['tindex', '_'], end: ['tindex', '`'], transaction })) out.push([CopyDb.Meta, key, value]);
+  for (const { key, value } of dbs.meta.getRange({ start: ['usage', '_'], end: ['usage', '`'], transaction })) out.push([CopyDb.Meta, key, value]);
   for (const { key, value } of dbs.meta.getRange({ start: ['kcount'], end: ['kcount', HIGH], transaction })) {
-    if (isSystem((key as unknown[])[3])) out.push([PlatformDb.Meta as number, key, value] as CopyEntry);
+    if (isSystem((key as unknown[])[3])) out.push([CopyDb.Meta, key, value]);
   }
   return out;
 }
@@ -88,41 +80,59 @@ export class PlatformExport {
   private after: Key | undefined;
   private metaDone = false;
   private closed = false;
+  /** Entries read and not framed yet (the meta keys, an entry the last frame had no room for). */
+  private queued: CopyEntry[] = [];
 
   constructor(private readonly dbs: PlatformDbs) {
     this.txn = dbs.root.useReadTransaction();
     this.mark = (dbs.meta.get(['applied', PLATFORM_MARK], { transaction: this.txn }) as [number, number] | undefined) ?? [0, 0];
   }
 
-  next(maxEntries: number, maxBytes: number): CopyEntry[] | undefined {
+  /** The next frame: up to `maxEntries` entries in at most `maxBytes`, with `room` bytes free at its start; undefined once every key was given. */
+  next(maxEntries: number, maxBytes: number, room: number): CopyFrame | undefined {
     if (this.closed) return undefined;
-    const out: CopyEntry[] = [];
+    const w = new CopyFrameWriter(room, maxBytes);
+    const add = ([db, key, value]: CopyEntry): boolean => {
+      const k = keyValueToBuffer(key);
+      const v = encodeCopyValue(value);
+      if (!w.fits(k.length, v.length)) {
+        if (w.entries === 0) throw new Error(`a platform key of ${k.length + v.length} bytes does not fit in a chunk of ${maxBytes}`);
+        return false;
+      }
+      w.add(db, CopyValue.Decoded, k, v);
+      return true;
+    };
     if (!this.metaDone) {
       this.metaDone = true;
-      out.push(...metaEntries(this.dbs, this.txn));
+      this.queued = metaEntries(this.dbs, this.txn);
     }
-    let bytes = 0;
-    while (this.stage < RANGES.length && out.length < maxEntries && bytes < maxBytes) {
+    // Entries read and not yet framed first (the meta keys; an entry the last frame had no room for).
+    while (this.queued.length > 0 && w.entries < maxEntries && add(this.queued[0])) this.queued.shift();
+    let full = this.queued.length > 0;
+    while (!full && this.stage < RANGES.length && w.entries < maxEntries) {
       const [db, start, end] = RANGES[this.stage];
-      const range = dbOf(this.dbs, db).getRange({ start: this.after ?? start, end, exclusiveStart: this.after !== undefined, limit: maxEntries - out.length, transaction: this.txn });
+      const range = dbOf(this.dbs, db).getRange({ start: this.after ?? start, end, exclusiveStart: this.after !== undefined, limit: maxEntries - w.entries, transaction: this.txn });
       let got = 0;
       for (const { key, value } of range) {
         got++;
-        out.push([db as number, key, value] as CopyEntry);
         this.after = key;
-        bytes += roughBytes(value);
-        if (bytes >= maxBytes) break;
+        const entry: CopyEntry = [db, key, value];
+        if (!add(entry)) {
+          this.queued.push(entry);
+          full = true;
+          break;
+        }
       }
-      if (got === 0 || (out.length < maxEntries && bytes < maxBytes)) {
+      if (!full && (got === 0 || w.entries < maxEntries)) {
         this.stage++;
         this.after = undefined;
       }
     }
-    if (out.length === 0) {
+    if (w.entries === 0) {
       this.close();
       return undefined;
     }
-    return out;
+    return { frame: w.finish(), entries: w.entries };
   }
 
   close(): void {
@@ -130,13 +140,6 @@ export class PlatformExport {
     this.closed = true;
     this.txn.done();
   }
-}
-
-/** A size estimate cheap enough per entry: an organisation or a `_` tenant's value is small. */
-function roughBytes(value: unknown): number {
-  if (typeof value === 'string') return value.length + 8;
-  if (value !== null && typeof value === 'object') return 64 + Object.keys(value).length * 32;
-  return 16;
 }
 
 /**
@@ -164,9 +167,19 @@ export async function clearPlatformSome(dbs: PlatformDbs, max: number): Promise<
   return n;
 }
 
-/** Writes one chunk of a platform copy in one transaction. */
+/** Writes entries of a platform copy made from values, in one transaction. */
 export async function putPlatformEntries(dbs: PlatformDbs, entries: CopyEntry[]): Promise<void> {
   await dbs.root.transaction(() => {
-    for (const [db, key, value] of entries) void dbOf(dbs, db as number as PlatformDb).put(key, value);
+    for (const [db, key, value] of entries) void dbOf(dbs, db).put(key, value);
+  });
+}
+
+/** Writes one frame of a platform copy in one transaction (checked whole first: a malformed frame writes nothing). */
+export function putPlatformFrame(dbs: PlatformDbs, frame: Uint8Array, entries: number): Promise<unknown> {
+  return dbs.root.transaction(() => {
+    readCopyFrame(frame, entries, (db, kind, key, value) => {
+      if (kind !== CopyValue.Decoded) throw new Error('a platform copy carries decoded values only');
+      void dbOf(dbs, db).putSync(bufferToKeyValue(key as Buffer), decodeCopyValue(value));
+    }, CopyDb.Orgs);
   });
 }

@@ -41,8 +41,8 @@ import { LmdbOrgs } from './lmdb-orgs.js';
 import { LmdbRecords } from './lmdb-records.js';
 import { RecordCache, type RecordText, type TextPage } from './record-cache.js';
 import { LmdbTenantIndexes, type DeclaredIndex } from './lmdb-tenant-indexes.js';
-import { clearTenantSome, putTenantEntries, TenantExport, type CopyEntry, type TenantDbs } from './lmdb-tenant-copy.js';
-import { clearPlatformSome, PlatformExport, PLATFORM_MARK, putPlatformEntries, type PlatformDbs } from './lmdb-platform-copy.js';
+import { clearTenantSome, COPY_DB_NAMES, putTenantEntries, RAW_KEYS, putTenantFrame, RAW_VALUES, TenantExport, type CopyEntry, type TenantDbs } from './lmdb-tenant-copy.js';
+import { clearPlatformSome, PlatformExport, PLATFORM_MARK, putPlatformEntries, putPlatformFrame, type PlatformDbs } from './lmdb-platform-copy.js';
 import { needsStreamCheck, streamRefusal } from './lmdb-stream-checks.js';
 import { LmdbUsage } from './lmdb-usage.js';
 import type { FindExplain, FindOptions, Filter, PageLimits } from './query.js';
@@ -424,9 +424,14 @@ export class LmdbStore implements Store {
     return this.meta.get(['applied', key]) !== undefined;
   }
 
+  /** Opened on a node's first copy: binary handles cost a write transaction each to open. */
+  private copyDbs?: TenantDbs;
+
   private get tenantDbs(): TenantDbs {
-    const dbs = { root: this.root, records: this.records, index: this.index, logs: this.logs, kv: this.kv, meta: this.meta };
-    return dbs as unknown as TenantDbs;
+    if (this.copyDbs) return this.copyDbs;
+    const raw = COPY_DB_NAMES.map((name) => this.root.openDB<Buffer, Buffer>({ name, encoding: 'binary', encoder: RAW_VALUES, keyEncoder: RAW_KEYS } as { name: string }));
+    this.copyDbs = { root: this.root, records: this.records, index: this.index, logs: this.logs, kv: this.kv, meta: this.meta, raw } as unknown as TenantDbs;
+    return this.copyDbs;
   }
 
   /** Cluster mode: a consistent read of a tenant's keys, in chunks (lmdb-tenant-copy.ts). */
@@ -439,9 +444,14 @@ export class LmdbStore implements Store {
     return clearTenantSome(this.tenantDbs, tenant, max).finally(() => this.forgetTenant(tenant));
   }
 
-  /** Cluster mode: writes one chunk of a tenant's copy (lmdb-tenant-copy.ts). */
+  /** Cluster mode: writes entries made from values (lmdb-tenant-copy.ts). */
   putTenantEntries(tenant: string, entries: CopyEntry[]): Promise<void> {
     return putTenantEntries(this.tenantDbs, entries).finally(() => this.forgetTenant(tenant));
+  }
+
+  /** Cluster mode: writes one frame of a tenant's copy; resolves once it is committed (lmdb-tenant-copy.ts). */
+  putTenantFrame(tenant: string, frame: Uint8Array, entries: number): Promise<unknown> {
+    return putTenantFrame(this.tenantDbs, frame, entries).finally(() => this.forgetTenant(tenant));
   }
 
   /** Cluster mode: a copied tenant is complete: its mark, and its declared indexes read again. */
@@ -468,9 +478,14 @@ export class LmdbStore implements Store {
     return clearPlatformSome(this.platformDbs, max).finally(() => this.forgetPlatform());
   }
 
-  /** Cluster mode: writes one chunk of a platform copy. */
+  /** Cluster mode: writes entries of a platform copy made from values. */
   async putPlatformEntries(entries: CopyEntry[]): Promise<void> {
     await putPlatformEntries(this.platformDbs, entries).finally(() => this.forgetPlatform());
+  }
+
+  /** Cluster mode: writes one frame of a platform copy; resolves once it is committed. */
+  putPlatformFrame(frame: Uint8Array, entries: number): Promise<unknown> {
+    return putPlatformFrame(this.platformDbs, frame, entries).finally(() => this.forgetPlatform());
   }
 
   /** Cluster mode: a copied platform is complete: its mark, and the declared indexes read again. */

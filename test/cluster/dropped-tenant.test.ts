@@ -61,7 +61,7 @@ async function start(t: Test, id: string, prefix: string, droppedKeepMs: number,
 function keysOf(local: LmdbStore, tenant: string): number {
   const exp = local.exportTenant(tenant);
   let n = 0;
-  for (let e = exp.next(10_000, 1 << 30); e; e = exp.next(10_000, 1 << 30)) n += e.length;
+  for (let e = exp.next(10_000, 1 << 30, 0); e; e = exp.next(10_000, 1 << 30, 0)) n += e.entries;
   exp.close();
   return n;
 }
