@@ -12,37 +12,12 @@
 import type { Database, Key, RootDatabase, Transaction } from 'lmdb';
 import { HIGH } from './lmdb-encoding.js';
 import { CopyDb, CopyFrameWriter, CopyValue, decodeCopyValue, encodeCopyValue, readCopyFrame } from './lmdb-copy-frame.js';
-import { keyValueToBuffer, bufferToKeyValue, type CopyEntry, type CopyFrame } from './lmdb-tenant-copy.js';
+import { bufferToKeyValue, dbOf, keyValueToBuffer, type CopyDbs, type CopyEntry, type CopyFrame } from './lmdb-tenant-copy.js';
 
 /** The platform mark's key in ['applied', key] (commit-log.ts GLOBAL_MARK). */
 export const PLATFORM_MARK = '_g';
 
-export interface PlatformDbs {
-  root: RootDatabase;
-  records: Database<unknown, Key>;
-  index: Database<unknown, Key>;
-  logs: Database<unknown, Key>;
-  kv: Database<unknown, Key>;
-  meta: Database<unknown, Key>;
-  orgs: Database<unknown, Key>;
-}
-
-function dbOf(dbs: PlatformDbs, db: CopyDb): Database<unknown, Key> {
-  switch (db) {
-    case CopyDb.Records:
-      return dbs.records;
-    case CopyDb.Index:
-      return dbs.index;
-    case CopyDb.Logs:
-      return dbs.logs;
-    case CopyDb.Kv:
-      return dbs.kv;
-    case CopyDb.Orgs:
-      return dbs.orgs;
-    default:
-      return dbs.meta;
-  }
-}
+export type PlatformDbs = CopyDbs & { root: RootDatabase; orgs: Database<unknown, Key> };
 
 /** Ranged databases, in the order a copy reads them, and each one's range. */
 const RANGES: Array<[CopyDb, Key, Key]> = [

@@ -70,7 +70,11 @@ export const RAW_VALUES = {
   decode: (bytes: Buffer, size: unknown): Buffer => bytes.subarray(0, typeof size === 'number' ? size : bytes.length),
 };
 
-function dbOf(dbs: TenantDbs, db: CopyDb): Database<unknown, Key> {
+/** The databases a copy's entries name; a platform copy's also name the organisations. */
+export type CopyDbs = Pick<TenantDbs, 'records' | 'index' | 'logs' | 'kv' | 'meta'> & { orgs?: Database<unknown, Key> };
+
+/** The database an entry names (its number was checked against what its copy may name). */
+export function dbOf(dbs: CopyDbs, db: CopyDb): Database<unknown, Key> {
   switch (db) {
     case CopyDb.Records:
       return dbs.records;
@@ -80,8 +84,11 @@ function dbOf(dbs: TenantDbs, db: CopyDb): Database<unknown, Key> {
       return dbs.logs;
     case CopyDb.Kv:
       return dbs.kv;
-    default:
+    case CopyDb.Meta:
       return dbs.meta;
+    default:
+      if (!dbs.orgs) throw new Error(`a copy entry names database ${db}, which this copy has not`);
+      return dbs.orgs;
   }
 }
 

@@ -3,9 +3,6 @@
 // owner's LMDB only; platform writes reach every node in one order; a node that lost its lease
 // without knowing cannot append behind the new owner's back; a node that takes a tenant (back)
 // catches up from its own mark before serving it.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { Kvm } from '@nats-io/kv';
 import { jetstreamManager } from '@nats-io/jetstream';
@@ -20,20 +17,13 @@ import { ClusterNode } from '../../core/cluster/node.js';
 import { LmdbStore } from '../../core/store/lmdb-store.js';
 import type { StoredRecord } from '../../core/store/record.js';
 import { WriteBatch } from '../../core/store/store.js';
-import { silentLogger } from '../../core/log.js';
+import { clusterTempDir, startClusterNode } from '../helpers/cluster-node.js';
 import { startNatsServer } from '../helpers/nats-server.js';
 
 const nats = await startNatsServer();
 t.teardown(() => nats.stop());
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
-// Not test/helpers/app.js: this file needs no part of the HTTP app.
-function tempDir(t: Test): string {
-  const dir = mkdtempSync(join(tmpdir(), 'bp-cluster-core-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
 
 function rec(tenant: string, sk: string, version: number, data: Record<string, unknown> = {}): StoredRecord {
   const at = '2026-01-01T00:00:00.000Z';
@@ -59,34 +49,13 @@ interface TestNode {
   close(): Promise<void>;
 }
 
-async function start(t: Test, id: string, prefix: string, dir = tempDir(t), ttl = 2000, more: { commitLingerMs?: number } = {}): Promise<TestNode> {
-  const local = new LmdbStore({ path: dir, mapSizeGiB: 1 });
-  const node = await ClusterNode.start({
-    ...more,
-    natsUrl: nats.url,
-    nodeId: id,
-    prefix,
-    leaseTtlMs: ttl,
-    replicas: 1,
-    forwardTimeoutMs: 5000,
-    retryMs: 4000,
-    heartbeatMs: 100,
-    local,
-    logger: silentLogger,
-  });
-  const runtime = new ActorRuntime({ store: node.store, services: someServices({ scheduler: new Scheduler({ store: node.store }) }), remote: node.remoteAsk });
+async function start(t: Test, id: string, prefix: string, dir?: string, ttl = 2000, more: { commitLingerMs?: number } = {}): Promise<TestNode> {
+  let runtime: ActorRuntime | undefined;
+  const base = await startClusterNode(t, { ...more, natsUrl: nats.url, nodeId: id, prefix, dir, leaseTtlMs: ttl, beforeClose: async () => runtime?.close() });
+  runtime = new ActorRuntime({ store: base.node.store, services: someServices({ scheduler: new Scheduler({ store: base.node.store }) }), remote: base.node.remoteAsk });
   runtime.register(counter);
-  node.attachRuntime(runtime);
-  let closed = false;
-  const close = async () => {
-    if (closed) return;
-    closed = true;
-    await runtime.close();
-    await node.close();
-    await local.close();
-  };
-  t.teardown(close);
-  return { node, local, runtime, dir, close };
+  base.node.attachRuntime(runtime);
+  return { ...base, runtime };
 }
 
 let n = 0;
@@ -111,7 +80,7 @@ t.test('ClusterNames - tenants become subject tokens that cannot collide', async
 });
 
 t.test('LmdbStore.commitApplied - a mark makes applying twice harmless; a failed condition still consumes its position', async (t) => {
-  const store = new LmdbStore({ path: tempDir(t), mapSizeGiB: 1 });
+  const store = new LmdbStore({ path: clusterTempDir(t, 'bp-cluster-core-'), mapSizeGiB: 1 });
   t.teardown(() => store.close());
   t.equal(await store.commitApplied(new WriteBatch().putRecord(rec('acme', 'a', 1), 0), { key: 'acme', seq: 5, n: 1 }), true);
   t.equal(await store.commitApplied(new WriteBatch().putRecord(rec('acme', 'a', 1), 0), { key: 'acme', seq: 5, n: 1 }), false, 'the same position again is skipped');
@@ -187,7 +156,7 @@ t.test('ClusterNode - a node that lost its lease without knowing cannot append b
 
 t.test('ClusterNode - a node that was away catches up from its own position, then serves the tenant', async (t) => {
   const p = prefix();
-  const dir = tempDir(t);
+  const dir = clusterTempDir(t, 'bp-cluster-core-');
   let a = await start(t, 'a', p, dir);
   const b = await start(t, 'b', p);
   t.equal(await a.node.takeTenant('acme'), 'a');

@@ -2,15 +2,12 @@
 // holds the tenant again, its copy is cleared in bounded steps between other work; a lease that
 // flaps back within the time finds its copy and catches up from it. A node restarted without
 // taking back a tenant it held before lets that copy go the same way.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { ClusterNode } from '../../core/cluster/node.js';
 import { LmdbStore } from '../../core/store/lmdb-store.js';
 import type { StoredRecord } from '../../core/store/record.js';
 import { WriteBatch } from '../../core/store/store.js';
-import { silentLogger } from '../../core/log.js';
+import { startClusterNode } from '../helpers/cluster-node.js';
 import { startNatsServer } from '../helpers/nats-server.js';
 
 const nats = await startNatsServer();
@@ -23,38 +20,8 @@ function rec(tenant: string, sk: string): StoredRecord {
   return { pk: tenant, sk, datatype: 'thing', version: 1, state: 'active', createdate: at, modifydate: at, data: { sk } };
 }
 
-function tempDir(t: Test): string {
-  const dir = mkdtempSync(join(tmpdir(), 'bp-cluster-dropped-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
-
-async function start(t: Test, id: string, prefix: string, droppedKeepMs: number, dir = tempDir(t)) {
-  const local = new LmdbStore({ path: dir, mapSizeGiB: 1 });
-  const node = await ClusterNode.start({
-    natsUrl: nats.url,
-    nodeId: id,
-    prefix,
-    leaseTtlMs: 2000,
-    replicas: 1,
-    forwardTimeoutMs: 5000,
-    retryMs: 4000,
-    heartbeatMs: 100,
-    local,
-    logger: silentLogger,
-    snapshotEveryCommits: 0,
-    snapshotEveryMs: 0,
-    droppedKeepMs,
-  });
-  let closed = false;
-  const close = async () => {
-    if (closed) return;
-    closed = true;
-    await node.close();
-    await local.close();
-  };
-  t.teardown(close);
-  return { node, local, dir, close };
+function start(t: Test, id: string, prefix: string, droppedKeepMs: number, dir?: string) {
+  return startClusterNode(t, { natsUrl: nats.url, nodeId: id, prefix, dir, snapshotEveryCommits: 0, snapshotEveryMs: 0, droppedKeepMs });
 }
 
 /** How many keys of `tenant` the store holds (its copy). */

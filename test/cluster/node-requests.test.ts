@@ -2,26 +2,18 @@
 // one node sends another in a turn travels as one message each way, every frame still gets its
 // own answer, and a frame that cannot be answered ends as gone, lost or timed out, never hangs.
 import t from 'tap';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { decode, encode } from '../../core/cluster/codec.js';
 import { ClusterNames } from '../../core/cluster/names.js';
 import { NodeRequests } from '../../core/cluster/node-requests.js';
 import { silentLogger } from '../../core/log.js';
-import { startNatsServer } from '../helpers/nats-server.js';
+import { natsClients, startNatsServer } from '../helpers/nats-server.js';
 
 const nats = await startNatsServer();
 t.teardown(() => nats.stop());
 
 const names = new ClusterNames('nr');
-const conns: NatsConnection[] = [];
-async function conn(): Promise<NatsConnection> {
-  const nc = await connect({ servers: nats.url, noAsyncTraces: true });
-  conns.push(nc);
-  return nc;
-}
-t.teardown(async () => {
-  for (const nc of conns) await nc.close();
-});
+const conn = natsClients(t, nats);
 
 function requests(nc: NatsConnection, opts: { timeoutMs?: number; isLive?: (n: string) => boolean } = {}): NodeRequests {
   const r = new NodeRequests({ nc, names, logger: silentLogger, timeoutMs: opts.timeoutMs ?? 5000, isLive: opts.isLive ?? (() => true) });

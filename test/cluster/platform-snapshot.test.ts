@@ -3,9 +3,6 @@
 // them, and the subjects are purged below the previous snapshot. A node whose saved position is
 // behind the purge (restarted late, or over an empty DATA_DIR) loads the snapshot before its
 // applier reads on, so it still has every organisation and platform write.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
@@ -13,7 +10,7 @@ import { ClusterNames } from '../../core/cluster/names.js';
 import { ClusterNode } from '../../core/cluster/node.js';
 import { LmdbStore } from '../../core/store/lmdb-store.js';
 import { WriteBatch } from '../../core/store/store.js';
-import { silentLogger } from '../../core/log.js';
+import { startClusterNode } from '../helpers/cluster-node.js';
 import { startNatsServer } from '../helpers/nats-server.js';
 
 const nats = await startNatsServer();
@@ -22,38 +19,9 @@ t.teardown(() => nats.stop());
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const BIG = 'x'.repeat(2000);
 
-function tempDir(t: Test): string {
-  const dir = mkdtempSync(join(tmpdir(), 'bp-cluster-platform-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
-
 /** A node that snapshots every 20 commits (tenant or platform), checked every second. */
-async function start(t: Test, id: string, prefix: string, dir = tempDir(t)) {
-  const local = new LmdbStore({ path: dir, mapSizeGiB: 1 });
-  const node = await ClusterNode.start({
-    natsUrl: nats.url,
-    nodeId: id,
-    prefix,
-    leaseTtlMs: 2000,
-    replicas: 1,
-    forwardTimeoutMs: 5000,
-    retryMs: 4000,
-    heartbeatMs: 100,
-    local,
-    logger: silentLogger,
-    snapshotEveryCommits: 20,
-    snapshotEveryMs: 0,
-  });
-  let closed = false;
-  const close = async () => {
-    if (closed) return;
-    closed = true;
-    await node.close();
-    await local.close();
-  };
-  t.teardown(close);
-  return { node, local, dir, close };
+function start(t: Test, id: string, prefix: string, dir?: string) {
+  return startClusterNode(t, { natsUrl: nats.url, nodeId: id, prefix, dir, snapshotEveryCommits: 20, snapshotEveryMs: 0 });
 }
 
 async function streamBytes(prefix: string): Promise<number> {

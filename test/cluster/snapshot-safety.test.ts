@@ -2,19 +2,14 @@
 // knowing, and whose applier has not yet read a batch the new owner appended to the tenant's `x`
 // subject, must not publish a snapshot whose mark is past that batch: a node restoring it would skip
 // the batch for good (and the purge below the mark would drop the rest of the history around it).
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { Kvm } from '@nats-io/kv';
 import { connect } from '@nats-io/transport-node';
 import { ClusterNames } from '../../core/cluster/names.js';
-import { ClusterNode } from '../../core/cluster/node.js';
 import type { CommitLog } from '../../core/cluster/commit-log.js';
-import { LmdbStore } from '../../core/store/lmdb-store.js';
 import type { StoredRecord } from '../../core/store/record.js';
 import { WriteBatch } from '../../core/store/store.js';
-import { silentLogger } from '../../core/log.js';
+import { startClusterNode } from '../helpers/cluster-node.js';
 import { startNatsServer } from '../helpers/nats-server.js';
 
 const nats = await startNatsServer();
@@ -28,28 +23,8 @@ function rec(tenant: string, sk: string, version: number, data: Record<string, u
 }
 
 async function start(t: Test, id: string, prefix: string) {
-  const dir = mkdtempSync(join(tmpdir(), 'bp-cluster-safe-'));
-  const local = new LmdbStore({ path: dir, mapSizeGiB: 1 });
   // No snapshots by schedule: the test asks for them.
-  const node = await ClusterNode.start({
-    natsUrl: nats.url,
-    nodeId: id,
-    prefix,
-    leaseTtlMs: 60_000,
-    replicas: 1,
-    forwardTimeoutMs: 5000,
-    retryMs: 4000,
-    heartbeatMs: 100,
-    local,
-    logger: silentLogger,
-    snapshotEveryCommits: 0,
-    snapshotEveryMs: 0,
-  });
-  t.teardown(async () => {
-    await node.close();
-    await local.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const { node, local } = await startClusterNode(t, { natsUrl: nats.url, nodeId: id, prefix, leaseTtlMs: 60_000, snapshotEveryCommits: 0, snapshotEveryMs: 0 });
   return { node, local, log: (node as unknown as { log: CommitLog }).log };
 }
 

@@ -3,22 +3,13 @@
 // still refuses a stale append, and an append nobody stores fails rather than hangs.
 import t from 'tap';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { ackSequence, AppendError, StreamAppends } from '../../core/cluster/stream-appends.js';
-import { startNatsServer } from '../helpers/nats-server.js';
+import { natsClients, startNatsServer } from '../helpers/nats-server.js';
 
 const nats = await startNatsServer();
 t.teardown(() => nats.stop());
 
-const conns: NatsConnection[] = [];
-async function conn(): Promise<NatsConnection> {
-  const nc = await connect({ servers: nats.url, noAsyncTraces: true });
-  conns.push(nc);
-  return nc;
-}
-t.teardown(async () => {
-  for (const nc of conns) await nc.close();
-});
+const conn = natsClients(t, nats);
 
 const nc = await conn();
 const jsm = await jetstreamManager(nc);

@@ -6,6 +6,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { connect as tcpConnect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { Test } from 'tap';
 
 export interface NatsServer {
   url: string;
@@ -188,5 +190,18 @@ export async function startNatsServer(opts: StartNatsServerOptions = {}): Promis
         }
       }
     },
+  };
+}
+
+/** Opens client connections to `server`, each closed when `t` ends. */
+export function natsClients(t: Test, server: NatsServer): () => Promise<NatsConnection> {
+  const conns: NatsConnection[] = [];
+  t.teardown(async () => {
+    for (const nc of conns) await nc.close();
+  });
+  return async () => {
+    const nc = await connect({ servers: server.url, noAsyncTraces: true });
+    conns.push(nc);
+    return nc;
   };
 }
