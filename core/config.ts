@@ -30,6 +30,8 @@ export interface ClusterSettings {
   commitLingerMs?: number;
   /** How long a tenant this node let go stays on its disk before it is cleared (0: kept until held again). */
   droppedKeepMs?: number;
+  /** How long a node's applier position holds the platform purge back after the node last wrote it. */
+  positionKeepMs?: number;
 }
 
 export interface Config {
@@ -231,6 +233,7 @@ const ENV: ReadonlyArray<[string, string[], Parse]> = [
   ['CLUSTER_SNAPSHOT_EVERY_MS', ['cluster', 'snapshotEveryMs'], int],
   ['CLUSTER_COMMIT_LINGER_MS', ['cluster', 'commitLingerMs'], int],
   ['CLUSTER_DROPPED_KEEP_MS', ['cluster', 'droppedKeepMs'], int],
+  ['CLUSTER_POSITION_KEEP_MS', ['cluster', 'positionKeepMs'], int],
   ['LOG_LEVEL', ['logLevel'], text],
   ['MAX_BODY_BYTES', ['http', 'maxBodyBytes'], int],
   ['COMPILE_ROUTES_AT_START', ['http', 'compileAtStart'], bool],

@@ -5,7 +5,8 @@
 //
 // Subjects (names.ts): a tenant's own batches go to `<log>.t.<tenant>`; a batch of one tenant that
 // also writes platform-wide data (organisations, `_` tenants) to `<log>.x.<tenant>`; platform-wide
-// batches, and the rare batch that spans several tenants, to `<log>.x._g`.
+// batches to `<log>.x._g`. A batch that writes several organisations is refused (classify): no
+// node but the owner may write a tenant, and a tenant's snapshot and replay read its own subjects.
 //
 // Writers. Only a tenant's owner appends its `t`/`x` batches, through the tenant's lane: batches
 // that arrive in one event loop turn, or while an append is in flight, are appended together as
@@ -40,8 +41,9 @@
 // (foreignPart), so no snapshot claims a position whose history it lacks. The platform data the
 // applier materialises is snapshotted the same way, by whichever node is first due
 // (platform-snapshots.ts), and the `x` subjects are purged below the snapshot before it, never past
-// a position a running node's applier told (tellPositions): a node whose saved position is behind
-// the platform snapshot loads it before its applier reads on.
+// a position a node's applier keeps in the positions bucket (applier-positions.ts): a node whose
+// saved position is behind the platform snapshot (restarted late, or away longer than its key
+// lives) loads it before its applier reads on.
 import {
   AckPolicy,
   DeliverPolicy,
@@ -59,6 +61,7 @@ import type { LmdbStore } from '../store/lmdb-store.js';
 import { WriteBatch, type WriteOp } from '../store/store.js';
 import { decode, encodeCompact } from './codec.js';
 import { isSystemTenant, type ClusterNames } from './names.js';
+import { ApplierPositions } from './applier-positions.js';
 import { PlatformSnapshots } from './platform-snapshots.js';
 import { isNoMessage, purgeBelow, TenantSnapshots, type SnapshotManifest } from './snapshots.js';
 import { StreamAppends } from './stream-appends.js';
@@ -83,9 +86,9 @@ const OUTCOME_TTL_MS = 60_000;
 const CLEAR_STEP = 2_000;
 /** How long a released tenant's copy is kept (config/default.json: cluster.droppedKeepMs). */
 const DROPPED_KEEP_MS = 900_000;
-/** How often each node tells the others its applier's position, and how long one told is counted. */
+/** How often each node rewrites its applier's position, and how long one lives unwritten (config/default.json: cluster.positionKeepMs). */
 const POSITION_EVERY_MS = 1000;
-const POSITION_STALE_MS = 5000;
+const POSITION_KEEP_MS = 300_000;
 /** Longest a finished snapshot waits for the applier to pass its mark before it is given up. */
 const SETTLE_MS = 10_000;
 
@@ -112,7 +115,13 @@ export function opTenant(o: WriteOp): string | undefined {
   }
 }
 
-/** Where a batch goes: `t` (one tenant), `x` (one tenant plus platform data), `g` (platform). */
+/**
+ * Where a batch goes: `t` (one tenant), `x` (one tenant plus platform data), `g` (platform). A batch
+ * that writes two organisations throws: every node would apply it (only a `g` batch reaches every
+ * node), the organisations' owners would not fold it into their lanes, and a node restoring either
+ * organisation from its snapshot would lose its part. No route writes one (a probe of the whole
+ * suite found them only in tests that seed a store directly).
+ */
 export function classify(batch: WriteBatch): { kind: 't' | 'x' | 'g'; tenant: string } {
   let tenant: string | undefined;
   let platform = false;
@@ -120,7 +129,7 @@ export function classify(batch: WriteBatch): { kind: 't' | 'x' | 'g'; tenant: st
     const t = opTenant(o);
     if (t === undefined || isSystemTenant(t)) platform = true;
     else if (tenant === undefined) tenant = t;
-    else if (t !== tenant) return { kind: 'g', tenant: '' };
+    else if (t !== tenant) throw new Error(`cluster mode: a batch writes one organisation at most; this one writes ${tenant} and ${t}`);
   }
   if (tenant === undefined) return { kind: 'g', tenant: '' };
   return { kind: platform ? 'x' : 't', tenant };
@@ -215,6 +224,8 @@ export interface CommitLogOptions {
   commitLingerMs?: number;
   /** How long a tenant this node let go is kept on its disk before it is cleared (0: kept; default 15 minutes). */
   droppedKeepMs?: number;
+  /** How long an applier's position holds the platform purge back after its node last wrote it (default 5 minutes). */
+  positionKeepMs?: number;
 }
 
 export class CommitLog {
@@ -235,6 +246,8 @@ export class CommitLog {
   /** Local applies of the applier, in order: the position advances when they land. */
   private applied: Promise<unknown> = Promise.resolve();
   private messages: ConsumerMessages | undefined;
+  /** Replacements of the applier's consumer, one after another (replaceConsumer). */
+  private replacing: Promise<void> = Promise.resolve();
   private saver: NodeJS.Timeout | undefined;
   private positionTimer: NodeJS.Timeout | undefined;
   private closed = false;
@@ -249,9 +262,12 @@ export class CommitLog {
   private readonly dropped = new Map<string, NodeJS.Timeout>();
   /** The clear under way (one at a time). */
   private clearing: Promise<void> = Promise.resolve();
-  /** The applier positions the running nodes told (this one's included): no purge passes them. */
-  private readonly positions = new Map<string, { seq: number; at: number }>();
-  private positionSub: { unsubscribe(): void } | undefined;
+  /** Every node's applier position: no purge passes one (applier-positions.ts). */
+  private readonly positions: ApplierPositions;
+  /** A write of this node's position is under way. */
+  private telling: Promise<boolean> | undefined;
+  /** This node's position had to be written afresh: a purge may have passed it (recheckPosition). */
+  private overtaken = false;
   /** Platform batches the applier read since the last platform snapshot (any node's), and when that was. */
   private platformCommits = 0;
   private platformSnapAt = Date.now();
@@ -261,8 +277,9 @@ export class CommitLog {
    */
   platformAcked = 0;
 
-  private constructor(private readonly opts: CommitLogOptions, jsm: JetStreamManager) {
+  private constructor(private readonly opts: CommitLogOptions, jsm: JetStreamManager, positions: ApplierPositions) {
     this.jsm = jsm;
+    this.positions = positions;
     this.js = jetstream(opts.nc);
     this.appends = new StreamAppends(opts.nc, opts.publishTimeoutMs);
     this.names = opts.names;
@@ -303,7 +320,8 @@ export class CommitLog {
       });
     }
     await TenantSnapshots.ensureStream(jsm, opts.names, opts.replicas);
-    const log = new CommitLog(opts, jsm);
+    const positions = await ApplierPositions.open(opts.nc, opts.names, opts.nodeId, opts.positionKeepMs ?? POSITION_KEEP_MS, opts.replicas);
+    const log = new CommitLog(opts, jsm, positions);
     await log.startApplier();
     log.startSnapshots();
     log.dropUnheld();
@@ -314,18 +332,13 @@ export class CommitLog {
 
   private async startApplier(): Promise<void> {
     let [saved] = this.local.appliedMark(POSITION_MARK);
-    // The platform snapshot is past what this node applied (it was away, or its DATA_DIR is new):
-    // the messages between may be purged, so it loads the snapshot and reads on from its mark.
-    const snap = await this.platform.latest();
-    if (snap && snap.manifest.seq > Math.max(saved, this.local.appliedMark(GLOBAL_MARK)[0])) {
-      await this.platform.restore(snap.manifest);
-      saved = snap.manifest.seq;
-      await this.local.commitApplied(new WriteBatch(), { key: POSITION_MARK, seq: saved, n: 1 });
-    }
+    // From here on no purge passes this position; one may have passed it before.
+    await this.positions.tell(saved);
+    saved = await this.loadPlatformPast(saved);
     this.position = this.savedPosition = saved;
     const last = await this.lastSequence(this.names.platformFilter);
     await this.consumeFrom(saved + 1);
-    this.tellPositions();
+    this.startTelling();
     this.saver = setInterval(() => void this.savePosition(), 500);
     this.saver.unref();
     // Serve nothing (organisations included) before what was appended so far is applied here.
@@ -343,10 +356,27 @@ export class CommitLog {
     void this.applyLoop(this.messages);
   }
 
+  /**
+   * When the platform snapshot is past `position` (this node was away, its DATA_DIR is new, or its
+   * position's key expired), the messages between may be purged: loads the snapshot and answers
+   * its mark, where the applier reads on; otherwise answers `position`.
+   */
+  private async loadPlatformPast(position: number): Promise<number> {
+    const snap = await this.platform.latest();
+    if (!snap || snap.manifest.seq <= Math.max(position, this.local.appliedMark(GLOBAL_MARK)[0])) return position;
+    await this.platform.restore(snap.manifest);
+    await this.local.commitApplied(new WriteBatch(), { key: POSITION_MARK, seq: snap.manifest.seq, n: 1 });
+    return snap.manifest.seq;
+  }
+
   private async applyLoop(messages: ConsumerMessages): Promise<void> {
     let n = 0;
     try {
       for await (const m of messages) {
+        // Nothing is applied on a position no purge is known to have spared (recheckPosition).
+        if (this.overtaken || Date.now() - this.positions.confirmedAt > this.positions.keepMs / 2) await this.recheckPosition();
+        // A replaced consumer's loop applies nothing more: its successor reads on from the position.
+        if (messages !== this.messages) return;
         this.applyMessage(m.seq, m.subject, m.data);
         // Bounded work in flight while catching up on a long stream.
         if (++n % 256 === 0) await this.applied;
@@ -472,46 +502,99 @@ export class CommitLog {
   }
 
   /**
-   * Every node tells the others, once a second, how far its applier read, and hears theirs: the
-   * platform purge stays below the lowest position a running node told (platformFloor), so a
-   * running applier that lags is never overtaken by a purge and never skips a message. A node that
-   * stops telling (stopped, or cut off) is passed over after POSITION_STALE_MS: when it starts
-   * reading again it is behind the platform snapshot and loads it first (startApplier).
+   * Every node writes how far its applier read once a second (applier-positions.ts): the platform
+   * purge stays below the lowest position kept (platformFloor), so an applier that lags, or whose
+   * node is cut off from NATS for less than the keep time, is never overtaken by a purge and never
+   * skips a message. A node away for longer loses its key, and finds that out before it applies
+   * anything more (recheckPosition).
    */
-  private tellPositions(): void {
-    const sub = this.opts.nc.subscribe(this.names.positions, {
-      callback: (err, msg) => {
-        if (err) return;
-        const [node, seq] = msg.string().split(' ');
-        const n = Number(seq);
-        if (node && Number.isSafeInteger(n) && n >= 0) this.positions.set(node, { seq: n, at: Date.now() });
-      },
-    });
-    this.positionSub = sub;
-    const tell = (): void => {
-      if (this.closed) return;
-      this.positions.set(this.opts.nodeId, { seq: this.position, at: Date.now() });
-      try {
-        this.opts.nc.publish(this.names.positions, `${this.opts.nodeId} ${this.position}`);
-      } catch {
-        // disconnected: the next one after the reconnect tells the others
-      }
-    };
-    tell();
-    const timer = setInterval(tell, POSITION_EVERY_MS);
+  private startTelling(): void {
+    const timer = setInterval(() => void this.tellPosition().catch(noop), POSITION_EVERY_MS);
     timer.unref();
     this.positionTimer = timer;
   }
 
-  /** The lowest position a running node told lately, plus one: the platform purge goes no further. */
-  private platformFloor(): number {
-    const now = Date.now();
-    let floor = this.position + 1;
-    for (const [node, p] of this.positions) {
-      if (now - p.at > POSITION_STALE_MS) this.positions.delete(node);
-      else if (p.seq + 1 < floor) floor = p.seq + 1;
+  /** Writes this node's position (one write at a time); false when its key had been lost. */
+  private tellPosition(): Promise<boolean> {
+    if (this.closed) return Promise.resolve(true);
+    return (this.telling ??= this.positions
+      .tell(this.position)
+      .then((kept) => {
+        if (!kept) this.overtaken = true;
+        return kept;
+      })
+      .finally(() => (this.telling = undefined)));
+  }
+
+  /**
+   * Before the applier applies more while its position is not known to be kept (its last write is
+   * older than half the keep time: this node was cut off or stalled; or the key was lost): writes
+   * it, retrying until NATS answers. When the key had been lost, a purge may have passed this
+   * position and the consumer skipped what it deleted, so the consumer is replaced: the platform
+   * snapshot is loaded when it is past the position, and the applier reads on from its mark.
+   */
+  private async recheckPosition(): Promise<void> {
+    while (!this.closed) {
+      try {
+        await this.tellPosition();
+        break;
+      } catch {
+        await sleep(250);
+      }
     }
-    return floor;
+    if (this.closed || !this.overtaken) return;
+    this.log.warn({ position: this.position }, "cluster: this node's applier position was not kept (away longer than CLUSTER_POSITION_KEEP_MS); checking the platform snapshot");
+    await this.replaceConsumer(async () => {
+      const to = await this.loadPlatformPast(this.position);
+      this.overtaken = false;
+      if (to !== this.position) {
+        this.position = this.savedPosition = to;
+        this.wake();
+      }
+      return to + 1;
+    });
+  }
+
+  /**
+   * After NATS reconnected: the applier's consumer starts again from the position. nats.js's own
+   * recovery of a pull consumer across a dropped connection was seen to wait up to ~45 s for
+   * heartbeats, with the platform data this node serves that far behind.
+   */
+  reconnected(): void {
+    if (!this.closed && this.messages) void this.replaceConsumer(async () => this.position + 1);
+  }
+
+  /**
+   * Stops the applier's consumer and, once what it handed over is applied, starts another at the
+   * sequence `from` answers (which may load a snapshot first). One replacement at a time.
+   */
+  private replaceConsumer(from: () => Promise<number>): Promise<void> {
+    const run = this.replacing.then(async () => {
+      if (this.closed) return;
+      const old = this.messages;
+      this.messages = undefined;
+      old?.stop();
+      await this.applied;
+      // Retried until it starts (NATS may be gone again): without a consumer nothing is applied.
+      while (!this.closed) {
+        try {
+          const at = await from();
+          if (!this.closed) await this.consumeFrom(at);
+          return;
+        } catch (err) {
+          if (!this.closed) this.log.warn({ err }, 'cluster: restarting the commit stream applier failed; retrying');
+          await sleep(1000);
+        }
+      }
+    });
+    this.replacing = run.catch(noop);
+    return this.replacing;
+  }
+
+  /** The lowest position an applier keeps, plus one: the platform purge goes no further. */
+  private async platformFloor(): Promise<number> {
+    const low = await this.positions.lowest();
+    return Math.min(low ?? this.position, this.position) + 1;
   }
 
   /**
@@ -1031,7 +1114,9 @@ export class CommitLog {
     this.closed = true;
     if (this.saver) clearInterval(this.saver);
     if (this.positionTimer) clearInterval(this.positionTimer);
-    this.positionSub?.unsubscribe();
+    await this.telling?.catch(noop);
+    await this.positions.forget();
+    await this.replacing;
     if (this.snapshotTimer) clearInterval(this.snapshotTimer);
     for (const timer of this.dropped.values()) clearTimeout(timer);
     this.dropped.clear();

@@ -29,8 +29,8 @@ export class ClusterNames {
   readonly log: string;
   /** Heartbeats of live nodes. */
   readonly heartbeat: string;
-  /** Where each node's applier says how far it read the platform subjects (commit-log.ts). */
-  readonly positions: string;
+  /** KV bucket where each node's applier keeps how far it read the platform subjects (applier-positions.ts). */
+  readonly positionBucket: string;
   /** JetStream stream holding each tenant's latest snapshot (snapshots.ts). */
   readonly snapshotStream: string;
   /** Subject prefix of the snapshot stream: `<snap>.c.<tenant>` chunks, `<snap>.m.<tenant>` manifests. */
@@ -43,7 +43,7 @@ export class ClusterNames {
     this.leaseBucket = `${prefix}-leases`;
     this.log = `${prefix}.log`;
     this.heartbeat = `${prefix}.hb`;
-    this.positions = `${prefix}.pos`;
+    this.positionBucket = `${prefix}-positions`;
     this.snapshotStream = `${prefix.toUpperCase().replace(/-/g, '_')}_SNAPSHOTS`;
     this.snap = `${prefix}.snap`;
     this.node = `${prefix}.node.`;

@@ -175,6 +175,7 @@ export class ClusterNode implements Placement {
         snapshotEveryMs: opts.snapshotEveryMs,
         commitLingerMs: opts.commitLingerMs,
         droppedKeepMs: opts.droppedKeepMs,
+        positionKeepMs: opts.positionKeepMs,
       });
       const membership = new Membership(nc, names.heartbeat, opts.nodeId, opts.heartbeatMs);
       node = new ClusterNode(opts, nc, membership, leases, log);
@@ -191,7 +192,10 @@ export class ClusterNode implements Placement {
   private async watch(): Promise<void> {
     for await (const s of this.nc.status()) {
       if (s.type === 'disconnect') this.opts.logger.warn({ server: s.server }, 'cluster: NATS disconnected');
-      else if (s.type === 'reconnect') this.opts.logger.info({ server: s.server }, 'cluster: NATS reconnected');
+      else if (s.type === 'reconnect') {
+        this.opts.logger.info({ server: s.server }, 'cluster: NATS reconnected');
+        this.log.reconnected();
+      }
     }
   }
 

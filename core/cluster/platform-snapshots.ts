@@ -66,11 +66,11 @@ export class PlatformSnapshots {
    * running node's applier told). Resolves the new manifest (undefined when another node's won,
    * or `live` turned false).
    */
-  async write(live: () => boolean, limit: () => number): Promise<SnapshotManifest | undefined> {
+  async write(live: () => boolean, limit: () => Promise<number>): Promise<SnapshotManifest | undefined> {
     const before = await this.latest();
     const m = await this.snaps.write(PLATFORM_SCOPE, live);
     if (!m || !live()) return m;
-    const floor = Math.min(before?.manifest.seq ?? 0, m.seq, limit());
+    const floor = Math.min(before?.manifest.seq ?? 0, m.seq, await limit());
     if (floor > 1) await this.purge(floor, live);
     return m;
   }

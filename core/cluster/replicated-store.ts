@@ -26,7 +26,13 @@ export class ReplicatedStore implements Store {
 
   commit(batch: WriteBatch): Promise<void> {
     if (batch.size === 0) return Promise.resolve();
-    const { kind, tenant } = classify(batch);
+    let where: ReturnType<typeof classify>;
+    try {
+      where = classify(batch);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const { kind, tenant } = where;
     if (kind === 'g') return this.log.commitGlobal(batch);
     if (this.log.isOwned(tenant)) return this.log.commitOwned(tenant, batch, kind === 'x');
     return this.remote(tenant, batch, kind === 'x');

@@ -62,6 +62,12 @@ export function limitRows(config: Config): LimitRow[] {
       meaning: "cluster mode only: how long an organisation's data stays on a node that let it go (its lease moved) before that node clears it; a node taking it back within that time catches up from its copy",
     },
     {
+      setting: 'CLUSTER_POSITION_KEEP_MS',
+      value: `${n(config.cluster.positionKeepMs ?? 300000)} ms`,
+      meaning:
+        'cluster mode only: how long the commit stream keeps the platform writes (organisations) a node has not read yet after the node last said how far it read (cut off from NATS, stalled or stopped); a node away for longer loads the platform snapshot before it applies more',
+    },
+    {
       setting: 'DOOR_VIEW_STREAMS, DOOR_VIEW_STREAMS_PER_ORG',
       value: `${n(config.door.viewStreams)}, ${n(config.door.viewStreamsPerOrg)}`,
       meaning: 'live door views (`GET /events/:id/door/stream`) open on this node at once, and per organisation; past them a new one answers 503, or 429 `ERR_TOO_MANY_STREAMS`',

@@ -67,7 +67,7 @@ t.test('classify - a tenant batch, a tenant batch with platform writes, and plat
   t.same(classify(new WriteBatch().putRecord(rec('acme', 'a', 1)).putOrg({ orgId: 'acme', displayName: 'A', createdate: '' })), { kind: 'x', tenant: 'acme' });
   t.same(classify(new WriteBatch().putOrg({ orgId: 'acme', displayName: 'A', createdate: '' })), { kind: 'g', tenant: '' });
   t.same(classify(new WriteBatch().putKv('_global', 'dir', 'x', 1)), { kind: 'g', tenant: '' });
-  t.same(classify(new WriteBatch().deleteKv('acme', 'ns', 'k').deleteKv('globex', 'ns', 'k')), { kind: 'g', tenant: '' }, 'several tenants: every node applies it');
+  t.throws(() => classify(new WriteBatch().deleteKv('acme', 'ns', 'k').deleteKv('globex', 'ns', 'k')), /one organisation at most; this one writes acme and globex/, 'several organisations: refused');
 });
 
 t.test('ClusterNames - tenants become subject tokens that cannot collide', async (t) => {
@@ -119,6 +119,22 @@ t.test('ClusterNode - a tenant lives on one node; writes and asks from the other
   t.ok(b.local.getOrg('globex'), 'the writer has it when commit resolves');
   for (let i = 0; i < 50 && !a.local.getOrg('globex'); i++) await sleep(10);
   t.ok(a.local.getOrg('globex'), 'and the other node a moment later');
+});
+
+t.test('ClusterNode - a batch that writes two organisations is refused whole, on the owner and elsewhere', async (t) => {
+  const p = prefix();
+  const a = await start(t, 'a', p);
+  const b = await start(t, 'b', p);
+  t.equal(await a.node.takeTenant('acme'), 'a');
+  const both = () => new WriteBatch().putRecord(rec('acme', 'two', 1), 0).putRecord(rec('globex', 'two', 1), 0);
+  await t.rejects(a.node.store.commit(both()), /one organisation at most; this one writes acme and globex/, 'refused on the owner of one');
+  await t.rejects(b.node.store.commit(both()), /one organisation at most/, 'and on a node that holds neither');
+  await a.node.store.commit(new WriteBatch().putRecord(rec('acme', 'one', 1), 0));
+  t.equal(a.local.getRecord('acme', 'thing', 'one')?.version, 1, 'a write of one organisation still commits');
+  for (const [who, node] of [['a', a], ['b', b]] as const) {
+    t.equal(node.local.getRecord('acme', 'thing', 'two'), undefined, `${who} has no part of it for acme`);
+    t.equal(node.local.getRecord('globex', 'thing', 'two'), undefined, `${who} has no part of it for globex`);
+  }
 });
 
 t.test('ClusterNode - a node that lost its lease without knowing cannot append behind the new owner', async (t) => {

@@ -2,7 +2,10 @@
 // and the `_` tenants from the stream's `x` subjects; a platform snapshot (one node at a time) covers
 // them, and the subjects are purged below the previous snapshot. A node whose saved position is
 // behind the purge (restarted late, or over an empty DATA_DIR) loads the snapshot before its
-// applier reads on, so it still has every organisation and platform write.
+// applier reads on, so it still has every organisation and platform write. A running node's
+// position is kept in a KV bucket for CLUSTER_POSITION_KEEP_MS after it last wrote it: a node cut
+// off from NATS for less is waited for; one cut off for longer loads the snapshot before it
+// applies more.
 import t, { type Test } from 'tap';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
@@ -12,6 +15,7 @@ import { LmdbStore } from '../../core/store/lmdb-store.js';
 import { WriteBatch } from '../../core/store/store.js';
 import { startClusterNode } from '../helpers/cluster-node.js';
 import { startNatsServer } from '../helpers/nats-server.js';
+import { startTcpRelay } from '../helpers/tcp-relay.js';
 
 const nats = await startNatsServer();
 t.teardown(() => nats.stop());
@@ -20,8 +24,28 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const BIG = 'x'.repeat(2000);
 
 /** A node that snapshots every 20 commits (tenant or platform), checked every second. */
-function start(t: Test, id: string, prefix: string, dir?: string) {
-  return startClusterNode(t, { natsUrl: nats.url, nodeId: id, prefix, dir, snapshotEveryCommits: 20, snapshotEveryMs: 0 });
+function start(t: Test, id: string, prefix: string, dir?: string, opts: { natsUrl?: string; positionKeepMs?: number } = {}) {
+  return startClusterNode(t, { natsUrl: nats.url, nodeId: id, prefix, dir, snapshotEveryCommits: 20, snapshotEveryMs: 0, ...opts });
+}
+
+/** The platform subject's last sequence now, and whether the stream still holds a message. */
+async function platformStream(prefix: string) {
+  const nc = await connect({ servers: nats.url });
+  const jsm = await jetstreamManager(nc);
+  const names = new ClusterNames(prefix);
+  return {
+    async last(): Promise<number> {
+      return (await jsm.streams.getMessage(names.stream, { last_by_subj: names.globalSubject }))?.seq ?? 0;
+    },
+    async holds(seq: number): Promise<boolean> {
+      try {
+        return (await jsm.streams.getMessage(names.stream, { seq }))?.seq === seq;
+      } catch {
+        return false;
+      }
+    },
+    close: () => nc.close(),
+  };
 }
 
 async function streamBytes(prefix: string): Promise<number> {
@@ -77,9 +101,11 @@ t.test("platform snapshots - the stream's bytes stop growing under platform writ
     await platformWrites(a.node, round, 40);
     await sleep(1200);
   }
+  // About 40 again; a snapshot is due at a check once a second, so an interval may hold a few more
+  // than 20 batches when a round straddles a check (46 seen under load): 60 is a fifth of them.
   const kept = await waitPlatformPurged(p, 45);
   const after = await streamBytes(p);
-  t.ok(kept <= 45, `the platform subject keeps ${kept} of its 300 messages`);
+  t.ok(kept <= 60, `the platform subject keeps ${kept} of its 300 messages`);
   // 200 more writes of 2 KB add ~400 KB to a stream that keeps its history.
   t.ok(after < before + 100_000, `the stream's bytes stay bounded: ${before} then ${after} after 200 more platform writes`);
   t.equal(a.local.getOrg('org4')?.displayName, `org4 r6 ${BIG}`, 'the writer holds the last patch');
@@ -153,4 +179,69 @@ t.test('platform snapshots - a running node whose applier lags is never overtake
   t.equal(b.local.getOrg('mid')?.displayName, 'Mid', 'b, reading on, has the organisation written while it lagged');
   t.equal(b.local.getKv('_global', 'dir', 'mid'), 'once', 'and the key written with it');
   t.same(b.local.getKv('_global', 'dir', 'k19'), a.local.getKv('_global', 'dir', 'k19'), 'and the last platform writes');
+});
+
+/** Writes `mid` while b is cut off, then five rounds of platform writes over ~8 s (snapshots between). */
+async function writeWhileCut(a: ClusterNode, stream: Awaited<ReturnType<typeof platformStream>>): Promise<number> {
+  await a.store.commit(new WriteBatch().putOrg({ orgId: 'mid', displayName: 'Mid', createdate: '' }).putKv('_global', 'dir', 'mid', 'once'));
+  const midSeq = await stream.last();
+  for (let round = 1; round < 6; round++) {
+    await platformWrites(a, round, 40);
+    await sleep(1600);
+  }
+  return midSeq;
+}
+
+async function expectCaughtUp(t: Test, a: { local: LmdbStore }, b: { local: LmdbStore }): Promise<void> {
+  const same = () => b.local.getOrg('mid') && JSON.stringify(b.local.getKv('_global', 'dir', 'k19')) === JSON.stringify(a.local.getKv('_global', 'dir', 'k19')) && b.local.getOrg('org18')?.displayName === a.local.getOrg('org18')?.displayName;
+  for (let i = 0; i < 400 && !same(); i++) await sleep(25);
+  t.equal(b.local.getOrg('mid')?.displayName, 'Mid', 'b has the organisation written while it was cut off');
+  t.equal(b.local.getKv('_global', 'dir', 'mid'), 'once', 'and the key written with it');
+  const orgs = Array.from({ length: 20 }, (_, i) => b.local.getOrg(`org${i}`)?.displayName === a.local.getOrg(`org${i}`)?.displayName);
+  t.equal(orgs.filter(Boolean).length, 20, 'and every organisation as last patched');
+  t.same(b.local.getKv('_global', 'dir', 'k19'), a.local.getKv('_global', 'dir', 'k19'), 'and the last platform writes');
+}
+
+t.test('platform snapshots - a node cut off from NATS for less than CLUSTER_POSITION_KEEP_MS is waited for: the purge keeps what it has not read', async (t) => {
+  const p = `ps${Math.random().toString(36).slice(2, 8)}`;
+  const relay = await startTcpRelay(t, nats.port);
+  const a = await start(t, 'a', p, undefined, { positionKeepMs: 30_000 });
+  const b = await start(t, 'b', p, undefined, { positionKeepMs: 30_000, natsUrl: relay.url });
+  const stream = await platformStream(p);
+  t.teardown(() => stream.close());
+  await platformWrites(a.node, 0, 40);
+  for (let i = 0; i < 200 && !b.local.getOrg('org19'); i++) await sleep(20);
+  t.ok(b.local.getOrg('org19'), 'b read the first organisations');
+  await sleep(1200); // b's position after them is written
+
+  relay.cut();
+  const midSeq = await writeWhileCut(a.node, stream);
+  t.ok(await stream.holds(midSeq), `the stream still holds the organisation b has not read (${midSeq}), ~8 s after b was cut off`);
+  t.notOk(await stream.holds(2), 'and platform snapshots purged what b had read');
+  relay.mend();
+  await expectCaughtUp(t, a, b);
+});
+
+t.test('platform snapshots - a node cut off from NATS for longer than CLUSTER_POSITION_KEEP_MS loads the platform snapshot before it applies more', async (t) => {
+  const p = `ps${Math.random().toString(36).slice(2, 8)}`;
+  const relay = await startTcpRelay(t, nats.port);
+  const a = await start(t, 'a', p, undefined, { positionKeepMs: 3000 });
+  const b = await start(t, 'b', p, undefined, { positionKeepMs: 3000, natsUrl: relay.url });
+  const stream = await platformStream(p);
+  t.teardown(() => stream.close());
+  await platformWrites(a.node, 0, 40);
+  for (let i = 0; i < 200 && !b.local.getOrg('org19'); i++) await sleep(20);
+  t.ok(b.local.getOrg('org19'), 'b read the first organisations');
+
+  relay.cut();
+  const midSeq = await writeWhileCut(a.node, stream);
+  await waitPlatformPurged(p, 45);
+  t.notOk(await stream.holds(midSeq), `the purge went past b once its position expired: the organisation's message (${midSeq}) is gone`);
+  relay.mend();
+  await expectCaughtUp(t, a, b);
+
+  // And it reads on: a platform write after the load reaches it.
+  await a.node.store.commit(new WriteBatch().putOrg({ orgId: 'late', displayName: 'Late', createdate: '' }));
+  for (let i = 0; i < 200 && !b.local.getOrg('late'); i++) await sleep(20);
+  t.ok(b.local.getOrg('late'), 'b reads the platform writes after the snapshot');
 });
