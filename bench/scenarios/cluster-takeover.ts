@@ -22,6 +22,7 @@ import { EVENT_ID, JWT_SECRET, seedScanStore, ticketId } from '../fixtures/scan-
 import { startServer, writeResult, type RunningServer } from '../harness.js';
 import { envInt, type Scenario } from '../scenario.js';
 import { startNats } from './cluster.js';
+import { takeoverFloor } from '../store/takeover-floor.js';
 
 const NAME = 'cluster-takeover';
 const DESCRIPTION = 'kill -9 of the owner of a 1,000,000-record tenant: time until another node serves it (snapshot load + tail replay), against the lease TTL + 10 s';
@@ -126,7 +127,13 @@ export const clusterTakeover: Scenario = {
         eventId: EVENT_ID,
       };
       console.log(`  kill -9 of node 1 → node 2 serves ${org}'s last ticket after ${fmt(served / 1000, 1)} s (aim ${fmt(aimMs / 1000, 1)} s: lease TTL ${fmt(ttl / 1000, 1)} s + 10 s) ${row.met ? 'MET' : 'MISSED'}; node 2 used ${fmt(loadCpu, 1)} CPU s (${fmt(row.node2CpuMicrosPerKey, 2)} µs a key)`);
-      const file = writeResult(NAME, { description: DESCRIPTION, ...row });
+
+      // What bounds it: the same snapshot fetched alone, imported alone, and put into LMDB raw.
+      await servers[1].stop();
+      const floor = await takeoverFloor(nc, names, org, manifest);
+      const part = (label: string, p: { wallSeconds: number; cpuSeconds: number; cpuMicrosPerKey: number }) => `${label} ${fmt(p.wallSeconds, 1)} s wall, ${fmt(p.cpuSeconds, 1)} CPU s (${fmt(p.cpuMicrosPerKey, 2)} µs a key)`;
+      console.log(`  the same ${fmt(floor.keys)} keys, each part alone in this process: ${part('fetch from JetStream', floor.fetch)}; ${part('store import', floor.import)}; ${part('LMDB raw puts (the floor)', floor.floor)}; the aim leaves ${fmt((aimMs - ttl) / 1000, 1)} s after the lease TTL`);
+      const file = writeResult(NAME, { description: DESCRIPTION, ...row, floor });
       console.log(`  wrote ${file}`);
       return row;
     } finally {

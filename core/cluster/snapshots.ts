@@ -44,7 +44,7 @@ export interface SnapshotManifest {
 const CHUNK_FORMAT = 2;
 const CHUNK_HEAD = 17;
 
-interface ChunkHead {
+export interface ChunkHead {
   id: string;
   k: number;
   entries: number;
@@ -59,7 +59,7 @@ function writeChunkHead(chunk: Buffer, id: Buffer, k: number, entries: number): 
 }
 
 /** A chunk's header, checked (its frame is checked entry by entry when written). */
-function readChunkHead(data: Uint8Array, tenant: string): ChunkHead {
+export function readChunkHead(data: Uint8Array, tenant: string): ChunkHead {
   if (data.length < CHUNK_HEAD || data[0] !== CHUNK_FORMAT) throw appError('ERR_UNAVAILABLE', `a chunk of tenant ${tenant}'s snapshot is malformed: ${data.length} bytes, format ${data[0]}`);
   const b = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
   return { id: b.toString('hex', 1, 9), k: b.readUInt32LE(9), entries: b.readUInt32LE(13), frame: data.subarray(CHUNK_HEAD) };

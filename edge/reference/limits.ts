@@ -54,7 +54,7 @@ export function limitRows(config: Config): LimitRow[] {
       setting: 'CLUSTER_SNAPSHOT_EVERY_COMMITS, CLUSTER_SNAPSHOT_EVERY_MS',
       value: `${n(config.cluster.snapshotEveryCommits ?? 0)} commits, ${n(config.cluster.snapshotEveryMs ?? 0)} ms`,
       meaning:
-        "cluster mode only: how often an organisation's owner snapshots it, after which the commit stream drops the organisation's older writes, so the stream keeps about this many of its commits beyond a snapshot (0: off); a node taking the organisation over loads the snapshot and replays the rest before it serves; the organisations themselves (platform data) are snapshotted on the same count of platform writes, and the stream keeps about two such intervals of them",
+        "cluster mode only: how often an organisation's owner snapshots it (a large organisation only after at least one commit per 10 keys of its last snapshot, so copying it stays a bounded cost per write), after which the commit stream drops the organisation's older writes, so the stream keeps about this many of its commits beyond a snapshot (0: off); a node taking the organisation over loads the snapshot and replays the rest before it serves; the organisations themselves (platform data) are snapshotted on the same count of platform writes, and the stream keeps about two such intervals of them",
     },
     {
       setting: 'CLUSTER_DROPPED_KEEP_MS',

@@ -1,0 +1,104 @@
+// What bounds a takeover of a large tenant (issue 35), measured on the very snapshot the takeover
+// bench's node 2 loaded. Three figures, each a part of the takeover with the rest taken away:
+//   fetch   the snapshot's chunks pulled from JetStream into memory (transport only, nothing written);
+//   import  the same frames written into a fresh LmdbStore through its own import (putTenantFrame,
+//           one transaction per frame, as a takeover writes them), with no NATS;
+//   floor   the same keys and value bytes put into a fresh LMDB environment through lmdb-js with no
+//           encoding at all (raw keys and values, one synchronous transaction per frame, in the
+//           frames' order, which is each database's key order): what LMDB itself costs per key.
+// The takeover's aim leaves (aim - lease TTL) for the load; the floor says whether per-key inserts
+// can fit in it at all.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { open, type Database } from 'lmdb';
+import type { ClusterNames } from '../../core/cluster/names.js';
+import { readChunkHead, type SnapshotManifest } from '../../core/cluster/snapshots.js';
+import { readCopyFrame } from '../../core/store/lmdb-copy-frame.js';
+import { LmdbStore } from '../../core/store/lmdb-store.js';
+import { COPY_DB_NAMES, RAW_KEYS } from '../../core/store/lmdb-tenant-copy.js';
+
+export interface FloorPart {
+  wallSeconds: number;
+  cpuSeconds: number;
+  cpuMicrosPerKey: number;
+}
+
+export interface TakeoverFloor {
+  keys: number;
+  fetch: FloorPart;
+  import: FloorPart;
+  floor: FloorPart;
+}
+
+async function measure(keys: number, work: () => Promise<void>): Promise<FloorPart> {
+  const c0 = process.cpuUsage();
+  const w0 = performance.now();
+  await work();
+  const c = process.cpuUsage(c0);
+  const cpuSeconds = (c.user + c.system) / 1e6;
+  return {
+    wallSeconds: Math.round((performance.now() - w0) / 10) / 100,
+    cpuSeconds: Math.round(cpuSeconds * 100) / 100,
+    cpuMicrosPerKey: Math.round(((cpuSeconds * 1e6) / Math.max(1, keys)) * 100) / 100,
+  };
+}
+
+export async function takeoverFloor(nc: NatsConnection, names: ClusterNames, tenant: string, manifest: SnapshotManifest): Promise<TakeoverFloor> {
+  const frames: Array<{ frame: Uint8Array; entries: number }> = [];
+  const fetch = await measure(manifest.entries, async () => {
+    const jsm = await jetstreamManager(nc);
+    const info = await jsm.consumers.add(names.snapshotStream, {
+      filter_subject: names.snapshotChunks(tenant),
+      deliver_policy: DeliverPolicy.StartSequence,
+      opt_start_seq: manifest.first,
+      ack_policy: AckPolicy.None,
+      mem_storage: true,
+    });
+    try {
+      const messages = await (await jetstream(nc).consumers.get(names.snapshotStream, info.name)).consume({ max_messages: 64, expires: 5000 });
+      for await (const m of messages) {
+        const chunk = readChunkHead(Buffer.from(m.data), tenant);
+        frames.push({ frame: chunk.frame, entries: chunk.entries });
+        if (frames.length === manifest.chunks) break;
+      }
+      await messages.close().catch(() => undefined);
+    } finally {
+      await jsm.consumers.delete(names.snapshotStream, info.name).catch(() => undefined);
+    }
+  });
+  if (frames.length !== manifest.chunks) throw new Error(`fetched ${frames.length} of ${manifest.chunks} chunks`);
+
+  const dirs = [mkdtempSync(join(tmpdir(), 'bench-floor-import-')), mkdtempSync(join(tmpdir(), 'bench-floor-raw-'))];
+  try {
+    const store = new LmdbStore({ path: dirs[0], durability: 'commit' });
+    let imported: FloorPart;
+    try {
+      imported = await measure(manifest.entries, async () => {
+        for (const f of frames) await store.putTenantFrame(tenant, f.frame, f.entries);
+      });
+    } finally {
+      await store.close();
+    }
+
+    const root = open({ path: dirs[1], maxDbs: 16, mapSize: 64 * 1024 ** 3, compression: false, noSync: true });
+    const raw = COPY_DB_NAMES.map((name) => root.openDB<Uint8Array, Uint8Array>({ name, encoding: 'binary', keyEncoder: RAW_KEYS } as { name: string }) as Database<Uint8Array, Uint8Array>);
+    let floor: FloorPart;
+    try {
+      floor = await measure(manifest.entries, async () => {
+        for (const f of frames) {
+          root.transactionSync(() => {
+            readCopyFrame(f.frame, f.entries, (db, _kind, key, value) => void raw[db].putSync(key, value));
+          });
+        }
+      });
+    } finally {
+      await root.close();
+    }
+    return { keys: manifest.entries, fetch, import: imported, floor };
+  } finally {
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,76 @@
+// Issue 35: a snapshot copies the whole tenant, so a large tenant's next snapshot waits for commits
+// in proportion to its size (at least its last snapshot's keys / 10), whatever the count setting
+// says: copying then costs each commit a bounded number of keys instead of growing with the tenant.
+import t from 'tap';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
+import { ClusterNames } from '../../core/cluster/names.js';
+import type { SnapshotManifest } from '../../core/cluster/snapshots.js';
+import { decode } from '../../core/cluster/codec.js';
+import type { StoredRecord } from '../../core/store/record.js';
+import { WriteBatch } from '../../core/store/store.js';
+import { startClusterNode } from '../helpers/cluster-node.js';
+import { startNatsServer } from '../helpers/nats-server.js';
+
+const nats = await startNatsServer();
+t.teardown(() => nats.stop());
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+function rec(sk: string, version: number): StoredRecord {
+  const at = '2026-01-01T00:00:00.000Z';
+  return { pk: 'acme', sk, datatype: 'thing', version, state: 'active', createdate: at, modifydate: at, data: { sk } };
+}
+
+t.test("cluster snapshots - a large tenant's next snapshot waits for commits in proportion to its keys", async (t) => {
+  const prefix = `si${Math.random().toString(36).slice(2, 8)}`;
+  const a = await startClusterNode(t, { natsUrl: nats.url, nodeId: 'a', prefix, snapshotEveryCommits: 20, snapshotEveryMs: 0 });
+  t.equal(await a.node.takeTenant('acme'), 'a');
+  const nc = await connect({ servers: nats.url });
+  t.teardown(() => nc.close());
+  const jsm = await jetstreamManager(nc);
+  const names = new ClusterNames(prefix);
+  const latest = async (): Promise<SnapshotManifest | undefined> => {
+    try {
+      const m = await jsm.streams.getMessage(names.snapshotStream, { last_by_subj: names.snapshotManifest('acme') });
+      return m ? decode<SnapshotManifest>(m.data) : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  const waitFor = async (ok: (m: SnapshotManifest | undefined) => boolean, ms: number) => {
+    const deadline = Date.now() + ms;
+    let m = await latest();
+    while (!ok(m) && Date.now() < deadline) {
+      await sleep(100);
+      m = await latest();
+    }
+    return m;
+  };
+  let v = 0;
+  const small = async (n: number) => {
+    for (let i = 0; i < n; i++) await a.node.store.commit(new WriteBatch().putRecord(rec('hot', ++v), v - 1));
+  };
+
+  // 1,000 records in 5 commits, then 20 more commits: the first snapshot is due (there is none).
+  for (let b = 0; b < 5; b++) {
+    const batch = new WriteBatch();
+    for (let i = 0; i < 200; i++) batch.putRecord(rec(`r${b}-${i}`, 1), 0);
+    await a.node.store.commit(batch);
+  }
+  await small(20);
+  const first = await waitFor((m) => m !== undefined, 10_000);
+  t.ok(first, 'the first snapshot is written after 20 commits');
+  const need = Math.ceil(first!.entries / 10);
+  t.ok(need > 40, `it holds ${first!.entries} keys: the next waits for ${need} commits`);
+
+  // 20 commits more (the count setting) and two snapshot checks: not yet.
+  await small(20);
+  await sleep(2500);
+  t.equal((await latest())?.id, first!.id, `after 20 more commits (fewer than ${need}) the snapshot is still the first`);
+
+  // Past keys / 10 commits since the first: the next one is written.
+  await small(need - 20);
+  const second = await waitFor((m) => m !== undefined && m.id !== first!.id, 10_000);
+  t.not(second?.id, first!.id, `after ${need} commits the next snapshot is written`);
+});
