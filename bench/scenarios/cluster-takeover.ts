@@ -130,7 +130,9 @@ export const clusterTakeover: Scenario = {
 
       // What bounds it: the same snapshot fetched alone, imported alone, and put into LMDB raw.
       await servers[1].stop();
-      const floor = await takeoverFloor(nc, names, org, manifest);
+      // Node 2 may have written a snapshot of its own meanwhile (replacing node 1's): the latest one.
+      const now = decode<SnapshotManifest>((await jsm.streams.getMessage(names.snapshotStream, { last_by_subj: names.snapshotManifest(org) }))!.data);
+      const floor = await takeoverFloor(nc, names, org, now);
       const part = (label: string, p: { wallSeconds: number; cpuSeconds: number; cpuMicrosPerKey: number }) => `${label} ${fmt(p.wallSeconds, 1)} s wall, ${fmt(p.cpuSeconds, 1)} CPU s (${fmt(p.cpuMicrosPerKey, 2)} µs a key)`;
       console.log(`  the same ${fmt(floor.keys)} keys, each part alone in this process: ${part('fetch from JetStream', floor.fetch)}; ${part('store import', floor.import)}; ${part('LMDB raw puts (the floor)', floor.floor)}; the aim leaves ${fmt((aimMs - ttl) / 1000, 1)} s after the lease TTL`);
       const file = writeResult(NAME, { description: DESCRIPTION, ...row, floor });

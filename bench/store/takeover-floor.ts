@@ -58,12 +58,15 @@ export async function takeoverFloor(nc: NatsConnection, names: ClusterNames, ten
       mem_storage: true,
     });
     try {
-      const messages = await (await jetstream(nc).consumers.get(names.snapshotStream, info.name)).consume({ max_messages: 64, expires: 5000 });
+      const messages = await (await jetstream(nc).consumers.get(names.snapshotStream, info.name)).consume({ max_messages: 16, expires: 5000 }); // as a takeover pulls (snapshots.ts LOAD_PULL)
+      const stall = setTimeout(() => void messages.stop(), 30_000);
       for await (const m of messages) {
+        stall.refresh();
         const chunk = readChunkHead(Buffer.from(m.data), tenant);
         frames.push({ frame: chunk.frame, entries: chunk.entries });
         if (frames.length === manifest.chunks) break;
       }
+      clearTimeout(stall);
       await messages.close().catch(() => undefined);
     } finally {
       await jsm.consumers.delete(names.snapshotStream, info.name).catch(() => undefined);
