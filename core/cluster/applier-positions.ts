@@ -9,13 +9,10 @@
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { ClusterNames } from './names.js';
+import { isWrongLastSequence } from './wrong-last-sequence.js';
 
 /** Longest a write of a position waits for its acknowledgement (one made while cut off may never get one). */
 const WRITE_TIMEOUT_MS = 2000;
-
-function isWrongLastSequence(err: unknown): boolean {
-  return (err as { code?: number }).code === 10071 || /wrong last sequence/i.test(String((err as Error)?.message));
-}
 
 export class ApplierPositions {
   private revision = 0;

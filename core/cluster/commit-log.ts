@@ -65,6 +65,7 @@ import { ApplierPositions } from './applier-positions.js';
 import { PlatformSnapshots } from './platform-snapshots.js';
 import { isNoMessage, purgeBelow, TenantSnapshots, type SnapshotManifest } from './snapshots.js';
 import { StreamAppends } from './stream-appends.js';
+import { isWrongLastSequence } from './wrong-last-sequence.js';
 
 /** Marks: a tenant's own key is the tenant; these two cannot be organisation ids. */
 const GLOBAL_MARK = '_g';
@@ -158,10 +159,6 @@ function split(ops: WriteOp[], tenant: string): [WriteBatch, WriteBatch] {
   const platform = new WriteBatch();
   for (const o of ops) (opTenant(o) === tenant ? own : platform).ops.push(o);
   return [own, platform];
-}
-
-function isWrongLastSequence(err: unknown): boolean {
-  return (err as { code?: number }).code === 10071 || /wrong last sequence/i.test(String((err as Error)?.message));
 }
 
 interface Deferred<T> {

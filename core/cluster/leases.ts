@@ -6,6 +6,7 @@
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { ClusterNames } from './names.js';
+import { isWrongLastSequence } from './wrong-last-sequence.js';
 
 export interface Holder {
   node: string;
@@ -13,10 +14,6 @@ export interface Holder {
 }
 
 export type RenewResult = { ok: true; revision: number } | { ok: false; lost: boolean; err: unknown };
-
-function isWrongLastSequence(err: unknown): boolean {
-  return (err as { code?: number }).code === 10071 || /wrong last sequence/i.test(String((err as Error)?.message));
-}
 
 export class TenantLeases {
   private constructor(

@@ -7,10 +7,12 @@
 //
 // What the purge keeps. `x._g` and each tenant's `x` subject go below a floor: the mark of the
 // platform snapshot before the one just written (the stream keeps one snapshot interval of platform
-// history), and never past the position a running node's applier told last (commit-log.ts
-// tellPositions), so a running applier is never overtaken; a node that was not running (restarted
-// late, an empty DATA_DIR) loads the snapshot before its applier reads (commit-log.ts startApplier). A tenant's `x` subject is purged no further than its own snapshot's
-// mark as well: its tenant parts are read by the tenant's next takeover from there.
+// history), and never past the position a node's applier keeps in the positions bucket
+// (applier-positions.ts), so no applier is overtaken while its node writes its key; a node that was
+// not running (restarted late, an empty DATA_DIR) or whose key expired loads the snapshot before its
+// applier reads on (commit-log.ts loadPlatformPast). A tenant's `x` subject is purged no further
+// than its own snapshot's mark as well: its tenant parts are read by the tenant's next takeover
+// from there.
 import type { JetStreamManager } from '@nats-io/jetstream';
 import type { Logger } from '../log.js';
 import type { LmdbStore } from '../store/lmdb-store.js';
@@ -62,9 +64,9 @@ export class PlatformSnapshots {
 
   /**
    * Writes a snapshot of the platform as this node holds it now; once it is the platform's, purges
-   * the `x` subjects below the previous one's mark and below `limit()` (the lowest position a
-   * running node's applier told). Resolves the new manifest (undefined when another node's won,
-   * or `live` turned false).
+   * the `x` subjects below the previous one's mark and below `limit()` (the lowest position an
+   * applier keeps in the positions bucket). Resolves the new manifest (undefined when another
+   * node's won, or `live` turned false).
    */
   async write(live: () => boolean, limit: () => Promise<number>): Promise<SnapshotManifest | undefined> {
     const before = await this.latest();
