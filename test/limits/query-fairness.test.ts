@@ -25,7 +25,7 @@ async function untilReady(url: string): Promise<void> {
   }
 }
 
-t.test('query pool - the first query after a start answers within 50 ms once /readyz says ready', async (t) => {
+t.test('query pool - the first query after a start waits for no worker to start once /readyz says ready (50 ms on a quiet machine)', async (t) => {
   // A node as `npm start` runs it: its routes compile before it says ready (COMPILE_ROUTES_AT_START).
   const app = await startTestApp(t, { modules: ['records'], config: { query: { timeoutMs: TIMEOUT_MS }, http: { compileAtStart: true } } });
   await createOrg(app, 'acme');
@@ -34,6 +34,7 @@ t.test('query pool - the first query after a start answers within 50 ms once /re
   await untilReady(app.url);
   const pool = app.deps.queries as QueryPool;
   t.equal(pool.dispatched, 0, 'no query has run yet');
+  t.ok(pool.warm, 'every worker had started, its job modules loaded, when /readyz said ready');
   const timed = async () => {
     const started = performance.now();
     const r = await a.post('/dynamic-query/find', { datatype: 'product', filter: { 'data.name': 'widget' } });
@@ -47,10 +48,10 @@ t.test('query pool - the first query after a start answers within 50 ms once /re
   // files in parallel) slows both alike.
   const again = [await timed(), await timed(), await timed()].sort((x, y) => x - y)[1];
   // Within 50 ms more on a quiet machine; under the suite's parallel load the first query's one-time
-  // costs (its first reads and compiled paths) stretch as the machine slows (80 against 12.6 ms seen),
-  // so a first query within 8× the warm one passes too. A worker started on demand (0.5-1 s, 40× and
-  // more) fails either way.
-  t.ok(first < again + 50 || first < again * 8, `the first answered in ${first.toFixed(1)} ms, the same query again in ${again.toFixed(1)} ms`);
+  // costs (its first reads and compiled paths) stretch as the machine slows (80 against 12.6 ms
+  // seen, and 69.9 against 5.4 ms), so a first query within 8× the warm one, or within 250 ms, passes
+  // too. A worker started on demand (0.5-1 s) fails either way; `pool.warm` above is the mechanism.
+  t.ok(first < Math.max(again + 50, again * 8, 250), `the first answered in ${first.toFixed(1)} ms, the same query again in ${again.toFixed(1)} ms`);
   t.equal(pool.dispatched, 4, 'each ran in a worker that was started before ready');
 });
 
