@@ -519,7 +519,10 @@ export class CommitLog {
    * anything more (recheckPosition).
    */
   private startTelling(): void {
-    const timer = setInterval(() => void this.tellPosition().catch(noop), POSITION_EVERY_MS);
+    // A lost key is acted on at once, not only when the next platform message arrives: the
+    // platform may stay quiet, and the applier would hold a position nothing keeps meanwhile.
+    const tell = (): Promise<void> => this.tellPosition().then((kept) => (kept || this.closed ? undefined : this.recheckPosition()));
+    const timer = setInterval(() => void tell().catch(noop), POSITION_EVERY_MS);
     timer.unref();
     this.positionTimer = timer;
   }
