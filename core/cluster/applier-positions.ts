@@ -6,9 +6,10 @@
 // not read is gone. A node away for longer finds out on its next rewrite (its revision is gone with
 // the key): like a node restarted late, it loads the platform snapshot if that is past its position
 // before it applies anything more (CommitLog.recheckPosition).
-import { Kvm, type KV } from '@nats-io/kv';
+import type { KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { ClusterNames } from './names.js';
+import { openTtlBucket } from './ttl-bucket.js';
 import { isWrongLastSequence } from './wrong-last-sequence.js';
 
 /** Longest a write of a position waits for its acknowledgement (one made while cut off may never get one). */
@@ -22,19 +23,12 @@ export class ApplierPositions {
   private constructor(
     private readonly kv: KV,
     private readonly nodeId: string,
-    /** How long a key lives without a rewrite (the bucket's TTL; 0 in a bucket made without one: forever). */
+    /** How long a key lives without a rewrite: the bucket's TTL (this node's setting for a bucket made without one). */
     readonly keepMs: number,
   ) {}
 
   static async open(nc: NatsConnection, names: ClusterNames, nodeId: string, keepMs: number, replicas: number): Promise<ApplierPositions> {
-    const kvm = new Kvm(nc);
-    let kv: KV;
-    try {
-      kv = await kvm.create(names.positionBucket, { ttl: keepMs, history: 1, replicas });
-    } catch {
-      // It exists (maybe with another TTL from an older configuration): use it as it is.
-      kv = await kvm.open(names.positionBucket);
-    }
+    const kv = await openTtlBucket(nc, names.positionBucket, keepMs, replicas);
     // The bucket's own TTL is what expires a key (an older configuration's may differ from ours).
     const ttl = (await kv.status()).ttl;
     return new ApplierPositions(kv, nodeId, ttl > 0 ? ttl : keepMs);

@@ -3,9 +3,10 @@
 // key (compare-and-set on "no value"), a renewal rewrites it at the revision we hold, a release
 // deletes it at that revision: each fails when someone else holds the key, and that failure is how
 // a node learns it lost a tenant.
-import { Kvm, type KV } from '@nats-io/kv';
+import type { KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { ClusterNames } from './names.js';
+import { openTtlBucket } from './ttl-bucket.js';
 import { isWrongLastSequence } from './wrong-last-sequence.js';
 
 export interface Holder {
@@ -23,15 +24,7 @@ export class TenantLeases {
   ) {}
 
   static async open(nc: NatsConnection, names: ClusterNames, nodeId: string, ttlMs: number, replicas: number): Promise<TenantLeases> {
-    const kvm = new Kvm(nc);
-    let kv: KV;
-    try {
-      kv = await kvm.create(names.leaseBucket, { ttl: ttlMs, history: 1, replicas });
-    } catch {
-      // It exists (maybe with another TTL from an older configuration): use it as it is.
-      kv = await kvm.open(names.leaseBucket);
-    }
-    return new TenantLeases(kv, names, nodeId);
+    return new TenantLeases(await openTtlBucket(nc, names.leaseBucket, ttlMs, replicas), names, nodeId);
   }
 
   private value(): string {

@@ -17,7 +17,7 @@ import { ClusterNode } from '../../core/cluster/node.js';
 import { LmdbStore } from '../../core/store/lmdb-store.js';
 import type { StoredRecord } from '../../core/store/record.js';
 import { WriteBatch } from '../../core/store/store.js';
-import { clusterTempDir, startClusterNode } from '../helpers/cluster-node.js';
+import { clusterTempDir, startClusterNode, thingRecord } from '../helpers/cluster-node.js';
 import { startNatsServer } from '../helpers/nats-server.js';
 
 const nats = await startNatsServer();
@@ -25,10 +25,8 @@ t.teardown(() => nats.stop());
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-function rec(tenant: string, sk: string, version: number, data: Record<string, unknown> = {}): StoredRecord {
-  const at = '2026-01-01T00:00:00.000Z';
-  return { pk: tenant, sk, datatype: 'thing', version, state: 'active', createdate: at, modifydate: at, data };
-}
+/** Records with empty data, as these tests always wrote them. */
+const rec = (tenant: string, sk: string, version: number, data: Record<string, unknown> = {}) => thingRecord(tenant, sk, version, data);
 
 /** A counter per key: each `inc` writes the next value (with its version). */
 const counter: ActorKind<{ n: number }, { inc: true }, { n: number; node: string }> = {

@@ -5,20 +5,14 @@
 import t, { type Test } from 'tap';
 import { ClusterNode } from '../../core/cluster/node.js';
 import { LmdbStore } from '../../core/store/lmdb-store.js';
-import type { StoredRecord } from '../../core/store/record.js';
 import { WriteBatch } from '../../core/store/store.js';
-import { startClusterNode } from '../helpers/cluster-node.js';
+import { startClusterNode, thingRecord } from '../helpers/cluster-node.js';
 import { startNatsServer } from '../helpers/nats-server.js';
 
 const nats = await startNatsServer();
 t.teardown(() => nats.stop());
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
-function rec(tenant: string, sk: string): StoredRecord {
-  const at = '2026-01-01T00:00:00.000Z';
-  return { pk: tenant, sk, datatype: 'thing', version: 1, state: 'active', createdate: at, modifydate: at, data: { sk } };
-}
 
 function start(t: Test, id: string, prefix: string, droppedKeepMs: number, dir?: string) {
   return startClusterNode(t, { natsUrl: nats.url, nodeId: id, prefix, dir, snapshotEveryCommits: 0, snapshotEveryMs: 0, droppedKeepMs });
@@ -36,7 +30,7 @@ function keysOf(local: LmdbStore, tenant: string): number {
 async function writeMany(node: ClusterNode, tenant: string, n: number): Promise<void> {
   for (let i = 0; i < n; i += 500) {
     const b = new WriteBatch();
-    for (let j = i; j < Math.min(n, i + 500); j++) b.putRecord(rec(tenant, `r${j}`), 0);
+    for (let j = i; j < Math.min(n, i + 500); j++) b.putRecord(thingRecord(tenant, `r${j}`), 0);
     await node.store.commit(b);
   }
 }

@@ -202,16 +202,22 @@ async function expectCaughtUp(t: Test, a: { local: LmdbStore }, b: { local: Lmdb
   t.same(b.local.getKv('_global', 'dir', 'k19'), a.local.getKv('_global', 'dir', 'k19'), 'and the last platform writes');
 }
 
-t.test('platform snapshots - a node cut off from NATS for less than CLUSTER_POSITION_KEEP_MS is waited for: the purge keeps what it has not read', async (t) => {
+/** Nodes a and b (b through a relay that can cut it off), both keeping positions `keepMs`; b has read a's first platform writes. */
+async function cutOffPair(t: Test, keepMs: number) {
   const p = `ps${Math.random().toString(36).slice(2, 8)}`;
   const relay = await startTcpRelay(t, nats.port);
-  const a = await start(t, 'a', p, undefined, { positionKeepMs: 30_000 });
-  const b = await start(t, 'b', p, undefined, { positionKeepMs: 30_000, natsUrl: relay.url });
+  const a = await start(t, 'a', p, undefined, { positionKeepMs: keepMs });
+  const b = await start(t, 'b', p, undefined, { positionKeepMs: keepMs, natsUrl: relay.url });
   const stream = await platformStream(p);
   t.teardown(() => stream.close());
   await platformWrites(a.node, 0, 40);
   for (let i = 0; i < 200 && !b.local.getOrg('org19'); i++) await sleep(20);
   t.ok(b.local.getOrg('org19'), 'b read the first organisations');
+  return { p, relay, a, b, stream };
+}
+
+t.test('platform snapshots - a node cut off from NATS for less than CLUSTER_POSITION_KEEP_MS is waited for: the purge keeps what it has not read', async (t) => {
+  const { a, b, relay, stream } = await cutOffPair(t, 30_000);
   await sleep(1200); // b's position after them is written
 
   relay.cut();
@@ -223,15 +229,7 @@ t.test('platform snapshots - a node cut off from NATS for less than CLUSTER_POSI
 });
 
 t.test('platform snapshots - a node cut off from NATS for longer than CLUSTER_POSITION_KEEP_MS loads the platform snapshot before it applies more', async (t) => {
-  const p = `ps${Math.random().toString(36).slice(2, 8)}`;
-  const relay = await startTcpRelay(t, nats.port);
-  const a = await start(t, 'a', p, undefined, { positionKeepMs: 3000 });
-  const b = await start(t, 'b', p, undefined, { positionKeepMs: 3000, natsUrl: relay.url });
-  const stream = await platformStream(p);
-  t.teardown(() => stream.close());
-  await platformWrites(a.node, 0, 40);
-  for (let i = 0; i < 200 && !b.local.getOrg('org19'); i++) await sleep(20);
-  t.ok(b.local.getOrg('org19'), 'b read the first organisations');
+  const { p, a, b, relay, stream } = await cutOffPair(t, 3000);
 
   relay.cut();
   const midSeq = await writeWhileCut(a.node, stream);

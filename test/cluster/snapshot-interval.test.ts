@@ -7,20 +7,14 @@ import { connect } from '@nats-io/transport-node';
 import { ClusterNames } from '../../core/cluster/names.js';
 import type { SnapshotManifest } from '../../core/cluster/snapshots.js';
 import { decode } from '../../core/cluster/codec.js';
-import type { StoredRecord } from '../../core/store/record.js';
 import { WriteBatch } from '../../core/store/store.js';
-import { startClusterNode } from '../helpers/cluster-node.js';
+import { startClusterNode, thingRecord } from '../helpers/cluster-node.js';
 import { startNatsServer } from '../helpers/nats-server.js';
 
 const nats = await startNatsServer();
 t.teardown(() => nats.stop());
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
-function rec(sk: string, version: number): StoredRecord {
-  const at = '2026-01-01T00:00:00.000Z';
-  return { pk: 'acme', sk, datatype: 'thing', version, state: 'active', createdate: at, modifydate: at, data: { sk } };
-}
 
 t.test("cluster snapshots - a large tenant's next snapshot waits for commits in proportion to its keys", async (t) => {
   const prefix = `si${Math.random().toString(36).slice(2, 8)}`;
@@ -49,13 +43,13 @@ t.test("cluster snapshots - a large tenant's next snapshot waits for commits in 
   };
   let v = 0;
   const small = async (n: number) => {
-    for (let i = 0; i < n; i++) await a.node.store.commit(new WriteBatch().putRecord(rec('hot', ++v), v - 1));
+    for (let i = 0; i < n; i++) await a.node.store.commit(new WriteBatch().putRecord(thingRecord('acme', 'hot', ++v), v - 1));
   };
 
   // 1,000 records in 5 commits, then 20 more commits: the first snapshot is due (there is none).
   for (let b = 0; b < 5; b++) {
     const batch = new WriteBatch();
-    for (let i = 0; i < 200; i++) batch.putRecord(rec(`r${b}-${i}`, 1), 0);
+    for (let i = 0; i < 200; i++) batch.putRecord(thingRecord('acme', `r${b}-${i}`), 0);
     await a.node.store.commit(batch);
   }
   await small(20);

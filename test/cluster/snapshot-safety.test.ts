@@ -7,9 +7,8 @@ import { Kvm } from '@nats-io/kv';
 import { connect } from '@nats-io/transport-node';
 import { ClusterNames } from '../../core/cluster/names.js';
 import type { CommitLog } from '../../core/cluster/commit-log.js';
-import type { StoredRecord } from '../../core/store/record.js';
 import { WriteBatch } from '../../core/store/store.js';
-import { startClusterNode } from '../helpers/cluster-node.js';
+import { startClusterNode, thingRecord } from '../helpers/cluster-node.js';
 import { startNatsServer } from '../helpers/nats-server.js';
 
 const nats = await startNatsServer();
@@ -17,10 +16,8 @@ t.teardown(() => nats.stop());
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-function rec(tenant: string, sk: string, version: number, data: Record<string, unknown> = {}): StoredRecord {
-  const at = '2026-01-01T00:00:00.000Z';
-  return { pk: tenant, sk, datatype: 'thing', version, state: 'active', createdate: at, modifydate: at, data };
-}
+/** Records with empty data, as these tests always wrote them. */
+const rec = (tenant: string, sk: string, version: number, data: Record<string, unknown> = {}) => thingRecord(tenant, sk, version, data);
 
 async function start(t: Test, id: string, prefix: string) {
   // No snapshots by schedule: the test asks for them.

@@ -9,6 +9,7 @@ import type { Test } from 'tap';
 import { ClusterNode, type ClusterOptions } from '../../core/cluster/node.js';
 import { silentLogger } from '../../core/log.js';
 import { LmdbStore } from '../../core/store/lmdb-store.js';
+import type { StoredRecord } from '../../core/store/record.js';
 
 /** A temporary directory removed when `t` ends. */
 export function clusterTempDir(t: Test, prefix = 'bp-cluster-'): string {
@@ -57,4 +58,10 @@ export async function startClusterNode(t: Test, { dir = clusterTempDir(t), befor
   };
   t.teardown(close);
   return { node, local, dir, close };
+}
+
+/** A record of datatype `thing`, as the in-process cluster tests write them. */
+export function thingRecord(tenant: string, sk: string, version = 1, data: Record<string, unknown> = { sk }): StoredRecord {
+  const at = '2026-01-01T00:00:00.000Z';
+  return { pk: tenant, sk, datatype: 'thing', version, state: 'active', createdate: at, modifydate: at, data };
 }
