@@ -28,6 +28,8 @@ export interface ClusterSettings {
   snapshotEveryMs?: number;
   /** In a burst of a tenant's writes, how long its next append waits for more to fold in (0: never). */
   commitLingerMs?: number;
+  /** In a burst of requests forwarded to one owner, how long their next message waits for more to fold in (0: never). */
+  forwardLingerMs?: number;
   /** How long a tenant this node let go stays on its disk before it is cleared (0: kept until held again). */
   droppedKeepMs?: number;
   /** How long a node's applier position holds the platform purge back after the node last wrote it. */
@@ -232,6 +234,7 @@ const ENV: ReadonlyArray<[string, string[], Parse]> = [
   ['CLUSTER_SNAPSHOT_EVERY_COMMITS', ['cluster', 'snapshotEveryCommits'], int],
   ['CLUSTER_SNAPSHOT_EVERY_MS', ['cluster', 'snapshotEveryMs'], int],
   ['CLUSTER_COMMIT_LINGER_MS', ['cluster', 'commitLingerMs'], int],
+  ['CLUSTER_FORWARD_LINGER_MS', ['cluster', 'forwardLingerMs'], int],
   ['CLUSTER_DROPPED_KEEP_MS', ['cluster', 'droppedKeepMs'], int],
   ['CLUSTER_POSITION_KEEP_MS', ['cluster', 'positionKeepMs'], int],
   ['LOG_LEVEL', ['logLevel'], text],

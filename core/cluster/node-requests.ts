@@ -28,6 +28,10 @@ export type Outcome = { kind: 'answer'; frame: Uint8Array } | { kind: 'gone' } |
 export const FRAME_OVERHEAD = 32;
 /** How often waiting frames are checked for their deadline and their owner's heartbeats. */
 const SWEEP_MS = 100;
+/** A request batch sent to the same subject less than this long ago means a burst: the next may linger. */
+const LINGER_BURST_MS = 20;
+/** A request batch holding this many frames goes without lingering. */
+const LINGER_FULL = 64;
 
 interface Waiting {
   owner: string;
@@ -45,6 +49,8 @@ interface Outgoing {
   ids: number[];
   items: Array<number | Uint8Array>;
   bytes: number;
+  /** It waits for the linger timer (armLinger). */
+  lingering?: true;
 }
 
 export interface NodeRequestsOptions {
@@ -55,6 +61,12 @@ export interface NodeRequestsOptions {
   timeoutMs: number;
   /** Whether a node still beats (membership). */
   isLive: (node: string) => boolean;
+  /**
+   * While requests to an owner come in a burst (a batch to it left within the last 20 ms), how
+   * long the next batch waits for more frames to fold into the same message (0: never waits; a
+   * lone request never waits). Answers never wait.
+   */
+  lingerMs?: number;
 }
 
 export class NodeRequests {
@@ -70,6 +82,9 @@ export class NodeRequests {
   private nextId = 0;
   private nextBatch = 0;
   private flushQueued = false;
+  /** When a request batch last left, by subject (one per owner node and kind of request). */
+  private readonly lastSent = new Map<string, number>();
+  private lingerTimer: NodeJS.Timeout | undefined;
   private closed = false;
 
   constructor(private readonly opts: NodeRequestsOptions) {
@@ -163,15 +178,41 @@ export class NodeRequests {
   private queueFlush(): void {
     if (this.flushQueued) return;
     this.flushQueued = true;
-    // The end of the turn: every frame queued by the callbacks of this turn goes in one message.
+    // The end of the turn: every frame queued by the callbacks of this turn goes in one message,
+    // but a request batch in a burst may wait a little longer for more (lingers).
     setImmediate(() => {
       this.flushQueued = false;
-      for (const out of this.outgoing.values()) this.publish(out);
+      const now = performance.now();
+      for (const out of [...this.outgoing.values()]) {
+        // A lingering batch waits for its timer, unless it filled up meanwhile.
+        if (out.lingering ? out.ids.length < LINGER_FULL : this.lingers(out, now)) this.armLinger();
+        else this.publish(out);
+      }
     });
+  }
+
+  /** Whether a request batch waits for the linger rather than leave at the end of this turn. */
+  private lingers(out: Outgoing, now: number): boolean {
+    const ms = this.opts.lingerMs ?? 0;
+    if (ms <= 0 || out.batch === 0 || out.ids.length >= LINGER_FULL) return false;
+    const last = this.lastSent.get(out.subject);
+    if (last === undefined || now - last >= LINGER_BURST_MS) return false;
+    out.lingering = true;
+    return true;
+  }
+
+  /** One timer for every batch lingering meanwhile: they all leave in its callback. */
+  private armLinger(): void {
+    if (this.lingerTimer) return;
+    this.lingerTimer = setTimeout(() => {
+      this.lingerTimer = undefined;
+      for (const out of [...this.outgoing.values()]) if (out.lingering) this.publish(out);
+    }, this.opts.lingerMs);
   }
 
   private publish(out: Outgoing): void {
     this.outgoing.delete(out.subject);
+    if (out.batch > 0) this.lastSent.set(out.subject, performance.now());
     try {
       this.opts.nc.publish(out.subject, encode(out.items), out.batch > 0 ? { reply: `${this.inbox}.${out.batch}` } : undefined);
     } catch (err) {
@@ -213,6 +254,11 @@ export class NodeRequests {
   }
 
   private sweep(): void {
+    // A subject quiet for longer than a burst needs no entry.
+    if (this.lastSent.size > 0) {
+      const quiet = performance.now() - LINGER_BURST_MS;
+      for (const [key, at] of this.lastSent) if (at < quiet) this.lastSent.delete(key);
+    }
     if (this.waiting.size === 0) return;
     const now = Date.now();
     for (const [id, w] of this.waiting) {
@@ -228,6 +274,7 @@ export class NodeRequests {
     for (const out of this.outgoing.values()) this.publish(out);
     this.closed = true;
     clearInterval(this.sweeper);
+    clearTimeout(this.lingerTimer);
     for (const id of [...this.waiting.keys()]) this.settle(id, { kind: 'lost' });
     this.replies.unsubscribe();
   }

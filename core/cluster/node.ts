@@ -131,7 +131,7 @@ export class ClusterNode implements Placement {
   ) {
     this.nodeId = opts.nodeId;
     this.names = new ClusterNames(opts.prefix);
-    this.requests = new NodeRequests({ nc, names: this.names, logger: opts.logger, timeoutMs: opts.forwardTimeoutMs, isLive: (n) => membership.isLive(n) });
+    this.requests = new NodeRequests({ nc, names: this.names, logger: opts.logger, timeoutMs: opts.forwardTimeoutMs, lingerMs: opts.forwardLingerMs, isLive: (n) => membership.isLive(n) });
     this.store = new ReplicatedStore(opts.local, log, (tenant, batch, mixed) => this.remoteCommit(tenant, batch, mixed));
     this.renewer = setInterval(() => this.renew(), Math.max(100, Math.floor(opts.leaseTtlMs / 3)));
     this.renewer.unref();

@@ -15,8 +15,8 @@ t.teardown(() => nats.stop());
 const names = new ClusterNames('nr');
 const conn = natsClients(t, nats);
 
-function requests(nc: NatsConnection, opts: { timeoutMs?: number; isLive?: (n: string) => boolean } = {}): NodeRequests {
-  const r = new NodeRequests({ nc, names, logger: silentLogger, timeoutMs: opts.timeoutMs ?? 5000, isLive: opts.isLive ?? (() => true) });
+function requests(nc: NatsConnection, opts: { timeoutMs?: number; isLive?: (n: string) => boolean; lingerMs?: number } = {}): NodeRequests {
+  const r = new NodeRequests({ nc, names, logger: silentLogger, timeoutMs: opts.timeoutMs ?? 5000, isLive: opts.isLive ?? (() => true), lingerMs: opts.lingerMs });
   t.teardown(() => r.close());
   return r;
 }
@@ -67,6 +67,29 @@ t.test('node requests - frames sent in separate turns, and a batch over the payl
     'two frames that do not fit one message both arrive whole',
   );
   t.equal(await sent.count(), 4, 'one message per turn, and the oversize batch split in two');
+});
+
+t.test('node requests - in a burst, requests sent in separate turns wait for the linger and travel as one message; a lone request never waits', async (t) => {
+  const ownerNc = await conn();
+  const owner = requests(ownerNc);
+  owner.serve('e', 'http', async (frame) => frame);
+  await ownerNc.flush();
+  const asker = requests(await conn(), { lingerMs: 1000 });
+  const sent = await counter(names.nodeSubject('e', 'http'));
+  const t0 = performance.now();
+  const lone = asker.send('e', 'http', encode('lone')).then((o) => ({ o, ms: performance.now() - t0 }));
+  // Five more, each in a turn of its own, right after the lone one left: a burst.
+  const burst: Array<Promise<{ o: Awaited<ReturnType<NodeRequests['send']>>; ms: number }>> = [];
+  for (let i = 0; i < 5; i++) {
+    await new Promise((r) => setImmediate(r));
+    burst.push(asker.send('e', 'http', encode(i)).then((o) => ({ o, ms: performance.now() - t0 })));
+  }
+  const first = await lone;
+  const rest = await Promise.all(burst);
+  t.same([first, ...rest].map((x) => (x.o.kind === 'answer' ? decode(x.o.frame) : x.o.kind)), ['lone', 0, 1, 2, 3, 4], 'each has its own answer');
+  t.ok(first.ms < 800, `the lone request went at once (answered after ${first.ms.toFixed(0)} ms)`);
+  t.ok(Math.min(...rest.map((x) => x.ms)) >= 900, 'the burst waited for the linger');
+  t.equal(await sent.count(), 2, 'the lone request as one message, the five of the burst as another');
 });
 
 t.test('node requests - frames for a node nobody serves are gone at once: never delivered, safe to send elsewhere', async (t) => {
