@@ -47,7 +47,7 @@ async function measure(keys: number, work: () => Promise<void>): Promise<FloorPa
 }
 
 export async function takeoverFloor(nc: NatsConnection, names: ClusterNames, tenant: string, manifest: SnapshotManifest): Promise<TakeoverFloor> {
-  const frames: Array<{ frame: Uint8Array; entries: number }> = [];
+  const frames: Array<{ frame: Uint8Array; entries: number; format: number }> = [];
   const fetch = await measure(manifest.entries, async () => {
     const jsm = await jetstreamManager(nc);
     const info = await jsm.consumers.add(names.snapshotStream, {
@@ -63,7 +63,7 @@ export async function takeoverFloor(nc: NatsConnection, names: ClusterNames, ten
       for await (const m of messages) {
         stall.refresh();
         const chunk = readChunkHead(Buffer.from(m.data), tenant);
-        frames.push({ frame: chunk.frame, entries: chunk.entries });
+        frames.push({ frame: chunk.frame, entries: chunk.entries, format: chunk.format });
         if (frames.length === manifest.chunks) break;
       }
       clearTimeout(stall);
@@ -80,7 +80,7 @@ export async function takeoverFloor(nc: NatsConnection, names: ClusterNames, ten
     let imported: FloorPart;
     try {
       imported = await measure(manifest.entries, async () => {
-        for (const f of frames) await store.putTenantFrame(tenant, f.frame, f.entries);
+        for (const f of frames) await store.putTenantFrame(tenant, f.frame, f.entries, f.format);
       });
     } finally {
       await store.close();
@@ -93,7 +93,7 @@ export async function takeoverFloor(nc: NatsConnection, names: ClusterNames, ten
       floor = await measure(manifest.entries, async () => {
         for (const f of frames) {
           root.transactionSync(() => {
-            readCopyFrame(f.frame, f.entries, (db, _kind, key, value) => void raw[db].putSync(key, value));
+            readCopyFrame(f.frame, f.entries, (db, _kind, key, value) => void raw[db].putSync(key, value), undefined, f.format);
           });
         }
       });

@@ -46,7 +46,7 @@ export class PlatformSnapshots {
       copy: {
         export: () => local.exportPlatform(),
         clearSome: (_scope, max) => local.clearPlatformSome(max),
-        putFrame: (_scope, frame, entries) => local.putPlatformFrame(frame, entries),
+        putFrame: (_scope, frame, entries, format) => local.putPlatformFrame(frame, entries, format),
         putEntries: (_scope, entries) => local.putPlatformEntries(entries),
         finish: (_scope, mark) => local.finishPlatformImport(mark),
       },

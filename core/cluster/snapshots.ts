@@ -14,6 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { appError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { LmdbStore } from '../store/lmdb-store.js';
+import { FRAME_FORMAT } from '../store/lmdb-copy-frame.js';
 import { CopyDb, type CopyEntry, type CopyFrame } from '../store/lmdb-tenant-copy.js';
 import { decode, encode } from './codec.js';
 import type { ClusterNames } from './names.js';
@@ -40,11 +41,15 @@ export interface SnapshotManifest {
 /**
  * A chunk: format u8, snapshot id (8 bytes), index u32, entries u32, then the frame. The id and
  * index tie it to its manifest: a chunk of another snapshot (one written meanwhile) stops the load.
+ * The format is its frame's (lmdb-copy-frame.ts): a node writes FRAME_FORMAT and reads 2 as well
+ * (a snapshot an older node wrote), and format 1 (readChunkV1).
  */
-const CHUNK_FORMAT = 2;
+const CHUNK_FORMAT = FRAME_FORMAT;
+const READABLE_FORMATS = new Set([2, FRAME_FORMAT]);
 const CHUNK_HEAD = 17;
 
 export interface ChunkHead {
+  format: number;
   id: string;
   k: number;
   entries: number;
@@ -60,9 +65,9 @@ function writeChunkHead(chunk: Buffer, id: Buffer, k: number, entries: number): 
 
 /** A chunk's header, checked (its frame is checked entry by entry when written). */
 export function readChunkHead(data: Uint8Array, tenant: string): ChunkHead {
-  if (data.length < CHUNK_HEAD || data[0] !== CHUNK_FORMAT) throw appError('ERR_UNAVAILABLE', `a chunk of tenant ${tenant}'s snapshot is malformed: ${data.length} bytes, format ${data[0]}`);
+  if (data.length < CHUNK_HEAD || !READABLE_FORMATS.has(data[0])) throw appError('ERR_UNAVAILABLE', `a chunk of tenant ${tenant}'s snapshot is malformed: ${data.length} bytes, format ${data[0]}`);
   const b = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-  return { id: b.toString('hex', 1, 9), k: b.readUInt32LE(9), entries: b.readUInt32LE(13), frame: data.subarray(CHUNK_HEAD) };
+  return { format: data[0], id: b.toString('hex', 1, 9), k: b.readUInt32LE(9), entries: b.readUInt32LE(13), frame: data.subarray(CHUNK_HEAD) };
 }
 
 /**
@@ -116,8 +121,8 @@ export interface SnapshotCopy {
   /** A consistent read in frames: `next` gives up to `maxEntries` in at most `maxBytes`, with `room` bytes free at the start. */
   export(scope: string): { readonly mark: [number, number]; next(maxEntries: number, maxBytes: number, room: number): CopyFrame | undefined; close(): void };
   clearSome(scope: string, max: number): Promise<number>;
-  /** Writes one frame (a chunk of the current format). */
-  putFrame(scope: string, frame: Uint8Array, entries: number): Promise<unknown>;
+  /** Writes one frame (a chunk of format 2 or 3: its frame's format, lmdb-copy-frame.ts). */
+  putFrame(scope: string, frame: Uint8Array, entries: number, format: number): Promise<unknown>;
   /** Writes entries made from values (a chunk of format 1). */
   putEntries(scope: string, entries: CopyEntry[]): Promise<unknown>;
   finish(scope: string, mark: [number, number]): Promise<void>;
@@ -130,7 +135,7 @@ export class TenantSnapshots {
     this.copy = opts.copy ?? {
       export: (t) => l.exportTenant(t),
       clearSome: (t, max) => l.clearTenantSome(t, max),
-      putFrame: (t, frame, entries) => l.putTenantFrame(t, frame, entries),
+      putFrame: (t, frame, entries, format) => l.putTenantFrame(t, frame, entries, format),
       putEntries: (t, e) => l.putTenantEntries(t, e),
       finish: (t, m) => l.finishTenantImport(t, m),
     };
@@ -243,7 +248,7 @@ export class TenantSnapshots {
 
   private async load(tenant: string, manifest: SnapshotManifest): Promise<void> {
     const { js, jsm, names } = this.opts;
-    if (manifest.f !== undefined && manifest.f !== CHUNK_FORMAT) throw appError('ERR_UNAVAILABLE', `tenant ${tenant}'s snapshot is in chunk format ${manifest.f}; this node reads ${CHUNK_FORMAT} and 1`);
+    if (manifest.f !== undefined && !READABLE_FORMATS.has(manifest.f)) throw appError('ERR_UNAVAILABLE', `tenant ${tenant}'s snapshot is in chunk format ${manifest.f}; this node reads ${[...READABLE_FORMATS].join(', ')} and 1`);
     while ((await this.copy.clearSome(tenant, CLEAR_STEP)) > 0);
     if (manifest.chunks > 0) {
       const info = await jsm.consumers.add(names.snapshotStream, {
@@ -266,9 +271,10 @@ export class TenantSnapshots {
           for await (const m of messages) {
             stall.refresh();
             // Its own copy: the write transaction runs after this turn, and reads the frame then.
-            const chunk = manifest.f === CHUNK_FORMAT ? readChunkHead(Buffer.from(m.data), tenant) : readChunkV1(m.data, tenant);
+            const chunk = manifest.f !== undefined ? readChunkHead(Buffer.from(m.data), tenant) : readChunkV1(m.data, tenant);
             if (chunk.id !== manifest.id || chunk.k !== k) throw appError('ERR_UNAVAILABLE', `tenant ${tenant}'s snapshot was replaced while it loaded`);
-            const w = 'frame' in chunk ? this.copy.putFrame(tenant, chunk.frame, chunk.entries) : this.copy.putEntries(tenant, chunk.e);
+            if ('format' in chunk && chunk.format !== manifest.f) throw appError('ERR_UNAVAILABLE', `a chunk of tenant ${tenant}'s snapshot is in format ${chunk.format}, its manifest says ${manifest.f}`);
+            const w = 'frame' in chunk ? this.copy.putFrame(tenant, chunk.frame, chunk.entries, chunk.format) : this.copy.putEntries(tenant, chunk.e);
             w.catch(() => undefined);
             writes.push(w);
             if (writes.length >= LOAD_WRITES) await writes.shift();

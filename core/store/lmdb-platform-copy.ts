@@ -150,11 +150,11 @@ export async function putPlatformEntries(dbs: PlatformDbs, entries: CopyEntry[])
 }
 
 /** Writes one frame of a platform copy in one transaction (checked whole first: a malformed frame writes nothing). */
-export function putPlatformFrame(dbs: PlatformDbs, frame: Uint8Array, entries: number): Promise<unknown> {
+export function putPlatformFrame(dbs: PlatformDbs, frame: Uint8Array, entries: number, format?: number): Promise<unknown> {
   return dbs.root.transaction(() => {
     readCopyFrame(frame, entries, (db, kind, key, value) => {
       if (kind !== CopyValue.Decoded) throw new Error('a platform copy carries decoded values only');
       void dbOf(dbs, db).putSync(bufferToKeyValue(key as Buffer), decodeCopyValue(value));
-    }, CopyDb.Orgs);
+    }, CopyDb.Orgs, format);
   });
 }

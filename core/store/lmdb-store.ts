@@ -450,8 +450,8 @@ export class LmdbStore implements Store {
   }
 
   /** Cluster mode: writes one frame of a tenant's copy; resolves once it is committed (lmdb-tenant-copy.ts). */
-  putTenantFrame(tenant: string, frame: Uint8Array, entries: number): Promise<unknown> {
-    return putTenantFrame(this.tenantDbs, frame, entries).finally(() => this.forgetTenant(tenant));
+  putTenantFrame(tenant: string, frame: Uint8Array, entries: number, format?: number): Promise<unknown> {
+    return putTenantFrame(this.tenantDbs, frame, entries, format).finally(() => this.forgetTenant(tenant));
   }
 
   /** Cluster mode: a copied tenant is complete: its mark, and its declared indexes read again. */
@@ -484,8 +484,8 @@ export class LmdbStore implements Store {
   }
 
   /** Cluster mode: writes one frame of a platform copy; resolves once it is committed. */
-  putPlatformFrame(frame: Uint8Array, entries: number): Promise<unknown> {
-    return putPlatformFrame(this.platformDbs, frame, entries).finally(() => this.forgetPlatform());
+  putPlatformFrame(frame: Uint8Array, entries: number, format?: number): Promise<unknown> {
+    return putPlatformFrame(this.platformDbs, frame, entries, format).finally(() => this.forgetPlatform());
   }
 
   /** Cluster mode: a copied platform is complete: its mark, and the declared indexes read again. */

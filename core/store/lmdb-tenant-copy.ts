@@ -173,7 +173,7 @@ export class TenantExport {
         return false;
       }
       w.add(e.db, e.kind, e.key, e.value);
-      // The range goes on from here: a view of the frame, since the key read is lmdb-js's buffer.
+      // The range goes on from here (a view of the writer's last key: copied where a range starts).
       if (e.db !== CopyDb.Meta) this.after = w.lastKey();
       return w.entries < maxEntries;
     };
@@ -191,7 +191,7 @@ export class TenantExport {
     while (this.stage < RANGED.length) {
       const db = RANGED[this.stage];
       const range = {
-        start: this.after ?? this.lo,
+        start: this.after ? Buffer.from(this.after) : this.lo,
         end: this.hi,
         exclusiveStart: this.after !== undefined,
         // One more than fits: a range that gives fewer is done.
@@ -293,11 +293,17 @@ export function frameTenantEntries(entries: CopyEntry[], room: number, maxBytes:
  * per-put instruction buffers and their garbage cost more than the B-tree work they moved away),
  * a transaction per frame 4.8 s and 4.1 CPU s. A frame of ~8,000 keys holds the thread ~25 ms.
  */
-export function putTenantFrame(dbs: TenantDbs, frame: Uint8Array, entries: number): Promise<unknown> {
+export function putTenantFrame(dbs: TenantDbs, frame: Uint8Array, entries: number, format?: number): Promise<unknown> {
   return dbs.root.transaction(() => {
-    readCopyFrame(frame, entries, (db, kind, key, value) => {
-      if (kind === CopyValue.Stored) void dbs.raw[db].putSync(key as Buffer, value as Buffer);
-      else void dbOf(dbs, db).putSync(bufferToKeyValue(key as Buffer), decodeCopyValue(value));
-    });
+    readCopyFrame(
+      frame,
+      entries,
+      (db, kind, key, value) => {
+        if (kind === CopyValue.Stored) void dbs.raw[db].putSync(key as Buffer, value as Buffer);
+        else void dbOf(dbs, db).putSync(bufferToKeyValue(key as Buffer), decodeCopyValue(value));
+      },
+      CopyDb.Meta,
+      format,
+    );
   });
 }
