@@ -7,6 +7,8 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { encode } from '../../core/cluster/codec.js';
 import { ClusterNames } from '../../core/cluster/names.js';
+import { CopyDb, CopyValue, encodeCopyValue } from '../../core/store/lmdb-copy-frame.js';
+import { keyValueToBuffer } from '../../core/store/lmdb-tenant-copy.js';
 import { tempDir } from '../helpers/app.js';
 import { client } from '../helpers/http.js';
 import { sleep, staffClient, TestCluster, token } from './helpers.js';
@@ -213,5 +215,38 @@ t.test('cluster snapshots - a snapshot in the first chunk format (an older node 
   await cluster.restart(0, tempDir(t, 'bp-cluster-v1-'));
   const got = await staffClient(cluster.nodes[0].url, 'globex').get(`/repository/get/note/${sk}`);
   t.equal(got.status, 200, `the record of the older snapshot answers (${got.status === 200 ? 'ok' : got.text})`);
+  t.same(got.body.data, record.data);
+});
+
+t.test('cluster snapshots - a snapshot in chunk format 2 (keys whole: an older node wrote it) still loads on a takeover', async (t) => {
+  const cluster = await TestCluster.start(t, { nodes: 1, orgs: ['acme', 'globex'], leaseTtlMs: 2000 });
+  await writeNotes(t, staffClient(cluster.nodes[0].url, 'globex'), 1, []);
+  const nc = await connect({ servers: cluster.nats.url });
+  t.teardown(() => nc.close());
+  const js = jetstream(nc);
+  const jsm = await jetstreamManager(nc);
+  const names = new ClusterNames(cluster.prefix);
+  const last = await jsm.streams.getMessage(names.stream, { last_by_subj: names.tenantSubject('globex') });
+  // Chunk format 2: format u8, id (8 bytes), index u32, entries u32, then entries of
+  // tag u8, key length u16, value length u32, key, value; its manifest says f: 2.
+  const sk = '6b0b00000000000000000002';
+  const at = '2026-11-02T00:00:00.000Z';
+  const record = { pk: 'globex', sk, datatype: 'note', version: 1, state: 'new', createdate: at, modifydate: at, data: { written: 'by a format 2 node' } };
+  const key = keyValueToBuffer(['globex', 'note', sk]);
+  const value = Buffer.from(encodeCopyValue(record));
+  const head = Buffer.alloc(17 + 7);
+  head[0] = 2;
+  Buffer.from('00112233aabbccdd', 'hex').copy(head, 1);
+  head.writeUInt32LE(0, 9);
+  head.writeUInt32LE(1, 13);
+  head[17] = CopyDb.Records | (CopyValue.Decoded << 4);
+  head.writeUInt16LE(key.length, 18);
+  head.writeUInt32LE(value.length, 20);
+  const chunk = await js.publish(names.snapshotChunks('globex'), Buffer.concat([head, key, value]));
+  await js.publish(names.snapshotManifest('globex'), encode({ id: '00112233aabbccdd', seq: last!.seq, n: 0, first: chunk.seq, chunks: 1, entries: 1, bytes: 1, at, o: 'older-node', f: 2 }));
+
+  await cluster.restart(0, tempDir(t, 'bp-cluster-v2-'));
+  const got = await staffClient(cluster.nodes[0].url, 'globex').get(`/repository/get/note/${sk}`);
+  t.equal(got.status, 200, `the record of the format 2 snapshot answers (${got.status === 200 ? 'ok' : got.text})`);
   t.same(got.body.data, record.data);
 });
