@@ -134,7 +134,7 @@ export const clusterTakeover: Scenario = {
       const now = decode<SnapshotManifest>((await jsm.streams.getMessage(names.snapshotStream, { last_by_subj: names.snapshotManifest(org) }))!.data);
       const floor = await takeoverFloor(nc, names, org, now);
       const part = (label: string, p: { wallSeconds: number; cpuSeconds: number; cpuMicrosPerKey: number }) => `${label} ${fmt(p.wallSeconds, 1)} s wall, ${fmt(p.cpuSeconds, 1)} CPU s (${fmt(p.cpuMicrosPerKey, 2)} µs a key)`;
-      console.log(`  the same ${fmt(floor.keys)} keys, each part alone in this process: ${part('fetch from JetStream', floor.fetch)}; ${part('store import', floor.import)}; ${part('LMDB raw puts (the floor)', floor.floor)}; the aim leaves ${fmt((aimMs - ttl) / 1000, 1)} s after the lease TTL`);
+      console.log(`  the same ${fmt(floor.keys)} keys, each part alone in this process: ${part('fetch from JetStream', floor.fetch)}; ${part('store import', floor.import)}; ${part('LMDB raw puts (the floor)', floor.floor)}; ${part('raw puts appended (an environment of its own)', floor.append)}; the aim leaves ${fmt((aimMs - ttl) / 1000, 1)} s after the lease TTL`);
       const file = writeResult(NAME, { description: DESCRIPTION, ...row, floor });
       console.log(`  wrote ${file}`);
       return row;

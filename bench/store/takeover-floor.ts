@@ -6,6 +6,10 @@
 //   floor   the same keys and value bytes put into a fresh LMDB environment through lmdb-js with no
 //           encoding at all (raw keys and values, one synchronous transaction per frame, in the
 //           frames' order, which is each database's key order): what LMDB itself costs per key.
+//   append  the same again, each database's keys put with MDB_APPEND (no search from the root, no
+//           key comparisons but one against the last key): what a load costs where the tenant's
+//           keys are the last of their databases, as in an LMDB environment of the tenant's own.
+//           In the node's one environment other tenants' keys follow, so a load cannot append.
 // The takeover's aim leaves (aim - lease TTL) for the load; the floor says whether per-key inserts
 // can fit in it at all.
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -13,10 +17,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { open, type Database } from 'lmdb';
+import { open, type Database, type PutOptions } from 'lmdb';
 import type { ClusterNames } from '../../core/cluster/names.js';
 import { readChunkHead, type SnapshotManifest } from '../../core/cluster/snapshots.js';
-import { readCopyFrame } from '../../core/store/lmdb-copy-frame.js';
+import { CopyDb, readCopyFrame } from '../../core/store/lmdb-copy-frame.js';
 import { LmdbStore } from '../../core/store/lmdb-store.js';
 import { COPY_DB_NAMES, RAW_KEYS } from '../../core/store/lmdb-tenant-copy.js';
 
@@ -31,6 +35,7 @@ export interface TakeoverFloor {
   fetch: FloorPart;
   import: FloorPart;
   floor: FloorPart;
+  append: FloorPart;
 }
 
 async function measure(keys: number, work: () => Promise<void>): Promise<FloorPart> {
@@ -74,7 +79,7 @@ export async function takeoverFloor(nc: NatsConnection, names: ClusterNames, ten
   });
   if (frames.length !== manifest.chunks) throw new Error(`fetched ${frames.length} of ${manifest.chunks} chunks`);
 
-  const dirs = [mkdtempSync(join(tmpdir(), 'bench-floor-import-')), mkdtempSync(join(tmpdir(), 'bench-floor-raw-'))];
+  const dirs = [mkdtempSync(join(tmpdir(), 'bench-floor-import-')), mkdtempSync(join(tmpdir(), 'bench-floor-raw-')), mkdtempSync(join(tmpdir(), 'bench-floor-append-'))];
   try {
     const store = new LmdbStore({ path: dirs[0], durability: 'commit' });
     let imported: FloorPart;
@@ -86,22 +91,29 @@ export async function takeoverFloor(nc: NatsConnection, names: ClusterNames, ten
       await store.close();
     }
 
-    const root = open({ path: dirs[1], maxDbs: 16, mapSize: 64 * 1024 ** 3, compression: false, noSync: true });
-    const raw = COPY_DB_NAMES.map((name) => root.openDB<Uint8Array, Uint8Array>({ name, encoding: 'binary', keyEncoder: RAW_KEYS } as { name: string }) as Database<Uint8Array, Uint8Array>);
-    let floor: FloorPart;
-    try {
-      floor = await measure(manifest.entries, async () => {
-        for (const f of frames) {
-          root.transactionSync(() => {
-            readCopyFrame(f.frame, f.entries, (db, _kind, key, value) => void raw[db].putSync(key, value), undefined, f.format);
-          });
-        }
-      });
-    } finally {
-      await root.close();
-    }
-    return { keys: manifest.entries, fetch, import: imported, floor };
+    const floor = await rawPuts(dirs[1], manifest.entries, frames, false);
+    const append = await rawPuts(dirs[2], manifest.entries, frames, true);
+    return { keys: manifest.entries, fetch, import: imported, floor, append };
   } finally {
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  }
+}
+
+/** The frames' keys and values put raw into a fresh environment at `dir`, with MDB_APPEND where `append` (but `meta`'s few keys, which a copy gives out of order). */
+async function rawPuts(dir: string, keys: number, frames: Array<{ frame: Uint8Array; entries: number; format: number }>, append: boolean): Promise<FloorPart> {
+  const root = open({ path: dir, maxDbs: 16, mapSize: 64 * 1024 ** 3, compression: false, noSync: true });
+  const raw = COPY_DB_NAMES.map((name) => root.openDB<Uint8Array, Uint8Array>({ name, encoding: 'binary', keyEncoder: RAW_KEYS } as { name: string }) as Database<Uint8Array, Uint8Array>);
+  const appending: PutOptions = { append: true };
+  const plain: PutOptions = {};
+  try {
+    return await measure(keys, async () => {
+      for (const f of frames) {
+        root.transactionSync(() => {
+          readCopyFrame(f.frame, f.entries, (db, _kind, key, value) => void raw[db].putSync(key, value, append && db !== CopyDb.Meta ? appending : plain), undefined, f.format);
+        });
+      }
+    });
+  } finally {
+    await root.close();
   }
 }
