@@ -201,6 +201,8 @@ class Lane {
   /** Commits since the tenant's last snapshot, and when that was (or the takeover). */
   commits = 0;
   snapAt = Date.now();
+  /** When the tenant's last commit came (Date.now()): a tenant quiet for the snapshot interval gets its tail covered. */
+  lastCommitAt = 0;
   /** The tenant's snapshot does not hold what this node holds (none, or older than its mark). */
   snapStale = false;
   /** Keys in the tenant's last snapshot (0: not known yet): the next one waits for commits in proportion. */
@@ -819,7 +821,10 @@ export class CommitLog {
       const byCount = every > 0 && lane.commits >= every;
       const byTime = ms > 0 && now - lane.snapAt >= ms && (lane.commits > 0 || lane.snapStale);
       // A stale snapshot (none, or behind this copy) is due as the settings say: nothing to amortise.
-      const worth = lane.snapStale || lane.commits * SNAPSHOT_KEYS_PER_COMMIT >= lane.snapKeys;
+      // So is one of a tenant quiet for the interval: its tail is covered once, whatever its size,
+      // and no more until it writes again (a copy after each busy spell, not one per commit).
+      const quiet = byTime && now - lane.lastCommitAt >= ms;
+      const worth = lane.snapStale || quiet || lane.commits * SNAPSHOT_KEYS_PER_COMMIT >= lane.snapKeys;
       if ((byCount || byTime) && worth && (!due || lane.snapAt < due.snapAt)) due = lane;
     }
     return due;
@@ -959,6 +964,7 @@ export class CommitLog {
     const lane = this.lanes.get(tenant);
     if (!lane || lane.state !== 'owned') return Promise.reject(moved(tenant));
     lane.commits++;
+    lane.lastCommitAt = Date.now();
     return new Promise<void>((resolve, reject) => {
       lane.queue.push({ batch, mixed, resolve, reject });
       // The first append of a burst waits for the end of this event loop turn, so the batches of

@@ -68,3 +68,56 @@ t.test("cluster snapshots - a large tenant's next snapshot waits for commits in 
   const second = await waitFor((m) => m !== undefined && m.id !== first!.id, 10_000);
   t.not(second?.id, first!.id, `after ${need} commits the next snapshot is written`);
 });
+
+t.test('cluster snapshots - a large tenant quiet for the snapshot interval gets its tail covered once; while it writes, it waits for its commits', async (t) => {
+  const prefix = `sq${Math.random().toString(36).slice(2, 8)}`;
+  const ms = 1500;
+  const a = await startClusterNode(t, { natsUrl: nats.url, nodeId: 'a', prefix, snapshotEveryCommits: 0, snapshotEveryMs: ms });
+  t.equal(await a.node.takeTenant('acme'), 'a');
+  const nc = await connect({ servers: nats.url });
+  t.teardown(() => nc.close());
+  const jsm = await jetstreamManager(nc);
+  const names = new ClusterNames(prefix);
+  const latest = async (): Promise<SnapshotManifest | undefined> => {
+    try {
+      const m = await jsm.streams.getMessage(names.snapshotStream, { last_by_subj: names.snapshotManifest('acme') });
+      return m ? decode<SnapshotManifest>(m.data) : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  const lastSeq = async () => (await jsm.streams.getMessage(names.stream, { last_by_subj: names.tenantSubject('acme') }))!.seq;
+  for (let b = 0; b < 5; b++) {
+    const batch = new WriteBatch();
+    for (let i = 0; i < 200; i++) batch.putRecord(thingRecord('acme', `r${b}-${i}`), 0);
+    await a.node.store.commit(batch);
+  }
+  let first: SnapshotManifest | undefined;
+  for (const deadline = Date.now() + 10_000; !first && Date.now() < deadline; ) (first = await latest()) ?? (await sleep(100));
+  t.ok(first, 'the first snapshot is written (there was none)');
+  t.ok(first!.entries / 10 > 30, `it holds ${first!.entries} keys: a busy tenant waits for ${Math.ceil(first!.entries / 10)} commits`);
+
+  // Busy: a commit every 200 ms for 3 s (15 commits, well below keys / 10): no snapshot meanwhile.
+  let v = 0;
+  for (let i = 0; i < 15; i++) {
+    await a.node.store.commit(new WriteBatch().putRecord(thingRecord('acme', 'hot', ++v), v - 1));
+    await sleep(200);
+  }
+  t.equal((await latest())?.id, first!.id, 'while the tenant writes, its few commits wait');
+
+  // Quiet: within the interval and a timer tick, one snapshot covers the tail.
+  const end = await lastSeq();
+  let second: SnapshotManifest | undefined;
+  for (const deadline = Date.now() + ms + 5000; Date.now() < deadline; await sleep(100)) {
+    const m = await latest();
+    if (m && m.id !== first!.id) {
+      second = m;
+      break;
+    }
+  }
+  t.ok(second, 'a quiet tenant gets its tail covered');
+  t.ok(second && second.seq >= end, `the snapshot covers its last commit (${second?.seq} ≥ ${end})`);
+  // And no more while it stays quiet.
+  await sleep(ms + 1000);
+  t.equal((await latest())?.id, second?.id, 'and no other snapshot while it stays quiet');
+});
