@@ -4,9 +4,13 @@
 // takes the tenant, snapshots it into JetStream (CLUSTER_SNAPSHOT_EVERY_MS), and is killed with
 // SIGKILL; the figure is the time from the kill until node 2 answers a read of the tenant's last
 // ticket, against the aim of the lease TTL plus 10 s. Node 2 loads the snapshot (it never held the
-// tenant), then replays the stream's tail (empty here), then serves.
+// tenant), then replays the stream's tail, then serves. The tail is empty unless TAKEOVER_TAIL_SCANS
+// door scans go to node 1 after its snapshot (a busy tenant's commits wait for keys / 10 of them
+// before the next snapshot): node 1 is killed as the last one is answered, before the snapshot a
+// quiet tenant gets, so node 2 replays every one.
 //
-// Knobs (env): TAKEOVER_RECORDS (1000000), CLUSTER_LEASE_TTL_MS (6000, the default of the setting).
+// Knobs (env): TAKEOVER_RECORDS (1000000), TAKEOVER_TAIL_SCANS (0), CLUSTER_LEASE_TTL_MS (6000, the
+// default of the setting).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,7 +22,8 @@ import { ClusterNames } from '../../core/cluster/names.js';
 import { rendezvous } from '../../core/cluster/placement.js';
 import { decode } from '../../core/cluster/codec.js';
 import type { SnapshotManifest } from '../../core/cluster/snapshots.js';
-import { EVENT_ID, JWT_SECRET, seedScanStore, ticketId } from '../fixtures/scan-dataset.js';
+import autocannon from 'autocannon';
+import { EVENT_ID, JWT_SECRET, scanBodies, seedScanStore, ticketId } from '../fixtures/scan-dataset.js';
 import { startServer, writeResult, type RunningServer } from '../harness.js';
 import { envInt, type Scenario } from '../scenario.js';
 import { startNats } from './cluster.js';
@@ -44,6 +49,7 @@ export const clusterTakeover: Scenario = {
   async run() {
     const records = envInt('TAKEOVER_RECORDS', 1_000_000);
     const ttl = envInt('CLUSTER_LEASE_TTL_MS', 6000);
+    const tailScans = envInt('TAKEOVER_TAIL_SCANS', 0);
     const org = tenantOnNode1();
     const full = mkdtempSync(join(tmpdir(), 'bench-takeover-'));
     const bare = mkdtempSync(join(tmpdir(), 'bench-takeover-bare-'));
@@ -90,9 +96,32 @@ export const clusterTakeover: Scenario = {
       const snapMs = performance.now() - s0;
       console.log(`  snapshot: ${fmt(manifest.entries)} keys in ${fmt(manifest.chunks)} chunks, ${fmt(manifest.bytes / 1048576, 1)} MiB, ready ${fmt(snapMs / 1000, 1)} s after node 1 served`);
 
+      // A busy tenant's tail: door scans answered by node 1 past its snapshot (none by default).
+      let tail = { scans: 0, admitted: 0, messages: 0, seconds: 0 };
+      if (tailScans > 0) {
+        const bodies = scanBodies(0, records - 1, tailScans);
+        let k = 0;
+        const a0 = performance.now();
+        const r = await autocannon({
+          url: servers[0].url,
+          connections: 50,
+          amount: tailScans,
+          timeout: 10,
+          requests: [{ method: 'POST', path: '/events/checkin', setupRequest: (req: Record<string, unknown>) => ({ ...req, headers: { ...headers, 'content-type': 'application/json' }, body: bodies[k++ % bodies.length] }) }],
+        } as autocannon.Options);
+        tail = { scans: r.requests.total, admitted: r['2xx'], messages: 0, seconds: (performance.now() - a0) / 1000 };
+      }
+
       const cpu1 = servers[1].cpuSeconds();
       const k0 = performance.now();
       process.kill(servers[0].pid, 'SIGKILL');
+      if (tailScans > 0) {
+        const info = await jsm.streams.info(names.stream, { subjects_filter: names.tenantSubject(org) });
+        tail.messages = Object.values(info.state.subjects ?? {}).reduce((a, b) => a + b, 0);
+        const later = decode<SnapshotManifest>((await jsm.streams.getMessage(names.snapshotStream, { last_by_subj: names.snapshotManifest(org) }))!.data);
+        if (later.id !== manifest.id) throw new Error(`node 1 wrote another snapshot during the tail: raise TAKEOVER_RECORDS or lower TAKEOVER_TAIL_SCANS`);
+        console.log(`  tail: ${fmt(tail.scans)} door scans (${fmt(tail.admitted)} answered 2xx) to node 1 in ${fmt(tail.seconds, 1)} s past its snapshot, ${fmt(tail.messages)} stream messages of ${org} at the kill`);
+      }
       let served = 0;
       let tries = 0;
       for (;;) {
@@ -124,6 +153,7 @@ export const clusterTakeover: Scenario = {
         node2CpuMicrosPerKey: Math.round((loadCpu * 1e6) / Math.max(1, manifest.entries) * 100) / 100,
         keysLoadedPerSecondAfterTtl: served > ttl ? Math.round(manifest.entries / ((served - ttl) / 1000)) : null,
         tries,
+        tail,
         eventId: EVENT_ID,
       };
       console.log(`  kill -9 of node 1 → node 2 serves ${org}'s last ticket after ${fmt(served / 1000, 1)} s (aim ${fmt(aimMs / 1000, 1)} s: lease TTL ${fmt(ttl / 1000, 1)} s + 10 s) ${row.met ? 'MET' : 'MISSED'}; node 2 used ${fmt(loadCpu, 1)} CPU s (${fmt(row.node2CpuMicrosPerKey, 2)} µs a key)`);
