@@ -48,7 +48,7 @@ export interface DoorSettings {
   materializeMaxWaitMs?: number;
 }
 
-/** Steps a reader far behind keeps unanswered at once (settleEvent). */
+/** Steps readers far behind keep unanswered at once for one event, across readers (settleEvent). */
 const READER_STEPS = 4;
 
 export const DEFAULT_DOOR_SETTINGS: DoorSettings = { materializeMs: 25, materializeBatch: 50, materializeBusyPercent: 25, materializeMaxWaitMs: 1_000 };
@@ -78,6 +78,8 @@ export class DoorBacklog {
   private readonly loaded = new Set<string>();
   /** Background steps scheduled, by tenant and event. */
   private readonly timers = new Map<string, NodeJS.Timeout>();
+  /** Steps readers asked and not yet answered, by tenant and event (settleEvent). */
+  private readonly unanswered = new Map<string, number>();
   /** Since when (performance.now()) a background step has waited for a quieter loop, by tenant and event. */
   private readonly waiting = new Map<string, number>();
   private closed = false;
@@ -194,18 +196,27 @@ export class DoorBacklog {
     // Each step is one message to the scanner, after every scan it received before (its mailbox is
     // ordered), answered once committed. A step that failed (a write of the same ticket through
     // the record store conflicted) left the scanner to rebuild from the log: it is tried again.
-    // A reader far behind keeps up to READER_STEPS steps unanswered, as many as the tickets left
-    // need, each asked in a turn of its own: the scanner still writes one step per stretch with
-    // the loop free between them, but the reader no longer waits out each step's commit before
-    // asking the next (a node taking a tenant over with ~80,000 tickets behind answered its first
-    // ticket read after ~20 s of steps of 50, its loop 63% idle between the commits).
+    // A reader far behind keeps more steps unanswered, as many as the tickets left need and up to
+    // READER_STEPS for the event across its readers (beyond the one each reader always has: R
+    // readers keep at most READER_STEPS + R - 1, where one step each kept R), each asked in a
+    // turn of its own: the scanner still writes one step per stretch with the loop free between
+    // them, but the reader no longer waits out each step's commit before asking the next (a node
+    // taking a tenant over with ~80,000 tickets behind answered its first ticket read after ~20 s
+    // of steps of 50, its loop 63% idle between the commits).
+    const key = tenant + '\u0000' + eventId;
     const asked: Array<Promise<MaterializeStep>> = [];
     let want = 1;
     for (let failures = 0; ; ) {
-      while (asked.length < want) {
+      while (asked.length < want && (asked.length === 0 || (this.unanswered.get(key) ?? 0) < READER_STEPS)) {
         if (asked.length > 0) await new Promise((r) => setImmediate(r));
+        this.unanswered.set(key, (this.unanswered.get(key) ?? 0) + 1);
         const p = this.materialize(tenant, eventId, this.settings.materializeBatch);
-        p.catch(() => undefined);
+        const answered = () => {
+          const n = (this.unanswered.get(key) ?? 1) - 1;
+          if (n > 0) this.unanswered.set(key, n);
+          else this.unanswered.delete(key);
+        };
+        p.then(answered, answered);
         asked.push(p);
       }
       try {

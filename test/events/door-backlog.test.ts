@@ -102,6 +102,17 @@ t.test('a read far behind does not wait out each commit: up to 4 steps unanswere
   t.equal(most, 4, 'up to 4 steps unanswered at once');
   t.equal(sameTurn, 0, 'never two steps asked in the same turn: the loop serves other work between them');
   t.ok(took < 400, `settled in ${took.toFixed(0)} ms, less than 20 commits one after another take`);
+
+  // Two readers of the same event far behind share the 4: the scanner never holds more.
+  behind = 1_000;
+  most = 0;
+  running = true;
+  setImmediate(spin);
+  backlog.fellBehind('acme', 'ev1', 1_000);
+  await Promise.all([backlog.settle('acme'), backlog.settle('acme')]);
+  running = false;
+  t.equal(behind, 0, 'every ticket written again');
+  t.ok(most <= 5, `two readers together keep at most 4 steps unanswered, and one each: ${most} (8 if each kept its own 4)`);
 });
 
 t.test('an event leaves the barrier only once a step that saw its latest scan has committed', async (t) => {
