@@ -210,7 +210,13 @@ export class DoorBacklog {
       while (asked.length < want && (asked.length === 0 || (this.unanswered.get(key) ?? 0) < READER_STEPS)) {
         if (asked.length > 0) await new Promise((r) => setImmediate(r));
         this.unanswered.set(key, (this.unanswered.get(key) ?? 0) + 1);
-        const p = this.materialize(tenant, eventId, this.settings.materializeBatch);
+        let p: Promise<MaterializeStep>;
+        try {
+          p = this.materialize(tenant, eventId, this.settings.materializeBatch);
+        } catch (err) {
+          // Counted as a failed step below, as when the ask itself rejects.
+          p = Promise.reject(err);
+        }
         const answered = () => {
           const n = (this.unanswered.get(key) ?? 1) - 1;
           if (n > 0) this.unanswered.set(key, n);
