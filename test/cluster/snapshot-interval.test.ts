@@ -2,7 +2,7 @@
 // in proportion to its size (at least its last snapshot's keys / 10), whatever the count setting
 // says: copying then costs each commit a bounded number of keys instead of growing with the tenant.
 import t from 'tap';
-import { jetstreamManager } from '@nats-io/jetstream';
+import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { ClusterNames } from '../../core/cluster/names.js';
 import type { SnapshotManifest } from '../../core/cluster/snapshots.js';
@@ -16,6 +16,16 @@ t.teardown(() => nats.stop());
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
+/** The tenant's last snapshot manifest, if it has one. */
+async function latestManifest(jsm: JetStreamManager, names: ClusterNames, tenant: string): Promise<SnapshotManifest | undefined> {
+  try {
+    const m = await jsm.streams.getMessage(names.snapshotStream, { last_by_subj: names.snapshotManifest(tenant) });
+    return m ? decode<SnapshotManifest>(m.data) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 t.test("cluster snapshots - a large tenant's next snapshot waits for commits in proportion to its keys", async (t) => {
   const prefix = `si${Math.random().toString(36).slice(2, 8)}`;
   const a = await startClusterNode(t, { natsUrl: nats.url, nodeId: 'a', prefix, snapshotEveryCommits: 20, snapshotEveryMs: 0 });
@@ -24,14 +34,7 @@ t.test("cluster snapshots - a large tenant's next snapshot waits for commits in 
   t.teardown(() => nc.close());
   const jsm = await jetstreamManager(nc);
   const names = new ClusterNames(prefix);
-  const latest = async (): Promise<SnapshotManifest | undefined> => {
-    try {
-      const m = await jsm.streams.getMessage(names.snapshotStream, { last_by_subj: names.snapshotManifest('acme') });
-      return m ? decode<SnapshotManifest>(m.data) : undefined;
-    } catch {
-      return undefined;
-    }
-  };
+  const latest = () => latestManifest(jsm, names, 'acme');
   const waitFor = async (ok: (m: SnapshotManifest | undefined) => boolean, ms: number) => {
     const deadline = Date.now() + ms;
     let m = await latest();
@@ -78,14 +81,7 @@ t.test('cluster snapshots - a large tenant quiet for the snapshot interval gets 
   t.teardown(() => nc.close());
   const jsm = await jetstreamManager(nc);
   const names = new ClusterNames(prefix);
-  const latest = async (): Promise<SnapshotManifest | undefined> => {
-    try {
-      const m = await jsm.streams.getMessage(names.snapshotStream, { last_by_subj: names.snapshotManifest('acme') });
-      return m ? decode<SnapshotManifest>(m.data) : undefined;
-    } catch {
-      return undefined;
-    }
-  };
+  const latest = () => latestManifest(jsm, names, 'acme');
   const lastSeq = async () => (await jsm.streams.getMessage(names.stream, { last_by_subj: names.tenantSubject('acme') }))!.seq;
   for (let b = 0; b < 5; b++) {
     const batch = new WriteBatch();

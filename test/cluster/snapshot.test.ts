@@ -3,7 +3,7 @@
 // history. A node restarted with an empty DATA_DIR, and a node taking a tenant over after the
 // purge, load the snapshot and replay the tail: everything acknowledged is there.
 import t, { type Test } from 'tap';
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager, type JetStreamClient } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { encode } from '../../core/cluster/codec.js';
 import { ClusterNames } from '../../core/cluster/names.js';
@@ -196,57 +196,55 @@ t.test('cluster snapshots - a tenant restored from its snapshot on another node 
   for (const name of Object.keys(before)) t.same(after[name], before[name], `${name}: the same answer after the restore`);
 });
 
-t.test('cluster snapshots - a snapshot in the first chunk format (an older node wrote it) still loads on a takeover', async (t) => {
+/** A note of globex, as an older node's snapshot holds it. */
+type OlderNote = { pk: string; sk: string; datatype: string; version: number; state: string; createdate: string; modifydate: string; data: { written: string } };
+
+/**
+ * A node restarted over an empty DATA_DIR takes globex over from the snapshot `write` publishes
+ * (chunks and a manifest as an older node wrote them, at the tenant subject's last sequence `seq`)
+ * and serves the note it holds.
+ */
+async function olderSnapshotServes(t: Test, sk: string, written: string, write: (js: JetStreamClient, names: ClusterNames, seq: number, record: OlderNote) => Promise<void>): Promise<void> {
   const cluster = await TestCluster.start(t, { nodes: 1, orgs: ['acme', 'globex'], leaseTtlMs: 2000 });
   await writeNotes(t, staffClient(cluster.nodes[0].url, 'globex'), 1, []);
   const nc = await connect({ servers: cluster.nats.url });
   t.teardown(() => nc.close());
-  const js = jetstream(nc);
   const jsm = await jetstreamManager(nc);
   const names = new ClusterNames(cluster.prefix);
   const last = await jsm.streams.getMessage(names.stream, { last_by_subj: names.tenantSubject('globex') });
-  // What a node before chunk format 2 wrote: msgpack chunks of [db, key, decoded value], a manifest without `f`.
-  const sk = '6b0b00000000000000000001';
   const at = '2026-11-01T00:00:00.000Z';
-  const record = { pk: 'globex', sk, datatype: 'note', version: 1, state: 'new', createdate: at, modifydate: at, data: { written: 'by an older node' } };
-  const chunk = await js.publish(names.snapshotChunks('globex'), encode({ i: 'a1', k: 0, e: [[0, ['globex', 'note', sk], record]] }));
-  await js.publish(names.snapshotManifest('globex'), encode({ id: 'a1', seq: last!.seq, n: 0, first: chunk.seq, chunks: 1, entries: 1, bytes: 1, at, o: 'older-node' }));
+  const record: OlderNote = { pk: 'globex', sk, datatype: 'note', version: 1, state: 'new', createdate: at, modifydate: at, data: { written } };
+  await write(jetstream(nc), names, last!.seq, record);
 
-  await cluster.restart(0, tempDir(t, 'bp-cluster-v1-'));
+  await cluster.restart(0, tempDir(t, 'bp-cluster-older-'));
   const got = await staffClient(cluster.nodes[0].url, 'globex').get(`/repository/get/note/${sk}`);
   t.equal(got.status, 200, `the record of the older snapshot answers (${got.status === 200 ? 'ok' : got.text})`);
   t.same(got.body.data, record.data);
+}
+
+t.test('cluster snapshots - a snapshot in the first chunk format (an older node wrote it) still loads on a takeover', async (t) => {
+  // What a node before chunk format 2 wrote: msgpack chunks of [db, key, decoded value], a manifest without `f`.
+  await olderSnapshotServes(t, '6b0b00000000000000000001', 'by an older node', async (js, names, seq, record) => {
+    const chunk = await js.publish(names.snapshotChunks('globex'), encode({ i: 'a1', k: 0, e: [[0, ['globex', 'note', record.sk], record]] }));
+    await js.publish(names.snapshotManifest('globex'), encode({ id: 'a1', seq, n: 0, first: chunk.seq, chunks: 1, entries: 1, bytes: 1, at: record.createdate, o: 'older-node' }));
+  });
 });
 
 t.test('cluster snapshots - a snapshot in chunk format 2 (keys whole: an older node wrote it) still loads on a takeover', async (t) => {
-  const cluster = await TestCluster.start(t, { nodes: 1, orgs: ['acme', 'globex'], leaseTtlMs: 2000 });
-  await writeNotes(t, staffClient(cluster.nodes[0].url, 'globex'), 1, []);
-  const nc = await connect({ servers: cluster.nats.url });
-  t.teardown(() => nc.close());
-  const js = jetstream(nc);
-  const jsm = await jetstreamManager(nc);
-  const names = new ClusterNames(cluster.prefix);
-  const last = await jsm.streams.getMessage(names.stream, { last_by_subj: names.tenantSubject('globex') });
   // Chunk format 2: format u8, id (8 bytes), index u32, entries u32, then entries of
   // tag u8, key length u16, value length u32, key, value; its manifest says f: 2.
-  const sk = '6b0b00000000000000000002';
-  const at = '2026-11-02T00:00:00.000Z';
-  const record = { pk: 'globex', sk, datatype: 'note', version: 1, state: 'new', createdate: at, modifydate: at, data: { written: 'by a format 2 node' } };
-  const key = keyValueToBuffer(['globex', 'note', sk]);
-  const value = Buffer.from(encodeCopyValue(record));
-  const head = Buffer.alloc(17 + 7);
-  head[0] = 2;
-  Buffer.from('00112233aabbccdd', 'hex').copy(head, 1);
-  head.writeUInt32LE(0, 9);
-  head.writeUInt32LE(1, 13);
-  head[17] = CopyDb.Records | (CopyValue.Decoded << 4);
-  head.writeUInt16LE(key.length, 18);
-  head.writeUInt32LE(value.length, 20);
-  const chunk = await js.publish(names.snapshotChunks('globex'), Buffer.concat([head, key, value]));
-  await js.publish(names.snapshotManifest('globex'), encode({ id: '00112233aabbccdd', seq: last!.seq, n: 0, first: chunk.seq, chunks: 1, entries: 1, bytes: 1, at, o: 'older-node', f: 2 }));
-
-  await cluster.restart(0, tempDir(t, 'bp-cluster-v2-'));
-  const got = await staffClient(cluster.nodes[0].url, 'globex').get(`/repository/get/note/${sk}`);
-  t.equal(got.status, 200, `the record of the format 2 snapshot answers (${got.status === 200 ? 'ok' : got.text})`);
-  t.same(got.body.data, record.data);
+  await olderSnapshotServes(t, '6b0b00000000000000000002', 'by a format 2 node', async (js, names, seq, record) => {
+    const key = keyValueToBuffer(['globex', 'note', record.sk]);
+    const value = Buffer.from(encodeCopyValue(record));
+    const head = Buffer.alloc(17 + 7);
+    head[0] = 2;
+    Buffer.from('00112233aabbccdd', 'hex').copy(head, 1);
+    head.writeUInt32LE(0, 9);
+    head.writeUInt32LE(1, 13);
+    head[17] = CopyDb.Records | (CopyValue.Decoded << 4);
+    head.writeUInt16LE(key.length, 18);
+    head.writeUInt32LE(value.length, 20);
+    const chunk = await js.publish(names.snapshotChunks('globex'), Buffer.concat([head, key, value]));
+    await js.publish(names.snapshotManifest('globex'), encode({ id: '00112233aabbccdd', seq, n: 0, first: chunk.seq, chunks: 1, entries: 1, bytes: 1, at: record.createdate, o: 'older-node', f: 2 }));
+  });
 });
