@@ -82,9 +82,9 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
   const secret = resolveJwtSecret(config, (m) => logger.warn(m));
   // Before the store opens: a module that does not exist stops the start with nothing to close.
   const mods = await loadModules(opts.modules);
-  const lmdb = new LmdbStore({
-    path: config.dataDir,
-    mapSizeGiB: config.store.mapSizeGiB,
+  // What every LMDB environment of this node opens with: the node's own and, in cluster mode, each
+  // tenant's (core/cluster/tenant-envs.ts, which shares this one's record cache).
+  const envOptions = {
     limits: config.store,
     durability: config.store.durability,
     maxRecordBytes: config.documents.maxRecordBytes,
@@ -93,6 +93,11 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
     quota: storageQuota(config),
     minFreeDiskBytes: config.quotas.minFreeDiskBytes,
     indexBuildStep: config.store.indexBuildStep,
+  };
+  const lmdb = new LmdbStore({
+    ...envOptions,
+    path: config.dataDir,
+    mapSizeGiB: config.store.mapSizeGiB,
     recordCache: { maxBytes: config.store.recordCacheMb * 2 ** 20, tenantMaxBytes: config.store.recordCacheTenantMb * 2 ** 20 },
   });
   // Chat messages are acknowledged from the store's write journal (CHAT_DURABILITY), replayed here
@@ -130,7 +135,7 @@ export async function startApp(opts: StartOptions = {}): Promise<RunningApp> {
   const bus = opts.bus ?? (await createBus({ natsUrl: config.natsUrl ?? undefined, logger }));
   // Cluster mode (NATS_URL): writes go through the commit stream, a tenant's actors and requests
   // live on its owner. Without NATS none of it is loaded.
-  const cluster = config.natsUrl ? await (await import('./cluster.js')).startCluster(config, lmdb, logger) : undefined;
+  const cluster = config.natsUrl ? await (await import('./cluster.js')).startCluster(config, lmdb, envOptions, logger) : undefined;
   const store = cluster?.store ?? lmdb;
   const forwarder = cluster ? new ClusterForwarder(cluster) : undefined;
   // Hashing and media files share libuv's thread pool with LMDB's commits: they take turns.

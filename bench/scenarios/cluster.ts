@@ -246,12 +246,18 @@ interface Run extends Load {
   serverCores: number;
 }
 
-async function measure(side: SideDef, orgs: string[], template: string, headers: Record<string, Record<string, string>>, warm: string[], measured: string[], o: { seconds: number; warmup: number; connections: number }): Promise<Run> {
+/** The seeded stores the sides start on: a single node's layout, and a cluster node's (a store per tenant). */
+interface Templates {
+  single: string;
+  cluster: string;
+}
+
+async function measure(side: SideDef, orgs: string[], templates: Templates, headers: Record<string, Record<string, string>>, warm: string[], measured: string[], o: { seconds: number; warmup: number; connections: number }): Promise<Run> {
   const nats = side.nats ? await startNats() : undefined;
   const servers: RunningServer[] = [];
   try {
     for (let i = 0; i < side.nodes; i++) {
-      const env: Record<string, string> = { SCAN_TEMPLATE_DIR: template, JWT_SECRET };
+      const env: Record<string, string> = { SCAN_TEMPLATE_DIR: side.nats ? templates.cluster : templates.single, JWT_SECRET };
       if (nats) Object.assign(env, { NATS_URL: nats.url, NODE_ID: NODE_IDS[i] });
       servers.push(await startServer({ script: side.script ?? script('../fixtures/scan-server.js'), env }));
     }
@@ -323,10 +329,11 @@ export const cluster: Scenario = {
     const connections = envInt('BENCH_CONNECTIONS', 50);
     const tickets = envInt('SCAN_TICKETS', 60_000);
     const orgs = tenants();
-    const template = mkdtempSync(join(tmpdir(), 'bench-cluster-'));
+    const templates: Templates = { single: mkdtempSync(join(tmpdir(), 'bench-cluster-')), cluster: mkdtempSync(join(tmpdir(), 'bench-cluster-envs-')) };
     try {
       const t0 = performance.now();
-      await seedScanStore(template, tickets, { orgs });
+      await seedScanStore(templates.single, tickets, { orgs });
+      await seedScanStore(templates.cluster, tickets, { orgs, cluster: true });
       console.log(`  seeded ${orgs.length} tenants × ${fmt(tickets)} tickets in ${fmt((performance.now() - t0) / 1000, 1)} s: ${orgs.join(', ')}`);
       const tokens = new TokenService(JWT_SECRET, { accessTtlSeconds: 900, refreshTtlSeconds: 3600, cacheSize: 0 });
       const headers: Record<string, Record<string, string>> = {};
@@ -361,7 +368,7 @@ export const cluster: Scenario = {
       for (let round = 0; round < rounds; round++) {
         for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
           console.log(`  round ${round + 1}: ${side.label} (${warmup} s warm-up, ${perRun} s measured)`);
-          const run = await measure(side, orgs, template, headers, warm, measured, { seconds: perRun, warmup, connections });
+          const run = await measure(side, orgs, templates, headers, warm, measured, { seconds: perRun, warmup, connections });
           if (run.pastMix > 0) console.log(`  WARNING: ${side.label} ran out of tickets that had not entered: ${fmt(run.pastMix)} of its ${fmt(run.total)} scans were refusals past the mix, so its CPU per scan is too low; raise SCAN_TICKETS`);
           runs.get(side.key)!.push(run);
         }
@@ -446,7 +453,8 @@ export const cluster: Scenario = {
       console.log(`wrote ${writeResult(NAME, result)}`);
       return result;
     } finally {
-      rmSync(template, { recursive: true, force: true });
+      rmSync(templates.single, { recursive: true, force: true });
+      rmSync(templates.cluster, { recursive: true, force: true });
     }
   },
 };

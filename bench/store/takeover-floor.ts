@@ -11,7 +11,9 @@
 //           keys are the last of their databases, as in an LMDB environment of the tenant's own.
 //           In the node's one environment other tenants' keys follow, so a load cannot append.
 // The takeover's aim leaves (aim - lease TTL) for the load; the floor says whether per-key inserts
-// can fit in it at all.
+// can fit in it at all. A snapshot that is an environment's file (snapshots.ts ENV_FORMAT, what a
+// node writes now) has no keys to put: its `import` is the file written (and flushed) from the
+// fetched chunks and opened as a store, and there is no floor or append to measure.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,7 +21,8 @@ import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/
 import type { NatsConnection } from '@nats-io/transport-node';
 import { open, type Database, type PutOptions } from 'lmdb';
 import type { ClusterNames } from '../../core/cluster/names.js';
-import { readChunkHead, type SnapshotManifest } from '../../core/cluster/snapshots.js';
+import { ENV_FORMAT, readChunkHead, type SnapshotManifest } from '../../core/cluster/snapshots.js';
+import { open as openFile } from 'node:fs/promises';
 import { CopyDb, readCopyFrame } from '../../core/store/lmdb-copy-frame.js';
 import { LmdbStore } from '../../core/store/lmdb-store.js';
 import { COPY_DB_NAMES, RAW_KEYS } from '../../core/store/lmdb-tenant-copy.js';
@@ -34,8 +37,8 @@ export interface TakeoverFloor {
   keys: number;
   fetch: FloorPart;
   import: FloorPart;
-  floor: FloorPart;
-  append: FloorPart;
+  floor?: FloorPart;
+  append?: FloorPart;
 }
 
 async function measure(keys: number, work: () => Promise<void>): Promise<FloorPart> {
@@ -79,6 +82,7 @@ export async function takeoverFloor(nc: NatsConnection, names: ClusterNames, ten
   });
   if (frames.length !== manifest.chunks) throw new Error(`fetched ${frames.length} of ${manifest.chunks} chunks`);
 
+  if (manifest.f === ENV_FORMAT) return { keys: manifest.entries, fetch, import: await writeFile(manifest.entries, frames) };
   const dirs = [mkdtempSync(join(tmpdir(), 'bench-floor-import-')), mkdtempSync(join(tmpdir(), 'bench-floor-raw-')), mkdtempSync(join(tmpdir(), 'bench-floor-append-'))];
   try {
     const store = new LmdbStore({ path: dirs[0], durability: 'commit' });
@@ -96,6 +100,28 @@ export async function takeoverFloor(nc: NatsConnection, names: ClusterNames, ten
     return { keys: manifest.entries, fetch, import: imported, floor, append };
   } finally {
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  }
+}
+
+/** The chunks of an environment's file written into a file (flushed) and opened as a store, as a takeover installs it. */
+async function writeFile(keys: number, chunks: Array<{ frame: Uint8Array }>): Promise<FloorPart> {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-floor-file-'));
+  try {
+    return await measure(keys, async () => {
+      const fh = await openFile(join(dir, 'data.mdb'), 'w');
+      let at = 0;
+      for (const c of chunks) {
+        await fh.write(c.frame, 0, c.frame.length, at);
+        at += c.frame.length;
+      }
+      await fh.datasync();
+      await fh.close();
+      const store = new LmdbStore({ path: dir });
+      store.appliedKeys();
+      await store.close();
+    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 }
 

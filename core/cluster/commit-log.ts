@@ -57,8 +57,8 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AppError, appError } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { LmdbStore } from '../store/lmdb-store.js';
-import { WriteBatch, type WriteOp } from '../store/store.js';
+import { opTenant, WriteBatch, type WriteOp } from '../store/store.js';
+import type { TenantEnvs } from './tenant-envs.js';
 import { decode, encodeCompact } from './codec.js';
 import { isSystemTenant, type ClusterNames } from './names.js';
 import { ApplierPositions } from './applier-positions.js';
@@ -113,19 +113,6 @@ interface LogMessage {
 }
 
 let epochs = 0;
-
-/** The tenant a write belongs to; undefined for platform-wide writes (organisations). */
-export function opTenant(o: WriteOp): string | undefined {
-  switch (o.op) {
-    case 'putRecord':
-      return o.record.pk;
-    case 'putOrg':
-    case 'patchOrg':
-      return undefined;
-    default:
-      return o.tenant;
-  }
-}
 
 /**
  * Where a batch goes: `t` (one tenant), `x` (one tenant plus platform data), `g` (platform). A batch
@@ -219,7 +206,7 @@ class Lane {
 export interface CommitLogOptions {
   nc: NatsConnection;
   names: ClusterNames;
-  local: LmdbStore;
+  local: TenantEnvs;
   nodeId: string;
   /** Stream replicas (1 on one server, 3 in production). */
   replicas: number;
@@ -246,7 +233,7 @@ export class CommitLog {
   /** Every append to the commit stream (lanes, checked batches, platform batches). */
   private readonly appends: StreamAppends;
   private readonly names: ClusterNames;
-  private readonly local: LmdbStore;
+  private readonly local: TenantEnvs;
   private readonly log: Logger;
   private readonly lanes = new Map<string, Lane>();
   private readonly outcomes = new Map<number, { d: Deferred<void>; timer?: NodeJS.Timeout }>();
@@ -1068,7 +1055,7 @@ export class CommitLog {
    * A batch whose outcome the owner decides before appending it, alone and behind every earlier
    * local apply: one that also writes platform data (a conflicting one is never appended, as every
    * other node applies its platform part), or one a node could not decide alike (a write into a
-   * unique index the tenant declared, an index declared or deleted: LmdbStore.streamRefusal). The
+   * unique index the tenant declared, an index declared or deleted: TenantEnvs.streamRefusal). The
    * lane applies the tenant's part; every applier applies a platform part.
    */
   private async appendChecked(lane: Lane, p: Pending): Promise<void> {

@@ -22,7 +22,7 @@ import type { ActorRuntime, RemoteAsk } from '../actor/runtime.js';
 import type { ClusterSettings } from '../config.js';
 import { AppError, appError, fromWire, toWire, type WireError } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { LmdbStore } from '../store/lmdb-store.js';
+import type { TenantEnvs } from './tenant-envs.js';
 import { WriteBatch, type WriteOp } from '../store/store.js';
 import { decode, encode } from './codec.js';
 import { CommitLog } from './commit-log.js';
@@ -37,7 +37,7 @@ import { ReplicatedStore } from './replicated-store.js';
 export interface ClusterOptions extends ClusterSettings {
   natsUrl: string;
   nodeId: string;
-  local: LmdbStore;
+  local: TenantEnvs;
   logger: Logger;
 }
 

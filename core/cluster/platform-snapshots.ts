@@ -37,7 +37,7 @@ export class PlatformSnapshots {
     opts: SnapshotOptions,
     private readonly tenants: TenantSnapshots,
   ) {
-    const local: LmdbStore = opts.local;
+    const local: LmdbStore = opts.local.platform;
     this.jsm = opts.jsm;
     this.names = opts.names;
     this.log = opts.logger;

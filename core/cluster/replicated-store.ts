@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ListingShape } from '../store/listing-plan.js';
 import type { FindOptions, Filter } from '../store/query.js';
-import type { LmdbStore } from '../store/lmdb-store.js';
+import type { TenantEnvs } from './tenant-envs.js';
 import type { RecordText } from '../store/record-cache.js';
 import { WriteBatch, type KvRange, type LogEntry, type Org, type Store } from '../store/store.js';
 import { assertIndexPath, type TenantIndex, type TenantIndexSpec } from '../store/tenant-indexes.js';
@@ -19,7 +19,7 @@ export type RemoteCommit = (tenant: string, batch: WriteBatch, mixed: boolean) =
 
 export class ReplicatedStore implements Store {
   constructor(
-    readonly local: LmdbStore,
+    readonly local: TenantEnvs,
     private readonly log: CommitLog,
     private readonly remote: RemoteCommit,
   ) {}

@@ -3,21 +3,27 @@
 // covers (commit-log.ts). One JetStream stream per cluster (names.ts `snapshotStream`):
 //   `<snap>.c.<tenant>`  chunks: a header (CHUNK_HEAD) and one frame of entries (lmdb-copy-frame.ts)
 //   `<snap>.m.<tenant>`  manifests: the last one names the tenant's complete snapshot
-// A snapshot is written chunk by chunk from one consistent LMDB read of the tenant, then its
-// manifest, and only then are the older snapshot's chunks and manifests purged: a takeover always
+// A tenant's snapshot is its LMDB environment's file (tenant-envs.ts): a compacting copy LMDB makes
+// in a thread of its own, sent in chunks of raw bytes (ENV_FORMAT), and received into a file that
+// the taking node opens as the tenant's environment, with no work per key on either side. The
+// platform's snapshot (platform-snapshots.ts), and tenants' snapshots an older version wrote, are
+// frames of keys (lmdb-copy-frame.ts) written into the environment key by key. A snapshot is
+// written chunk by chunk from one consistent LMDB read, then its manifest, and only then are the older snapshot's chunks and manifests purged: a takeover always
 // finds a complete snapshot, the previous one until the new one is whole. The manifest is published
 // expecting the subject's last sequence the writer read before it began, so of two nodes that both
 // believe they hold a tenant (a lease changing hands) one snapshot wins and the other purges
 // nothing. Everything here stays on the cluster's own NATS, which holds every write already.
 import { AckPolicy, DeliverPolicy, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { randomBytes } from 'node:crypto';
+import { open as openFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { appError } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { LmdbStore } from '../store/lmdb-store.js';
 import { FRAME_FORMAT } from '../store/lmdb-copy-frame.js';
 import { CopyDb, type CopyEntry, type CopyFrame } from '../store/lmdb-tenant-copy.js';
 import { decode, encode } from './codec.js';
 import type { ClusterNames } from './names.js';
+import type { TenantEnvs } from './tenant-envs.js';
 
 /** What a tenant's last manifest says. */
 export interface SnapshotManifest {
@@ -34,7 +40,7 @@ export interface SnapshotManifest {
   at: string;
   /** The node that wrote it. */
   o: string;
-  /** The chunks' format (CHUNK_FORMAT); a snapshot in another one is not loaded. */
+  /** The chunks' format (CHUNK_FORMAT, or ENV_FORMAT for an environment's file); a snapshot in another one is not loaded. */
   f?: number;
 }
 
@@ -45,7 +51,9 @@ export interface SnapshotManifest {
  * (a snapshot an older node wrote), and format 1 (readChunkV1).
  */
 const CHUNK_FORMAT = FRAME_FORMAT;
-const READABLE_FORMATS = new Set([2, FRAME_FORMAT]);
+/** A chunk of an environment's file: its next bytes (the header's `entries` is their length). */
+export const ENV_FORMAT = 4;
+const READABLE_FORMATS = new Set([2, FRAME_FORMAT, ENV_FORMAT]);
 const CHUNK_HEAD = 17;
 
 export interface ChunkHead {
@@ -56,8 +64,8 @@ export interface ChunkHead {
   frame: Uint8Array;
 }
 
-function writeChunkHead(chunk: Buffer, id: Buffer, k: number, entries: number): void {
-  chunk[0] = CHUNK_FORMAT;
+function writeChunkHead(chunk: Buffer, id: Buffer, k: number, entries: number, format = CHUNK_FORMAT): void {
+  chunk[0] = format;
   id.copy(chunk, 1);
   chunk.writeUInt32LE(k, 9);
   chunk.writeUInt32LE(entries, 13);
@@ -106,7 +114,7 @@ export interface SnapshotOptions {
   js: JetStreamClient;
   jsm: JetStreamManager;
   names: ClusterNames;
-  local: LmdbStore;
+  local: TenantEnvs;
   nodeId: string;
   logger: Logger;
   publishTimeoutMs: number;
@@ -130,10 +138,15 @@ export interface SnapshotCopy {
 
 export class TenantSnapshots {
   private readonly copy: SnapshotCopy;
+  /** Tenants: snapshots are environment files (the copy reads older snapshots' frames only). */
+  private readonly files: boolean;
   constructor(private readonly opts: SnapshotOptions) {
     const l = opts.local;
+    this.files = opts.copy === undefined;
     this.copy = opts.copy ?? {
-      export: (t) => l.exportTenant(t),
+      export: () => {
+        throw new Error('a tenant snapshot is its environment file');
+      },
       clearSome: (t, max) => l.clearTenantSome(t, max),
       putFrame: (t, frame, entries, format) => l.putTenantFrame(t, frame, entries, format),
       putEntries: (t, e) => l.putTenantEntries(t, e),
@@ -178,41 +191,106 @@ export class TenantSnapshots {
    * `live` turned false between two steps, or `settled` answered false for the mark it holds).
    */
   async write(tenant: string, live: () => boolean, settled?: (mark: [number, number]) => Promise<boolean>): Promise<SnapshotManifest | undefined> {
-    const { js, jsm, names } = this.opts;
     const before = await this.latest(tenant);
+    const sent = this.files ? await this.sendFile(tenant, live) : await this.sendFrames(tenant, live);
+    if (!sent) return undefined;
+    const { manifest, readMs } = sent;
+    return this.publishManifest(tenant, before, manifest, readMs, settled);
+  }
+
+  /** Publishes the chunks in order, PUBLISH_WINDOW in flight; `first` is set from the first chunk's acknowledgement. */
+  private publisher(tenant: string): { send(chunk: Buffer): Promise<void>; done(): Promise<void>; first: number; chunks: number } {
+    const { js, names } = this.opts;
+    const inFlight: Promise<void>[] = [];
+    const p = {
+      first: 0,
+      chunks: 0,
+      send: async (chunk: Buffer): Promise<void> => {
+        const k = p.chunks++;
+        const sent = js.publish(names.snapshotChunks(tenant), chunk, { timeout: this.opts.publishTimeoutMs }).then((ack) => {
+          if (k === 0) p.first = ack.seq;
+        });
+        sent.catch(() => undefined);
+        inFlight.push(sent);
+        if (inFlight.length >= PUBLISH_WINDOW) await inFlight.shift();
+      },
+      done: async (): Promise<void> => {
+        await Promise.all(inFlight);
+      },
+    };
+    return p;
+  }
+
+  /** A tenant's snapshot: its environment copied (backupTenant), sent in chunks of its bytes. */
+  private async sendFile(tenant: string, live: () => boolean): Promise<{ manifest: SnapshotManifest; readMs: number } | undefined> {
+    const read0 = performance.now();
+    const copy = await this.opts.local.backupTenant(tenant);
+    if (!copy) return undefined;
+    const readMs = performance.now() - read0;
+    const idBytes = randomBytes(8);
+    const pub = this.publisher(tenant);
+    try {
+      const fh = await openFile(copy.file, 'r');
+      try {
+        const piece = this.opts.maxPayload - CHUNK_HEAD;
+        for (let at = 0; at < copy.bytes; at += piece) {
+          if (!live()) return undefined;
+          const len = Math.min(piece, copy.bytes - at);
+          const chunk = Buffer.allocUnsafe(CHUNK_HEAD + len);
+          const { bytesRead } = await fh.read(chunk, CHUNK_HEAD, len, at);
+          if (bytesRead !== len) throw new Error(`tenant ${tenant}'s copy ended at ${at + bytesRead} of ${copy.bytes} bytes`);
+          writeChunkHead(chunk, idBytes, pub.chunks, len, ENV_FORMAT);
+          await pub.send(chunk);
+        }
+        await pub.done();
+      } finally {
+        await fh.close();
+      }
+    } finally {
+      this.opts.local.discard(copy.dir);
+    }
+    const manifest: SnapshotManifest = { id: idBytes.toString('hex'), seq: copy.mark[0], n: copy.mark[1], first: pub.first, chunks: pub.chunks, entries: copy.entries, bytes: copy.bytes, at: new Date().toISOString(), o: this.opts.nodeId, f: ENV_FORMAT };
+    return { manifest, readMs };
+  }
+
+  /** A scope's snapshot in frames of keys from one consistent read (the platform's). */
+  private async sendFrames(tenant: string, live: () => boolean): Promise<{ manifest: SnapshotManifest; readMs: number } | undefined> {
     const exp = this.copy.export(tenant);
     const idBytes = randomBytes(8);
-    const id = idBytes.toString('hex');
     const read0 = performance.now();
-    let first = 0;
-    let chunks = 0;
+    const pub = this.publisher(tenant);
     let entries = 0;
     let bytes = 0;
     let readMs: number;
     try {
       // A few publishes in flight: each waits for its acknowledgement, the read goes on meanwhile.
-      const inFlight: Promise<void>[] = [];
       for (let f = exp.next(STEP_ENTRIES, this.opts.maxPayload - CHUNK_HEAD, CHUNK_HEAD); f !== undefined; f = exp.next(STEP_ENTRIES, this.opts.maxPayload - CHUNK_HEAD, CHUNK_HEAD)) {
         // A tenant released (or a node closing) stops between steps; its chunks are purged by the next snapshot.
         if (!live()) return undefined;
-        writeChunkHead(f.frame, idBytes, chunks, f.entries);
-        const k = chunks++;
+        writeChunkHead(f.frame, idBytes, pub.chunks, f.entries);
         entries += f.entries;
         bytes += f.frame.length;
-        const sent = js.publish(names.snapshotChunks(tenant), f.frame, { timeout: this.opts.publishTimeoutMs }).then((ack) => {
-          if (k === 0) first = ack.seq;
-        });
-        sent.catch(() => undefined);
-        inFlight.push(sent);
-        if (inFlight.length >= PUBLISH_WINDOW) await inFlight.shift();
+        await pub.send(f.frame);
       }
       readMs = performance.now() - read0;
-      await Promise.all(inFlight);
+      await pub.done();
     } finally {
       exp.close();
     }
-    const manifest: SnapshotManifest = { id, seq: exp.mark[0], n: exp.mark[1], first, chunks, entries, bytes, at: new Date().toISOString(), o: this.opts.nodeId, f: CHUNK_FORMAT };
-    if (settled && !(await settled(exp.mark))) return undefined;
+    const manifest: SnapshotManifest = { id: idBytes.toString('hex'), seq: exp.mark[0], n: exp.mark[1], first: pub.first, chunks: pub.chunks, entries, bytes, at: new Date().toISOString(), o: this.opts.nodeId, f: CHUNK_FORMAT };
+    return { manifest, readMs };
+  }
+
+  /** Publishes a written snapshot's manifest (expecting the last one's sequence), then purges what it replaces. */
+  private async publishManifest(
+    tenant: string,
+    before: { seq: number } | undefined,
+    manifest: SnapshotManifest,
+    readMs: number,
+    settled?: (mark: [number, number]) => Promise<boolean>,
+  ): Promise<SnapshotManifest | undefined> {
+    const { js, jsm, names } = this.opts;
+    if (settled && !(await settled([manifest.seq, manifest.n]))) return undefined;
     let seq: number;
     try {
       seq = (await js.publish(names.snapshotManifest(tenant), encode(manifest), { expect: { lastSubjectSequence: before?.seq ?? 0 }, timeout: this.opts.publishTimeoutMs })).seq;
@@ -220,10 +298,11 @@ export class TenantSnapshots {
       this.opts.logger.warn({ err, tenant }, 'cluster: a snapshot lost to another one written meanwhile');
       return undefined;
     }
-    this.opts.logger.info({ tenant, entries, bytes, chunks, readMs: Math.round(readMs) }, 'cluster: tenant snapshot written');
+    const { entries, bytes, chunks, f } = manifest;
+    this.opts.logger.info({ tenant, entries, bytes, chunks, format: f, readMs: Math.round(readMs) }, 'cluster: tenant snapshot written');
     // The older snapshots (and any left half-written) go; this one's chunks start at `first`.
     await purgeBelow(jsm, names.snapshotStream, names.snapshotManifest(tenant), seq);
-    await purgeBelow(jsm, names.snapshotStream, names.snapshotChunks(tenant), first || seq);
+    await purgeBelow(jsm, names.snapshotStream, names.snapshotChunks(tenant), manifest.first || seq);
     return manifest;
   }
 
@@ -247,52 +326,91 @@ export class TenantSnapshots {
   }
 
   private async load(tenant: string, manifest: SnapshotManifest): Promise<void> {
-    const { js, jsm, names } = this.opts;
     if (manifest.f !== undefined && !READABLE_FORMATS.has(manifest.f)) throw appError('ERR_UNAVAILABLE', `tenant ${tenant}'s snapshot is in chunk format ${manifest.f}; this node reads ${[...READABLE_FORMATS].join(', ')} and 1`);
+    if (manifest.f === ENV_FORMAT) return this.loadFile(tenant, manifest);
     while ((await this.copy.clearSome(tenant, CLEAR_STEP)) > 0);
-    if (manifest.chunks > 0) {
-      const info = await jsm.consumers.add(names.snapshotStream, {
-        filter_subject: names.snapshotChunks(tenant),
-        deliver_policy: DeliverPolicy.StartSequence,
-        opt_start_seq: manifest.first,
-        ack_policy: AckPolicy.None,
-        inactive_threshold: 60_000 * 1e6,
-        mem_storage: true,
-      });
-      // A chunk's write transaction is queued as it arrives and the next chunks keep arriving
-      // meanwhile; at most LOAD_WRITES outstanding. Each is awaited (or settled) before the load ends.
-      const writes: Promise<unknown>[] = [];
-      let k = 0;
-      try {
-        const consumer = await js.consumers.get(names.snapshotStream, info.name);
-        const messages = await consumer.consume({ max_messages: LOAD_PULL, expires: 5000 });
-        const stall = setTimeout(() => void messages.stop(), LOAD_STALL_MS);
-        try {
-          for await (const m of messages) {
-            stall.refresh();
-            // Its own copy: the write transaction runs after this turn, and reads the frame then.
-            const chunk = manifest.f !== undefined ? readChunkHead(Buffer.from(m.data), tenant) : readChunkV1(m.data, tenant);
-            if (chunk.id !== manifest.id || chunk.k !== k) throw appError('ERR_UNAVAILABLE', `tenant ${tenant}'s snapshot was replaced while it loaded`);
-            if ('format' in chunk && chunk.format !== manifest.f) throw appError('ERR_UNAVAILABLE', `a chunk of tenant ${tenant}'s snapshot is in format ${chunk.format}, its manifest says ${manifest.f}`);
-            const w = 'frame' in chunk ? this.copy.putFrame(tenant, chunk.frame, chunk.entries, chunk.format) : this.copy.putEntries(tenant, chunk.e);
-            w.catch(() => undefined);
-            writes.push(w);
-            if (writes.length >= LOAD_WRITES) await writes.shift();
-            if (++k === manifest.chunks) break;
-          }
-        } finally {
-          clearTimeout(stall);
-          await messages.close().catch(() => undefined);
-        }
-        if (k < manifest.chunks) throw appError('ERR_UNAVAILABLE', `tenant ${tenant}'s snapshot is incomplete: ${k} of ${manifest.chunks} chunks`);
-        await Promise.all(writes);
-      } finally {
-        await Promise.allSettled(writes);
-        await jsm.consumers.delete(names.snapshotStream, info.name).catch(() => undefined);
-      }
-    }
+    // A chunk's write transaction is queued as it arrives and the next chunks keep arriving meanwhile.
+    await this.receive(tenant, manifest, (chunk) => ('frame' in chunk ? this.copy.putFrame(tenant, chunk.frame, chunk.entries, chunk.format) : this.copy.putEntries(tenant, chunk.e)));
     await this.copy.finish(tenant, [manifest.seq, manifest.n]);
     this.opts.logger.info({ tenant, seq: manifest.seq, entries: manifest.entries, bytes: manifest.bytes }, 'cluster: tenant loaded from its snapshot');
+  }
+
+  /**
+   * An environment's file, received chunk by chunk into a file of its own (positional writes, a few
+   * in flight), flushed to disk, then installed as the tenant's environment (tenant-envs.ts), which
+   * checks that it holds the manifest's mark. What this node held of the tenant stays until then.
+   */
+  private async loadFile(tenant: string, manifest: SnapshotManifest): Promise<void> {
+    if (!this.files) throw appError('ERR_UNAVAILABLE', `the platform's snapshot cannot be an environment's file`);
+    const local = this.opts.local;
+    const dir = local.receiving();
+    try {
+      const fh = await openFile(join(dir, 'data.mdb'), 'w');
+      let at = 0;
+      try {
+        await this.receive(tenant, manifest, (chunk) => {
+          if (!('frame' in chunk) || chunk.entries !== chunk.frame.length) throw appError('ERR_UNAVAILABLE', `a chunk of tenant ${tenant}'s snapshot file is malformed`);
+          const pos = at;
+          at += chunk.frame.length;
+          if (at > manifest.bytes) throw appError('ERR_UNAVAILABLE', `tenant ${tenant}'s snapshot file is longer than its manifest's ${manifest.bytes} bytes`);
+          return fh.write(chunk.frame, 0, chunk.frame.length, pos);
+        });
+        if (at !== manifest.bytes) throw appError('ERR_UNAVAILABLE', `tenant ${tenant}'s snapshot file has ${at} bytes, its manifest says ${manifest.bytes}`);
+        await fh.datasync();
+      } finally {
+        await fh.close();
+      }
+      await local.installTenant(tenant, dir, [manifest.seq, manifest.n]);
+    } finally {
+      local.discard(dir);
+    }
+    this.opts.logger.info({ tenant, seq: manifest.seq, entries: manifest.entries, bytes: manifest.bytes }, 'cluster: tenant loaded from its snapshot file');
+  }
+
+  /**
+   * Reads the snapshot's chunks in order and hands each to `put` (LOAD_PULL pulled ahead, at most
+   * LOAD_WRITES puts outstanding); resolves once every chunk was put and every put settled.
+   */
+  private async receive(tenant: string, manifest: SnapshotManifest, put: (chunk: ChunkHead | { id: string; k: number; e: CopyEntry[] }) => Promise<unknown>): Promise<void> {
+    if (manifest.chunks === 0) return;
+    const { js, jsm, names } = this.opts;
+    const info = await jsm.consumers.add(names.snapshotStream, {
+      filter_subject: names.snapshotChunks(tenant),
+      deliver_policy: DeliverPolicy.StartSequence,
+      opt_start_seq: manifest.first,
+      ack_policy: AckPolicy.None,
+      inactive_threshold: 60_000 * 1e6,
+      mem_storage: true,
+    });
+    const writes: Promise<unknown>[] = [];
+    let k = 0;
+    try {
+      const consumer = await js.consumers.get(names.snapshotStream, info.name);
+      const messages = await consumer.consume({ max_messages: LOAD_PULL, expires: 5000 });
+      const stall = setTimeout(() => void messages.stop(), LOAD_STALL_MS);
+      try {
+        for await (const m of messages) {
+          stall.refresh();
+          // Its own copy: the write runs after this turn, and reads the bytes then.
+          const chunk = manifest.f !== undefined ? readChunkHead(Buffer.from(m.data), tenant) : readChunkV1(m.data, tenant);
+          if (chunk.id !== manifest.id || chunk.k !== k) throw appError('ERR_UNAVAILABLE', `tenant ${tenant}'s snapshot was replaced while it loaded`);
+          if ('format' in chunk && chunk.format !== manifest.f) throw appError('ERR_UNAVAILABLE', `a chunk of tenant ${tenant}'s snapshot is in format ${chunk.format}, its manifest says ${manifest.f}`);
+          const w = put(chunk);
+          w.catch(() => undefined);
+          writes.push(w);
+          if (writes.length >= LOAD_WRITES) await writes.shift();
+          if (++k === manifest.chunks) break;
+        }
+      } finally {
+        clearTimeout(stall);
+        await messages.close().catch(() => undefined);
+      }
+      if (k < manifest.chunks) throw appError('ERR_UNAVAILABLE', `tenant ${tenant}'s snapshot is incomplete: ${k} of ${manifest.chunks} chunks`);
+      await Promise.all(writes);
+    } finally {
+      await Promise.allSettled(writes);
+      await jsm.consumers.delete(names.snapshotStream, info.name).catch(() => undefined);
+    }
   }
 }
 

@@ -527,7 +527,7 @@ export function createQueryPool(
     queueMax: q.queueMax,
     tenantQueueMax: q.tenantQueueMax,
     init: {
-      store: { path: config.dataDir, mapSizeGiB: config.store.mapSizeGiB, limits: { defaultPageSize: config.store.defaultPageSize, maxPageSize: config.store.maxPageSize } },
+      store: { path: config.dataDir, mapSizeGiB: config.store.mapSizeGiB, limits: { defaultPageSize: config.store.defaultPageSize, maxPageSize: config.store.maxPageSize }, tenantEnvs: Boolean(config.natsUrl) },
       limits,
       maxResultBytes: q.maxResultBytes,
       logLevel: config.logLevel,

@@ -6,7 +6,8 @@ import type { QueryLimits } from './limits.js';
 
 /** Given to every worker at start (workerData). */
 export interface WorkerInit {
-  store: { path: string; mapSizeGiB: number; limits: PageLimits };
+  /** `tenantEnvs`: a cluster node's layout, each tenant in an environment of its own (core/cluster/tenant-envs.ts). */
+  store: { path: string; mapSizeGiB: number; limits: PageLimits; tenantEnvs?: boolean };
   limits: QueryLimits;
   /** Largest answer a job may return, as JSON bytes (estimated). */
   maxResultBytes: number;

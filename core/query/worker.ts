@@ -1,10 +1,12 @@
 // One query worker thread (see pool.ts). It opens the node's LMDB environment itself (lmdb-js
-// shares one environment between the threads of a process), then runs one job at a time: a job
+// shares one environment between the threads of a process; a cluster node's tenants each in their
+// own, looked up again for every job: core/cluster/tenant-envs.ts), then runs one job at a time: a job
 // module, named by URL in each message and imported once, gets the store and the job's input and
 // returns plain data. Every job reads a fresh snapshot, so a read sent after a write's reply sees it.
 import { parentPort, workerData } from 'node:worker_threads';
 import { AppError, appError, toWire } from '../errors.js';
 import { createLogger, type Logger } from '../log.js';
+import { TenantEnvs } from '../cluster/tenant-envs.js';
 import { LmdbStore } from '../store/lmdb-store.js';
 import { setQueryLimits } from './limits.js';
 import type { JobContext, JobMessage, JobReply, QueryJob, WorkerInit } from './protocol.js';
@@ -13,7 +15,8 @@ import { assertResultSize } from './result-size.js';
 const init = workerData as WorkerInit;
 setQueryLimits(init.limits);
 const logger: Logger = createLogger(init.logLevel ?? 'info');
-const store = new LmdbStore({ path: init.store.path, mapSizeGiB: init.store.mapSizeGiB, limits: init.store.limits, logger });
+const own = new LmdbStore({ path: init.store.path, mapSizeGiB: init.store.mapSizeGiB, limits: init.store.limits, logger });
+const store = init.store.tenantEnvs ? await TenantEnvs.open({ dataDir: init.store.path, platform: own, env: { limits: init.store.limits, logger }, follow: true }) : own;
 /** Undecodable records this worker's store has met (the main thread adds them to the node's count). */
 const unreadable = () => store.unreadableRecords();
 const ctx: JobContext = { store };
@@ -24,7 +27,7 @@ const port = parentPort!;
  * lmdb-js keeps a read transaction until a timer of its own resets it, and the next job may
  * arrive before that timer runs: reset it, so the job reads what is committed now.
  */
-function freshReads(s: LmdbStore): void {
+function freshReads(s: LmdbStore | TenantEnvs): void {
   s.resetReadTxn();
 }
 

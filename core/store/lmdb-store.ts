@@ -85,6 +85,13 @@ export interface LmdbStoreOptions {
    * see a commit land.
    */
   recordCache?: { maxBytes: number; tenantMaxBytes: number };
+  /** A record cache shared with other stores (a cluster node's tenant environments share the platform's), in place of `recordCache`. */
+  cache?: RecordCache;
+  /**
+   * Where a tenant's organisation is read for its quota, when not in this environment (a cluster
+   * node's tenant environment reads the platform's). Default: this environment's organisations.
+   */
+  orgOf?: (tenant: string) => Org | undefined;
   /** Storage quotas per tenant (usage.ts); without it usage is counted and nothing is refused. */
   quota?: QuotaPolicy;
   /**
@@ -92,6 +99,8 @@ export interface LmdbStoreOptions {
    * with ERR_INSUFFICIENT_STORAGE (507) before LMDB is asked; deletes still commit.
    */
   minFreeDiskBytes?: number;
+  /** A floor shared with other stores on the same disk (a cluster node's tenant environments share the platform's), in place of `minFreeDiskBytes`; closed by its owner. */
+  floor?: DiskFloor;
   /** Records a background build of an index or listing handles per step (STORE_INDEX_BUILD_STEP; default 500). */
   indexBuildStep?: number;
 }
@@ -111,6 +120,8 @@ export class LmdbStore implements Store {
   private readonly maxRecordBytes: number;
   private readonly logger?: Logger;
   private readonly floor?: DiskFloor;
+  /** This store made its floor (minFreeDiskBytes) and closes it. */
+  private readonly ownFloor: boolean;
   private readonly indexes: LmdbIndexes;
   private readonly reads: LmdbRecords;
   private readonly logReads: LmdbLogs;
@@ -151,18 +162,19 @@ export class LmdbStore implements Store {
     this.maxRecordBytes = opts.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES;
     const documentLimits: DocumentLimits = opts.documentLimits ?? DEFAULT_DOCUMENT_LIMITS;
     this.logger = opts.logger;
-    if (opts.minFreeDiskBytes) this.floor = new DiskFloor(opts.path, opts.minFreeDiskBytes);
+    this.ownFloor = !opts.floor && Boolean(opts.minFreeDiskBytes);
+    this.floor = opts.floor ?? (opts.minFreeDiskBytes ? new DiskFloor(opts.path, opts.minFreeDiskBytes) : undefined);
     const encoded = new EncodedSize();
     for (const db of [this.records, this.logs, this.kv]) encoded.tap(db);
     this.declared = new LmdbTenantIndexes(this.root, this.meta, this.index, this.records);
     this.indexes = new LmdbIndexes(this.root, this.meta, this.index, this.declared, this.records);
     const limits: PageLimits = opts.limits ?? { defaultPageSize: 20, maxPageSize: 200 };
-    const cache = opts.recordCache && opts.recordCache.maxBytes > 0 ? new RecordCache(opts.recordCache.maxBytes, opts.recordCache.tenantMaxBytes) : undefined;
+    const cache = opts.cache ?? (opts.recordCache && opts.recordCache.maxBytes > 0 ? new RecordCache(opts.recordCache.maxBytes, opts.recordCache.tenantMaxBytes) : undefined);
     this.reads = new LmdbRecords(this.records, this.indexes, limits, opts.logger, cache);
     this.logReads = new LmdbLogs(this.logs);
     this.kvReads = new LmdbKv(this.kv);
     this.orgReads = new LmdbOrgs(this.orgs);
-    this.usageCounters = new LmdbUsage(this.root, this.meta, this.orgs, opts.quota);
+    this.usageCounters = new LmdbUsage(this.root, this.meta, opts.orgOf ?? ((t) => this.orgs.get(t)), opts.quota);
     const dbs = { meta: this.meta, records: this.records, logs: this.logs, kv: this.kv, orgs: this.orgs };
     this.applier = new BatchApplier(dbs, this.reads, this.indexes, this.usageCounters, encoded, opts.quota, this.maxRecordBytes, documentLimits);
     this.builder = new IndexBuilder(this.root, this.index, this.records, this.declared, this.usageCounters, (t, d, sk) => this.reads.read(t, d, sk), opts.logger);
@@ -252,6 +264,24 @@ export class LmdbStore implements Store {
 
   recordText(tenant: string, datatype: string, sk: string, by: RecordText): string | undefined {
     return this.reads.text(tenant, datatype, sk, by, true);
+  }
+
+  /** The free-space floor this store's commits keep, if any (shared with others through `floor`). */
+  get diskFloor(): DiskFloor | undefined {
+    return this.floor;
+  }
+
+  /** The record cache of this store's reads (shared with others through `cache`), if it keeps one. */
+  get recordCache(): RecordCache | undefined {
+    return this.reads.cache;
+  }
+
+  /**
+   * A compacting copy of the environment as it is now, written to `dir`/data.mdb by LMDB in a
+   * thread of its own from one read transaction (cluster mode: a tenant's snapshot, tenant-envs.ts).
+   */
+  backup(dir: string): Promise<void> {
+    return this.root.backup(dir, true);
   }
 
   /** Undecodable records met by reads since start (for /metrics). */
@@ -664,7 +694,7 @@ export class LmdbStore implements Store {
     await this.listingBuilder.stop();
     await this.countBuilder.stop();
     await this.journal?.close();
-    this.floor?.close();
+    if (this.ownFloor) this.floor?.close();
     this.closed = true;
     await this.root.flushed;
     await this.root.close();

@@ -11,7 +11,8 @@ export class LmdbUsage {
   constructor(
     private readonly root: RootDatabase,
     private readonly meta: Database<unknown, Key>,
-    private readonly orgs: Database<Org, Key>,
+    /** The tenant's organisation, read in the transaction (a batch may create it). */
+    private readonly orgOf: (tenant: string) => Org | undefined,
     private readonly quota: QuotaPolicy | undefined,
   ) {}
 
@@ -27,8 +28,7 @@ export class LmdbUsage {
     const records = c[0] + d.records;
     const media = (d.mediaCounted ?? c[1]) + d.media;
     if (this.quota && (d.enforced > 0 || d.media > 0)) {
-      // Read in the transaction, not through the cache: a batch may create the organisation.
-      const limits = this.quota.limitsOf(tenant, this.orgs.get(tenant));
+      const limits = this.quota.limitsOf(tenant, this.orgOf(tenant));
       if (limits) {
         if (d.enforced > 0 && limits.recordBytes !== null && records > limits.recordBytes) {
           throw new AppError('ERR_STORAGE_QUOTA', [d.records, 'record bytes', records, limits.plan, limits.recordBytes, c[0], limits.plan]);

@@ -29,6 +29,19 @@ export type WriteOp =
   /** Cluster mode: a declared index deleted (its entries go in the background on every node). */
   | { op: 'dropIndex'; tenant: string; id: string };
 
+/** The tenant an op writes (undefined: an organisation itself, platform data). */
+export function opTenant(o: WriteOp): string | undefined {
+  switch (o.op) {
+    case 'putRecord':
+      return o.record.pk;
+    case 'putOrg':
+    case 'patchOrg':
+      return undefined;
+    default:
+      return o.tenant;
+  }
+}
+
 /**
  * A set of writes committed atomically: all of them or none. `ifVersion` on a record write is the
  * version the writer read (0: the record must not exist yet); a mismatch fails the whole batch with

@@ -15,6 +15,7 @@ import { decode, encode } from '../../core/cluster/codec.js';
 import { ClusterNames } from '../../core/cluster/names.js';
 import { ClusterNode } from '../../core/cluster/node.js';
 import { LmdbStore } from '../../core/store/lmdb-store.js';
+import type { TenantEnvs } from '../../core/cluster/tenant-envs.js';
 import type { StoredRecord } from '../../core/store/record.js';
 import { WriteBatch } from '../../core/store/store.js';
 import { clusterTempDir, startClusterNode, thingRecord } from '../helpers/cluster-node.js';
@@ -41,7 +42,7 @@ const counter: ActorKind<{ n: number }, { inc: true }, { n: number; node: string
 
 interface TestNode {
   node: ClusterNode;
-  local: LmdbStore;
+  local: TenantEnvs;
   runtime: ActorRuntime;
   dir: string;
   close(): Promise<void>;

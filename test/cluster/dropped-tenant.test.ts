@@ -4,7 +4,7 @@
 // taking back a tenant it held before lets that copy go the same way.
 import t, { type Test } from 'tap';
 import { ClusterNode } from '../../core/cluster/node.js';
-import { LmdbStore } from '../../core/store/lmdb-store.js';
+import type { TenantEnvs } from '../../core/cluster/tenant-envs.js';
 import { WriteBatch } from '../../core/store/store.js';
 import { startClusterNode, thingRecord } from '../helpers/cluster-node.js';
 import { startNatsServer } from '../helpers/nats-server.js';
@@ -19,7 +19,7 @@ function start(t: Test, id: string, prefix: string, droppedKeepMs: number, dir?:
 }
 
 /** How many keys of `tenant` the store holds (its copy). */
-function keysOf(local: LmdbStore, tenant: string): number {
+function keysOf(local: TenantEnvs, tenant: string): number {
   const exp = local.exportTenant(tenant);
   let n = 0;
   for (let e = exp.next(10_000, 1 << 30, 0); e; e = exp.next(10_000, 1 << 30, 0)) n += e.entries;

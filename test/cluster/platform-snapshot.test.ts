@@ -11,7 +11,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { ClusterNames } from '../../core/cluster/names.js';
 import { ClusterNode } from '../../core/cluster/node.js';
-import { LmdbStore } from '../../core/store/lmdb-store.js';
+import type { TenantEnvs } from '../../core/cluster/tenant-envs.js';
 import { WriteBatch } from '../../core/store/store.js';
 import { startClusterNode } from '../helpers/cluster-node.js';
 import { startNatsServer } from '../helpers/nats-server.js';
@@ -135,7 +135,7 @@ t.test('platform snapshots - a node whose saved position is behind the purge, or
   const kept = info.state.subjects?.[names.globalSubject] ?? 0;
   t.ok(kept < 120, `the platform subject was purged past b's position (${kept} of its 241 messages kept)`);
 
-  const expectState = (node: { local: LmdbStore }, who: string) => {
+  const expectState = (node: { local: TenantEnvs }, who: string) => {
     const orgs = Array.from({ length: 20 }, (_, i) => node.local.getOrg(`org${i}`)?.displayName === a.local.getOrg(`org${i}`)?.displayName);
     t.same(orgs.filter(Boolean).length, 20, `${who} has every organisation as last patched`);
     t.equal(node.local.getOrg('mid')?.displayName, 'Mid', `${who} has the organisation written once while b was away`);
@@ -192,7 +192,7 @@ async function writeWhileCut(a: ClusterNode, stream: Awaited<ReturnType<typeof p
   return midSeq;
 }
 
-async function expectCaughtUp(t: Test, a: { local: LmdbStore }, b: { local: LmdbStore }): Promise<void> {
+async function expectCaughtUp(t: Test, a: { local: TenantEnvs }, b: { local: TenantEnvs }): Promise<void> {
   const same = () => b.local.getOrg('mid') && JSON.stringify(b.local.getKv('_global', 'dir', 'k19')) === JSON.stringify(a.local.getKv('_global', 'dir', 'k19')) && b.local.getOrg('org18')?.displayName === a.local.getOrg('org18')?.displayName;
   for (let i = 0; i < 400 && !same(); i++) await sleep(25);
   t.equal(b.local.getOrg('mid')?.displayName, 'Mid', 'b has the organisation written while it was cut off');

@@ -5,7 +5,8 @@
 import t, { type Test } from 'tap';
 import { jetstream, jetstreamManager, type JetStreamClient } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
-import { encode } from '../../core/cluster/codec.js';
+import { decode, encode } from '../../core/cluster/codec.js';
+import { ENV_FORMAT, type SnapshotManifest } from '../../core/cluster/snapshots.js';
 import { ClusterNames } from '../../core/cluster/names.js';
 import { CopyDb, CopyValue, encodeCopyValue } from '../../core/store/lmdb-copy-frame.js';
 import { keyValueToBuffer } from '../../core/store/lmdb-tenant-copy.js';
@@ -189,6 +190,13 @@ t.test('cluster snapshots - a tenant restored from its snapshot on another node 
   let left = await waitPurged(cluster, 'acme', 1);
   for (let i = 0; i < 2 && left > 1; i++) left = await waitPurged(cluster, 'acme', 1);
   t.ok(left <= 1, `a snapshot covers every write (${left} of acme's messages left in the stream)`);
+  // It is a copy of acme's own environment: one file, sent as it is.
+  const nc = await connect({ servers: cluster.nats.url });
+  const names = new ClusterNames(cluster.prefix);
+  const manifest = decode<SnapshotManifest>((await (await jetstreamManager(nc)).streams.getMessage(names.snapshotStream, { last_by_subj: names.snapshotManifest('acme') }))!.data);
+  await nc.close();
+  t.equal(manifest.f, ENV_FORMAT, 'the snapshot is the tenant environment\'s file');
+  t.ok(manifest.bytes >= 8192 && manifest.bytes % 4096 === 0, `of whole pages (${manifest.bytes} bytes)`);
 
   await cluster.kill9(owner);
   const after = await answers(staffClient(cluster.nodes[1 - owner].url, 'acme'), ids);

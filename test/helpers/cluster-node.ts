@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Test } from 'tap';
 import { ClusterNode, type ClusterOptions } from '../../core/cluster/node.js';
+import { TenantEnvs } from '../../core/cluster/tenant-envs.js';
 import { silentLogger } from '../../core/log.js';
 import { LmdbStore } from '../../core/store/lmdb-store.js';
 import type { StoredRecord } from '../../core/store/record.js';
@@ -20,7 +21,8 @@ export function clusterTempDir(t: Test, prefix = 'bp-cluster-'): string {
 
 export interface TestClusterNode {
   node: ClusterNode;
-  local: LmdbStore;
+  /** The node's store: the platform's environment and one per tenant it holds. */
+  local: TenantEnvs;
   dir: string;
   /** Closes the node, then its store; once (also when `t` ends). */
   close(): Promise<void>;
@@ -37,7 +39,7 @@ export interface TestClusterNodeOptions extends Partial<Omit<ClusterOptions, 'lo
 }
 
 export async function startClusterNode(t: Test, { dir = clusterTempDir(t), beforeClose, ...opts }: TestClusterNodeOptions): Promise<TestClusterNode> {
-  const local = new LmdbStore({ path: dir, mapSizeGiB: 1 });
+  const local = await TenantEnvs.open({ dataDir: dir, platform: new LmdbStore({ path: dir, mapSizeGiB: 1 }), env: {} });
   const node = await ClusterNode.start({
     leaseTtlMs: 2000,
     replicas: 1,
