@@ -20,7 +20,9 @@
 // (a comma list of side keys to run: single, cluster1, cluster2, cluster2any; all by default),
 // BENCH_BASE_DIST (another build's dist directory: each side runs a second time on that build, as
 // `<side>@base`, in the same run, so a change is measured against its baseline under one load; with
-// BENCH_ROUNDS=2 the order alternates).
+// BENCH_ROUNDS=2 the order alternates), BENCH_BASE_LAYOUT (`single`: the base build's cluster nodes
+// start on the single node's layout, as builds before each tenant had an environment of its own
+// expect; `cluster` by default).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { connect as tcpConnect } from 'node:net';
@@ -234,6 +236,8 @@ interface SideDef {
   route: 'owner' | 'any';
   /** The server to start (another build's, for a baseline side). */
   script?: string;
+  /** The seeded layout it starts on: a single node's, or a cluster node's (the default when `nats`). */
+  layout?: keyof Templates;
 }
 
 interface Run extends Load {
@@ -257,7 +261,7 @@ async function measure(side: SideDef, orgs: string[], templates: Templates, head
   const servers: RunningServer[] = [];
   try {
     for (let i = 0; i < side.nodes; i++) {
-      const env: Record<string, string> = { SCAN_TEMPLATE_DIR: side.nats ? templates.cluster : templates.single, JWT_SECRET };
+      const env: Record<string, string> = { SCAN_TEMPLATE_DIR: templates[side.layout ?? (side.nats ? 'cluster' : 'single')], JWT_SECRET };
       if (nats) Object.assign(env, { NATS_URL: nats.url, NODE_ID: NODE_IDS[i] });
       servers.push(await startServer({ script: side.script ?? script('../fixtures/scan-server.js'), env }));
     }
@@ -360,7 +364,8 @@ export const cluster: Scenario = {
         const baseScript = join(base, 'bench/fixtures/scan-server.js');
         accessSync(baseScript, constants.R_OK);
         // Each side next to its baseline: the two see the same load.
-        sides.splice(0, sides.length, ...sides.flatMap((s) => [s, { ...s, key: `${s.key}@base`, label: `${s.label} [base]`, script: baseScript }]));
+        const layout = process.env.BENCH_BASE_LAYOUT === 'single' ? ('single' as const) : undefined;
+        sides.splice(0, sides.length, ...sides.flatMap((s) => [s, { ...s, key: `${s.key}@base`, label: `${s.label} [base]`, script: baseScript, layout }]));
       }
       const runs = new Map<SideKey, Run[]>(sides.map((s) => [s.key, []]));
       const perRun = Math.max(1, Math.round(seconds / rounds));

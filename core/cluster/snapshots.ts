@@ -1,18 +1,19 @@
 // Snapshots of the tenants a node holds (DESIGN: Cluster mode), so a takeover loads a tenant's state
 // at once instead of replaying its whole history, and the commit stream can drop what a snapshot
 // covers (commit-log.ts). One JetStream stream per cluster (names.ts `snapshotStream`):
-//   `<snap>.c.<tenant>`  chunks: a header (CHUNK_HEAD) and one frame of entries (lmdb-copy-frame.ts)
+//   `<snap>.c.<tenant>`  chunks: a header (CHUNK_HEAD), then the next bytes of an environment's file
+//                        (ENV_FORMAT) or one frame of entries (lmdb-copy-frame.ts)
 //   `<snap>.m.<tenant>`  manifests: the last one names the tenant's complete snapshot
 // A tenant's snapshot is its LMDB environment's file (tenant-envs.ts): a compacting copy LMDB makes
 // in a thread of its own, sent in chunks of raw bytes (ENV_FORMAT), and received into a file that
 // the taking node opens as the tenant's environment, with no work per key on either side. The
 // platform's snapshot (platform-snapshots.ts), and tenants' snapshots an older version wrote, are
 // frames of keys (lmdb-copy-frame.ts) written into the environment key by key. A snapshot is
-// written chunk by chunk from one consistent LMDB read, then its manifest, and only then are the older snapshot's chunks and manifests purged: a takeover always
-// finds a complete snapshot, the previous one until the new one is whole. The manifest is published
-// expecting the subject's last sequence the writer read before it began, so of two nodes that both
-// believe they hold a tenant (a lease changing hands) one snapshot wins and the other purges
-// nothing. Everything here stays on the cluster's own NATS, which holds every write already.
+// written chunk by chunk from one consistent LMDB read, then its manifest, and only then are the
+// older snapshot's chunks and manifests purged: a takeover always finds a complete snapshot, the
+// previous one until the new one is whole. The manifest is published expecting the subject's last
+// sequence the writer read before it began, so of two nodes that both believe they hold a tenant
+// (a lease changing hands) one snapshot wins and the other purges nothing. Everything here stays on the cluster's own NATS, which holds every write already.
 import { AckPolicy, DeliverPolicy, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { randomBytes } from 'node:crypto';
 import { open as openFile } from 'node:fs/promises';

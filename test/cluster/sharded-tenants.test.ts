@@ -60,6 +60,11 @@ t.test('cluster - four tenants on two nodes: each LMDB holds the two its node se
       [...acked.get(org)!].sort(),
       `all ${acked.get(org)!.length} acknowledged notes of ${org} are there`,
     );
+    // A filter the event loop does not run ($or) goes to a query worker, which reads the tenant's
+    // environment on node 2 as the node does.
+    const inWorker = await clients[k][1].post('/repository/find/note', { query: { $or: [{ 'data.org': org }, { 'data.i': -1 }] }, options: { pageSize: 100 } });
+    t.equal(inWorker.status, 200, inWorker.text);
+    t.equal((inWorker.body.data as unknown[]).length, acked.get(org)!.length, `a query worker finds all of ${org}'s notes too`);
   }
   t.same([await cluster.waitOwner(orgs[0], 5000), await cluster.waitOwner(orgs[1], 5000)], [1, 1], 'node 2 serves the tenants of node 1 now');
   const more = await clients[0][1].post('/repository/create', { datatype: 'note', data: { after: true }, isNew: true });
