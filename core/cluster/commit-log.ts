@@ -86,10 +86,11 @@ const SNAPSHOT_EVERY_MS = 300_000;
  * last snapshot's keys / this many commits, whatever the settings say. A snapshot copies the whole
  * tenant, so at a fixed count a large tenant would spend more on snapshots than on its writes (a
  * 100,000-ticket event of 1.4M keys snapshotted every 10,000 scans copies 140 keys per scan, about
- * a quarter of a core at 2,000 scans/s); at 10 keys a commit a snapshot costs each commit about
- * 9 µs here (0.87 µs a key on the owner's main thread, measured in the cluster bench's profile),
- * and the tail a takeover replays after it holds at most a tenth as many commits as the snapshot
- * has keys.
+ * a quarter of a core at 2,000 scans/s, when snapshots were frames of keys read on the main
+ * thread); at 10 keys a commit a snapshot (now the tenant environment's compacting copy, made in
+ * LMDB's thread and published at about 125 bytes a key) costs each commit about 1.3 KB sent, and
+ * the tail a takeover replays after it holds at most a tenth as many commits as the snapshot has
+ * keys.
  */
 const SNAPSHOT_KEYS_PER_COMMIT = 10;
 /** How long an applied outcome of this node's own `g` batch is kept for its waiter. */

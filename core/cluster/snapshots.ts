@@ -338,7 +338,7 @@ export class TenantSnapshots {
 
   /**
    * An environment's file, received chunk by chunk into a file of its own (positional writes, a few
-   * in flight), flushed to disk, then installed as the tenant's environment (tenant-envs.ts), which
+   * in flight), then installed as the tenant's environment (tenant-envs.ts), which
    * checks that it holds the manifest's mark. What this node held of the tenant stays until then.
    */
   private async loadFile(tenant: string, manifest: SnapshotManifest): Promise<void> {
@@ -357,7 +357,9 @@ export class TenantSnapshots {
           return fh.write(chunk.frame, 0, chunk.frame.length, pos);
         });
         if (at !== manifest.bytes) throw appError('ERR_UNAVAILABLE', `tenant ${tenant}'s snapshot file has ${at} bytes, its manifest says ${manifest.bytes}`);
-        await fh.datasync();
+        // Where environments are flushed per commit, this one is on disk before it serves (else a
+        // machine that goes down drops them all anyway: tenant-envs.ts).
+        if (!local.unflushed) await fh.datasync();
       } finally {
         await fh.close();
       }

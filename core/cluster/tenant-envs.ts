@@ -7,6 +7,16 @@
 //                                       tenant is loaded from a snapshot (install)
 //   DATA_DIR/tenants/.work/             copies being written or received (cleared at open)
 //   DATA_DIR/tenants/.none/             what a tenant not held here reads: nothing
+//   DATA_DIR/tenants/.boot, .clean      the machine boot the environments were opened in, and
+//                                       whether they were closed (flushed) since
+//
+// Tenant environments are not flushed to disk per commit (LmdbStore `unflushed`): the commit stream
+// holds every acknowledged write and a tenant's environment is rebuilt from it, so flushing each
+// environment at each commit (a node holding four busy tenants flushed four times a turn) would buy
+// nothing but CPU. A killed process loses nothing (the OS holds the pages). A machine that went down
+// may have left them damaged: a node that finds it was opened in another boot (Linux's boot id)
+// without having closed them deletes every tenant environment and takes its tenants back from
+// their snapshots and the stream. Where the boot id cannot be read, they are flushed as usual.
 //
 // A tenant's snapshot is then its environment's file (a compacting copy, made by LMDB off the
 // event loop) and a takeover writes that file and opens it: no work per key on either side, which
@@ -22,7 +32,7 @@
 // Query workers open the same layout with `follow`: each job looks up the tenant's current
 // generation on disk, so a worker never reads a replaced environment past the job that saw it go.
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { open } from 'lmdb';
 import { AppError } from '../errors.js';
@@ -48,12 +58,16 @@ export interface TenantEnvsOptions {
   env: TenantEnvOptions;
   /** Query workers: read only, each tenant's generation looked up again after resetReadTxn. */
   follow?: boolean;
+  /** The machine's boot (tests); default Linux's boot id, null where it cannot be read (then environments are flushed per commit). */
+  bootId?: string | null;
   logger?: Logger;
 }
 
 /** A tenant environment's first map (lmdb-js grows it as it fills): small, as most tenants are. */
 const TENANT_MAP_GIB = 1;
 const WORK = '.work';
+const BOOT = '.boot';
+const CLEAN = '.clean';
 const NONE = '.none';
 /** Keys of an older version's copy deleted per transaction (clearLegacy). */
 const LEGACY_CLEAR_STEP = 5_000;
@@ -93,11 +107,14 @@ export class TenantEnvs implements Store {
   /** Tenants whose keys an older version left in the platform's environment are being cleared (clearLegacy). */
   private readonly legacy = new Map<string, Promise<void>>();
   private closed = false;
+  /** Tenant environments are not flushed per commit (see the top of this file): nor need a received one be. */
+  readonly unflushed: boolean;
 
   private constructor(private readonly opts: TenantEnvsOptions) {
     this.platform = opts.platform;
     this.root = join(opts.dataDir, 'tenants');
     this.work = join(this.root, WORK);
+    this.unflushed = (opts.bootId === undefined ? currentBoot() : opts.bootId) !== null;
     this.none = new LmdbStore({ ...opts.env, path: join(this.root, NONE), mapSizeGiB: TENANT_MAP_GIB, minFreeDiskBytes: undefined });
   }
 
@@ -108,8 +125,9 @@ export class TenantEnvs implements Store {
     mkdirSync(envs.root, { recursive: true });
     rmSync(envs.work, { recursive: true, force: true });
     mkdirSync(envs.work, { recursive: true });
+    envs.checkBoot(opts.bootId === undefined ? currentBoot() : opts.bootId);
     for (const token of readdirSync(envs.root)) {
-      if (token === WORK || token === NONE) continue;
+      if (token.startsWith('.')) continue;
       const tenant = tokenTenant(token);
       const gens = envs.gensOf(tenant);
       if (gens.length === 0) continue;
@@ -118,6 +136,27 @@ export class TenantEnvs implements Store {
       await envs.openGen(tenant, gens[gens.length - 1]);
     }
     return envs;
+  }
+
+  /**
+   * Before any tenant environment opens: when they were last opened in another boot of the machine
+   * and not closed since, they may be damaged (unflushed), so every one is deleted (their tenants
+   * are taken back from snapshots and the stream). Then this boot is written down, durably, and the
+   * mark of a clean close removed, before any commit can leave one unflushed.
+   */
+  private checkBoot(boot: string | null): void {
+    const bootFile = join(this.root, BOOT);
+    const cleanFile = join(this.root, CLEAN);
+    const last = existsSync(bootFile) ? readFileSync(bootFile, 'utf8').trim() : undefined;
+    if (last !== undefined && last !== boot && !existsSync(cleanFile)) {
+      const dropped = readdirSync(this.root).filter((t) => !t.startsWith('.'));
+      for (const token of dropped) rmSync(join(this.root, token), { recursive: true, force: true });
+      this.opts.logger?.warn({ tenants: dropped.map(tokenTenant), lastBoot: last, boot }, 'cluster: the machine went down with tenant environments open and unflushed; they are dropped, and taken back from snapshots and the commit stream');
+    }
+    rmSync(cleanFile, { force: true });
+    if (boot === null) rmSync(bootFile, { force: true });
+    else writeDurably(bootFile, boot);
+    fsyncDir(this.root);
   }
 
   /** Where a tool seeds a tenant's environment under `dataDir` before a node opens it (benches). */
@@ -147,6 +186,7 @@ export class TenantEnvs implements Store {
       ...this.opts.env,
       path: join(this.dirOf(tenant), gen),
       mapSizeGiB: TENANT_MAP_GIB,
+      unflushed: this.unflushed,
       // One record cache, one disk floor and one set of organisations for the node: the platform's.
       cache: this.platform.recordCache,
       floor: this.platform.diskFloor,
@@ -189,7 +229,7 @@ export class TenantEnvs implements Store {
 
   /** Closes a store no longer the tenant's and, on the writing side, deletes its directory. */
   private async retire(tenant: string, s: { gen: string; store: LmdbStore }): Promise<void> {
-    await s.store.close();
+    await s.store.close({ discard: !this.opts.follow });
     if (!this.opts.follow) rmSync(join(this.dirOf(tenant), s.gen), { recursive: true, force: true });
     this.platform.recordCache?.forgetTenant(tenant);
   }
@@ -211,7 +251,7 @@ export class TenantEnvs implements Store {
       void now.store.close();
     }
     if (gen === undefined) return undefined;
-    const store = new LmdbStore({ ...this.opts.env, path: join(this.dirOf(tenant), gen), mapSizeGiB: TENANT_MAP_GIB });
+    const store = new LmdbStore({ ...this.opts.env, path: join(this.dirOf(tenant), gen), mapSizeGiB: TENANT_MAP_GIB, unflushed: this.unflushed });
     this.stores.set(tenant, { gen, store });
     return store;
   }
@@ -542,6 +582,11 @@ export class TenantEnvs implements Store {
     for (const s of this.stores.values()) await s.store.close();
     this.stores.clear();
     await this.none.close();
+    // Every tenant environment is flushed now: a reboot before the next start keeps them.
+    if (this.unflushed && !this.opts.follow) {
+      writeDurably(join(this.root, CLEAN), new Date().toISOString());
+      fsyncDir(this.root);
+    }
     await this.platform.close();
   }
 }
@@ -569,5 +614,35 @@ function readCopy(dir: string, tenant: string): { mark: [number, number]; entrie
     return { mark, entries };
   } finally {
     void env.close();
+  }
+}
+
+/** This boot of the machine (Linux's boot id), or null where it cannot be read. */
+function currentBoot(): string | null {
+  try {
+    return readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim() || null;
+  } catch {
+    return null;
+  }
+}
+
+/** Writes a small file and flushes it to disk. */
+function writeDurably(file: string, text: string): void {
+  const fd = openSync(file, 'w');
+  try {
+    writeSync(fd, text);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Flushes a directory's entries (a file made, renamed or removed in it) to disk. */
+function fsyncDir(dir: string): void {
+  const fd = openSync(dir, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
   }
 }

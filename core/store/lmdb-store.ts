@@ -66,6 +66,13 @@ export interface LmdbStoreOptions {
    */
   durability?: 'flush' | 'commit';
   /**
+   * Commits are not flushed to disk at all (LMDB's MDB_NOSYNC), only at close: for an environment
+   * that can be rebuilt from elsewhere (a cluster node's copy of a tenant, rebuilt from the commit
+   * stream: core/cluster/tenant-envs.ts). A killed process loses nothing (the OS holds the pages);
+   * after the machine itself went down the environment may be damaged, so its owner drops it then.
+   */
+  unflushed?: boolean;
+  /**
    * Largest encoded record, log entry or kv value a commit may write (bytes, default 400 KiB as
    * DynamoDB's item): a larger one fails its own batch with ERR_RECORD_TOO_LARGE (413).
    */
@@ -137,6 +144,7 @@ export class LmdbStore implements Store {
   /** This node makes missing index counts (it started the builds: the writer). */
   private counting = false;
   private closed = false;
+  private readonly unflushed: boolean;
   /** Journaled batches' writes until they are in LMDB (openJournal; single node only). */
   private journal?: WriteJournal;
 
@@ -151,6 +159,7 @@ export class LmdbStore implements Store {
       // (`mktemp -d` gives `tmp.AbC123`) for a single-file database.
       noSubdir: false,
       separateFlushed: opts.durability === 'commit',
+      noSync: opts.unflushed === true,
     });
     this.meta = this.root.openDB({ name: 'meta' });
     this.records = this.root.openDB({ name: 'records', ...sharedStructures(this.root, this.meta, 'records') });
@@ -159,6 +168,7 @@ export class LmdbStore implements Store {
     this.logs = this.root.openDB({ name: 'logs', ...sharedStructures(this.root, this.meta, 'logs') });
     this.kv = this.root.openDB({ name: 'kv' });
     this.orgs = this.root.openDB({ name: 'orgs' });
+    this.unflushed = opts.unflushed === true;
     this.maxRecordBytes = opts.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES;
     const documentLimits: DocumentLimits = opts.documentLimits ?? DEFAULT_DOCUMENT_LIMITS;
     this.logger = opts.logger;
@@ -688,7 +698,8 @@ export class LmdbStore implements Store {
     return storePages(this.root, [this.meta, this.records, this.index, this.logs, this.kv, this.orgs] as Database<unknown, Key>[]);
   }
 
-  async close(): Promise<void> {
+  /** `discard`: the environment is deleted right after, so an unflushed one is not flushed first. */
+  async close(opts: { discard?: boolean } = {}): Promise<void> {
     if (this.closed) return;
     await this.builder.stop();
     await this.listingBuilder.stop();
@@ -697,6 +708,9 @@ export class LmdbStore implements Store {
     if (this.ownFloor) this.floor?.close();
     this.closed = true;
     await this.root.flushed;
+    // Unflushed: what the commits left in the OS's cache goes to disk now, once.
+    // (`sync` is lmdb-js's mdb_env_sync in a thread; its typings omit it.)
+    if (this.unflushed && !opts.discard) await new Promise<void>((resolve, reject) => (this.root as unknown as { sync(cb: (err?: unknown) => void): void }).sync((err) => (err ? reject(err) : resolve())));
     await this.root.close();
   }
 }

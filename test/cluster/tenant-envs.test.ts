@@ -1,8 +1,8 @@
 // A cluster node's store keeps each tenant it holds in an LMDB environment of its own
 // (core/cluster/tenant-envs.ts): writes land there in order even while it opens, a copy of it is
 // one file another node installs whole, dropping it deletes its directory, a restart finds it, a
-// query worker follows a replacement, and keys an older version left in the platform's
-// environment are cleared.
+// query worker follows a replacement, keys an older version left in the platform's environment
+// are cleared, and environments left unflushed by a machine that went down are dropped.
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -138,4 +138,37 @@ t.test('tenant environments - keys of a tenant an older version kept in the plat
   t.notOk(envs.platform.hasAppliedMark('acme'), 'the older copy\'s mark is gone');
   t.equal(envs.platform.measureRecordBytes('acme'), 0, 'and its keys');
   t.equal(envs.getRecord('acme', 'thing', 'k')?.version, 1);
+});
+
+t.test('tenant environments - unflushed per commit: a restart in the same boot keeps them; one in another boot drops them unless they were closed', async (t) => {
+  const dir = tempDir(t);
+  const open = (bootId: string | null) => TenantEnvs.open({ dataDir: dir, platform: new LmdbStore({ path: dir, mapSizeGiB: 1 }), env: {}, bootId });
+  let envs = await open('boot-1');
+  t.ok(envs.unflushed, 'with a boot id, tenant environments are not flushed per commit');
+  await writeVersions(envs, 'acme', 'k', 2);
+  // Killed (no close): the platform store is let go without closing the tenants.
+  await envs.platform.close();
+
+  envs = await open('boot-1');
+  t.same(envs.tenants(), ['acme'], 'the same boot (a killed process): acme is kept');
+  t.equal(envs.getRecord('acme', 'thing', 'k')?.version, 2);
+  await envs.close();
+  t.ok(existsSync(join(dir, 'tenants', '.clean')), 'a clean close is written down');
+
+  envs = await open('boot-2');
+  t.same(envs.tenants(), ['acme'], 'another boot after a clean close: kept (they were flushed at close)');
+  t.notOk(existsSync(join(dir, 'tenants', '.clean')), 'and the mark is gone while they are open');
+  await writeVersions(envs, 'acme', 'k2', 1, 10);
+  await envs.platform.close();
+
+  envs = await open('boot-3');
+  t.teardown(() => envs.close());
+  t.same(envs.tenants(), [], 'another boot without a close (the machine went down): every tenant environment is dropped');
+  t.notOk(existsSync(join(dir, 'tenants', 'acme')), 'its directory too');
+  t.notOk(envs.hasAppliedMark('acme'), 'so a takeover rebuilds acme from its snapshot and the stream');
+
+  const other = tempDir(t);
+  const flushed = await TenantEnvs.open({ dataDir: other, platform: new LmdbStore({ path: other, mapSizeGiB: 1 }), env: {}, bootId: null });
+  t.teardown(() => flushed.close());
+  t.notOk(flushed.unflushed, 'without a boot id they are flushed per commit');
 });
