@@ -12,8 +12,9 @@
 //           In the node's one environment other tenants' keys follow, so a load cannot append.
 // The takeover's aim leaves (aim - lease TTL) for the load; the floor says whether per-key inserts
 // can fit in it at all. A snapshot that is an environment's file (snapshots.ts ENV_FORMAT, what a
-// node writes now) has no keys to put: its `import` is the file written (and flushed) from the
-// fetched chunks and opened as a store, and there is no floor or append to measure.
+// node writes now) has no keys to put: its `import` is the file written from the fetched chunks
+// and opened as a store (not flushed, as a node with unflushed tenant environments receives it:
+// core/cluster/tenant-envs.ts), and there is no floor or append to measure.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -103,7 +104,7 @@ export async function takeoverFloor(nc: NatsConnection, names: ClusterNames, ten
   }
 }
 
-/** The chunks of an environment's file written into a file (flushed) and opened as a store, as a takeover installs it. */
+/** The chunks of an environment's file written into a file and opened as a store, as a takeover installs it. */
 async function writeFile(keys: number, chunks: Array<{ frame: Uint8Array }>): Promise<FloorPart> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-floor-file-'));
   try {
@@ -114,7 +115,6 @@ async function writeFile(keys: number, chunks: Array<{ frame: Uint8Array }>): Pr
         await fh.write(c.frame, 0, c.frame.length, at);
         at += c.frame.length;
       }
-      await fh.datasync();
       await fh.close();
       const store = new LmdbStore({ path: dir });
       store.appliedKeys();
