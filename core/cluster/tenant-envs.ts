@@ -99,6 +99,8 @@ export class TenantEnvs implements Store {
   private readonly root: string;
   private readonly work: string;
   private readonly stores = new Map<string, { gen: string; store: LmdbStore }>();
+  /** Stores opening (withStore): a close waits for them, so it closes (and flushes) them too. */
+  private readonly opening = new Set<Promise<void>>();
   /** Calls waiting for a tenant's store to open (withStore). */
   private readonly waiting = new Map<string, Array<{ run: (store: LmdbStore) => void; fail: (err: unknown) => void }>>();
   private readonly declared: Declared = { indexes: [], listings: [], watchers: [] };
@@ -276,6 +278,8 @@ export class TenantEnvs implements Store {
         const q: Array<{ run: (store: LmdbStore) => void; fail: (err: unknown) => void }> = (queue = []);
         this.waiting.set(tenant, q);
         const opened = this.closed ? Promise.reject(new AppError('ERR_UNAVAILABLE', ['the store is closed'])) : this.openGen(tenant, newGen());
+        const settled = opened.then(noop, noop).finally(() => this.opening.delete(settled));
+        this.opening.add(settled);
         opened.then(
           (store) => {
             this.waiting.delete(tenant);
@@ -578,7 +582,7 @@ export class TenantEnvs implements Store {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await Promise.allSettled([...this.legacy.values()]);
+    await Promise.allSettled([...this.legacy.values(), ...this.opening]);
     for (const s of this.stores.values()) await s.store.close();
     this.stores.clear();
     await this.none.close();
@@ -595,6 +599,8 @@ export class TenantEnvs implements Store {
 function isMarkOfPlatform(key: string): boolean {
   return isSystemTenant(key);
 }
+
+function noop(): void {}
 
 let genSeq = 0;
 /** A new generation's name: time-ordered, fixed width, unique within the process. */
