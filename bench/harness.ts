@@ -40,6 +40,8 @@ export interface RunningServer {
   cpuSeconds(): number;
   /** The last few KiB the child wrote to stdout and stderr. */
   output(): string;
+  /** How the child exited (its code, -1 for a signal), undefined while it runs. */
+  exited(): number | undefined;
   stop(): Promise<void>;
 }
 
@@ -169,6 +171,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     pid: child.pid!,
     rssBytes: () => (exitCode === undefined ? rssOf(child.pid!) : 0),
     cpuSeconds: () => (exitCode === undefined ? cpuOf(child.pid!) : 0),
+    exited: () => (exitCode === null ? -1 : exitCode),
     output: () => tail,
     stop,
   };

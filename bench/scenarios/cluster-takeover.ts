@@ -135,6 +135,7 @@ export const clusterTakeover: Scenario = {
           break;
         }
         await r?.text();
+        if (servers[1].exited() !== undefined) throw new Error(`node 2 exited (${servers[1].exited()}) while taking ${org} over\n${servers[1].output()}`);
         if (performance.now() - k0 > 600_000) throw new Error(`node 2 did not serve ${org} within 10 minutes\n${servers[1].output()}`);
         await sleep(100);
       }

@@ -87,7 +87,7 @@ const SNAPSHOT_EVERY_MS = 300_000;
  * tenant, so at a fixed count a large tenant would spend more on snapshots than on its writes (a
  * 100,000-ticket event of 1.4M keys snapshotted every 10,000 scans copies 140 keys per scan, about
  * a quarter of a core at 2,000 scans/s, when snapshots were frames of keys read on the main
- * thread); at 10 keys a commit a snapshot (now the tenant environment's compacting copy, made in
+ * thread); at 10 keys a commit a snapshot (now a copy of the tenant environment's file, made in
  * LMDB's thread and published at about 125 bytes a key) costs each commit about 1.3 KB sent, and
  * the tail a takeover replays after it holds at most a tenth as many commits as the snapshot has
  * keys.

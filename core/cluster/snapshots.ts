@@ -4,9 +4,10 @@
 //   `<snap>.c.<tenant>`  chunks: a header (CHUNK_HEAD), then the next bytes of an environment's file
 //                        (ENV_FORMAT) or one frame of entries (lmdb-copy-frame.ts)
 //   `<snap>.m.<tenant>`  manifests: the last one names the tenant's complete snapshot
-// A tenant's snapshot is its LMDB environment's file (tenant-envs.ts): a compacting copy LMDB makes
-// in a thread of its own, sent in chunks of raw bytes (ENV_FORMAT), and received into a file that
-// the taking node opens as the tenant's environment, with no work per key on either side. The
+// A tenant's snapshot is its LMDB environment's file (tenant-envs.ts): a copy LMDB makes (not
+// compacted: see LmdbStore.backup) in a thread of its own, sent in chunks of raw bytes
+// (ENV_FORMAT), and received into a file that the taking node opens as the tenant's environment,
+// with no work per key on either side. The
 // platform's snapshot (platform-snapshots.ts), and tenants' snapshots an older version wrote, are
 // frames of keys (lmdb-copy-frame.ts) written into the environment key by key. A snapshot is
 // written chunk by chunk from one consistent LMDB read, then its manifest, and only then are the

@@ -18,10 +18,11 @@
 // without having closed them deletes every tenant environment and takes its tenants back from
 // their snapshots and the stream. Where the boot id cannot be read, they are flushed as usual.
 //
-// A tenant's snapshot is then its environment's file (a compacting copy, made by LMDB off the
-// event loop) and a takeover writes that file and opens it: no work per key on either side, which
-// is what a tenant of a million records needs to be served again within seconds (snapshots.ts).
-// Dropping a tenant is deleting its directory.
+// A tenant's snapshot is then its environment's file (LMDB's copy of it, made off the event loop;
+// not compacted: a compacted copy aborts the process at a later write) and a takeover writes that
+// file and opens it: no work per key on either side, which is what a tenant of a million records
+// needs to be served again within seconds (snapshots.ts). Dropping a tenant is deleting its
+// directory.
 //
 // Reads and writes of a tenant go to its environment; a tenant without one here (this node does
 // not hold it) reads as empty (an environment that is never written, `tenants/.none`).
@@ -74,7 +75,7 @@ const LEGACY_CLEAR_STEP = 5_000;
 /** Generation names: fixed width, so the newest sorts last. */
 const GEN_WIDTH = 12;
 
-/** What a compacting copy of a tenant's environment holds (backupTenant). */
+/** What a copy of a tenant's environment holds (backupTenant). */
 export interface TenantCopy {
   /** The copy's data file. */
   file: string;
@@ -182,8 +183,11 @@ export class TenantEnvs implements Store {
     }
   }
 
-  /** Opens generation `gen` of `tenant` as its store (declarations and watchers applied), replacing any other. */
-  private async openGen(tenant: string, gen: string): Promise<LmdbStore> {
+  /**
+   * Opens generation `gen` of `tenant` as its store (declarations and watchers applied), replacing
+   * any other; with `expect`, only when it holds that mark (else it is deleted and this throws).
+   */
+  private async openGen(tenant: string, gen: string, expect?: [number, number]): Promise<LmdbStore> {
     const store = new LmdbStore({
       ...this.opts.env,
       path: join(this.dirOf(tenant), gen),
@@ -195,6 +199,14 @@ export class TenantEnvs implements Store {
       minFreeDiskBytes: undefined,
       orgOf: (t) => this.platform.getOrg(t),
     });
+    if (expect) {
+      const held = store.appliedMark(tenant);
+      if (held[0] !== expect[0] || held[1] !== expect[1]) {
+        await store.close({ discard: true });
+        rmSync(join(this.dirOf(tenant), gen), { recursive: true, force: true });
+        throw new AppError('ERR_UNAVAILABLE', [`tenant ${tenant}'s snapshot file holds mark ${held.join('/')}, its manifest says ${expect.join('/')}`]);
+      }
+    }
     if (!this.opts.follow) {
       // Declarations made while these are awaited are taken too (the lists only grow).
       const { indexes, listings } = this.declared;
@@ -393,7 +405,7 @@ export class TenantEnvs implements Store {
   }
 
   /**
-   * A compacting copy of the tenant's environment as it is now, made by LMDB in a thread of its own,
+   * A copy of the tenant's environment as it is now, made by LMDB in a thread of its own,
    * with the mark it holds (read from the copy) and its keys; undefined when the tenant has no
    * environment here.
    */
@@ -405,7 +417,7 @@ export class TenantEnvs implements Store {
     try {
       await s.store.backup(dir);
       const file = join(dir, 'data.mdb');
-      const { mark, entries } = readCopy(dir, tenant);
+      const { mark, entries } = await readCopy(dir, tenant);
       return { file, dir, mark, entries, bytes: statSync(file).size };
     } catch (err) {
       rmSync(dir, { recursive: true, force: true });
@@ -421,22 +433,22 @@ export class TenantEnvs implements Store {
   }
 
   /**
-   * Makes the environment received in `dir` (its data.mdb) the tenant's: checked to hold `mark`,
-   * moved in as a new generation and opened; the one it replaces is closed and deleted. Keys an
+   * Makes the environment received in `dir` (its data.mdb) the tenant's: moved in as a new
+   * generation and opened, and kept only when it holds `mark`; the one it replaces is closed and
+   * deleted then. The file is opened once, by the store that serves it: LMDB must never have one
+   * file open twice in a process (a second handle's close drops the first one's locks). Keys an
    * older version left in the platform's environment stay unread (clearTenantSome clears them).
    */
   async installTenant(tenant: string, dir: string, mark: [number, number]): Promise<void> {
     try {
-      const copy = readCopy(dir, tenant);
-      if (copy.mark[0] !== mark[0] || copy.mark[1] !== mark[1]) {
-        throw new AppError('ERR_UNAVAILABLE', [`tenant ${tenant}'s snapshot file holds mark ${copy.mark.join('/')}, its manifest says ${mark.join('/')}`]);
-      }
+      if (!existsSync(join(dir, 'data.mdb'))) throw new AppError('ERR_UNAVAILABLE', [`no environment file was received for tenant ${tenant}`]);
+      rmSync(join(dir, 'lock.mdb'), { force: true });
       // A store still opening for it opens first (its waiting writes land there, then this replaces it).
       if (this.waiting.has(tenant)) await this.withStore(tenant, async () => undefined).catch(() => undefined);
       const gen = newGen();
       mkdirSync(this.dirOf(tenant), { recursive: true });
       renameSync(dir, join(this.dirOf(tenant), gen));
-      await this.openGen(tenant, gen);
+      await this.openGen(tenant, gen, mark);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -608,9 +620,11 @@ function newGen(): string {
   return (Date.now() * 64 + (genSeq++ % 64)).toString(36).padStart(GEN_WIDTH, '0');
 }
 
-/** The mark and key count of a copy of `tenant`'s environment in `dir`, read from the copy itself. */
-function readCopy(dir: string, tenant: string): { mark: [number, number]; entries: number } {
-  if (!existsSync(join(dir, 'data.mdb'))) throw new AppError('ERR_UNAVAILABLE', [`no environment file was received for tenant ${tenant}`]);
+/**
+ * The mark and key count of a copy of `tenant`'s environment in `dir`, read from the copy itself
+ * (closed before this resolves: the copy is never opened again in this process).
+ */
+async function readCopy(dir: string, tenant: string): Promise<{ mark: [number, number]; entries: number }> {
   const env = open({ path: dir, readOnly: true, noSubdir: false, maxDbs: 16 });
   try {
     const meta = env.openDB({ name: 'meta' });
@@ -619,7 +633,7 @@ function readCopy(dir: string, tenant: string): { mark: [number, number]; entrie
     for (const name of ['records', 'index', 'logs', 'kv', 'meta']) entries += (env.openDB({ name }).getStats() as { entryCount?: number }).entryCount ?? 0;
     return { mark, entries };
   } finally {
-    void env.close();
+    await env.close();
   }
 }
 
