@@ -345,7 +345,7 @@ export class TenantSnapshots {
   private async loadFile(tenant: string, manifest: SnapshotManifest): Promise<void> {
     if (!this.files) throw appError('ERR_UNAVAILABLE', `the platform's snapshot cannot be an environment's file`);
     const local = this.opts.local;
-    const dir = local.receiving();
+    const dir = local.receiving(manifest.bytes);
     try {
       const fh = await openFile(join(dir, 'data.mdb'), 'w');
       let at = 0;

@@ -407,11 +407,18 @@ export class TenantEnvs implements Store {
   /**
    * A copy of the tenant's environment as it is now, made by LMDB in a thread of its own,
    * with the mark it holds (read from the copy) and its keys; undefined when the tenant has no
-   * environment here.
+   * environment here, or when the copy would take the disk below its floor (STORAGE_MIN_FREE_DISK_BYTES:
+   * the copy is as large as the environment, and a full disk would fail every tenant's writes; the
+   * snapshot waits, and the stream keeps the tenant's tail meanwhile).
    */
   async backupTenant(tenant: string): Promise<TenantCopy | undefined> {
     const s = this.stores.get(tenant);
     if (!s) return undefined;
+    const size = statSync(join(this.dirOf(tenant), s.gen, 'data.mdb')).size;
+    if (this.platform.diskFloor?.low(size)) {
+      this.opts.logger?.warn({ tenant, bytes: size, freeBytes: this.platform.diskFloor.freeBytes }, 'cluster: no snapshot of the tenant: its copy would take the disk below STORAGE_MIN_FREE_DISK_BYTES');
+      return undefined;
+    }
     const dir = join(this.work, `copy-${randomBytes(6).toString('hex')}`);
     mkdirSync(dir);
     try {
@@ -425,8 +432,12 @@ export class TenantEnvs implements Store {
     }
   }
 
-  /** A directory for a tenant's environment being received (installTenant moves it in). */
-  receiving(): string {
+  /**
+   * A directory for a tenant's environment of `bytes` being received (installTenant moves it in);
+   * ERR_INSUFFICIENT_STORAGE (507) when it would take the disk below its floor, before anything is written.
+   */
+  receiving(bytes = 0): string {
+    this.platform.diskFloor?.assertRoom(bytes);
     const dir = join(this.work, `in-${randomBytes(6).toString('hex')}`);
     mkdirSync(dir);
     return dir;

@@ -172,3 +172,20 @@ t.test('tenant environments - unflushed per commit: a restart in the same boot k
   t.teardown(() => flushed.close());
   t.notOk(flushed.unflushed, 'without a boot id they are flushed per commit');
 });
+
+t.test('tenant environments - a copy or a reception that would take the disk below its floor is not made', async (t) => {
+  const dir = tempDir(t);
+  // A floor no disk has room above: every copy and reception would cross it.
+  const envs = await TenantEnvs.open({ dataDir: dir, platform: new LmdbStore({ path: dir, mapSizeGiB: 1, minFreeDiskBytes: Number.MAX_SAFE_INTEGER }), env: {} });
+  t.teardown(() => envs.close());
+  await writeVersions(envs, 'acme', 'k', 2);
+  t.equal(await envs.backupTenant('acme'), undefined, 'no snapshot copy: the snapshot waits');
+  t.same(readdirSync(join(dir, 'tenants', '.work')), [], 'and nothing was written');
+  t.throws(() => envs.receiving(1000), { code: 'ERR_INSUFFICIENT_STORAGE', statusCode: 507 }, 'a takeover does not receive a file the disk has no room for');
+
+  const roomy = await openEnvs(t);
+  await writeVersions(roomy, 'acme', 'k', 2);
+  const copy = await roomy.backupTenant('acme');
+  t.ok(copy, 'with room, the copy is made');
+  roomy.discard(copy!.dir);
+});
