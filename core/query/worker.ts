@@ -1,8 +1,8 @@
 // One query worker thread (see pool.ts). It opens the node's LMDB environment itself (lmdb-js
 // shares one environment between the threads of a process; a cluster node's tenants each in their
-// own, looked up again for every job: core/cluster/tenant-envs.ts), then runs one job at a time: a job
-// module, named by URL in each message and imported once, gets the store and the job's input and
-// returns plain data. Every job reads a fresh snapshot, so a read sent after a write's reply sees it.
+// own, looked up again for every job: core/cluster/tenant-envs.ts), then runs one job at a time: a
+// job module, named by URL in each message and imported once, gets the store and the job's input
+// and returns plain data. Every job reads a fresh snapshot, so a read sent after a write's reply sees it.
 import { parentPort, workerData } from 'node:worker_threads';
 import { AppError, appError, toWire } from '../errors.js';
 import { createLogger, type Logger } from '../log.js';
