@@ -1,7 +1,7 @@
 // Issue 35: a snapshot copies the whole tenant, so a large tenant's next snapshot waits for commits
 // in proportion to its size (at least its last snapshot's keys / 10), whatever the count setting
 // says: copying then costs each commit a bounded number of keys instead of growing with the tenant.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { ClusterNames } from '../../core/cluster/names.js';
@@ -26,15 +26,23 @@ async function latestManifest(jsm: JetStreamManager, names: ClusterNames, tenant
   }
 }
 
-t.test("cluster snapshots - a large tenant's next snapshot waits for commits in proportion to its keys", async (t) => {
-  const prefix = `si${Math.random().toString(36).slice(2, 8)}`;
-  const a = await startClusterNode(t, { natsUrl: nats.url, nodeId: 'a', prefix, snapshotEveryCommits: 20, snapshotEveryMs: 0 });
+/**
+ * A node `a` holding acme with the given snapshot settings, a connection of the test's own, and a
+ * reader of acme's latest snapshot manifest.
+ */
+async function acmeOnNode(t: Test, prefix: string, opts: { snapshotEveryCommits: number; snapshotEveryMs: number }) {
+  const a = await startClusterNode(t, { natsUrl: nats.url, nodeId: 'a', prefix, ...opts });
   t.equal(await a.node.takeTenant('acme'), 'a');
   const nc = await connect({ servers: nats.url });
   t.teardown(() => nc.close());
   const jsm = await jetstreamManager(nc);
   const names = new ClusterNames(prefix);
-  const latest = () => latestManifest(jsm, names, 'acme');
+  return { a, jsm, names, latest: () => latestManifest(jsm, names, 'acme') };
+}
+
+t.test("cluster snapshots - a large tenant's next snapshot waits for commits in proportion to its keys", async (t) => {
+  const prefix = `si${Math.random().toString(36).slice(2, 8)}`;
+  const { a, latest } = await acmeOnNode(t, prefix, { snapshotEveryCommits: 20, snapshotEveryMs: 0 });
   const waitFor = async (ok: (m: SnapshotManifest | undefined) => boolean, ms: number) => {
     const deadline = Date.now() + ms;
     let m = await latest();
@@ -75,13 +83,7 @@ t.test("cluster snapshots - a large tenant's next snapshot waits for commits in 
 t.test('cluster snapshots - a large tenant quiet for the snapshot interval gets its tail covered once; while it writes, it waits for its commits', async (t) => {
   const prefix = `sq${Math.random().toString(36).slice(2, 8)}`;
   const ms = 1500;
-  const a = await startClusterNode(t, { natsUrl: nats.url, nodeId: 'a', prefix, snapshotEveryCommits: 0, snapshotEveryMs: ms });
-  t.equal(await a.node.takeTenant('acme'), 'a');
-  const nc = await connect({ servers: nats.url });
-  t.teardown(() => nc.close());
-  const jsm = await jetstreamManager(nc);
-  const names = new ClusterNames(prefix);
-  const latest = () => latestManifest(jsm, names, 'acme');
+  const { a, jsm, names, latest } = await acmeOnNode(t, prefix, { snapshotEveryCommits: 0, snapshotEveryMs: ms });
   const lastSeq = async () => (await jsm.streams.getMessage(names.stream, { last_by_subj: names.tenantSubject('acme') }))!.seq;
   for (let b = 0; b < 5; b++) {
     const batch = new WriteBatch();

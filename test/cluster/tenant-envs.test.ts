@@ -4,6 +4,7 @@
 // query worker follows a replacement, keys an older version left in the platform's environment
 // are cleared, and environments left unflushed by a machine that went down are dropped.
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { cp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
@@ -29,6 +30,13 @@ function writeVersions(envs: TenantEnvs, tenant: string, sk: string, n: number, 
   const sent: Promise<boolean>[] = [];
   for (let v = 1; v <= n; v++) sent.push(envs.commitApplied(new WriteBatch().putRecord(thingRecord(tenant, sk, v), v - 1), { key: tenant, seq: from + v - 1, n: 1 }));
   return Promise.all(sent);
+}
+
+/** A copy made by backupTenant, as a takeover receives it: into a directory of `envs.receiving()`. */
+async function received(envs: TenantEnvs, copyDir: string): Promise<string> {
+  const into = envs.receiving();
+  await cp(copyDir, into, { recursive: true });
+  return into;
 }
 
 t.test('tenant environments - writes sent while a tenant\'s environment opens land in the order they were sent', async (t) => {
@@ -76,15 +84,11 @@ t.test('tenant environments - a copy is one file another node installs whole; a 
 
   // b holds an older copy of acme: the install replaces it.
   await writeVersions(b, 'acme', 'k', 2);
-  const bad = b.receiving();
-  rmSync(bad, { recursive: true });
-  await (await import('node:fs/promises')).cp(copy!.dir, bad, { recursive: true });
+  const bad = await received(b, copy!.dir);
   await t.rejects(b.installTenant('acme', bad, [150, 1]), /holds mark 149\/1, its manifest says 150\/1/, 'a file that does not hold the manifest\'s mark is refused');
   t.equal(b.getRecord('acme', 'thing', 'k')?.version, 2, 'and what b held stays');
 
-  const into = b.receiving();
-  rmSync(into, { recursive: true });
-  await (await import('node:fs/promises')).cp(copy!.dir, into, { recursive: true });
+  const into = await received(b, copy!.dir);
   a.discard(copy!.dir);
   await b.installTenant('acme', into, [149, 1]);
   t.equal(b.getRecord('acme', 'thing', 'k')?.version, 4);
@@ -113,9 +117,7 @@ t.test('tenant environments - a restart finds its tenants; a query worker follow
   // Replaced by a copy of another node's (here: of itself after more writes, installed as a new generation).
   await envs.commitApplied(new WriteBatch().putRecord(thingRecord('acme', 'k', 4), 3), { key: 'acme', seq: 4, n: 1 });
   const copy = (await envs.backupTenant('acme'))!;
-  const into = envs.receiving();
-  rmSync(into, { recursive: true });
-  await (await import('node:fs/promises')).cp(copy.dir, into, { recursive: true });
+  const into = await received(envs, copy.dir);
   envs.discard(copy.dir);
   await envs.installTenant('acme', into, [4, 1]);
   t.equal(readdirSync(join(dir, 'tenants', 'acme')).length, 1, 'one generation on disk: the one it replaced was deleted');
