@@ -68,3 +68,48 @@ t.test('StreamAppends - ackSequence reads a PubAck’s sequence and nothing else
   t.equal(ackSequence(bytes('')), undefined);
   t.equal(ackSequence(bytes('{"stream":"SA","seq":99999999999999999999}')), undefined, 'beyond a safe integer');
 });
+
+t.test('StreamAppends - a reply subject serves again once its acknowledgement came, never after its append timed out', async (t) => {
+  const appends = new StreamAppends(nc, 300);
+  t.teardown(() => appends.close());
+  // A plain subscriber sees each append's reply subject next to JetStream.
+  const watcher = await conn();
+  const replies: string[] = [];
+  watcher.subscribe('sa.t.reuse', {
+    callback: (_e, m) => {
+      replies.push(m.reply ?? '');
+    },
+  });
+  let pending: Array<{ reply: string; data: string }> = [];
+  watcher.subscribe('silent.reuse', {
+    callback: (_e, m) => {
+      pending.push({ reply: m.reply ?? '', data: new TextDecoder().decode(m.data) });
+    },
+  });
+  await watcher.flush();
+  let last: number | undefined;
+  for (let i = 0; i < 3; i++) last = await appends.append('sa.t.reuse', bytes(`a${i}`), last);
+  await watcher.flush();
+  t.equal(replies.length, 3);
+  t.equal(new Set(replies).size, 1, 'appends one after another reuse one reply subject');
+
+  // Nobody acknowledges this one: it times out and its subject is retired.
+  await t.rejects(appends.append('silent.reuse', bytes('lost')), /not acknowledged/);
+  const retired = pending[0].reply;
+  t.equal(retired, replies[0], 'the free subject served the unacknowledged append');
+  pending = [];
+  const next = appends.append('silent.reuse', bytes('next'));
+  await watcher.flush();
+  await new Promise((r) => setTimeout(r, 20));
+  t.equal(pending.length, 1);
+  t.not(pending[0].reply, retired, 'the next append has a reply subject of its own');
+  // The retired append's acknowledgement arrives late: it settles nothing.
+  let settled: number | undefined;
+  void next.then((seq) => (settled = seq), () => undefined);
+  watcher.publish(retired, bytes('{"stream":"SA","seq":999}'));
+  await watcher.flush();
+  await new Promise((r) => setTimeout(r, 50));
+  t.equal(settled, undefined, 'a late acknowledgement of a timed-out append does not settle another');
+  watcher.publish(pending[0].reply, bytes('{"stream":"SA","seq":5}'));
+  t.equal(await next, 5, 'the append settles with its own acknowledgement');
+});
