@@ -30,6 +30,7 @@ import { DiskFloor } from './disk-floor.js';
 import { journalBatch, journalOps } from './journal-ops.js';
 import { BatchApplier, type Conflict, type RecordsRead } from './lmdb-batch-apply.js';
 import { EncodedSize, forgetSavedStructures, sharedStructures } from './lmdb-encoding.js';
+import { SyncCommits } from './lmdb-sync-commits.js';
 import { IndexBuilder } from './lmdb-index-builder.js';
 import { ListingBuilder } from './lmdb-listing-builder.js';
 import { CountBuilder } from './lmdb-key-counts.js';
@@ -145,6 +146,8 @@ export class LmdbStore implements Store {
   private counting = false;
   private closed = false;
   private readonly unflushed: boolean;
+  /** How an unflushed environment commits its batches (lmdb-sync-commits.ts). */
+  private readonly syncCommits?: SyncCommits;
   /** Journaled batches' writes until they are in LMDB (openJournal; single node only). */
   private journal?: WriteJournal;
 
@@ -169,6 +172,8 @@ export class LmdbStore implements Store {
     this.kv = this.root.openDB({ name: 'kv' });
     this.orgs = this.root.openDB({ name: 'orgs' });
     this.unflushed = opts.unflushed === true;
+    // Unflushed: batches commit on this thread, a turn's in one transaction (lmdb-sync-commits.ts).
+    if (this.unflushed) this.syncCommits = new SyncCommits(this.root);
     this.maxRecordBytes = opts.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES;
     const documentLimits: DocumentLimits = opts.documentLimits ?? DEFAULT_DOCUMENT_LIMITS;
     this.logger = opts.logger;
@@ -622,7 +627,8 @@ export class LmdbStore implements Store {
     // fail half-way (a door scan's log entry, with its webhook event when an endpoint listens) runs
     // in the turn's transaction as it is, sparing LMDB a child transaction begun and merged per
     // batch. A commit stream mark is written after it (applied-mark.ts), so that holds in cluster
-    // mode too.
+    // mode too. An unflushed environment takes a turn's batches in one transaction made on this
+    // thread, each of the others in a child transaction of its own (lmdb-sync-commits.ts).
     const single = cannotFailHalfway(batch);
     const cache = this.reads.cache;
     // The index keys the batch moves: the exact finds' matches of those values go once it lands.
@@ -640,7 +646,7 @@ export class LmdbStore implements Store {
         this.indexes.moved = undefined;
       }
     };
-    const transaction = single ? this.root.transactionAsync(writes) : this.root.childTransaction(writes);
+    const transaction = this.syncCommits ? this.syncCommits.add(writes, !single) : single ? this.root.transactionAsync(writes) : this.root.childTransaction(writes);
     let conflict: Awaited<typeof transaction>;
     try {
       conflict = await transaction;
@@ -703,6 +709,8 @@ export class LmdbStore implements Store {
   /** `discard`: the environment is deleted right after, so an unflushed one is not flushed first. */
   async close(opts: { discard?: boolean } = {}): Promise<void> {
     if (this.closed) return;
+    // Batches queued this turn commit before anything closes.
+    this.syncCommits?.flush();
     await this.builder.stop();
     await this.listingBuilder.stop();
     await this.countBuilder.stop();

@@ -260,23 +260,25 @@ t.test('LmdbStore - logs and kv', async (t) => {
   t.equal(store.getKv('acme', 'idem', 'k1'), undefined);
 });
 
-t.test('LmdbStore - a batch that fails half-way (a key LMDB refuses) writes nothing at all', async (t) => {
-  const dir = tempDir(t);
-  let store = new LmdbStore({ path: dir, mapSizeGiB: 1 });
-  const first = newRecord('acme', 'shape_a', { alpha: 1, beta: 'x' });
-  const bad = new WriteBatch().putRecord(first, 0).putKv('acme', 'ns', 'k'.repeat(3000), { v: 1 });
-  await t.rejects(store.commit(bad), 'the oversized key fails the batch');
-  t.equal(store.getRecord('acme', 'shape_a', first.sk), undefined, 'the record before it in the batch was rolled back');
-  // Records of the shape first seen in the rolled-back batch are written and read back fine, also
-  // after reopening (the msgpack structures saved in the rolled-back transaction were reloaded).
-  const again = newRecord('acme', 'shape_a', { alpha: 2, beta: 'y' });
-  await store.commit(new WriteBatch().putRecord(again, 0));
-  await store.close();
-  store = new LmdbStore({ path: dir, mapSizeGiB: 1 });
-  t.teardown(() => store.close());
-  t.same(store.getRecord('acme', 'shape_a', again.sk)?.data, { alpha: 2, beta: 'y' });
-  t.equal(store.scan('acme', 'shape_a').length, 1);
-});
+for (const unflushed of [false, true]) {
+  t.test(`LmdbStore - a batch that fails half-way (a key LMDB refuses) writes nothing at all (${unflushed ? 'unflushed: committed on the loop' : 'flushed'})`, async (t) => {
+    const dir = tempDir(t);
+    let store = new LmdbStore({ path: dir, mapSizeGiB: 1, unflushed });
+    const first = newRecord('acme', 'shape_a', { alpha: 1, beta: 'x' });
+    const bad = new WriteBatch().putRecord(first, 0).putKv('acme', 'ns', 'k'.repeat(3000), { v: 1 });
+    await t.rejects(store.commit(bad), 'the oversized key fails the batch');
+    t.equal(store.getRecord('acme', 'shape_a', first.sk), undefined, 'the record before it in the batch was rolled back');
+    // Records of the shape first seen in the rolled-back batch are written and read back fine, also
+    // after reopening (the msgpack structures saved in the rolled-back transaction were reloaded).
+    const again = newRecord('acme', 'shape_a', { alpha: 2, beta: 'y' });
+    await store.commit(new WriteBatch().putRecord(again, 0));
+    await store.close();
+    store = new LmdbStore({ path: dir, mapSizeGiB: 1, unflushed });
+    t.teardown(() => store.close());
+    t.same(store.getRecord('acme', 'shape_a', again.sk)?.data, { alpha: 2, beta: 'y' });
+    t.equal(store.scan('acme', 'shape_a').length, 1);
+  });
+}
 
 t.test('LmdbStore - long indexed values: stored, found by equality, never break the index', async (t) => {
   const store = openStore(t);
