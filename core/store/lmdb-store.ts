@@ -650,6 +650,11 @@ export class LmdbStore implements Store {
     let conflict: Awaited<typeof transaction>;
     try {
       conflict = await transaction;
+    } catch (err) {
+      // Failed: the batch threw (its rollback forgot them already) or the whole transaction did
+      // (a commit LMDB refused). Either way structures msgpack saved in it are not in `meta`.
+      forgetSavedStructures([this.records, this.logs] as Database<unknown, Key>[]);
+      throw err;
     } finally {
       // Landed (or failed): the next read of a written organisation or record goes to the store.
       // Not before: until LMDB shows the commit, a read would cache the copy from before it again.
