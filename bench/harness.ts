@@ -80,7 +80,8 @@ function rssOf(pid: number): number {
 /** Linux reports process times in clock ticks of 1/100 s (CLK_TCK on every mainstream arch). */
 const CLK_TCK = 100;
 
-function cpuOf(pid: number): number {
+/** CPU seconds (user + system) a live process used so far; 0 once it is gone. */
+export function cpuOf(pid: number): number {
   try {
     // Fields after the `(comm)` one; utime and stime are the 14th and 15th of the whole line.
     const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');

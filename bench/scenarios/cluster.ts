@@ -24,7 +24,7 @@
 // start on the single node's layout, as builds before each tenant had an environment of its own
 // expect; `cluster` by default).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
 import { connect as tcpConnect } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
@@ -36,7 +36,7 @@ import { connect } from '@nats-io/transport-node';
 import { ClusterNames } from '../../core/cluster/names.js';
 import { rendezvous } from '../../core/cluster/placement.js';
 import { EVENT_ID, JWT_SECRET, scanBodies, seedScanStore } from '../fixtures/scan-dataset.js';
-import { freePort, startServer, writeResult, type RunningServer } from '../harness.js';
+import { cpuOf, freePort, startServer, writeResult, type RunningServer } from '../harness.js';
 import { envInt, type Scenario } from '../scenario.js';
 
 const NAME = 'cluster';
@@ -123,15 +123,6 @@ export async function startNats(): Promise<Nats> {
       rmSync(dir, { recursive: true, force: true });
     },
   };
-}
-
-function cpuOfPid(pid: number): number {
-  try {
-    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(f[11]) + Number(f[12])) / 100;
-  } catch {
-    return 0;
-  }
 }
 
 interface Target {
@@ -304,8 +295,8 @@ async function measure(side: SideDef, orgs: string[], templates: Templates, head
     if (o.warmup > 0) await load(targets, headers, warm, o.warmup, walked);
     const before = await successful(servers[0].url, orgs, headers);
     // Servers and nats-server: the whole cluster's CPU per scan.
-    const cpu = () => servers.reduce((a, s) => a + s.cpuSeconds(), 0) + (nats ? cpuOfPid(nats.pid) : 0);
-    const natsCpu = () => (nats ? cpuOfPid(nats.pid) : 0);
+    const cpu = () => servers.reduce((a, s) => a + s.cpuSeconds(), 0) + (nats ? cpuOf(nats.pid) : 0);
+    const natsCpu = () => (nats ? cpuOf(nats.pid) : 0);
     const msgs0 = nats ? await nats.messages() : 0;
     const cpu0 = cpu();
     const nats0 = natsCpu();

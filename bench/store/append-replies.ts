@@ -9,21 +9,16 @@
 //   unfenced reused reply subjects without the fence: what the per-subject check itself costs
 //            (nats-server loads and checksums the subject's last message for it)
 // Run: npx tsx bench/store/append-replies.ts   (knobs: APPENDS per round (20000), ROUNDS (3), BYTES (1000))
-import { readFileSync } from 'node:fs';
 import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { StreamAppends } from '../../core/cluster/stream-appends.js';
+import { cpuOf } from '../harness.js';
 import { startNats } from '../scenarios/cluster.js';
 import { envInt } from '../scenario.js';
 
 type Variant = 'unique' | 'reused' | 'appends' | 'unfenced';
 const VARIANTS: Variant[] = ['unique', 'reused', 'appends', 'unfenced'];
 const LANES = 4;
-
-function cpuOfPid(pid: number): number {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(f[11]) + Number(f[12])) / 100;
-}
 
 /** Appends `n` messages per lane with raw publishes (unique or reused reply subjects, fenced or not). */
 async function raw(nc: NatsConnection, subject: (lane: number) => string, data: Uint8Array, n: number, reuse: boolean, fence: boolean): Promise<void> {
@@ -87,9 +82,9 @@ for (let round = 0; round < rounds; round++) {
       const run = (n: number) =>
         variant === 'appends' ? viaAppends(nc, subject, data, n) : raw(nc, subject, data, n, variant !== 'unique', variant !== 'unfenced');
       await run(Math.ceil(perLane / 10)); // warm-up
-      const c0 = cpuOfPid(nats.pid);
+      const c0 = cpuOf(nats.pid);
       await run(perLane);
-      const micros = ((cpuOfPid(nats.pid) - c0) * 1e6) / (perLane * LANES);
+      const micros = ((cpuOf(nats.pid) - c0) * 1e6) / (perLane * LANES);
       results.get(variant)!.push(micros);
       console.log(`  round ${round + 1}: ${variant.padEnd(8)} ${micros.toFixed(1)} µs of nats-server CPU an append`);
     } finally {

@@ -6,7 +6,8 @@
 // an async handle, a turn of the loop), which a flushed environment needs so the loop never waits
 // for the disk. An unflushed commit never waits for the disk: it writes its pages into the OS's
 // cache. Made here, it skips the hand-offs, and a cluster node spent about 7 µs less CPU a door
-// scan (bench `cluster`, one node: 53.7 and 57.7 µs against 63.6 and 61.7 with the worker thread).
+// scan (bench `cluster`, one node, alternating runs of a build patched to switch this on and off:
+// 53.7 and 57.7 µs against 63.6 and 61.7 with the worker thread).
 //
 // Order is kept: batches commit in the order they were queued, and a batch that may fail half-way
 // runs in a child transaction of its own, rolled back whole if it throws (lmdb-js makes a nested
